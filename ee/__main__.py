@@ -1,0 +1,5 @@
+"""``python -m ee``: the same as the ``ee`` command."""
+
+from ee.cli import run
+
+run()

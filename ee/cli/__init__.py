@@ -1,0 +1,169 @@
+"""The ``ee`` command line: parse, call one library function, render. No business logic here.
+
+Exit codes (see ee.errors.ExitCode and the README): 0 ok, 1 internal, 2 usage, 3 configuration,
+4 storage, 5 index, 6 policy denied, 7 not found, 8 conflict, 9 eval failed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ee import __version__
+from ee.errors import EeError, ExitCode
+from ee.render import dumps, envelope, error_envelope
+
+
+class Output:
+    """Where a command's result goes: the JSON envelope on stdout, or human text."""
+
+    def __init__(self, as_json: bool | None) -> None:
+        if as_json is None:
+            forced = os.environ.get("EE_FORMAT", "").lower()
+            as_json = forced == "json" or (forced != "human" and not sys.stdout.isatty())
+        self.json = as_json
+
+    def emit(
+        self, data: Any, human: Callable[[], str] | str, degraded: list[dict[str, Any]] | None = None
+    ) -> None:
+        if self.json:
+            click.echo(dumps(envelope(data, degraded)))
+            return
+        text = human() if callable(human) else human
+        if text:
+            click.echo(text)
+        for item in degraded or []:
+            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+
+
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--json`` / ``--human`` on every command (default: JSON when stdout is not a terminal)."""
+    return click.option(
+        "--json/--human",
+        "as_json",
+        default=None,
+        help="Print the ee.response.v1 JSON envelope (default when stdout is not a terminal), or text.",
+    )(func)
+
+
+def workspace(ctx: click.Context) -> Any:
+    from ee.workspace import Workspace
+
+    root = ctx.find_root().params.get("workspace")
+    return Workspace.discover(root)
+
+
+class EeGroup(click.Group):
+    """Keeps commands in the order they were added (help reads like the README)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+@click.group(cls=EeGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--workspace",
+    "-W",
+    metavar="DIR",
+    default=None,
+    help="The workspace folder (default: $EE_WORKSPACE, else the nearest folder up with .ee/ or memories/).",
+)
+@click.version_option(__version__, prog_name="ee")
+def cli(workspace: str | None) -> None:
+    """ee — durable, local-first, explainable memory for coding agents.
+
+    Memories are Markdown files under memories/, versioned in git. Indexes are derived.
+    """
+
+
+def _register() -> None:
+    from ee.cli import memory_cmds, store_cmds
+
+    store_cmds.register(cli)
+    memory_cmds.register(cli)
+    for name in (
+        "index_cmds",
+        "query_cmds",
+        "context_cmds",
+        "hooks_cmds",
+        "sync_cmds",
+        "eval_cmds",
+        "mcp_cmds",
+    ):
+        try:
+            module = __import__(f"ee.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"ee.cli.{name}":
+                raise
+            continue
+        module.register(cli)
+
+
+_register()
+
+
+def wants_json(argv: list[str]) -> bool:
+    if "--json" in argv:
+        return True
+    if "--human" in argv:
+        return False
+    forced = os.environ.get("EE_FORMAT", "").lower()
+    return forced == "json" or (forced != "human" and not sys.stdout.isatty())
+
+
+def report_error(exc: EeError, as_json: bool) -> int:
+    if as_json:
+        click.echo(dumps(error_envelope(exc.to_dict())))
+    click.echo(f"error: {exc.message}", err=True)
+    if exc.hint:
+        click.echo(f"  repair: {exc.hint}", err=True)
+    return int(exc.exit_code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = cli.main(args=args, prog_name="ee", standalone_mode=False)
+    except EeError as exc:
+        return report_error(exc, wants_json(args))
+    except click.exceptions.NoArgsIsHelp as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        return int(ExitCode.USAGE)
+    except click.UsageError as exc:
+        if wants_json(args):
+            click.echo(
+                dumps(
+                    error_envelope(
+                        {
+                            "code": "usage",
+                            "message": exc.format_message(),
+                            "repair": "see `ee --help`",
+                            "details": {},
+                        }
+                    )
+                )
+            )
+        exc.show()
+        return int(ExitCode.USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        return int(ExitCode.USAGE)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """The console-script entry point."""
+    sys.exit(main())

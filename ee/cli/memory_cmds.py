@@ -1,0 +1,165 @@
+"""``ee memory …``: one memory at a time."""
+
+from __future__ import annotations
+
+import click
+
+from ee.cli import Output, json_option, workspace
+from ee.render.text import history_lines, memory_block, memory_line
+
+
+@click.group("memory")
+def memory_group() -> None:
+    """Show, list and edit single memories."""
+
+
+@memory_group.command("show")
+@click.argument("memory_id")
+@click.option("--as-of", metavar="TIME|COMMIT", help="Show the memory as it was at a time or commit.")
+@json_option
+@click.pass_context
+def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: bool | None) -> None:
+    """Show MEMORY_ID: its fields and body."""
+    ws = workspace(ctx)
+    if as_of:
+        from ee.query.asof import memory_as_of
+
+        memory, commit = memory_as_of(ws, memory_id, as_of)
+        data = memory.to_dict() | {"as_of": commit.to_dict()}
+        Output(as_json).emit(
+            data, lambda: f"as of {commit.sha[:10]} ({commit.date})\n" + memory_block(memory)
+        )
+        return
+    memory = ws.get(memory_id)
+    Output(as_json).emit(memory.to_dict(), lambda: memory_block(memory))
+
+
+@memory_group.command("list")
+@click.option("--level", type=click.Choice(["working", "episodic", "semantic", "procedural"]))
+@click.option("--kind")
+@click.option(
+    "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all must match)."
+)
+@click.option("--limit", type=click.IntRange(min=1))
+@json_option
+@click.pass_context
+def list_cmd(
+    ctx: click.Context,
+    level: str | None,
+    kind: str | None,
+    tags: tuple[str, ...],
+    limit: int | None,
+    as_json: bool | None,
+) -> None:
+    """List memories (sorted by id), with filters."""
+    memories, problems = workspace(ctx).list(level=level, kind=kind, tag=tags, limit=limit)
+    degraded = [
+        {
+            "code": p.code,
+            "severity": p.severity,
+            "message": f"{p.path}{f':{p.line}' if p.line else ''}: {p.message}",
+            "repair": p.repair,
+        }
+        for p in problems
+        if p.severity == "error"
+    ]
+    data = {"count": len(memories), "memories": [m.to_dict() for m in memories]}
+    Output(as_json).emit(data, lambda: "\n".join(memory_line(m) for m in memories) or "no memories", degraded)
+
+
+@memory_group.command("history")
+@click.argument("memory_id")
+@json_option
+@click.pass_context
+def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> None:
+    """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed."""
+    from ee.history import history
+
+    versions = history(workspace(ctx), memory_id)
+    data = {"id": memory_id, "versions": [v.to_dict() for v in versions]}
+    Output(as_json).emit(data, lambda: history_lines(versions))
+
+
+@memory_group.command("tags")
+@click.argument("memory_id")
+@click.option("--add", "add", multiple=True, help="Tags to add (comma-separated or repeated).")
+@click.option("--remove", "remove", multiple=True, help="Tags to remove.")
+@click.option("--agent", default=None, help="Act as this agent.")
+@json_option
+@click.pass_context
+def tags_cmd(
+    ctx: click.Context,
+    memory_id: str,
+    add: tuple[str, ...],
+    remove: tuple[str, ...],
+    agent: str | None,
+    as_json: bool | None,
+) -> None:
+    """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept)."""
+    from ee.errors import UsageError
+    from ee.workspace import Actor
+
+    if not add and not remove:
+        raise UsageError("nothing to change", "pass --add TAG and/or --remove TAG")
+    memory = workspace(ctx).edit_tags(memory_id, add, remove, Actor.from_env(agent))
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} tags: {', '.join(memory.tags) or '-'}")
+
+
+@memory_group.command("link")
+@click.argument("memory_id")
+@click.argument("target")
+@click.option(
+    "--type",
+    "link_type",
+    default="related",
+    show_default=True,
+    type=click.Choice(
+        ["supports", "contradicts", "derived_from", "supersedes", "related", "co_tag", "co_mention"]
+    ),
+)
+@click.option("--agent", default=None, help="Act as this agent.")
+@json_option
+@click.pass_context
+def link_cmd(
+    ctx: click.Context, memory_id: str, target: str, link_type: str, agent: str | None, as_json: bool | None
+) -> None:
+    """Link MEMORY_ID to TARGET with a typed link."""
+    from ee.workspace import Actor
+
+    memory = workspace(ctx).link(memory_id, target, link_type, Actor.from_env(agent))
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} --{link_type}--> {target}")
+
+
+@memory_group.command("expire")
+@click.argument("memory_id")
+@click.option("--at", "at", metavar="TIME", help="When validity ends (default: now).")
+@click.option("--agent", default=None, help="Act as this agent.")
+@json_option
+@click.pass_context
+def expire_cmd(
+    ctx: click.Context, memory_id: str, at: str | None, agent: str | None, as_json: bool | None
+) -> None:
+    """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history)."""
+    from ee.workspace import Actor
+
+    memory = workspace(ctx).expire(memory_id, at, Actor.from_env(agent))
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} valid until {memory.valid_to}")
+
+
+@memory_group.command("forget")
+@click.argument("memory_id")
+@click.option("--agent", default=None, help="Act as this agent.")
+@json_option
+@click.pass_context
+def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: bool | None) -> None:
+    """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version)."""
+    from ee.workspace import Actor
+
+    memory = workspace(ctx).forget(memory_id, Actor.from_env(agent))
+    Output(as_json).emit(
+        {"id": memory.id, "path": memory.path, "forgotten": True}, f"forgot {memory.id} ({memory.path})"
+    )
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(memory_group)

@@ -1,0 +1,223 @@
+"""Commands over the store as a whole: init, remember, import, export, doctor, schema."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option, workspace
+from ee.errors import NotFound, StorageError, UsageError
+from ee.render import dumps
+from ee.render.text import problem_lines
+
+
+@click.command("init")
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@json_option
+def init_cmd(path: str, as_json: bool | None) -> None:
+    """Create or adopt a git repository at PATH and make it an ee workspace (safe to run again)."""
+    from ee.workspace import Workspace
+
+    _ws, report = Workspace.init(path)
+    created = ", ".join(report["created"]) or "nothing (already initialised)"
+    Output(as_json).emit(report, f"ee workspace at {report['root']}\ncreated: {created}")
+
+
+@click.command("remember")
+@click.argument("text")
+@click.option(
+    "--level",
+    default="semantic",
+    show_default=True,
+    type=click.Choice(["working", "episodic", "semantic", "procedural"]),
+    help="Memory level.",
+)
+@click.option("--kind", default="fact", show_default=True, help="rule, fact, decision, failure, command, …")
+@click.option("--tags", default="", help="Comma-separated tags, e.g. ci,rust.")
+@click.option(
+    "--confidence", type=click.FloatRange(0, 1), help="Prior confidence (default by trust: 0.85 / 0.5)."
+)
+@click.option("--source", multiple=True, metavar="URI", help="Provenance URI (repeatable).")
+@click.option("--valid-from", metavar="TIME", help="Start of validity (RFC 3339).")
+@click.option("--valid-to", metavar="TIME", help="End of validity (RFC 3339).")
+@click.option(
+    "--link", "links", multiple=True, metavar="TYPE:ID", help="Link to another memory (repeatable)."
+)
+@click.option(
+    "--path", "paths", multiple=True, metavar="GLOB", help="Code path this memory is about (repeatable)."
+)
+@click.option("--agent", default=None, help="Write as this agent (default: $EE_AGENT; otherwise a human).")
+@click.option("--redact", is_flag=True, help="Store secrets as [REDACTED:<class>] instead of refusing.")
+@json_option
+@click.pass_context
+def remember_cmd(
+    ctx: click.Context,
+    text: str,
+    level: str,
+    kind: str,
+    tags: str,
+    confidence: float | None,
+    source: tuple[str, ...],
+    valid_from: str | None,
+    valid_to: str | None,
+    links: tuple[str, ...],
+    paths: tuple[str, ...],
+    agent: str | None,
+    redact: bool,
+    as_json: bool | None,
+) -> None:
+    """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input."""
+    from ee.workspace import Actor
+
+    if text == "-":
+        text = sys.stdin.read()
+    memory = workspace(ctx).remember(
+        text,
+        level=level,
+        kind=kind,
+        tags=tags.split(",") if tags else [],
+        confidence=confidence,
+        source=source,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        links=links,
+        paths=paths,
+        actor=Actor.from_env(agent),
+        redact=redact,
+    )
+    Output(as_json).emit(memory.to_dict(), f"remembered {memory.id}  ({memory.path})")
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import memories in bulk (one commit)."""
+
+
+@import_group.command("jsonl")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--skip-invalid", is_flag=True, help="Import the good lines and report the bad ones.")
+@click.option(
+    "--redact", is_flag=True, help="Store secrets as [REDACTED:<class>] instead of refusing the line."
+)
+@click.option("--agent", default=None, help="Import as this agent.")
+@json_option
+@click.pass_context
+def import_jsonl_cmd(
+    ctx: click.Context, file: str, skip_invalid: bool, redact: bool, agent: str | None, as_json: bool | None
+) -> None:
+    """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit."""
+    from ee.transfer import import_jsonl
+    from ee.workspace import Actor
+
+    ws = workspace(ctx)
+    if file == "-":
+        lines: Any = sys.stdin
+        name = "<stdin>"
+    else:
+        try:
+            handle = open(file, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            raise NotFound(f"no file {file}", "check the path") from None
+        except OSError as exc:
+            raise StorageError(f"cannot read {file}: {exc}") from None
+        lines, name = handle, Path(file).name
+    try:
+        report = import_jsonl(
+            ws, lines, skip_invalid=skip_invalid, redact=redact, actor=Actor.from_env(agent), source_name=name
+        )
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{file} is not UTF-8 text: {exc.reason}", "save the file as UTF-8") from None
+    finally:
+        if lines is not sys.stdin:
+            lines.close()
+    skipped = "".join(f"\n  line {s['line']}: {s['message']}" for s in report.skipped)
+    Output(as_json).emit(
+        report.to_dict(),
+        f"imported {len(report.imported)} memories"
+        + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else ""),
+    )
+
+
+@click.group("export")
+def export_group() -> None:
+    """Export memories."""
+
+
+@export_group.command("jsonl")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default="-",
+    help="Write to this file instead of stdout.",
+)
+@click.pass_context
+def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
+    """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`."""
+    from ee.transfer import export_records
+
+    ws = workspace(ctx)
+    snap = ws.store.snapshot()
+    lines = [dumps(record, indent=None) + "\n" for record in export_records(snap.memories.values())]
+    if output == "-":
+        sys.stdout.write("".join(lines))
+    else:
+        from ee.store import atomic_write
+
+        atomic_write(Path(output), "".join(lines).encode("utf-8"))
+    for problem in snap.problems:
+        if problem.severity == "error":
+            click.echo(f"skipped {problem.path}: {problem.message}", err=True)
+
+
+@click.command("doctor")
+@click.option("--full", is_flag=True, help="Also run `git fsck` (slow on large repositories).")
+@json_option
+@click.pass_context
+def doctor_cmd(ctx: click.Context, full: bool, as_json: bool | None) -> int:
+    """Check the repository, every memory file, the lock, the config; print a repair for each problem."""
+    from ee.doctor import doctor
+
+    report = doctor(workspace(ctx), full=full)
+
+    def human() -> str:
+        from ee.model import Problem
+
+        head = f"{report['memories']} memories, {report['errors']} errors, {report['warnings']} warnings"
+        problems = [Problem(**{k: v for k, v in p.items()}) for p in report["problems"]]
+        return head + ("\n" + problem_lines(problems) if problems else "\nall good")
+
+    Output(as_json).emit(report, human)
+    return 0 if report["healthy"] else int(StorageError.exit_code)
+
+
+@click.group("schema")
+def schema_group() -> None:
+    """The JSON Schemas of ee's documents and outputs."""
+
+
+@schema_group.command("list")
+@json_option
+def schema_list_cmd(as_json: bool | None) -> None:
+    """List the schema ids."""
+    from ee.schemas import list_schemas
+
+    ids = list_schemas()
+    Output(as_json).emit({"schemas": ids}, "\n".join(ids))
+
+
+@schema_group.command("export")
+@click.argument("schema_id")
+def schema_export_cmd(schema_id: str) -> None:
+    """Print the schema SCHEMA_ID (e.g. ee.query.v1)."""
+    from ee.schemas import load_schema
+
+    click.echo(dumps(load_schema(schema_id)))
+
+
+def register(cli: click.Group) -> None:
+    for command in (init_cmd, remember_cmd, import_group, export_group, doctor_cmd, schema_group):
+        cli.add_command(command)

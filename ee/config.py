@@ -1,0 +1,101 @@
+"""``.ee/config.toml``: optional settings, each with a default, checked when read."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ee.errors import ConfigError
+
+CONFIG_PATH = ".ee/config.toml"
+
+DEFAULT_CONFIG_TEXT = """\
+# ee settings for this workspace. Every key is optional; the values shown are the defaults.
+
+[store]
+# max_body_bytes = 262144      # larger memory files are reported and skipped
+
+[lock]
+# timeout = 30                 # seconds a writer waits for another writer
+
+[model]
+# path = ""                    # a model2vec model folder; empty = the model shipped with ee
+
+[hooks]
+# block = false                # pre-commit: block (not just warn) on failure / anti-pattern memories
+# timeout = 2.0                # seconds a hook may take before git goes on without it
+
+[sync]
+# remote = "origin"
+# strategy = "rebase"          # or "merge"
+
+[redaction]
+# allow_bypass = false         # may a query ask for redaction.policy = "bypass"?
+"""
+
+# section.key → (type, default)
+_SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "store.max_body_bytes": (int, 256 * 1024),
+    "lock.timeout": ((int, float), 30.0),
+    "model.path": (str, ""),
+    "hooks.block": (bool, False),
+    "hooks.timeout": ((int, float), 2.0),
+    "sync.remote": (str, "origin"),
+    "sync.strategy": (str, "rebase"),
+    "redaction.allow_bypass": (bool, False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    values: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        if key in self.values:
+            return self.values[key]
+        return _SCHEMA[key][1]
+
+    def section(self, name: str) -> dict[str, Any]:
+        """A whole table, e.g. ``[pack.custom]`` for the custom profile's quotas."""
+        node: Any = self.sections
+        for part in name.split("."):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        return node if isinstance(node, dict) else {}
+
+
+def load_config(root: Path) -> Config:
+    path = root / CONFIG_PATH
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raw = {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{CONFIG_PATH}: {exc}", f"fix the TOML syntax in {path}") from None
+    values: dict[str, Any] = {}
+    for dotted, (kind, _default) in _SCHEMA.items():
+        section, key = dotted.split(".")
+        table = raw.get(section, {})
+        if not isinstance(table, dict) or key not in table:
+            continue
+        value = table[key]
+        if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+            raise ConfigError(
+                f"{CONFIG_PATH}: [{section}] {key} = {value!r} has the wrong type",
+                f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
+            )
+        values[dotted] = value
+    if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):
+        raise ConfigError(f"{CONFIG_PATH}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
+    env_timeout = os.environ.get("EE_LOCK_TIMEOUT")
+    if env_timeout:
+        try:
+            values["lock.timeout"] = float(env_timeout)
+        except ValueError:
+            raise ConfigError(
+                f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number", "unset EE_LOCK_TIMEOUT"
+            ) from None
+    return Config(values=values, sections=raw)

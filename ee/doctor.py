@@ -1,0 +1,131 @@
+"""``ee doctor``: every check of a workspace, each problem with a repair command."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ee.config import CONFIG_PATH, load_config
+from ee.errors import ConfigError, GitError
+from ee.model import Problem
+from ee.store import EVENTS, MEMORIES, lock_is_held
+from ee.workspace import GITATTRIBUTES_LINES, GITIGNORE_LINES
+
+if TYPE_CHECKING:
+    from ee.workspace import Workspace
+
+
+def doctor(ws: Workspace, full: bool = False) -> dict[str, Any]:
+    """Run every check; ``full`` adds ``git fsck``. Returns counts, problems and a verdict."""
+    problems: list[Problem] = []
+    problems += _check_git(ws, full)
+    problems += _check_layout(ws)
+    try:
+        load_config(ws.root)
+    except ConfigError as exc:
+        problems.append(Problem("config_invalid", "error", exc.message, CONFIG_PATH, repair=exc.hint))
+    holder = lock_is_held(ws.root)
+    if holder:
+        problems.append(
+            Problem(
+                "lock_held",
+                "info",
+                f"the workspace lock is held by pid {holder} (a write is running)",
+                ".ee/lock",
+                repair="wait for it; a killed holder releases the lock by itself",
+            )
+        )
+    snap = ws.store.snapshot()
+    problems += snap.problems
+    problems += _extra_checks(ws, snap)
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = sum(1 for p in problems if p.severity == "warning")
+    return {
+        "root": str(ws.root),
+        "memories": len(snap.memories),
+        "errors": errors,
+        "warnings": warnings,
+        "healthy": errors == 0,
+        "problems": [p.to_dict() for p in problems],
+    }
+
+
+def _check_git(ws: Workspace, full: bool) -> list[Problem]:
+    if not ws.git.is_repo():
+        return [Problem("git_missing", "error", "the workspace is not in a git repository", repair="ee init")]
+    out: list[Problem] = []
+    if ws.git.head() is None:
+        out.append(
+            Problem("git_no_commits", "warning", "the repository has no commits yet", repair="ee init")
+        )
+    driver = ws.git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
+    if not driver:
+        out.append(
+            Problem(
+                "merge_driver_missing",
+                "warning",
+                "the memory merge driver is not registered in this clone's git config",
+                repair="ee init",
+            )
+        )
+    if full:
+        try:
+            ws.git.run("fsck", "--no-progress")
+        except GitError as exc:
+            out.append(
+                Problem(
+                    "git_fsck", "error", exc.message, repair="git fsck --full  # then restore from a clone"
+                )
+            )
+    return out
+
+
+def _check_layout(ws: Workspace) -> list[Problem]:
+    out: list[Problem] = []
+    if not (ws.root / MEMORIES).is_dir():
+        out.append(Problem("memories_missing", "error", "memories/ does not exist", repair="ee init"))
+    if not (ws.root / EVENTS).is_dir():
+        out.append(Problem("events_missing", "warning", f"{EVENTS}/ does not exist", repair="ee init"))
+    for name, lines in ((".gitignore", GITIGNORE_LINES), (".gitattributes", GITATTRIBUTES_LINES)):
+        path = ws.root / name
+        have = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        missing = [line for line in lines if line not in have]
+        if missing:
+            out.append(
+                Problem(
+                    f"{name[1:]}_incomplete",
+                    "warning",
+                    f"{name} lacks: {', '.join(missing)}",
+                    name,
+                    repair="ee init",
+                )
+            )
+    return out
+
+
+def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
+    """Links to memories that do not exist, and conflicted memories left by a merge."""
+    out: list[Problem] = []
+    for memory in snap.sorted():
+        for link in memory.links:
+            if link.to not in snap.memories:
+                out.append(
+                    Problem(
+                        "link_dangling",
+                        "warning",
+                        f"{memory.id} links ({link.type}) to {link.to}, which does not exist",
+                        memory.path,
+                        key="links",
+                        repair=f"edit {memory.path} to drop the link, or restore {link.to}",
+                    )
+                )
+        if "<<<<<<< " in memory.body or dict(memory.extra).get("conflict"):
+            out.append(
+                Problem(
+                    "memory_conflicted",
+                    "error",
+                    f"{memory.id} holds two versions from a merge",
+                    memory.path,
+                    repair=f"ee memory resolve {memory.id}",
+                )
+            )
+    return out

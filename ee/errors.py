@@ -1,0 +1,133 @@
+"""Every failure ee reports, each class with its exit code.
+
+Library code raises these; only the CLI's top-level handler turns them into stderr text or the
+``ee.error.v1`` envelope and an exit code. The codes are documented in the README.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    INTERNAL = 1  # a bug: please report it
+    USAGE = 2  # bad arguments or a query document that violates its schema
+    CONFIG = 3  # no workspace, bad config, bad model folder
+    STORAGE = 4  # git or file system trouble, a malformed memory file blocks the operation
+    INDEX = 5  # index missing or corrupt and could not be repaired
+    POLICY = 6  # refused by policy: a secret, a quarantined write, a bypass not allowed
+    NOT_FOUND = 7  # no such memory, commit or file
+    CONFLICT = 8  # lock timeout, concurrent change, dirty file, push race lost
+    EVAL_FAILED = 9  # `ee eval run`: a scenario's expectations were not met
+
+
+class EeError(Exception):
+    """Base of every error ee reports to a user.
+
+    ``message`` says what went wrong (and where), ``hint`` the next thing to try.
+    """
+
+    code = "internal"
+    exit_code = ExitCode.INTERNAL
+
+    def __init__(self, message: str, hint: str = "", details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "repair": self.hint,
+            "details": self.details,
+        }
+
+
+class UsageError(EeError):
+    code = "usage"
+    exit_code = ExitCode.USAGE
+
+
+class QueryError(UsageError):
+    code = "query_invalid"
+
+
+class ConfigError(EeError):
+    code = "configuration"
+    exit_code = ExitCode.CONFIG
+
+
+class WorkspaceNotFound(ConfigError):
+    code = "workspace_not_found"
+
+
+class ModelError(ConfigError):
+    code = "model_unavailable"
+
+
+class StorageError(EeError):
+    code = "storage"
+    exit_code = ExitCode.STORAGE
+
+
+class MemoryFormatError(StorageError):
+    """A memory file that cannot be read. ``path`` and ``line`` say where (line is 1-based)."""
+
+    code = "memory_invalid"
+
+    def __init__(
+        self,
+        message: str,
+        path: str = "",
+        line: int | None = None,
+        key: str | None = None,
+        hint: str = "",
+    ) -> None:
+        where = f"{path}:{line}" if path and line else path
+        full = f"{where}: {message}" if where else message
+        super().__init__(full, hint, {"path": path, "line": line, "key": key})
+        self.path = path
+        self.line = line
+        self.key = key
+        self.reason = message
+
+
+class GitError(StorageError):
+    code = "git"
+
+
+class IndexError_(EeError):
+    code = "index"
+    exit_code = ExitCode.INDEX
+
+
+class PolicyError(EeError):
+    code = "policy_denied"
+    exit_code = ExitCode.POLICY
+
+
+class SecretFound(PolicyError):
+    code = "secret_detected"
+
+
+class NotFound(EeError):
+    code = "not_found"
+    exit_code = ExitCode.NOT_FOUND
+
+
+class ConflictError(EeError):
+    code = "conflict"
+    exit_code = ExitCode.CONFLICT
+
+
+class LockTimeout(ConflictError):
+    code = "lock_timeout"
+
+
+class EvalFailed(EeError):
+    code = "eval_failed"
+    exit_code = ExitCode.EVAL_FAILED

@@ -1,0 +1,604 @@
+"""Memory file text ↔ :class:`ee.model.Memory`. Pure: no file or git I/O.
+
+Reading is fast (PyYAML's C loader) and strict about meaning, tolerant about form. Writing a new file
+uses a small deterministic emitter; every edit of an existing file goes through ruamel.yaml's round-trip
+mode and then keeps the original text of every top-level key that did not change, so a human's comments,
+key order, quoting and blank lines survive byte for byte outside the keys that changed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from ee.errors import MemoryFormatError
+from ee.ids import format_time, is_valid_id, parse_time
+from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
+
+try:  # the C loader is ~10x faster; fall back where libyaml is missing
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Loader = yaml.SafeLoader
+
+TRUST_CLASSES = (
+    "human_explicit",
+    "peer_human_attested",
+    "agent_validated",
+    "agent_assertion",
+    "cass_evidence",
+    "legacy_import",
+)
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_TAGS = 256
+MAX_TAG_LENGTH = 100
+_TOP_KEY_RE = re.compile(r"^([^\s#:'\"\-?][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)")
+_ALIAS_HINT_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][^\s,\]}]")
+_DELIMITER_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$")
+
+
+class _Delete:
+    """Marks a key to remove in :func:`update`."""
+
+
+DELETE = _Delete()
+
+
+# ---------------------------------------------------------------------------------------------- splitting
+
+
+def decode(data: bytes, path: str = "") -> str:
+    """Bytes → text, or a MemoryFormatError naming the line of the first byte that is not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise MemoryFormatError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            path,
+            line,
+            hint="save the file as UTF-8, or move binary files out of memories/",
+        ) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise MemoryFormatError(
+            "binary content (NUL byte)", path, line, hint="move binary files out of memories/"
+        )
+    return text.removeprefix("\ufeff")
+
+
+def split(text: str) -> tuple[str | None, str, int]:
+    """Split a file into (frontmatter text or None, body, 1-based line where the body starts).
+
+    Frontmatter is present when the first line is ``---`` and a later line is ``---`` or ``...``.
+    """
+    if not (text.startswith("---\n") or text.startswith("---\r\n") or text.rstrip("\r\n ") == "---"):
+        return None, text, 1
+    lines = text.splitlines(keepends=True)
+    for number in range(1, len(lines)):
+        if _DELIMITER_RE.match(lines[number]):
+            fm = "".join(lines[1:number])
+            body = "".join(lines[number + 1 :])
+            return fm, body, number + 2
+    return None, text, 1
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, list[Problem]]:
+    """Parse a memory file. Returns the memory and warnings; raises MemoryFormatError on errors.
+
+    ``default_id`` is the id for a file without an ``id`` key (derived from its path by the store).
+    """
+    fm_text, body, body_line = split(text)
+    body_clean = body.strip()
+    fallback_id = default_id or _id_from_path(path)
+    if fm_text is None:
+        if text.startswith("---"):
+            raise MemoryFormatError(
+                "frontmatter is not closed", path, 1, hint="add a line '---' after the frontmatter keys"
+            )
+        return Memory(id=fallback_id, body=body_clean, path=path, has_frontmatter=False), []
+    data = _load_mapping(fm_text, path)
+    key_lines = top_level_key_lines(fm_text)
+    problems: list[Problem] = []
+    values: dict[str, Any] = {}
+    extra: list[tuple[str, Any]] = []
+    for key, raw in data.items():
+        line = key_lines.get(str(key))
+        if not isinstance(key, str):
+            raise MemoryFormatError("a frontmatter key must be text", path, line, str(key))
+        if key in KNOWN_KEYS:
+            values[key] = _check_key(key, raw, path, line, problems)
+        else:
+            extra.append((key, _jsonable(raw)))
+            problems.append(
+                Problem(
+                    code="unknown_key",
+                    severity="warning",
+                    message=f"unknown frontmatter key {key!r} is kept but not used",
+                    path=path,
+                    line=line,
+                    key=key,
+                    repair=f"rename {key!r} to one of: {', '.join(KNOWN_KEYS)} (or leave it)",
+                )
+            )
+    if not body_clean:
+        raise MemoryFormatError(
+            "the memory has no body text",
+            path,
+            body_line,
+            hint="write the memory's text below the '---' line",
+        )
+    memory = Memory(
+        id=values.get("id") or fallback_id,
+        body=body_clean,
+        path=path,
+        level=values.get("level") or "semantic",
+        kind=values.get("kind") or "fact",
+        tags=values.get("tags", ()),
+        trust=values.get("trust"),
+        confidence=values.get("confidence"),
+        utility=values["utility"] if values.get("utility") is not None else 0.5,
+        importance=values["importance"] if values.get("importance") is not None else 0.5,
+        created=values.get("created"),
+        valid_from=values.get("valid_from"),
+        valid_to=values.get("valid_to"),
+        source=values.get("source", ()),
+        links=values.get("links", ()),
+        paths=values.get("paths", ()),
+        redacted=values.get("redacted", ()),
+        extra=tuple(extra),
+        has_frontmatter=True,
+        body_line=body_line,
+    )
+    return memory, problems
+
+
+def top_level_key_lines(fm_text: str) -> dict[str, int]:
+    """Top-level keys → 1-based line in the *file* (the frontmatter starts on line 2)."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(fm_text.splitlines()):
+        match = _TOP_KEY_RE.match(line)
+        if match:
+            key = match.group(1).strip().strip("'\"")
+            lines.setdefault(key, number + 2)
+    return lines
+
+
+def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
+    if len(fm_text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        raise MemoryFormatError(
+            f"frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB",
+            path,
+            2,
+            hint="move long text into the body; frontmatter holds short fields",
+        )
+    _refuse_duplicates(fm_text, path)
+    if _ALIAS_HINT_RE.search(fm_text):
+        _refuse_aliases(fm_text, path)
+    try:
+        data = yaml.load(fm_text, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 2 if mark is not None else 2
+        problem = (exc.problem or "invalid YAML").strip()
+        raise MemoryFormatError(
+            f"invalid YAML in frontmatter: {problem}",
+            path,
+            line,
+            hint="fix the YAML on that line (quote values that contain ': ' or start with a special character)",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise MemoryFormatError(f"invalid YAML in frontmatter: {exc}", path, 2) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise MemoryFormatError(
+            f"frontmatter must be a mapping of keys to values, not {type(data).__name__}",
+            path,
+            2,
+            hint="write one 'key: value' per line between the '---' lines",
+        )
+    return data
+
+
+def _refuse_duplicates(fm_text: str, path: str) -> None:
+    seen: dict[str, int] = {}
+    for number, line in enumerate(fm_text.splitlines()):
+        match = _TOP_KEY_RE.match(line)
+        if not match:
+            continue
+        key = match.group(1).strip().strip("'\"")
+        if key in seen:
+            raise MemoryFormatError(
+                f"duplicate key {key!r} (first on line {seen[key]})",
+                path,
+                number + 2,
+                key,
+                hint=f"keep one {key!r} line and delete the other",
+            )
+        seen[key] = number + 2
+
+
+def _refuse_aliases(fm_text: str, path: str) -> None:
+    # Anchors and aliases are how YAML bombs multiply; memory frontmatter never needs them.
+    try:
+        for token in yaml.scan(fm_text, Loader=_Loader):
+            if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
+                raise MemoryFormatError(
+                    "YAML anchors and aliases (&name / *name) are not allowed in frontmatter",
+                    path,
+                    token.start_mark.line + 2,
+                    hint="write the value out in full, or quote it if it starts with '&' or '*'",
+                )
+    except yaml.MarkedYAMLError:
+        return  # the loader reports the syntax error with its line
+
+
+def _problem_error(message: str, path: str, line: int | None, key: str, hint: str) -> MemoryFormatError:
+    return MemoryFormatError(message, path, line, key, hint=hint)
+
+
+def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[Problem]) -> Any:
+    """Validate and normalise one known key's value; raise on a wrong type or value."""
+    if raw is None:
+        return () if key in ("tags", "source", "links", "paths", "redacted") else None
+    if key == "id":
+        value = _scalar_text(raw)
+        if value is None or not is_valid_id(value):
+            raise _problem_error(
+                f"id {raw!r} is not a valid memory id",
+                path,
+                line,
+                key,
+                "use letters, digits, '_', '-', '.' or ':' (ee writes mem_<ULID>), or delete the key",
+            )
+        return value
+    if key == "level":
+        if raw not in LEVELS:
+            raise _problem_error(
+                f"unknown level {raw!r}", path, line, key, f"use one of: {', '.join(LEVELS)}"
+            )
+        return raw
+    if key == "kind":
+        value = _scalar_text(raw)
+        if not value:
+            raise _problem_error(
+                f"kind must be text, not {type(raw).__name__}",
+                path,
+                line,
+                key,
+                f"use one of: {', '.join(KINDS)}",
+            )
+        if value not in KINDS:
+            problems.append(
+                Problem(
+                    "unknown_kind",
+                    "warning",
+                    f"kind {value!r} is not one ee knows",
+                    path,
+                    line,
+                    key,
+                    f"ee knows: {', '.join(KINDS)}",
+                )
+            )
+        return value
+    if key == "trust":
+        if raw not in TRUST_CLASSES:
+            raise _problem_error(
+                f"unknown trust class {raw!r}", path, line, key, f"use one of: {', '.join(TRUST_CLASSES)}"
+            )
+        return raw
+    if key in ("confidence", "utility", "importance"):
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0.0 <= float(raw) <= 1.0:
+            raise _problem_error(
+                f"{key} must be a number from 0 to 1, not {raw!r}",
+                path,
+                line,
+                key,
+                f"write e.g. '{key}: 0.5'",
+            )
+        return float(raw)
+    if key in ("created", "valid_from", "valid_to"):
+        return _check_time(key, raw, path, line)
+    if key in ("tags", "source", "paths", "redacted"):
+        return _check_text_list(key, raw, path, line)
+    if key == "links":
+        return _check_links(raw, path, line)
+    raise AssertionError(key)  # pragma: no cover - KNOWN_KEYS and this function move together
+
+
+def _check_time(key: str, raw: Any, path: str, line: int | None) -> str:
+    if isinstance(raw, dt.datetime):
+        return format_time(raw)
+    if isinstance(raw, dt.date):
+        return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
+    if isinstance(raw, str):
+        try:
+            return format_time(parse_time(raw))
+        except ValueError:
+            pass
+    raise _problem_error(
+        f"{key} {raw!r} is not a date-time",
+        path,
+        line,
+        key,
+        f"write RFC 3339, e.g. '{key}: 2026-12-01T09:00:00Z'",
+    )
+
+
+def _check_text_list(key: str, raw: Any, path: str, line: int | None) -> tuple[str, ...]:
+    if isinstance(raw, str):
+        items: list[Any] = [part.strip() for part in raw.split(",")] if key == "tags" else [raw]
+    elif isinstance(raw, list):
+        items = raw
+    else:
+        raise _problem_error(
+            f"{key} must be a list of text, not {type(raw).__name__}",
+            path,
+            line,
+            key,
+            f"write e.g. '{key}: [a, b]'",
+        )
+    out: list[str] = []
+    for item in items:
+        text = _scalar_text(item)
+        if text is None:
+            raise _problem_error(
+                f"{key} holds a {type(item).__name__}, not text",
+                path,
+                line,
+                key,
+                f"write each entry of {key} as plain text",
+            )
+        if text and text not in out:
+            out.append(text)
+    if key == "tags":
+        if len(out) > MAX_TAGS:
+            raise _problem_error(
+                f"{len(out)} tags (at most {MAX_TAGS})",
+                path,
+                line,
+                key,
+                "keep the tags that help find this memory",
+            )
+        long = [tag for tag in out if len(tag) > MAX_TAG_LENGTH]
+        if long:
+            raise _problem_error(
+                f"tag longer than {MAX_TAG_LENGTH} characters", path, line, key, "shorten the tag"
+            )
+    return tuple(out)
+
+
+def _check_links(raw: Any, path: str, line: int | None) -> tuple[Link, ...]:
+    if not isinstance(raw, list):
+        raise _problem_error(
+            "links must be a list of {type, to}",
+            path,
+            line,
+            "links",
+            "write e.g. 'links: [{type: supports, to: mem_…}]'",
+        )
+    out: list[Link] = []
+    for item in raw:
+        if isinstance(item, str) and ":" in item:
+            link_type, _, target = item.partition(":")
+        elif isinstance(item, Mapping) and "type" in item and "to" in item:
+            link_type, target = str(item["type"]), str(item["to"])
+        else:
+            raise _problem_error(
+                f"a link must be {{type, to}}, not {item!r}",
+                path,
+                line,
+                "links",
+                "write e.g. '- {type: supports, to: mem_…}'",
+            )
+        if link_type not in LINK_TYPES:
+            raise _problem_error(
+                f"unknown link type {link_type!r}",
+                path,
+                line,
+                "links",
+                f"use one of: {', '.join(LINK_TYPES)}",
+            )
+        link = Link(type=link_type, to=target.strip())
+        if link not in out:
+            out.append(link)
+    return tuple(out)
+
+
+def _scalar_text(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None if value is None else str(value).lower()
+    if isinstance(value, str | int | float):
+        return str(value).strip()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return format_time(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _id_from_path(path: str) -> str:
+    """A stable id for a file without one: its path below memories/, without the suffix."""
+    stem = path.removeprefix("memories/").removesuffix(".md")
+    return re.sub(r"[^A-Za-z0-9_.:-]+", "-", stem).strip("-.") or "memory"
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+_PLAIN_RE = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+=~:-]*(?: [A-Za-z0-9_./@+=~:-]+)*$")
+_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+def _scalar(value: Any, in_flow: bool = False) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value)
+    if _TIME_RE.match(text):
+        return text
+    safe = _PLAIN_RE.match(text) and not (in_flow and any(c in text for c in ",[]{}"))
+    if safe and yaml.load(text, Loader=_Loader) == text:  # noqa: S506 - a safe loader
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _emit_value(key: str, value: Any) -> str:
+    if isinstance(value, list | tuple):
+        if key == "links":
+            if not value:
+                return f"{key}: []\n"
+            items = "".join(
+                f"  - {{type: {_scalar(link.type, True)}, to: {_scalar(link.to, True)}}}\n" for link in value
+            )
+            return f"{key}:\n{items}"
+        if key == "source" and len(value) == 1:
+            return f"{key}: {_scalar(value[0])}\n"
+        return f"{key}: [{', '.join(_scalar(item, True) for item in value)}]\n"
+    return f"{key}: {_scalar(value)}\n"
+
+
+def render_new(fields: Mapping[str, Any], body: str, extra: Mapping[str, Any] | None = None) -> str:
+    """The text of a new memory file: frontmatter keys in ee's order (None values left out), then the body.
+
+    ``extra`` keys (unknown to ee, kept from an import) follow as JSON flow values, which YAML reads.
+    """
+    lines = ["---\n"]
+    for key in KNOWN_KEYS:
+        value = fields.get(key)
+        if value is None or (key in ("links", "paths", "redacted", "source") and not value):
+            continue
+        lines.append(_emit_value(key, value))
+    for key, value in sorted((extra or {}).items()):
+        if key in KNOWN_KEYS or not re.match(r"^[A-Za-z_][A-Za-z0-9_-]*$", key):
+            raise ValueError(f"extra key {key!r} is not usable")
+        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}\n")
+    lines.append("---\n")
+    return "".join(lines) + body.strip() + "\n"
+
+
+def update(text: str, changes: Mapping[str, Any], path: str = "") -> str:
+    """Return ``text`` with the frontmatter keys in ``changes`` set (or removed, for :data:`DELETE`).
+
+    Keys not in ``changes`` keep their exact original text; the body is never touched.
+    """
+    fm_text, body, body_line = split(text)
+    if fm_text is None:
+        head = "".join(_emit_value(k, v) for k, v in changes.items() if v is not DELETE and v is not None)
+        return "---\n" + head + "---\n" + text
+    original = _load_mapping(fm_text, path)  # validates: never edit a file we cannot read
+    del original
+    rt = _round_trip_yaml(fm_text)
+    data = rt.load(fm_text) or _empty_map()
+    old_spans = _key_spans(data, fm_text)
+    for key, value in changes.items():
+        if value is DELETE:
+            data.pop(key, None)
+        else:
+            _set_rt(rt, data, key, value)
+    stream = io.StringIO()
+    rt.dump(data, stream)
+    new_text = stream.getvalue()
+    new_spans = _key_spans(rt.load(new_text), new_text)
+    prefix = old_spans.pop("", "")
+    out = [prefix]
+    for key in data:
+        if key in changes or key not in old_spans:
+            out.append(new_spans[key])
+        else:
+            out.append(old_spans[key])
+    joined = "".join(out)
+    if joined and not joined.endswith("\n"):
+        joined += "\n"
+    lines = text.splitlines(keepends=True)
+    closing = lines[body_line - 2]
+    return "---" + lines[0][3:] + joined + closing + body
+
+
+def _round_trip_yaml(fm_text: str) -> Any:
+    from ruamel.yaml import YAML  # imported lazily: only edits pay for it
+
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.width = 4096
+    # Keep the file's own block-sequence indentation for the keys ee rewrites.
+    match = re.search(r"^[^\s#][^\n]*:\s*\n( *)- ", fm_text, re.MULTILINE)
+    offset = len(match.group(1)) if match else 2
+    rt.indent(mapping=2, sequence=offset + 2, offset=offset)
+    return rt
+
+
+def _empty_map() -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
+    return CommentedMap()
+
+
+def _set_rt(rt: Any, data: Any, key: str, value: Any) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if key == "links":
+        items = []
+        for link in value:
+            entry = CommentedMap([("type", link.type), ("to", link.to)])
+            entry.fa.set_flow_style()
+            items.append(entry)
+        value = items
+    current = data.get(key)
+    if isinstance(value, list | tuple) and isinstance(current, CommentedSeq):
+        # In place, reusing the entries that stay: keeps the list's style, comments and quoting.
+        kept = {_rt_key(item): item for item in current}
+        current[:] = [kept.get(_rt_key(item), item) for item in value]
+        return
+    if isinstance(value, list | tuple):
+        seq = CommentedSeq(list(value))
+        if key != "links":
+            seq.fa.set_flow_style()
+        data[key] = seq
+        return
+    if isinstance(value, str) and _TIME_RE.match(value):
+        value = rt.load(f"v: {value}")["v"]  # a YAML timestamp, written plain like ee's new files
+    data[key] = value
+
+
+def _rt_key(item: Any) -> Any:
+    if isinstance(item, Link):
+        return ("link", item.type, item.to)
+    if isinstance(item, Mapping):
+        return ("link", str(item.get("type")), str(item.get("to")))
+    return str(item)
+
+
+def _key_spans(data: Any, fm_text: str) -> dict[str, str]:
+    """Top-level key → its exact text (key line through the line before the next key). '' → leading text."""
+    lines = fm_text.splitlines(keepends=True)
+    if not hasattr(data, "lc") or not data:
+        return {"": fm_text}
+    starts = [(data.lc.key(key)[0], key) for key in data]
+    starts.sort()
+    spans = {"": "".join(lines[: starts[0][0]])}
+    for index, (start, key) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(lines)
+        spans[key] = "".join(lines[start:end])
+    return spans

@@ -1,0 +1,377 @@
+"""Everything git.
+
+The write path and the cheap read-path checks run the ``git`` plumbing commands directly: a commit of
+one memory costs five short git processes and no GitPython import (~140 ms), which keeps ``ee remember``
+fast. History, asOf and sync, which read many objects, use GitPython (its persistent ``cat-file``
+processes and object model).
+
+Commits made here never touch the user's staging area beyond ee's own paths: the tree is built in a
+temporary index file from ``HEAD`` plus the given paths, and only those paths are then refreshed in the
+real index, so a user's staged and unstaged work stays exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ee.errors import GitError, NotFound, UsageError
+
+_FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "ee",
+    "GIT_AUTHOR_EMAIL": "ee@localhost",
+    "GIT_COMMITTER_NAME": "ee",
+    "GIT_COMMITTER_EMAIL": "ee@localhost",
+}
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob (SHA-1 of ``blob <len>\\0<data>``), computed without git."""
+    digest = hashlib.sha1(b"blob %d\x00" % len(data))  # noqa: S324 - git's object id, not security
+    digest.update(data)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    sha: str
+    date: str
+    author: str
+    email: str
+    message: str
+    trailers: Mapping[str, str]
+
+
+class Git:
+    """A git work tree holding an ee workspace at ``workspace`` (which may be a sub-folder of it)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self._toplevel: Path | None = None
+        self._git_dir: Path | None = None
+
+    # ------------------------------------------------------------------------------------ plumbing
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,  # noqa: A002 - mirrors subprocess
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+        cwd: Path | None = None,
+    ) -> str:
+        full_env = None
+        if env:
+            full_env = dict(os.environ)
+            full_env.update(env)
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=cwd or self.workspace,
+                input=input,
+                capture_output=True,
+                env=full_env,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
+        if check and proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} failed"
+            raise GitError(f"git {args[0]}: {message}", "run `ee doctor` to check the repository")
+        return proc.stdout.decode("utf-8", "surrogateescape")
+
+    @property
+    def toplevel(self) -> Path:
+        if self._toplevel is None:
+            out = self.run("rev-parse", "--show-toplevel", "--absolute-git-dir")
+            top, git_dir = out.splitlines()[:2]
+            self._toplevel = Path(top)
+            self._git_dir = Path(git_dir)
+        return self._toplevel
+
+    @property
+    def git_dir(self) -> Path:
+        if self._git_dir is None:
+            _ = self.toplevel
+        assert self._git_dir is not None
+        return self._git_dir
+
+    def repo_path(self, workspace_path: str) -> str:
+        """A workspace-relative path → the path git uses (relative to the top level, '/'-separated)."""
+        prefix = self.workspace.resolve().relative_to(self.toplevel.resolve()).as_posix()
+        return workspace_path if prefix == "." else f"{prefix}/{workspace_path}"
+
+    def workspace_path(self, repo_path: str) -> str:
+        prefix = self.workspace.resolve().relative_to(self.toplevel.resolve()).as_posix()
+        return repo_path if prefix == "." else repo_path.removeprefix(prefix + "/")
+
+    def is_repo(self) -> bool:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"],
+            cwd=self.workspace,
+            capture_output=True,
+            check=False,
+        )
+        return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+    def init(self) -> None:
+        self.run("init", "-q")
+        self._toplevel = None
+
+    def head(self) -> str | None:
+        """The commit HEAD points at, or None in a repository without commits."""
+        out = self.run("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip()
+        return out or None
+
+    def head_ref(self) -> str:
+        """What HEAD names, read from the file: the cheap freshness key (no process)."""
+        try:
+            text = (self.git_dir / "HEAD").read_text().strip()
+        except OSError:
+            return ""
+        if not text.startswith("ref: "):
+            return text
+        ref = text[5:]
+        try:
+            return ref + "@" + (self.git_dir / ref).read_text().strip()
+        except OSError:
+            return ref + "@packed:" + str(_mtime(self.git_dir / "packed-refs"))
+
+    def branch(self) -> str:
+        return self.run("rev-parse", "--abbrev-ref", "HEAD", check=False).strip() or "HEAD"
+
+    # ------------------------------------------------------------------------------------ writing
+
+    def commit_paths(self, paths: Iterable[str], message: str) -> str:
+        """Commit the working-tree state of ``paths`` (workspace-relative; missing → deleted) and nothing else.
+
+        Returns the new commit id. The caller holds the workspace lock.
+        """
+        repo_paths = sorted({self.repo_path(p) for p in paths})
+        if not repo_paths:
+            raise UsageError("nothing to commit")
+        parent = self.head()
+        fd, tmp_index = tempfile.mkstemp(prefix="ee-index-", dir=self.git_dir)
+        os.close(fd)
+        os.unlink(tmp_index)  # git wants to create it itself
+        env = {"GIT_INDEX_FILE": tmp_index}
+        try:
+            if parent:
+                self.run("read-tree", parent, env=env, cwd=self.toplevel)
+            self._update_index(repo_paths, env)
+            tree = self.run("write-tree", env=env, cwd=self.toplevel).strip()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp_index)
+        parent_tree = self.run("rev-parse", f"{parent}^{{tree}}").strip() if parent else EMPTY_TREE
+        if tree == parent_tree:
+            return parent or ""
+        sha = self._commit_tree(tree, parent, message)
+        args = ["update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha]
+        if parent:
+            args.append(parent)
+        self.run(*args)
+        self._refresh_real_index(repo_paths)
+        return sha
+
+    def _update_index(self, repo_paths: list[str], env: Mapping[str, str]) -> None:
+        # --stdin takes any number of paths; --remove drops entries whose file is gone.
+        data = "".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape")
+        self.run("update-index", "--add", "--remove", "-z", "--stdin", input=data, env=env, cwd=self.toplevel)
+
+    def _commit_tree(self, tree: str, parent: str | None, message: str) -> str:
+        args = ["commit-tree", tree, "-F", "-"]
+        if parent:
+            args[2:2] = ["-p", parent]
+        data = message.encode("utf-8")
+        try:
+            return self.run(*args, input=data).strip()
+        except GitError as exc:
+            if "tell me who you are" not in exc.message and "empty ident" not in exc.message:
+                raise
+            return self.run(*args, input=data, env=_FALLBACK_IDENTITY).strip()
+
+    def _refresh_real_index(self, repo_paths: list[str]) -> None:
+        """Make the real index agree with HEAD for ee's paths, so `git status` shows nothing of ours."""
+        for attempt in range(50):
+            try:
+                self._update_index(repo_paths, {})
+                return
+            except GitError as exc:
+                if "index.lock" not in exc.message or attempt == 49:
+                    raise GitError(
+                        f"committed, but could not update git's index for {len(repo_paths)} path(s): "
+                        + exc.message,
+                        "run: git reset -q -- " + " ".join(repo_paths[:5]),
+                    ) from None
+                time.sleep(0.1)
+
+    # ------------------------------------------------------------------------------------ reading
+
+    def resolve(self, spec: str) -> str:
+        """A commit-ish → a full commit id, or NotFound."""
+        if spec.startswith("-"):
+            raise UsageError(f"{spec!r} is not a commit-ish", "name a commit, tag, branch or HEAD~N")
+        out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).strip()
+        if not out:
+            raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
+        return out
+
+    def commit_at_or_before(self, when_epoch: int) -> str | None:
+        """The last commit on the current history at or before a time (committer date), or None."""
+        if self.head() is None:
+            return None
+        out = self.run("rev-list", "-1", "--first-parent", f"--before={when_epoch}", "HEAD").strip()
+        return out or None
+
+    def ls_tree(self, commit: str, folder: str = "memories") -> dict[str, str]:
+        """Workspace-relative paths of the ``.md`` files below ``folder`` at ``commit`` → blob ids."""
+        repo_folder = self.repo_path(folder)
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", repo_folder)
+        files: dict[str, str] = {}
+        for entry in out.split("\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition("\t")
+            mode, kind, sha = meta.split()
+            if kind == "blob" and mode in ("100644", "100755") and path.endswith(".md"):
+                files[self.workspace_path(path)] = sha
+        return files
+
+    def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        """Blob contents through one ``git cat-file --batch`` process."""
+        wanted = list(dict.fromkeys(blob_ids))
+        if not wanted:
+            return {}
+        proc = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            cwd=self.workspace,
+            input="".join(b + "\n" for b in wanted).encode(),
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise GitError("git cat-file failed: " + proc.stderr.decode("utf-8", "replace"))
+        return _parse_batch(proc.stdout)
+
+    def log(self, *paths: str, max_count: int | None = None, follow: bool = False) -> list[LogEntry]:
+        """Commits touching ``paths`` (workspace-relative), newest first."""
+        args = ["log", "--format=%H%x00%aI%x00%an%x00%ae%x00%B%x00%x1e"]
+        if max_count:
+            args.append(f"-n{max_count}")
+        if follow:
+            args.append("--follow")
+        args.append("--")
+        args.extend(self.repo_path(p) for p in paths)
+        if self.head() is None:
+            return []
+        out = self.run(*args, cwd=self.toplevel)
+        entries = []
+        for record in out.split("\x1e"):
+            record = record.strip("\n")
+            if not record:
+                continue
+            sha, date, author, email, body, _ = record.split("\x00")
+            entries.append(LogEntry(sha, date, author, email, body.strip(), parse_trailers(body)))
+        return entries
+
+    def status_paths(self, folder: str) -> dict[str, str]:
+        """Paths below ``folder`` that differ from HEAD (staged or not) → porcelain code."""
+        out = self.run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", self.repo_path(folder)
+        )
+        changed: dict[str, str] = {}
+        for entry in out.split("\0"):
+            if len(entry) > 3:
+                changed[self.workspace_path(entry[3:])] = entry[:2]
+        return changed
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """``Key: value`` lines of the last paragraph of a commit message."""
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if not paragraphs:
+        return {}
+    trailers: dict[str, str] = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            trailers[key] = value.strip()
+    return trailers
+
+
+def format_message(subject: str, trailers: Mapping[str, str], body: str = "") -> str:
+    subject = " ".join(subject.split())[:72]
+    parts = [subject]
+    if body:
+        parts.append(body.strip())
+    parts.append("\n".join(f"{k}: {v}" for k, v in trailers.items()))
+    return "\n\n".join(parts) + "\n"
+
+
+def _parse_batch(data: bytes) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(data):
+        header_end = data.index(b"\n", pos)
+        header = data[pos:header_end].decode()
+        pos = header_end + 1
+        parts = header.split()
+        if len(parts) == 2 and parts[1] == "missing":
+            continue
+        sha, _kind, size = parts[0], parts[1], int(parts[2])
+        out[sha] = data[pos : pos + size]
+        pos += size + 1
+    return out
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[str, os.stat_result]]:
+    """``(workspace-relative path, stat)`` of every ``*.md`` below ``root/folder``, symlinks included.
+
+    Hidden files and folders (editor swap files, ``.git``) are skipped. Sorted for determinism.
+    """
+    base = root / folder
+    stack = [base]
+    found: list[tuple[str, os.stat_result]] = []
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.name.endswith(".md"):
+                rel = Path(entry.path).relative_to(root).as_posix()
+                found.append((rel, entry.stat(follow_symlinks=False)))
+    found.sort()
+    yield from found
+
+
+def git_python_repo(workspace: Path) -> Any:
+    """A GitPython ``Repo`` (imported lazily: it costs ~140 ms)."""
+    import git
+
+    try:
+        return git.Repo(workspace, search_parent_directories=True)
+    except git.exc.InvalidGitRepositoryError:
+        raise GitError(f"{workspace} is not in a git repository", "run `ee init`") from None

@@ -1,0 +1,173 @@
+"""A memory's versions through git history: commit, date, actor, message and the fields that changed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ee import frontmatter
+from ee.errors import MemoryFormatError, NotFound
+from ee.gitrepo import Git
+from ee.model import Memory, Version
+from ee.store import MEMORIES, check_id
+
+if TYPE_CHECKING:
+    from ee.workspace import Workspace
+
+_COMPARED = (
+    "level",
+    "kind",
+    "tags",
+    "trust",
+    "confidence",
+    "utility",
+    "importance",
+    "created",
+    "valid_from",
+    "valid_to",
+    "source",
+    "links",
+    "paths",
+    "redacted",
+    "extra",
+)
+
+
+def history(ws: Workspace, memory_id: str) -> list[Version]:
+    """Every committed version of ``memory_id``, newest first (a deletion is a version too)."""
+    check_id(memory_id)
+    path = _current_or_last_path(ws, memory_id)
+    git = ws.git
+    out = git.run(
+        "log",
+        "--follow",
+        "--name-status",
+        "-M",
+        "--format=%x1e%H%x00%aI%x00%an%x00%B%x00",
+        "--",
+        git.repo_path(path),
+        cwd=git.toplevel,
+    )
+    commits: list[tuple[str, str, str, str, str, bool]] = []
+    for record in out.split("\x1e"):
+        if not record.strip():
+            continue
+        sha, date, author, message, status = record.split("\x00")
+        lines = [line for line in status.strip().splitlines() if line.strip()]
+        deleted = False
+        file_path = git.repo_path(path)
+        if lines:
+            parts = lines[-1].split("\t")
+            deleted = parts[0].startswith("D")
+            file_path = parts[-1]
+        commits.append((sha, date, author, message.strip(), file_path, deleted))
+    if not commits:
+        raise NotFound(f"memory {memory_id} has no committed history", f"commit {path} first")
+    specs = [f"{sha}:{p}" for sha, _d, _a, _m, p, deleted in commits if not deleted]
+    contents = _read_specs(git, specs)
+    versions: list[Version] = []
+    parsed: list[Memory | None] = []
+    for sha, _date, _author, _message, file_path, deleted in commits:
+        memory = None
+        if not deleted:
+            data = contents.get(f"{sha}:{file_path}")
+            if data is not None:
+                try:
+                    memory, _ = frontmatter.parse(
+                        data.decode("utf-8", "replace"), git.workspace_path(file_path)
+                    )
+                except MemoryFormatError:
+                    memory = None
+        parsed.append(memory)
+    for index, (sha, date, author, message, file_path, deleted) in enumerate(commits):
+        older = (
+            next((m for m in parsed[index + 1 :] if m is not None), None) if index + 1 < len(parsed) else None
+        )
+        current = parsed[index]
+        trailers = _trailers(message)
+        versions.append(
+            Version(
+                commit=sha,
+                date=date,
+                author=author,
+                actor=trailers.get("Ee-Actor", f"human:{author}"),
+                op=trailers.get("Ee-Op", "edit" if older else "create") if not deleted else "forget",
+                message=message,
+                path=git.workspace_path(file_path),
+                changed=_changed(older, current, deleted),
+                deleted=deleted,
+            )
+        )
+    return versions
+
+
+def _changed(older: Memory | None, current: Memory | None, deleted: bool) -> tuple[str, ...]:
+    if deleted:
+        return ("deleted",)
+    if current is None:
+        return ("unreadable",)
+    if older is None:
+        return ("created",)
+    fields = [name for name in _COMPARED if getattr(older, name) != getattr(current, name)]
+    if older.body != current.body:
+        fields.append("body")
+    if older.path != current.path:
+        fields.append("path")
+    return tuple(fields)
+
+
+def _trailers(message: str) -> dict[str, str]:
+    from ee.gitrepo import parse_trailers
+
+    return parse_trailers(message)
+
+
+def _read_specs(git: Git, specs: list[str]) -> dict[str, bytes]:
+    """``<commit>:<path>`` → bytes, through one ``cat-file --batch``."""
+    import subprocess
+
+    if not specs:
+        return {}
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=git.toplevel,
+        input="".join(s + "\n" for s in specs).encode(),
+        capture_output=True,
+        check=False,
+    )
+    out: dict[str, bytes] = {}
+    data, pos = proc.stdout, 0
+    for spec in specs:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3:
+            continue
+        size = int(header[2])
+        out[spec] = data[pos : pos + size]
+        pos += size + 1
+    return out
+
+
+def _current_or_last_path(ws: Workspace, memory_id: str) -> str:
+    try:
+        return ws.store.find(memory_id).path
+    except NotFound:
+        pass
+    # Forgotten: find the last commit whose diff added or removed the id, then the file it touched.
+    git = ws.git
+    if git.head() is None:
+        raise NotFound(f"no memory {memory_id}", "run `ee memory list` to see the ids")
+    out = git.run(
+        "log",
+        "-n1",
+        "--format=%H",
+        "--name-only",
+        f"-S{memory_id}",
+        "--",
+        git.repo_path(MEMORIES),
+        cwd=git.toplevel,
+    )
+    names = [line for line in out.splitlines()[1:] if line.strip().endswith(".md")]
+    if not names:
+        raise NotFound(f"no memory {memory_id}, now or in history", "run `ee memory list` to see the ids")
+    return git.workspace_path(names[0])

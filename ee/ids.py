@@ -1,0 +1,56 @@
+"""Memory ids (``mem_`` + a ULID) and the time stamps ee writes."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from datetime import UTC, datetime
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
+# Ids of hand-written files are derived from their path; anything safe for a file name is accepted.
+LOOSE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+def new_ulid(now_ms: int | None = None) -> str:
+    """A ULID: 48 bits of milliseconds then 80 random bits, in Crockford base 32."""
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    value = (ms << 80) | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def new_id() -> str:
+    return "mem_" + new_ulid()
+
+
+def is_valid_id(value: str) -> bool:
+    return bool(LOOSE_ID_RE.match(value)) and ".." not in value
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 UTC with a ``Z``, to the second: the only form ee writes."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str) -> datetime:
+    """Parse RFC 3339 / ISO 8601 (a date alone means midnight UTC). Raises ValueError."""
+    text = value.strip()
+    if not text:
+        raise ValueError("empty time")
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)

@@ -1,0 +1,206 @@
+"""The data ee passes between layers: frozen, slotted dataclasses with ``to_dict()`` matching ``schemas/``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LEVELS = ("working", "episodic", "semantic", "procedural")
+KINDS = (
+    "rule",
+    "fact",
+    "decision",
+    "failure",
+    "command",
+    "convention",
+    "anti-pattern",
+    "risk",
+    "playbook-step",
+    "preference",
+    "observation",
+    "artifact",
+    "question",
+)
+LINK_TYPES = ("supports", "contradicts", "derived_from", "supersedes", "related", "co_tag", "co_mention")
+
+# The frontmatter keys ee knows, in the order ee writes them.
+KNOWN_KEYS = (
+    "id",
+    "level",
+    "kind",
+    "tags",
+    "trust",
+    "confidence",
+    "utility",
+    "importance",
+    "created",
+    "valid_from",
+    "valid_to",
+    "source",
+    "links",
+    "paths",
+    "redacted",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    type: str
+    to: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"type": self.type, "to": self.to}
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One memory as read from one version of one file.
+
+    ``created`` and the validity bounds are RFC 3339 UTC strings (``...Z``) or None. ``trust`` may be
+    None for a hand-written file without the key: the store fills it from who committed it.
+    ``extra`` holds unknown frontmatter keys, kept and reported, never dropped.
+    """
+
+    id: str
+    body: str
+    path: str
+    level: str = "semantic"
+    kind: str = "fact"
+    tags: tuple[str, ...] = ()
+    trust: str | None = None
+    confidence: float | None = None
+    utility: float = 0.5
+    importance: float = 0.5
+    created: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    source: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    paths: tuple[str, ...] = ()
+    redacted: tuple[str, ...] = ()
+    extra: tuple[tuple[str, Any], ...] = ()
+    has_frontmatter: bool = True
+    body_line: int = 1  # 1-based line of the body's first line in the file
+
+    @property
+    def title(self) -> str:
+        """The first non-empty body line, without Markdown heading marks, cut to 120 characters."""
+        for line in self.body.splitlines():
+            text = line.strip().lstrip("#").strip()
+            if text:
+                return text if len(text) <= 120 else text[:119] + "…"
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "level": self.level,
+            "kind": self.kind,
+            "tags": list(self.tags),
+            "trust": self.trust,
+            "confidence": self.confidence,
+            "utility": self.utility,
+            "importance": self.importance,
+            "created": self.created,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "source": list(self.source),
+            "links": [link.to_dict() for link in self.links],
+            "paths": list(self.paths),
+            "redacted": list(self.redacted),
+            "extra": dict(self.extra),
+            "body": self.body,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with a file or the store, as ``ee doctor`` and ``degraded`` report it."""
+
+    code: str
+    severity: str  # "error" | "warning" | "info"
+    message: str
+    path: str = ""
+    line: int | None = None
+    key: str | None = None
+    repair: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
+        if self.path:
+            out["path"] = self.path
+        if self.line is not None:
+            out["line"] = self.line
+        if self.key is not None:
+            out["key"] = self.key
+        out["repair"] = self.repair
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One version of a memory in git history."""
+
+    commit: str
+    date: str
+    author: str
+    actor: str
+    op: str
+    message: str
+    path: str
+    changed: tuple[str, ...]
+    deleted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "date": self.date,
+            "author": self.author,
+            "actor": self.actor,
+            "op": self.op,
+            "message": self.message,
+            "path": self.path,
+            "changed": list(self.changed),
+            "deleted": self.deleted,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    sha: str
+    date: str
+    author: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"commit": self.sha, "date": self.date, "author": self.author, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """Where a memory file's content came from: a git blob id, or a content hash for uncommitted text."""
+
+    path: str
+    blob: str
+    committed: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "blob": self.blob, "committed": self.committed}
+
+
+@dataclass(slots=True)
+class Degraded:
+    """A degradation attached to a response (mutable list-holder while a command runs)."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, code: str, message: str, repair: str, severity: str = "warning") -> None:
+        if not any(p.code == code and p.message == message for p in self.items):
+            self.items.append(Problem(code=code, severity=severity, message=message, repair=repair))
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [
+            {"code": p.code, "severity": p.severity, "message": p.message, "repair": p.repair}
+            for p in self.items
+        ]

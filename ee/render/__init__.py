@@ -1,0 +1,31 @@
+"""Renderers: data → text. They never read files or call git."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+RESPONSE_SCHEMA = "ee.response.v1"
+ERROR_SCHEMA = "ee.error.v1"
+
+
+def envelope(data: Any, degraded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"schema": RESPONSE_SCHEMA, "success": True, "data": data, "degraded": degraded or []}
+
+
+def error_envelope(error: dict[str, Any]) -> dict[str, Any]:
+    return {"schema": ERROR_SCHEMA, "success": False, "error": error}
+
+
+def dumps(value: Any, indent: int | None = 2) -> str:
+    """Deterministic JSON: key order as built, UTF-8 kept, no trailing spaces."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=_default)
+
+
+def _default(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"cannot render {type(value).__name__} as JSON")

@@ -1,0 +1,269 @@
+"""Memory files on disk: paths ↔ ids, reading, atomic writes and the workspace write lock."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ee import frontmatter
+from ee.errors import LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
+from ee.gitrepo import iter_memory_files
+from ee.ids import is_valid_id
+from ee.model import Memory, Problem
+
+MEMORIES = "memories"
+EVENTS = "memories/.events"
+STATE_DIR = ".ee"
+MAX_BODY_BYTES = 256 * 1024  # a larger file is reported and skipped; configurable in .ee/config.toml
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """Every memory readable in the working tree, and what is wrong with the rest."""
+
+    memories: dict[str, Memory] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def sorted(self) -> list[Memory]:
+        return sorted(self.memories.values(), key=lambda m: m.id)
+
+
+def content_hash(data: bytes) -> str:
+    """The key of uncommitted content: its git blob id, so a later commit of it reuses derived data."""
+    from ee.gitrepo import blob_id
+
+    return blob_id(data)
+
+
+class Store:
+    """The ``memories/`` folder of a workspace."""
+
+    def __init__(self, root: Path, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        self.root = root
+        self.folder = root / MEMORIES
+        self.max_body_bytes = max_body_bytes
+
+    # ------------------------------------------------------------------------------------ reading
+
+    def files(self) -> list[tuple[str, os.stat_result]]:
+        return list(iter_memory_files(self.root, MEMORIES))
+
+    def read_bytes(self, rel: str) -> bytes:
+        """The bytes of a memory file, refusing anything that leaves ``memories/`` or is too large."""
+        path = self.safe_path(rel)
+        try:
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(self.folder.resolve()):
+                    raise MemoryFormatError(
+                        f"symlink points outside memories/ (to {target})",
+                        rel,
+                        hint=f"replace the link with a copy of the file, or delete it: rm {rel}",
+                    )
+            size = path.stat().st_size
+            if size > self.max_body_bytes:
+                raise MemoryFormatError(
+                    f"file is {size} bytes, more than the limit of {self.max_body_bytes}",
+                    rel,
+                    hint="split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
+                )
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"no memory file {rel}", "run `ee memory list` to see the memories") from None
+        except IsADirectoryError:
+            raise MemoryFormatError("is a folder, not a file", rel) from None
+
+    def parse_bytes(self, rel: str, data: bytes) -> tuple[Memory, list[Problem]]:
+        return frontmatter.parse(frontmatter.decode(data, rel), rel)
+
+    def read(self, rel: str) -> tuple[Memory, list[Problem]]:
+        return self.parse_bytes(rel, self.read_bytes(rel))
+
+    def snapshot(self) -> Snapshot:
+        """Read every memory file; a broken file becomes a problem and never stops the rest."""
+        snap = Snapshot()
+        paths: dict[str, str] = {}
+        for rel, _stat in self.files():
+            try:
+                memory, problems = self.read(rel)
+            except (MemoryFormatError, NotFound) as exc:
+                snap.problems.append(problem_from_error(exc, rel))
+                continue
+            snap.problems.extend(problems)
+            add_unique(snap, paths, memory)
+        return snap
+
+    def find(self, memory_id: str) -> Memory:
+        """The memory with ``memory_id``, looking first where ee names its files, then everywhere."""
+        check_id(memory_id)
+        suffix = memory_id[-8:].lower()
+        for rel, _ in self.files():
+            if rel.endswith(f"-{suffix}.md") or rel.endswith(f"/{memory_id}.md"):
+                with contextlib.suppress(MemoryFormatError, NotFound):
+                    memory, _p = self.read(rel)
+                    if memory.id == memory_id:
+                        return memory
+        memory_found = self.snapshot().memories.get(memory_id)
+        if memory_found is None:
+            raise NotFound(f"no memory {memory_id}", "run `ee memory list` or `ee search` to find its id")
+        return memory_found
+
+    # ------------------------------------------------------------------------------------ writing
+
+    def new_path(self, memory_id: str, body: str) -> str:
+        """``memories/<slug>-<last 8 of the id>.md``, the slug from the first words of the body."""
+        words = re.findall(r"[a-z0-9]+", body.lower())[:6]
+        slug = "-".join(words)[:48].strip("-") or "memory"
+        return f"{MEMORIES}/{slug}-{memory_id[-8:].lower()}.md"
+
+    def safe_path(self, rel: str) -> Path:
+        """``rel`` as a path inside the workspace's memories folder, or a UsageError."""
+        if "\x00" in rel or rel.startswith("/") or ".." in Path(rel).parts:
+            raise UsageError(f"path {rel!r} leaves memories/", "use a path below memories/")
+        path = self.root / rel
+        if not path.parent.resolve().is_relative_to(self.folder.resolve()):
+            raise UsageError(f"path {rel!r} is not below memories/", "use a path below memories/")
+        return path
+
+    def write(self, rel: str, text: str) -> None:
+        atomic_write(self.safe_path(rel), text.encode("utf-8"))
+
+    def delete(self, rel: str) -> None:
+        self.safe_path(rel).unlink()
+
+
+def add_unique(snap: Snapshot, paths: dict[str, str], memory: Memory) -> None:
+    """Add ``memory`` unless its id is taken (the first path in sorted order wins; the other is reported)."""
+    first = paths.get(memory.id)
+    if first is not None:
+        snap.problems.append(
+            Problem(
+                code="duplicate_id",
+                severity="error",
+                message=f"id {memory.id} is also used by {first}; this file is skipped",
+                path=memory.path,
+                line=2 if memory.has_frontmatter else None,
+                key="id",
+                repair=f"give one of the files a new id: edit the 'id:' line of {memory.path} (or delete it)",
+            )
+        )
+        return
+    paths[memory.id] = memory.path
+    snap.memories[memory.id] = memory
+
+
+def problem_from_error(exc: MemoryFormatError | NotFound, rel: str) -> Problem:
+    if isinstance(exc, MemoryFormatError):
+        return Problem(
+            code="memory_invalid",
+            severity="error",
+            message=exc.reason,
+            path=rel,
+            line=exc.line,
+            key=exc.key,
+            repair=exc.hint or f"fix {rel}, then run `ee doctor`",
+        )
+    return Problem(code="memory_missing", severity="error", message=exc.message, path=rel, repair=exc.hint)
+
+
+def check_id(memory_id: str) -> None:
+    if not is_valid_id(memory_id):
+        raise UsageError(
+            f"{memory_id!r} is not a memory id",
+            "ids look like mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB; find them with `ee memory list`",
+        )
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".ee-tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def file_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@contextlib.contextmanager
+def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
+    """The workspace write lock: one writer at a time, waiting up to ``timeout`` seconds.
+
+    An ``flock`` on ``.ee/lock``: the kernel releases it when its owner dies, so a lock left by a
+    killed process is never stale. The owner's pid is written for ``ee doctor``.
+    """
+    state = root / STATE_DIR
+    state.mkdir(exist_ok=True)
+    path = state / "lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise StorageError(f"cannot lock {path}: {exc}") from None
+                if time.monotonic() >= deadline:
+                    holder = _lock_holder(path)
+                    raise LockTimeout(
+                        f"another ee process{holder} holds the workspace lock; waited {timeout:.0f} s",
+                        "try again in a moment (or raise EE_LOCK_TIMEOUT)",
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing drops the flock
+
+
+def _lock_holder(path: Path) -> str:
+    with contextlib.suppress(OSError, ValueError):
+        pid = int(path.read_text().strip())
+        return f" (pid {pid})"
+    return ""
+
+
+def lock_is_held(root: Path) -> int | None:
+    """The pid holding the workspace lock, or None (for `ee doctor`)."""
+    path = root / STATE_DIR / "lock"
+    if not path.exists():
+        return None
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        with contextlib.suppress(OSError, ValueError):
+            return int(path.read_text().strip())
+        return -1
+    finally:
+        os.close(fd)
+    return None

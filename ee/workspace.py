@@ -1,0 +1,434 @@
+"""The public façade: one workspace (a ``memories/`` folder in a git work tree) and what can be done to it.
+
+The CLI parses, calls one method here, and renders. Store, git, index, query and pack code sit below.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ee import frontmatter
+from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
+from ee.errors import ConflictError, NotFound, SecretFound, UsageError, WorkspaceNotFound
+from ee.gitrepo import Git, blob_id, format_message
+from ee.ids import format_time, is_valid_id, new_id, parse_time, utcnow
+from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
+from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, check_id, workspace_lock
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+GITIGNORE_LINES = (".ee/*", "!.ee/config.toml")
+GITATTRIBUTES_LINES = (
+    "memories/**/*.md merge=ee-memory",
+    "memories/.events/*.jsonl merge=union",
+)
+HUMAN_CONFIDENCE = 0.85
+AGENT_CONFIDENCE = 0.50
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is writing: a person, or an agent by name."""
+
+    agent: str | None = None
+
+    @classmethod
+    def from_env(cls, agent: str | None = None) -> Actor:
+        name = agent if agent is not None else os.environ.get("EE_AGENT") or None
+        if name is not None and (not name.strip() or any(c in name for c in "\n\r\0")):
+            raise UsageError(f"agent name {name!r} is not usable", "use a short name such as 'codex'")
+        return cls(agent=name.strip() if name else None)
+
+    @property
+    def label(self) -> str:
+        return f"agent:{self.agent}" if self.agent else "human"
+
+    @property
+    def trust(self) -> str:
+        return "agent_assertion" if self.agent else "human_explicit"
+
+
+def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """The workspace root: ``explicit``, else ``$EE_WORKSPACE``, else the nearest folder up from ``cwd``
+    holding ``.ee/`` or ``memories/``."""
+    given = explicit or os.environ.get("EE_WORKSPACE")
+    if given:
+        root = Path(given).expanduser().resolve()
+        if not root.is_dir():
+            raise WorkspaceNotFound(f"workspace {root} does not exist", f"create it with: ee init {root}")
+        if not ((root / STATE_DIR).is_dir() or (root / MEMORIES).is_dir()):
+            raise WorkspaceNotFound(f"{root} is not an ee workspace", f"run: ee init {root}")
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / STATE_DIR).is_dir() or (folder / MEMORIES).is_dir():
+            return folder
+    raise WorkspaceNotFound(
+        f"no ee workspace in {here} or any folder above it",
+        "run `ee init` here, pass --workspace DIR, or set EE_WORKSPACE",
+    )
+
+
+class Workspace:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.git = Git(root)
+
+    @classmethod
+    def discover(cls, explicit: str | os.PathLike[str] | None = None) -> Workspace:
+        return cls(find_root(explicit))
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.root)
+
+    @cached_property
+    def store(self) -> Store:
+        return Store(self.root, int(self.config.get("store.max_body_bytes")))
+
+    def lock(self) -> Any:
+        return workspace_lock(self.root, float(self.config.get("lock.timeout")))
+
+    # ------------------------------------------------------------------------------------ init
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str] = ".") -> tuple[Workspace, dict[str, Any]]:
+        """Create or adopt a git repository and make it an ee workspace. Idempotent."""
+        root = Path(path).expanduser().resolve()
+        root.mkdir(parents=True, exist_ok=True)
+        ws = cls(root)
+        created: list[str] = []
+        if not ws.git.is_repo():
+            ws.git.init()
+            created.append(".git")
+        with ws.lock():
+            for folder in (MEMORIES, EVENTS):
+                if not (root / folder).is_dir():
+                    (root / folder).mkdir(parents=True)
+                    created.append(folder + "/")
+            keep = root / EVENTS / ".gitkeep"
+            if not keep.exists():
+                keep.write_text("")
+            if not (root / CONFIG_PATH).exists():
+                (root / CONFIG_PATH).write_text(DEFAULT_CONFIG_TEXT)
+                created.append(CONFIG_PATH)
+            changed = [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
+            for name, lines in ((".gitignore", GITIGNORE_LINES), (".gitattributes", GITATTRIBUTES_LINES)):
+                if _ensure_lines(root / name, lines):
+                    created.append(name)
+                    changed.append(name)
+            ws._register_merge_driver()
+            # Commits only when a file of ours differs from HEAD: a second `ee init` makes no commit.
+            before = ws.git.head()
+            after = ws.git.commit_paths(
+                [p for p in changed if (root / p).exists()],
+                format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"}),
+            )
+            commit = after if after and after != before else None
+        return ws, {"root": str(root), "created": created, "commit": commit}
+
+    def _register_merge_driver(self) -> None:
+        current = self.git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
+        if not current:
+            self.git.run("config", "merge.ee-memory.name", "ee memory file merge")
+            self.git.run("config", "merge.ee-memory.driver", "ee merge-driver %O %A %B %P")
+
+    # ------------------------------------------------------------------------------------ writes
+
+    def remember(
+        self,
+        text: str,
+        *,
+        level: str = "semantic",
+        kind: str = "fact",
+        tags: Sequence[str] = (),
+        confidence: float | None = None,
+        source: Sequence[str] = (),
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        links: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        actor: Actor | None = None,
+        redact: bool = False,
+    ) -> Memory:
+        """Write one new memory file and commit it."""
+        actor = actor or Actor.from_env()
+        body, redacted = guard_secrets(text, redact)
+        fields = build_fields(
+            memory_id=new_id(),
+            level=level,
+            kind=kind,
+            tags=tags,
+            trust=actor.trust,
+            confidence=confidence,
+            source=source,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            links=[parse_link(item) for item in links],
+            paths=paths,
+            redacted=redacted,
+        )
+        rel = self.store.new_path(fields["id"], body)
+        content = frontmatter.render_new(fields, body)
+        memory, _ = frontmatter.parse(content, rel)
+        with self.lock():
+            self.store.write(rel, content)
+            try:
+                self.git.commit_paths(
+                    [rel],
+                    format_message(
+                        f"ee: remember {memory.title}",
+                        {"Ee-Op": "remember", "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+                    ),
+                )
+            except BaseException:
+                self.store.delete(rel)  # a failed remember leaves nothing behind
+                raise
+        return memory
+
+    def get(self, memory_id: str) -> Memory:
+        return self.store.find(memory_id)
+
+    def list(
+        self,
+        *,
+        level: str | None = None,
+        kind: str | None = None,
+        tag: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> tuple[list[Memory], list[Any]]:
+        snap = self.store.snapshot()
+        out = [
+            m
+            for m in snap.sorted()
+            if (level is None or m.level == level)
+            and (kind is None or m.kind == kind)
+            and all(t in m.tags for t in tag)
+        ]
+        return (out[:limit] if limit else out), snap.problems
+
+    def edit_tags(
+        self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
+    ) -> Memory:
+        add_list, remove_set = clean_tags(add), set(clean_tags(remove))
+
+        def change(memory: Memory) -> dict[str, Any]:
+            tags = [t for t in memory.tags if t not in remove_set]
+            tags += [t for t in add_list if t not in tags]
+            return {"tags": tags}
+
+        return self._edit(memory_id, "tags", change, actor)
+
+    def link(self, memory_id: str, target: str, link_type: str, actor: Actor | None = None) -> Memory:
+        if link_type not in LINK_TYPES:
+            raise UsageError(f"unknown link type {link_type!r}", f"use one of: {', '.join(LINK_TYPES)}")
+        check_id(target)
+        if target == memory_id:
+            raise UsageError("a memory cannot link to itself", "name another memory's id")
+        self.get(target)  # the target must exist
+
+        def change(memory: Memory) -> dict[str, Any]:
+            new = Link(type=link_type, to=target)
+            return {"links": list(memory.links) + ([] if new in memory.links else [new])}
+
+        return self._edit(memory_id, "link", change, actor)
+
+    def expire(self, memory_id: str, when: str | None = None, actor: Actor | None = None) -> Memory:
+        stamp = normalise_time(when, "--at") if when else format_time(utcnow())
+        return self._edit(memory_id, "expire", lambda m: {"valid_to": stamp}, actor)
+
+    def forget(self, memory_id: str, actor: Actor | None = None) -> Memory:
+        """Delete the memory's file in a commit; history keeps every version."""
+        actor = actor or Actor.from_env()
+        with self.lock():
+            memory = self.get(memory_id)
+            self._refuse_dirty(memory.path)
+            self.store.delete(memory.path)
+            self.git.commit_paths(
+                [memory.path],
+                format_message(
+                    f"ee: forget {memory.title}",
+                    {"Ee-Op": "forget", "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+                ),
+            )
+        return memory
+
+    def _edit(self, memory_id: str, op: str, change: Any, actor: Actor | None) -> Memory:
+        """Round-trip edit of one memory's frontmatter, in one commit."""
+        actor = actor or Actor.from_env()
+        with self.lock():
+            memory = self.get(memory_id)
+            self._refuse_dirty(memory.path)
+            text = frontmatter.decode(self.store.read_bytes(memory.path), memory.path)
+            changes = change(memory)
+            new_text = frontmatter.update(text, changes, memory.path)
+            if new_text == text:
+                return memory
+            updated, _ = frontmatter.parse(new_text, memory.path)
+            self.store.write(memory.path, new_text)
+            self.git.commit_paths(
+                [memory.path],
+                format_message(
+                    f"ee: {op} {memory.title}",
+                    {"Ee-Op": op, "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+                ),
+            )
+        return updated
+
+    def _refuse_dirty(self, rel: str) -> None:
+        """Never rewrite a file with uncommitted hand edits: they would be swept into ee's commit."""
+        data = (self.root / rel).read_bytes()
+        head = self.git.run("rev-parse", "-q", "--verify", f"HEAD:{self.git.repo_path(rel)}", check=False)
+        if head.strip() != blob_id(data):
+            raise ConflictError(
+                f"{rel} has changes that are not committed",
+                f"commit them first (git add {rel} && git commit -m 'edit memory'), or undo them "
+                f"(git checkout -- {rel}), then run the command again",
+            )
+
+    def iter_memories(self) -> Iterator[Memory]:
+        yield from self.store.snapshot().sorted()
+
+
+# -------------------------------------------------------------------------------- validation helpers
+
+
+def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:
+    """Refuse text holding a secret, or mask it when ``redact`` is asked for. Runs before any write."""
+    from ee.policy.secrets import find_secrets
+    from ee.policy.secrets import redact as mask
+
+    body = text.strip()
+    if not body:
+        raise UsageError("the memory text is empty", 'write the memory as an argument: ee remember "…"')
+    findings = find_secrets(body)
+    if not findings:
+        return body, []
+    classes = sorted({f.cls for f in findings})
+    if not redact:
+        where = ", ".join(f"{f.cls} on line {f.line} ({f.preview})" for f in findings[:5])
+        raise SecretFound(
+            f"the text holds {len(findings)} secret(s): {where}; nothing was written",
+            "remove the secret, or pass --redact to store it as [REDACTED:<class>]",
+            {"classes": classes},
+        )
+    return mask(body, findings), classes
+
+
+def build_fields(
+    *,
+    memory_id: str,
+    level: str,
+    kind: str,
+    tags: Sequence[str],
+    trust: str,
+    confidence: float | None,
+    source: Sequence[str],
+    valid_from: str | None,
+    valid_to: str | None,
+    links: Sequence[Link],
+    paths: Sequence[str],
+    redacted: Sequence[str] = (),
+    created: str | None = None,
+    utility: float = 0.5,
+    importance: float = 0.5,
+) -> dict[str, Any]:
+    """The frontmatter of a new memory, every value checked (UsageError names the bad one)."""
+    if not is_valid_id(memory_id):
+        raise UsageError(
+            f"id {memory_id!r} is not a valid memory id", "use letters, digits, '_', '-', '.', ':'"
+        )
+    if level not in LEVELS:
+        raise UsageError(f"unknown level {level!r}", f"use one of: {', '.join(LEVELS)}")
+    if not kind or any(c.isspace() for c in kind):
+        raise UsageError(f"kind {kind!r} is not usable", f"use one of: {', '.join(KINDS)}")
+    if kind not in KINDS:
+        raise UsageError(f"unknown kind {kind!r}", f"use one of: {', '.join(KINDS)}")
+    for name, value in (("confidence", confidence), ("utility", utility), ("importance", importance)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise UsageError(f"{name} {value} is outside 0..1", f"pass a number from 0 to 1 as --{name}")
+    start = normalise_time(valid_from, "--valid-from") if valid_from else None
+    end = normalise_time(valid_to, "--valid-to") if valid_to else None
+    if start and end and parse_time(end) < parse_time(start):
+        raise UsageError("--valid-to is before --valid-from", "swap them or drop one")
+    if confidence is None:
+        confidence = HUMAN_CONFIDENCE if trust == "human_explicit" else AGENT_CONFIDENCE
+    return {
+        "id": memory_id,
+        "level": level,
+        "kind": kind,
+        "tags": clean_tags(tags),
+        "trust": trust,
+        "confidence": round(float(confidence), 4),
+        "utility": utility,
+        "importance": importance,
+        "created": created or format_time(utcnow()),
+        "valid_from": start,
+        "valid_to": end,
+        "source": [s.strip() for s in source if s.strip()],
+        "links": list(links),
+        "paths": [p.strip() for p in paths if p.strip()],
+        "redacted": list(redacted),
+    }
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for raw in tags:
+        for part in str(raw).split(","):
+            tag = part.strip()
+            if not tag:
+                continue
+            if len(tag) > frontmatter.MAX_TAG_LENGTH or any(c in tag for c in "\n\r\0"):
+                raise UsageError(f"tag {tag[:40]!r}… is not usable", "use short tags without line breaks")
+            if tag not in out:
+                out.append(tag)
+    if len(out) > frontmatter.MAX_TAGS:
+        raise UsageError(f"{len(out)} tags (at most {frontmatter.MAX_TAGS})", "keep the tags that matter")
+    return out
+
+
+def parse_link(spec: str) -> Link:
+    link_type, sep, target = spec.partition(":")
+    if not sep or link_type not in LINK_TYPES:
+        raise UsageError(
+            f"link {spec!r} is not TYPE:ID",
+            f"write e.g. --link supports:mem_…; types: {', '.join(LINK_TYPES)}",
+        )
+    check_id(target)
+    return Link(type=link_type, to=target)
+
+
+def normalise_time(value: str, what: str) -> str:
+    try:
+        return format_time(parse_time(value))
+    except ValueError:
+        raise UsageError(
+            f"{what} {value!r} is not a date-time", "write RFC 3339, e.g. 2026-12-01T09:00:00Z"
+        ) from None
+
+
+def _ensure_lines(path: Path, lines: Sequence[str]) -> bool:
+    """Append the missing ``lines`` to a text file; True when the file changed."""
+    existing = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    missing = [line for line in lines if line not in existing]
+    if not missing:
+        return False
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    path.write_text(text + "\n".join(missing) + "\n", encoding="utf-8")
+    return True
+
+
+def require_memory(memories: dict[str, Memory], memory_id: str) -> Memory:
+    try:
+        return memories[memory_id]
+    except KeyError:
+        raise NotFound(f"no memory {memory_id}", "run `ee memory list` to see the ids") from None
