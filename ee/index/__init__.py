@@ -1,0 +1,222 @@
+"""The derived indexes of a workspace: open (catching up first), status, rebuild.
+
+``open_index`` is what every query calls. It checks freshness cheaply (stat the files, read HEAD's ref
+file; no git process, no file read, no model load when nothing changed) and, when the store moved,
+updates the saved index incrementally under the index lock before answering. No stale or ghost result.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ee.errors import ModelError
+from ee.index.sync import INDEX_DIR, SyncReport, index_lock, is_fresh, read_manifest, scan
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ee.index.segment import Generation
+    from ee.workspace import Workspace
+
+
+@dataclass(slots=True)
+class IndexView:
+    """A generation ready for queries, with what a response must say about it."""
+
+    gen: Generation
+    manifest: dict[str, Any]
+    state: dict[str, Any]
+    model_folder: Path | None
+    degraded: list[dict[str, Any]] = field(default_factory=list)
+    report: SyncReport | None = None
+    commit: str | None = None  # set for an asOf view
+    _embedder: Any = None
+
+    @property
+    def semantic_ready(self) -> bool:
+        return self.gen.vectors is not None and self.model_folder is not None
+
+    def embedder(self) -> Any:
+        if self._embedder is None and self.model_folder is not None:
+            from ee.index.embedder import load_embedder
+
+            self._embedder = load_embedder(self.model_folder)
+        return self._embedder
+
+    def query_vector(self, text: str) -> np.ndarray | None:
+        if not self.semantic_ready:
+            return None
+        return self.embedder().encode([text])[0]
+
+
+def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None]:
+    """(folder, cheap key, degradation) of the configured model, without loading it."""
+    from ee.index.embedder import DEFAULT_MODEL_DIR
+
+    configured = os.environ.get("EE_MODEL") or ws.config.get("model.path") or ""
+    folder = Path(configured).expanduser() if configured else DEFAULT_MODEL_DIR
+    if configured and not folder.is_absolute():
+        folder = ws.root / folder
+    weights = folder / "model.safetensors"
+    try:
+        st = weights.stat()
+    except OSError:
+        return None, "", _model_degraded(folder, "the model folder is missing or incomplete", bool(configured))
+    return folder, f"{folder.resolve()}:{st.st_size}:{st.st_mtime_ns}", None
+
+
+def _model_degraded(folder: Path, why: str, configured: bool) -> dict[str, Any]:
+    repair = ("unset EE_MODEL  # or point it at a model2vec folder" if configured
+              else "pip install --force-reinstall ee  # restores the shipped model")
+    return {"code": "semantic_unavailable", "severity": "warning",
+            "message": f"{why} ({folder}); searching lexically only", "repair": repair}
+
+
+def open_index(ws: Workspace, *, catch_up: bool = True) -> IndexView:
+    """The index for the working tree, brought up to date first."""
+    from ee.index.segment import Generation
+    from ee.index.sync import Updater, load_state
+
+    root = ws.root
+    folder, model_key, model_problem = model_folder(ws)
+    degraded = [model_problem] if model_problem else []
+    for _attempt in range(3):
+        manifest = read_manifest(root)
+        files, events = scan(root)
+        head = ws.git.head_ref()
+        if catch_up and not is_fresh(manifest, head, files, events, model_key or None):
+            with index_lock(root):
+                manifest = read_manifest(root)
+                files, events = scan(root)
+                head = ws.git.head_ref()
+                if not is_fresh(manifest, head, files, events, model_key or None):
+                    embedder, problem = _load_embedder(folder, model_key)
+                    if problem:
+                        degraded.append(problem)
+                        folder = None
+                    updater = Updater(root, ws.git, embedder, model_key or None)
+                    gen, manifest, report = updater.run(manifest, head, files, events)
+                    updater.cache.close()
+                    state = manifest.pop("state")
+                    if report.reason and report.reason != "full build":
+                        degraded.append({"code": "index_repaired", "severity": "info",
+                                         "message": report.reason, "repair": "ee index rebuild"})
+                    return _view(gen, manifest, state, folder, degraded, report)
+        if manifest is None or manifest.get("corrupt"):
+            from ee.errors import IndexError_
+
+            raise IndexError_("the index is missing", "run: ee index rebuild")
+        try:
+            gen_folder = root / INDEX_DIR / manifest["generation"]
+            gen = Generation.load(gen_folder)
+            state = load_state(root, manifest)
+        except (OSError, ValueError, EOFError, KeyError):
+            if not catch_up:
+                from ee.errors import IndexError_
+
+                raise IndexError_("the index is damaged", "run: ee index rebuild") from None
+            time.sleep(0.02)  # a writer pruned it a moment ago, or it is damaged: look again
+            _mark_corrupt(root)
+            continue
+        return _view(gen, manifest, state, folder, degraded, None)
+    from ee.errors import IndexError_
+
+    raise IndexError_("the index could not be opened", "run: ee index rebuild")
+
+
+def _view(gen: Any, manifest: dict[str, Any], state: dict[str, Any], folder: Path | None,
+          degraded: list[dict[str, Any]], report: SyncReport | None) -> IndexView:
+    if gen.vectors is None and folder is not None and gen.size:
+        folder = None
+    view = IndexView(gen, manifest, state, folder, degraded, report)
+    for problem in state.get("problems", []):
+        if problem.get("severity") == "error":
+            where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
+            view.degraded.append({"code": problem.get("code", "memory_invalid"), "severity": "warning",
+                                  "message": f"{where}: {problem['message']} (not indexed)",
+                                  "repair": problem.get("repair") or "ee doctor"})
+    return view
+
+
+def _load_embedder(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
+    if folder is None:
+        return None, None
+    from ee.index.embedder import load_embedder
+
+    try:
+        embedder = load_embedder(folder)
+    except ModelError as exc:
+        return None, {"code": "semantic_unavailable", "severity": "warning",
+                      "message": exc.message + "; searching lexically only", "repair": exc.hint}
+    return _KeyedEmbedder(embedder, model_key), None
+
+
+class _KeyedEmbedder:
+    """The embedder under the cheap key the manifest compares (the real id is in ``real_id``)."""
+
+    def __init__(self, embedder: Any, key: str) -> None:
+        self.inner = embedder
+        self.model_id = key
+        self.real_id = embedder.model_id
+        self.dim = embedder.dim
+
+    def encode(self, texts: list[str]) -> Any:
+        return self.inner.encode(texts)
+
+
+def _mark_corrupt(root: Path) -> None:
+    path = root / INDEX_DIR / "manifest.json"
+    if path.exists():
+        path.write_text("{}", encoding="utf-8")
+
+
+def rebuild(ws: Workspace) -> tuple[SyncReport, list[dict[str, Any]]]:
+    """Delete the saved index and build it again from the files (the derived cache is kept)."""
+    with index_lock(ws.root):
+        folder = ws.root / INDEX_DIR
+        for path in folder.glob("gen-*"):
+            shutil.rmtree(path, ignore_errors=True)
+        (folder / "manifest.json").unlink(missing_ok=True)
+    view = open_index(ws)
+    assert view.report is not None
+    return view.report, view.degraded
+
+
+def status(ws: Workspace) -> dict[str, Any]:
+    """ready / stale / missing / corrupt, with counts, model and generation (never updates anything)."""
+    root = ws.root
+    manifest = read_manifest(root)
+    folder, model_key, model_problem = model_folder(ws)
+    files, events = scan(root)
+    out: dict[str, Any] = {"root": str(root), "files": len(files)}
+    if manifest is None:
+        return out | {"state": "missing", "repair": "ee index rebuild"}
+    if manifest.get("corrupt"):
+        return out | {"state": "corrupt", "repair": "ee index rebuild"}
+    fresh = is_fresh(manifest, ws.git.head_ref(), files, events, model_key or None)
+    gen_ok = (root / INDEX_DIR / manifest["generation"] / "DONE").exists()
+    state = "ready" if fresh and gen_ok else ("corrupt" if not gen_ok else "stale")
+    problems: list[dict[str, Any]] = []
+    if gen_ok:
+        from ee.index.sync import load_state
+
+        try:
+            problems = load_state(root, manifest).get("problems", [])
+        except (OSError, ValueError, EOFError):
+            state = "corrupt"
+    return out | {
+        "state": state,
+        "memories": manifest["count"],
+        "generation": manifest["generation"],
+        "model": manifest["model_id"] and Path(manifest["model_id"].split(":")[0]).name,
+        "semantic": manifest["model_id"] is not None,
+        "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(manifest["built"])),
+        "problems": problems,
+        "degraded": [model_problem] if model_problem else [],
+        "repair": "" if state == "ready" else "ee index rebuild",
+    }
