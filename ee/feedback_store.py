@@ -21,12 +21,16 @@ def events_path(memory_id: str) -> str:
 
 def read_events_file(path: Path, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The events of one file, sorted by (at, id), and a problem for each unreadable line."""
-    events: dict[str, dict[str, Any]] = {}
-    problems: list[dict[str, Any]] = []
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [], [_problem(rel, None, f"unreadable events file: {exc}")]
+    return read_events_text(text, rel)
+
+
+def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    events: dict[str, dict[str, Any]] = {}
+    problems: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

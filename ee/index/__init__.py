@@ -35,7 +35,14 @@ class IndexView:
     degraded: list[dict[str, Any]] = field(default_factory=list)
     report: SyncReport | None = None
     commit: str | None = None  # set for an asOf view
+    root: Path | None = None
+    git: Any = None
     _embedder: Any = None
+
+    def read_blob(self, blob: str) -> bytes:
+        """The bytes of one stored version (for raw text an output policy may show)."""
+        data: bytes = self.git.read_blobs([blob])[blob]
+        return data
 
     @property
     def semantic_ready(self) -> bool:
@@ -106,7 +113,7 @@ def open_index(ws: Workspace, *, catch_up: bool = True) -> IndexView:
                     if report.reason and report.reason != "full build":
                         degraded.append({"code": "index_repaired", "severity": "info",
                                          "message": report.reason, "repair": "ee index rebuild"})
-                    return _view(gen, manifest, state, folder, degraded, report)
+                    return _view(gen, manifest, state, folder, degraded, report, ws)
         if manifest is None or manifest.get("corrupt"):
             from ee.errors import IndexError_
 
@@ -123,17 +130,17 @@ def open_index(ws: Workspace, *, catch_up: bool = True) -> IndexView:
             time.sleep(0.02)  # a writer pruned it a moment ago, or it is damaged: look again
             _mark_corrupt(root)
             continue
-        return _view(gen, manifest, state, folder, degraded, None)
+        return _view(gen, manifest, state, folder, degraded, None, ws)
     from ee.errors import IndexError_
 
     raise IndexError_("the index could not be opened", "run: ee index rebuild")
 
 
 def _view(gen: Any, manifest: dict[str, Any], state: dict[str, Any], folder: Path | None,
-          degraded: list[dict[str, Any]], report: SyncReport | None) -> IndexView:
+          degraded: list[dict[str, Any]], report: SyncReport | None, ws: Any) -> IndexView:
     if gen.vectors is None and folder is not None and gen.size:
         folder = None
-    view = IndexView(gen, manifest, state, folder, degraded, report)
+    view = IndexView(gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git)
     for problem in state.get("problems", []):
         if problem.get("severity") == "error":
             where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")

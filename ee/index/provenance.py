@@ -15,9 +15,12 @@ from ee.store import MEMORIES
 _FORMAT = "%x1e%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Ee-Actor,valueonly,separator=%x2C)"
 
 
-def provenance(git: Any, old_state: dict[str, Any]) -> dict[str, Any]:
-    """``{"head_commit", "head_blobs": {path: blob}, "provenance": {path: [commit, date, author, subject, actor]}}``."""
-    head = git.head()
+def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -> dict[str, Any]:
+    """``{"head_commit", "head_blobs": {path: blob}, "provenance": {path: [commit, date, author, subject, actor]}}``.
+
+    For HEAD, or for ``commit`` (an asOf view).
+    """
+    head = commit or git.head()
     if head is None:
         return {"head_commit": None, "head_blobs": {}, "provenance": {}}
     head_blobs = git.ls_tree(head, MEMORIES)

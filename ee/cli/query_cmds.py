@@ -1,0 +1,123 @@
+"""``ee search``: one query, a query document, or a batch of queries in one process."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option, workspace
+from ee.errors import EeError, QueryError
+
+FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
+
+
+def read_query_file(path: str) -> Any:
+    from ee.errors import NotFound
+    from ee.query.document import parse_document
+
+    if path == "-":
+        return parse_document(sys.stdin.read(), "<stdin>")
+    try:
+        with open(path, "rb") as handle:
+            return parse_document(handle.read(), path)
+    except FileNotFoundError:
+        raise NotFound(f"no query file {path}", "check the path (or pass - to read stdin)") from None
+
+
+def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
+    """--format wins, then --json/--human, then the document's output.format, then the terminal."""
+    if fmt:
+        return fmt
+    if as_json is not None:
+        return "json" if as_json else "human"
+    doc_format = query.get("output.format") if query is not None else None
+    if doc_format:
+        return str(doc_format)
+    return "json" if Output(None).json else "human"
+
+
+@click.command("search")
+@click.argument("text", required=False)
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "semantic", "exact"]), default="hybrid",
+              show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many hits (default 100).")
+@click.option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit.")
+@click.option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
+@click.option("--level", type=click.Choice(["working", "episodic", "semantic", "procedural"]))
+@click.option("--kind")
+@click.option("--speed", type=click.Choice(["instant", "default", "quality"]))
+@click.option("--fields", type=click.Choice(["minimal", "summary", "standard", "full"]))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped).")
+@click.option("--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin).")
+@click.option("--batch", metavar="FILE.jsonl", help="One query per line (text or document) → one JSON line each.")
+@json_option
+@click.pass_context
+def search_cmd(ctx: click.Context, text: str | None, mode: str, limit: int | None, explain: bool,
+               as_of: str | None, tags: tuple[str, ...], level: str | None, kind: str | None, speed: str | None,
+               fields: str | None, fmt: str | None, query_file: str | None, batch: str | None,
+               as_json: bool | None) -> int:
+    """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
+    from ee.query import search
+    from ee.query.document import from_arguments
+
+    ws = workspace(ctx)
+    if batch:
+        return run_batch(ws, batch)
+    if query_file:
+        if text:
+            raise QueryError("give TEXT or --query-file, not both", "put the text in the document's query.text")
+        query = read_query_file(query_file)
+    elif text:
+        query = from_arguments(text, mode=mode, limit=limit, tags=list(tags), level=level, kind=kind, as_of=as_of,
+                               explain=explain, fields=fields, speed=speed)
+    else:
+        raise QueryError("nothing to search for", 'pass TEXT, --query-file FILE or --batch FILE.jsonl')
+    data = search(ws, query)
+    emit_search(data, output_format(fmt, as_json, query))
+    return 0
+
+
+def emit_search(data: dict[str, Any], fmt: str) -> None:
+    from ee.render.results import render
+
+    click.echo(render("search", data, fmt), nl=False)
+    if fmt in ("human", "markdown"):
+        for item in data.get("degraded", []):
+            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+
+
+def run_batch(ws: Any, path: str) -> int:
+    """Each line → one compact JSON envelope line; a bad line gets an error envelope, the rest still run."""
+    from ee.query import search
+    from ee.query.document import from_arguments, parse_document
+    from ee.render import dumps, envelope, error_envelope
+
+    handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    code = 0
+    try:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                stripped = line.strip()
+                if stripped.startswith("{"):
+                    query = parse_document(stripped, f"{path}:{number}")
+                else:
+                    query = from_arguments(stripped)
+                data = search(ws, query)
+                degraded = data.pop("degraded", [])
+                click.echo(dumps(envelope(data, degraded), indent=None))
+            except EeError as exc:
+                code = code or int(exc.exit_code)
+                click.echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+    return code
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(search_cmd)

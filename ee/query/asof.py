@@ -1,0 +1,200 @@
+"""asOf: answer a query over the memory files as they were in a past commit.
+
+The spec is an RFC 3339 time (→ the last commit at or before it on the current history, first-parent)
+or a commit-ish (``HEAD~20``, a tag, a sha). The files of that commit are read from git (memories deleted
+since included, memories created since excluded); parses and embeddings are reused from the
+content-addressed cache by blob id, and the built view is saved under ``.ee/index/asof/<commit>`` so a
+second query at the same commit loads it like the HEAD index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ee.errors import NotFound, UsageError
+from ee.ids import parse_time
+from ee.index import IndexView, model_folder
+from ee.index.segment import Entry, Generation
+from ee.index.sync import INDEX_DIR
+from ee.model import CommitInfo
+from ee.store import EVENTS, MEMORIES
+
+if TYPE_CHECKING:
+    from ee.model import Memory
+    from ee.workspace import Workspace
+
+ASOF_DIR = f"{INDEX_DIR}/asof"
+KEEP_VIEWS = 8
+
+
+def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
+    """(commit or None when the time is before the first commit, reference time)."""
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("asOf is empty", "pass an RFC 3339 time or a commit-ish such as HEAD~3")
+    as_time: datetime | None = None
+    if spec[:4].isdigit() and "-" in spec:
+        try:
+            as_time = parse_time(spec)
+        except ValueError:
+            as_time = None
+    if as_time is not None:
+        return ws.git.commit_at_or_before(int(as_time.timestamp())), as_time
+    if ws.git.head() is None:
+        raise NotFound(f"no commit {spec!r}: the repository has no commits", "commit memories first")
+    commit = ws.git.resolve(spec)
+    date = ws.git.run("show", "-s", "--format=%cI", commit).strip()
+    return commit, parse_time(date)
+
+
+def commit_info(ws: Workspace, commit: str) -> CommitInfo:
+    out = ws.git.run("show", "-s", "--format=%H%x00%cI%x00%an%x00%s", commit)
+    sha, date, author, subject = out.rstrip("\n").split("\x00")
+    return CommitInfo(sha, date, author, subject)
+
+
+def open_as_of(ws: Workspace, commit: str | None) -> IndexView:
+    """The view of the memories at ``commit`` (an empty view for None)."""
+    folder, model_key, model_problem = model_folder(ws)
+    degraded = [model_problem] if model_problem else []
+    if commit is None:
+        degraded.append({"code": "as_of_before_history", "severity": "warning",
+                         "message": "asOf is before the first commit: there were no memories yet",
+                         "repair": "ask for a later time (see `git log --reverse --format=%cI | head -1`)"})
+        return IndexView(Generation().updated([], [], None), {}, {}, None, degraded, None, commit=None,
+                         root=ws.root, git=ws.git)
+    target = ws.root / ASOF_DIR / f"{commit}-{_key_hash(model_key)}"
+    view = _load(target, folder, degraded, commit, ws)
+    if view is not None:
+        return view
+    gen, state = _build(ws, commit, folder, degraded)
+    _save(target, gen, state)
+    return IndexView(gen, {}, state, folder if gen.vectors is not None else None, degraded, None,
+                     commit=commit, root=ws.root, git=ws.git)
+
+
+def _key_hash(key: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(key.encode()).hexdigest()[:10]
+
+
+def _load(target: Path, folder: Path | None, degraded: list[dict[str, Any]], commit: str,
+          ws: Workspace) -> IndexView | None:
+    if not (target / "DONE").exists():
+        return None
+    try:
+        gen = Generation.load(target)
+        state = marshal.loads((target / "state.marshal").read_bytes())  # noqa: S302 - our own file
+    except (OSError, ValueError, EOFError, KeyError):
+        shutil.rmtree(target, ignore_errors=True)
+        return None
+    return IndexView(gen, {}, state, folder if gen.vectors is not None else None, degraded, None, commit=commit,
+                     root=ws.root, git=ws.git)
+
+
+def _build(ws: Workspace, commit: str, folder: Path | None,
+           degraded: list[dict[str, Any]]) -> tuple[Generation, dict[str, Any]]:
+    import numpy as np
+
+    from ee import frontmatter
+    from ee.feedback_store import read_events_text
+    from ee.index import _load_embedder
+    from ee.index.cache import DerivedCache
+    from ee.index.derive import derive, embed_text
+    from ee.index.provenance import provenance
+    from ee.index.sync import CACHE_PATH
+
+    files = ws.git.ls_tree(commit, MEMORIES)
+    embedder, problem = _load_embedder(folder, "") if folder else (None, None)
+    if problem:
+        degraded.append(problem)
+    vector_key = embedder.real_id if embedder else None
+    cache = DerivedCache(ws.root / CACHE_PATH)
+    try:
+        derived = cache.get_many(files.values(), vector_key)
+        missing = sorted({b for b in files.values() if b not in derived})
+        contents = ws.git.read_blobs(missing)
+        paths = {blob: rel for rel, blob in files.items()}
+        fresh = {blob: derive(contents[blob], paths[blob]) for blob in missing if blob in contents}
+        derived |= fresh
+        need = sorted(b for b, d in derived.items() if d.vector is None and "error" not in d.record)
+        if embedder and need:
+            matrix = embedder.encode([embed_text(derived[b].body, derived[b].record["tags"], derived[b].record["kind"])
+                                      for b in need])
+            for blob, row in zip(need, matrix, strict=True):
+                derived[blob].vector = row.astype("float32").tobytes()
+                fresh[blob] = derived[blob]
+        cache.put_many(fresh, vector_key)
+    finally:
+        cache.close()
+    entries, problems, seen = [], [], set()
+    for rel in sorted(files):
+        item = derived.get(files[rel])
+        if item is None or "error" in item.record:
+            error = item.record["error"] if item else {"message": "missing blob"}
+            problems.append({"code": "memory_invalid", "severity": "error", "path": rel, **error})
+            continue
+        record = dict(item.record)
+        if record.get("id_from_path"):
+            record["id"] = frontmatter._id_from_path(rel)
+        if record["id"] in seen:
+            continue
+        seen.add(record["id"])
+        vector = np.frombuffer(item.vector, dtype=np.float32) if item.vector is not None else None
+        entries.append(Entry(rel, files[rel], True, record, item.body, item.tokens, vector))
+    dim = embedder.dim if embedder and all(e.vector is not None for e in entries) else None
+    gen = Generation().updated([], entries, dim)
+    event_blobs = ws.git.ls_tree(commit, EVENTS, ".jsonl")
+    texts = ws.git.read_blobs(event_blobs.values())
+    events = {}
+    for rel, blob in sorted(event_blobs.items()):
+        items, bad = read_events_text(texts.get(blob, b"").decode("utf-8", "replace"), rel)
+        if items:
+            events[Path(rel).stem] = items
+        problems.extend(bad)
+    prov = provenance(ws.git, {}, commit)
+    state = {"problems": problems, "events": events, "provenance": prov["provenance"],
+             "head_blobs": prov["head_blobs"], "head_commit": commit}
+    return gen, state
+
+
+def _save(target: Path, gen: Generation, state: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        if target.exists():
+            shutil.rmtree(target)
+        gen.save(target)
+        (target / "state.marshal").write_bytes(marshal.dumps(state))
+        _prune(target.parent)
+
+
+def _prune(folder: Path) -> None:
+    views = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for old in views[:-KEEP_VIEWS]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def memory_as_of(ws: Workspace, memory_id: str, spec: str) -> tuple[Memory, CommitInfo]:
+    """One memory as it was at a time or commit (a deleted memory included, when it existed then)."""
+    from ee import frontmatter
+    from ee.store import check_id
+
+    check_id(memory_id)
+    commit, _ref = resolve(ws, spec)
+    if commit is None:
+        raise NotFound(f"no memories existed at {spec}", "ask for a later time")
+    view = open_as_of(ws, commit)
+    pos = view.gen.position(memory_id)
+    if pos is None:
+        raise NotFound(f"memory {memory_id} did not exist at {spec} (commit {commit[:10]})",
+                       f"see its versions: ee memory history {memory_id}")
+    record = view.gen.records[pos]
+    data = ws.git.read_blobs([record["blob"]])[record["blob"]]
+    memory, _ = frontmatter.parse(frontmatter.decode(data, record["path"]), record["path"])
+    return memory, commit_info(ws, commit)
+

@@ -1,0 +1,210 @@
+"""The ee.query.v1 document: validation against the shipped schema, defaults, the CLI's plain form,
+and the opaque pagination cursor bound to one query."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ee.errors import QueryError
+
+MAX_DOCUMENT_BYTES = 256 * 1024
+MAX_QUERY_CHARS = 8192
+SPEEDS = {"instant": 0.25, "default": 1.0, "quality": 4.0}  # candidate-pool multipliers
+
+
+@dataclass(slots=True)
+class Query:
+    """A validated query document (``doc``) with its defaults filled in."""
+
+    doc: dict[str, Any]
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.doc
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    @property
+    def text(self) -> str:
+        return str(self.doc["query"]["text"])
+
+    @property
+    def mode(self) -> str:
+        return str(self.get("query.mode", "hybrid"))
+
+    @property
+    def speed(self) -> str:
+        return str(self.doc.get("speed", "default"))
+
+    @property
+    def limit(self) -> int:
+        page = self.get("pagination.limit")
+        max_results = int(self.get("budget.maxResults", 100))
+        return min(int(page), max_results) if page else max_results
+
+    @property
+    def pool(self) -> int:
+        return max(10, int(int(self.get("budget.candidatePool", 200)) * SPEEDS[self.speed]))
+
+    def binding(self) -> str:
+        """The hash a cursor is bound to: the whole document except the pagination cursor itself."""
+        doc = copy.deepcopy(self.doc)
+        doc.get("pagination", {}).pop("cursor", None)
+        canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+
+    def offset(self) -> int:
+        cursor = self.get("pagination.cursor")
+        return decode_cursor(cursor, self.binding()) if cursor else 0
+
+
+def parse_document(raw: str | bytes, source: str = "query document") -> Query:
+    """Parse and validate a JSON query document; errors name the JSON pointer and what was expected."""
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise QueryError(
+            f"{source} is {len(raw)} bytes (at most {MAX_DOCUMENT_BYTES})", "send a smaller document"
+        )
+    try:
+        doc = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise QueryError(
+            f"{source} is not JSON{where}: {exc}", "send one JSON object (see `ee schema export ee.query.v1`)"
+        ) from None
+    return validate(doc, source)
+
+
+def validate(doc: Any, source: str = "query document") -> Query:
+    from ee.schemas import validator
+
+    errors = sorted(
+        validator("ee.query.v1").iter_errors(doc), key=lambda e: (list(e.absolute_path), e.message)
+    )
+    errors = [e for e in errors if not _is_as_of_commitish(e)]
+    if errors:
+        first = errors[0]
+        pointer = "/" + "/".join(str(p) for p in first.absolute_path)
+        expected = _expected(first)
+        raise QueryError(
+            f"{source}: {pointer}: {first.message}",
+            f"expected {expected} at {pointer} (see `ee schema export ee.query.v1`)",
+            {"pointer": pointer, "expected": expected, "errors": len(errors)},
+        )
+    if len(doc["query"]["text"]) > MAX_QUERY_CHARS:
+        raise QueryError(
+            f"{source}: /query/text is longer than {MAX_QUERY_CHARS} characters", "shorten the query text"
+        )
+    return Query(doc)
+
+
+def _is_as_of_commitish(error: Any) -> bool:
+    # asOf accepts a commit-ish (HEAD~20, a tag) as well as an RFC 3339 time: the schema's date-time
+    # format is checked here only for the time-like strings.
+    path = list(error.absolute_path)
+    if path != ["asOf"] or error.validator != "format":
+        return False
+    value = error.instance
+    return isinstance(value, str) and not value[:4].isdigit()
+
+
+def _expected(error: Any) -> str:
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "enum":
+        return "one of " + ", ".join(json.dumps(v) for v in error.validator_value)
+    if error.validator == "type":
+        return f"a value of type {error.validator_value}"
+    if error.validator == "required":
+        return "the fields " + ", ".join(error.validator_value)
+    if error.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        return "only the fields " + ", ".join(allowed) if allowed else "no other fields"
+    if error.validator == "format":
+        return f"a {error.validator_value} string (RFC 3339, e.g. 2026-12-01T09:00:00Z)"
+    if error.validator in ("minimum", "maximum", "minLength", "minProperties", "const"):
+        return f"{error.validator} {error.validator_value}"
+    return f"a value matching the schema ({error.validator})"
+
+
+def from_arguments(
+    text: str,
+    *,
+    mode: str = "hybrid",
+    limit: int | None = None,
+    tags: list[str] | None = None,
+    level: str | None = None,
+    kind: str | None = None,
+    as_of: str | None = None,
+    explain: bool = False,
+    fields: str | None = None,
+    speed: str | None = None,
+    max_tokens: int | None = None,
+    profile: str | None = None,
+    fmt: str | None = None,
+) -> Query:
+    """The document the plain CLI arguments stand for (then validated like any other)."""
+    doc: dict[str, Any] = {"version": "ee.query.v1", "query": {"text": text, "mode": mode}}
+    if tags:
+        doc["tags"] = {"require": list(tags)}
+    filters: dict[str, Any] = {}
+    if level:
+        filters["level"] = {"eq": level}
+    if kind:
+        filters["kind"] = {"eq": kind}
+    if filters:
+        doc["filters"] = filters
+    if as_of:
+        doc["asOf"] = as_of
+    output: dict[str, Any] = {}
+    if explain:
+        output["explain"] = True
+    if fields:
+        output["fields"] = fields
+    if profile:
+        output["profile"] = profile
+    if fmt:
+        output["format"] = fmt
+    if output:
+        doc["output"] = output
+    budget: dict[str, Any] = {}
+    if limit:
+        budget["maxResults"] = limit
+    if max_tokens:
+        budget["maxTokens"] = max_tokens
+    if budget:
+        doc["budget"] = budget
+    if speed:
+        doc["speed"] = speed
+    if not text.strip():
+        raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
+    return validate(doc, "arguments")
+
+
+def encode_cursor(binding: str, offset: int) -> str:
+    raw = json.dumps({"q": binding, "o": offset}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, binding: str) -> int:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        offset = int(data["o"])
+        bound = str(data["q"])
+    except (ValueError, KeyError, TypeError):
+        raise QueryError(
+            "/pagination/cursor is not a cursor ee made",
+            "pass the next_cursor of a previous response unchanged",
+        ) from None
+    if bound != binding or offset < 0:
+        raise QueryError(
+            "/pagination/cursor belongs to a different query",
+            "repeat the same query document with the cursor, or drop the cursor to start over",
+        )
+    return offset

@@ -1,0 +1,320 @@
+"""ee.query.v1 → ranked, explained hits over one index view (the working tree, or a past commit).
+
+Retrieval: BM25 over ee's tokens and cosine over static embeddings, each over the whole eligible set;
+the best ``candidatePool`` of each arm are fused (ee.query.fusion), then multiplied by the memory's
+standing (ee.query.standing). Ties break by memory id, and time enters only through the day (decay)
+and the reference time (validity), so the same store and query give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ee.errors import PolicyError
+from ee.ids import format_time, parse_time, utcnow
+from ee.index.tokenize import tokenize
+from ee.query import filters as flt
+from ee.query.document import Query, encode_cursor
+from ee.query.standing import Standing, standing_of
+
+SUMMARY_FIELDS = ("rank", "id", "score", "title", "level", "kind", "tags", "trust", "posture", "why", "path",
+                  "flags")
+MINIMAL_FIELDS = ("rank", "id", "score", "title")
+
+
+def count_tokens(text: str) -> int:
+    """ee's token count: ⌈UTF-8 bytes / 4⌉, the usual size of a BPE token on English and code.
+
+    Used for every budget (search results and packs), so budgets are consistent and never exceeded.
+    """
+    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
+
+
+@dataclass(slots=True)
+class Scored:
+    pos: int
+    fused: float
+    lexical: tuple[float, int] | None  # (score, rank)
+    semantic: tuple[float, int] | None
+    lexical_norm: float = 0.0
+    semantic_norm: float = 0.0
+    exact: bool = False
+    hops: int | None = None
+    standing: Standing | None = None
+    multipliers: dict[str, float] = field(default_factory=dict)
+    final: float = 0.0
+
+
+@dataclass(slots=True)
+class Context:
+    view: Any
+    query: Query
+    now: datetime  # the day, for decay
+    reference: datetime  # for validity
+    degraded: list[dict[str, Any]]
+
+
+def run_search(view: Any, query: Query, reference: datetime | None = None,
+               allow_bypass: bool = False) -> dict[str, Any]:
+    """The search response data (the ``data`` of the ee.response.v1 envelope)."""
+    real_now = utcnow()
+    ref_spec = query.get("temporalValidity.referenceTime")
+    ref = parse_time(ref_spec) if ref_spec else (reference or real_now)
+    day = real_now.replace(hour=0, minute=0, second=0)
+    ctx = Context(view, query, day, ref, list(view.degraded))
+    _check_redaction(query, allow_bypass)
+    ranked, total = rank(ctx)
+    offset = query.offset()
+    page = ranked[offset : offset + query.limit]
+    hits, budget_cut = _hits(ctx, page, offset)
+    next_offset = offset + len(hits)
+    more = next_offset < len(ranked) and not budget_cut
+    data: dict[str, Any] = {
+        "query": {
+            "text": query.text,
+            "mode": query.mode,
+            "effective_mode": _effective_mode(ctx),
+            "speed": query.speed,
+            "as_of": {"commit": view.commit, "reference_time": format_time(ref)} if view.commit else None,
+        },
+        "total": total,
+        "returned": len(hits),
+        "offset": offset,
+        "hits": hits,
+        "next_cursor": encode_cursor(query.binding(), next_offset) if more else None,
+    }
+    if query.get("eval"):
+        data["eval"] = evaluate(query.get("eval"), [s.pos for s in ranked], view.gen, query.limit)
+    return data | {"degraded": ctx.degraded}
+
+
+def _effective_mode(ctx: Context) -> str:
+    mode = "lexical" if ctx.query.speed == "instant" and ctx.query.mode == "hybrid" else ctx.query.mode
+    if mode in ("hybrid", "semantic") and not ctx.view.semantic_ready:
+        return "lexical"
+    return mode
+
+
+def _check_redaction(query: Query, allow_bypass: bool) -> None:
+    if query.get("redaction.policy") == "bypass" and not allow_bypass:
+        raise PolicyError(
+            "redaction.policy 'bypass' is not allowed in this workspace",
+            "set [redaction] allow_bypass = true in .ee/config.toml, or use 'respect'",
+        )
+
+
+# ------------------------------------------------------------------------------------------ ranking
+
+
+def rank(ctx: Context) -> tuple[list[Scored], int]:
+    """Every eligible, matching memory, best first."""
+    gen, query = ctx.view.gen, ctx.query
+    if gen.size == 0:
+        return [], 0
+    eligible = _eligible(ctx)
+    mode = _effective_mode(ctx)
+    if mode != query.mode:
+        ctx.degraded.append({
+            "code": "semantic_unavailable" if query.speed != "instant" else "speed_instant",
+            "severity": "info" if query.speed == "instant" else "warning",
+            "message": f"{query.mode} search ran as lexical"
+            + (" (speed 'instant')" if query.speed == "instant" else ": no usable embedding model"),
+            "repair": "" if query.speed == "instant" else "ee index status  # then see its repair",
+        })
+    scored = _retrieve(ctx, mode, eligible)
+    scored = _graph(ctx, scored, eligible)
+    out: list[Scored] = []
+    posture = query.get("temporalValidity.posture", "relaxed")
+    trust_spec = query.get("trust") or {}
+    for item in scored:
+        record = gen.records[item.pos]
+        st = standing_of(record, _events(ctx, record), _prov(ctx, record), ctx.now, ctx.reference)
+        if trust_spec and not flt.passes_trust(st.trust, st.posture, trust_spec):
+            continue
+        if not st.valid and posture == "strict":
+            continue
+        item.standing = st
+        item.multipliers = st.multipliers(relaxed_invalid=posture == "relaxed")
+        item.final = item.fused * math.prod(item.multipliers.values())
+        out.append(item)
+    ids = gen.ids
+    out.sort(key=lambda s: (-round(s.final, 12), ids[s.pos]))
+    return out, len(out)
+
+
+def _eligible(ctx: Context) -> np.ndarray:
+    gen, query = ctx.view.gen, ctx.query
+    tags = query.get("tags") or {}
+    filters = query.get("filters") or {}
+    time_spec = query.get("time") or {}
+    mask = np.ones(gen.size, dtype=bool)
+    if not (tags or filters or time_spec):
+        return mask
+    unknown = flt.unknown_filter_fields(filters, gen.records)
+    for name in unknown:
+        ctx.degraded.append({"code": "filter_unknown_field", "severity": "warning",
+                             "message": f"no memory has the field {name!r}: the filter matches nothing",
+                             "repair": "check the field name (ee schema export ee.memory.v1)"})
+    for pos, record in enumerate(gen.records):
+        ok = (not tags or flt.passes_tags(record, tags)) and (not filters or flt.passes_filters(record, filters))
+        if ok and time_spec:
+            from ee.query.standing import created_of
+
+            ok = flt.passes_time(created_of(record, _prov(ctx, record)), time_spec)
+        mask[pos] = ok
+    return mask
+
+
+def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
+    from ee.query.fusion import fuse
+
+    gen, query = ctx.view.gen, ctx.query
+    ids = gen.ids
+    pool = query.pool
+    lex_top: list[tuple[int, float]] = []
+    sem_top: list[tuple[int, float]] = []
+    exact: set[int] = set()
+    if mode == "exact":
+        exact = _exact_matches(ctx, eligible)
+        lex_scores = gen.lexical.scores(tokenize(query.text))
+        ranked = sorted(exact, key=lambda p: (-lex_scores[p], ids[p]))
+        return [Scored(p, 1.0 / (1 + i), (float(lex_scores[p]), i + 1), None, exact=True)
+                for i, p in enumerate(ranked)]
+    if mode in ("hybrid", "lexical"):
+        lex_scores = gen.lexical.scores(tokenize(query.text))
+        lex_top = _top(lex_scores, pool, ids, eligible)
+    if mode in ("hybrid", "semantic"):
+        vector = ctx.view.query_vector(query.text)
+        sem_scores = np.asarray(gen.vectors, dtype=np.float32) @ vector
+        sem_top = _top(sem_scores.astype(np.float64), pool, ids, eligible)
+    lex_rank = {p: (s, i + 1) for i, (p, s) in enumerate(lex_top)}
+    sem_rank = {p: (s, i + 1) for i, (p, s) in enumerate(sem_top)}
+    if mode == "lexical":
+        fused = fuse({ids[p]: s for p, s in lex_top}, {})
+    elif mode == "semantic":
+        fused = fuse({}, {ids[p]: s for p, s in sem_top})
+    else:
+        fused = fuse({ids[p]: s for p, s in lex_top}, {ids[p]: s for p, s in sem_top})
+    out = []
+    for pos in set(lex_rank) | set(sem_rank):
+        f = fused[ids[pos]]
+        out.append(Scored(pos, f.fused, lex_rank.get(pos), sem_rank.get(pos), f.lexical_norm, f.semantic_norm))
+    return out
+
+
+def _top(scores: np.ndarray, k: int, ids: list[str], eligible: np.ndarray) -> list[tuple[int, float]]:
+    candidates = np.flatnonzero((scores > 0) & eligible)
+    if candidates.size > k:
+        cut = np.argpartition(-scores[candidates], k - 1)[:k]
+        threshold = scores[candidates[cut]].min()
+        candidates = candidates[scores[candidates] >= threshold]  # keep every tie at the edge
+    ranked = sorted(candidates.tolist(), key=lambda p: (-float(scores[p]), ids[p]))[:k]
+    return [(p, float(scores[p])) for p in ranked]
+
+
+def _exact_matches(ctx: Context, eligible: np.ndarray) -> set[int]:
+    """Memories whose body, title or tags contain the query as a literal (case-insensitive) phrase."""
+    needle = " ".join(ctx.query.text.split()).casefold()
+    gen = ctx.view.gen
+    out = set()
+    for pos in np.flatnonzero(eligible).tolist():
+        haystack = " ".join(gen.body(pos).split()).casefold()
+        tags = " ".join(gen.records[pos].get("tags", ())).casefold()
+        if needle in haystack or needle in tags:
+            out.add(pos)
+    return out
+
+
+def _graph(ctx: Context, scored: list[Scored], eligible: np.ndarray) -> list[Scored]:
+    spec = ctx.query.get("graph")
+    if not spec:
+        return scored
+    from ee.query.graph import expand
+
+    gen = ctx.view.gen
+    hops = expand(gen.records, spec, ctx.degraded)
+    by_pos = {s.pos: s for s in scored}
+    if spec.get("seedMemories"):
+        keep = []
+        for pos, distance in hops.items():
+            if not eligible[pos]:
+                continue
+            item = by_pos.get(pos) or Scored(pos, 0.0, None, None)
+            item.hops = distance
+            # A neighbour the text did not retrieve still belongs to the graph answer, ranked by nearness.
+            item.fused = max(item.fused, 0.0) + 0.01 / (1 + distance)
+            keep.append(item)
+        scored = keep
+    if not spec.get("includeOrphans", True):
+        from ee.query.graph import linked_positions
+
+        linked = linked_positions(gen.records, spec)
+        scored = [s for s in scored if s.pos in linked]
+    return scored
+
+
+
+
+def _events(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = ctx.view.state.get("events", {}).get(record["id"], [])
+    return events
+
+
+def _prov(ctx: Context, record: dict[str, Any]) -> list[str] | None:
+    prov: list[str] | None = ctx.view.state.get("provenance", {}).get(record["path"])
+    return prov
+
+
+# ------------------------------------------------------------------------------------------ output
+
+
+def _hits(ctx: Context, page: list[Scored], offset: int) -> tuple[list[dict[str, Any]], bool]:
+    from ee.query.explain import hit_dict
+
+    query = ctx.query
+    budget = int(query.get("budget.maxTokens", 0) or 0)
+    fields = query.get("output.fields", "standard")
+    used = 0
+    out = []
+    for i, item in enumerate(page):
+        hit = hit_dict(ctx, item, offset + i + 1)
+        cost = count_tokens(hit.get("body", "") or hit["title"])
+        if budget and used + cost > budget:
+            return out, True
+        used += cost
+        out.append(trim(hit, fields))
+    return out, False
+
+
+def trim(hit: dict[str, Any], fields: str) -> dict[str, Any]:
+    if fields == "minimal":
+        return {k: hit[k] for k in MINIMAL_FIELDS if k in hit}
+    if fields == "summary":
+        return {k: hit[k] for k in SUMMARY_FIELDS if k in hit}
+    if fields == "standard":
+        return {k: v for k, v in hit.items() if k != "memory"}
+    return hit
+
+
+def evaluate(spec: dict[str, Any], ranked_positions: list[int], gen: Any, k: int) -> dict[str, Any]:
+    """Echo the eval block; with expectedMemoryIds, their ranks, recall@k and MRR@k."""
+    out: dict[str, Any] = {key: spec[key] for key in ("scenarioId", "labels", "expectedMemoryIds") if key in spec}
+    expected = spec.get("expectedMemoryIds")
+    if not expected:
+        return out
+    order = {gen.records[p]["id"]: i + 1 for i, p in enumerate(ranked_positions)}
+    ranks = {mid: order.get(mid) for mid in expected}
+    found = [r for r in ranks.values() if r is not None and r <= k]
+    first = min((r for r in ranks.values() if r is not None and r <= k), default=None)
+    out.update({
+        "k": k,
+        "ranks": ranks,
+        "recall": round(len(found) / len(expected), 6),
+        "mrr": round(1.0 / first, 6) if first else 0.0,
+    })
+    return out

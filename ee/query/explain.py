@@ -1,0 +1,172 @@
+"""A ranked memory as the JSON a hit carries: components, factors, provenance and a one-line why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ee.index.tokenize import tokenize
+
+
+def title_of(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text if len(text) <= 120 else text[:119] + "…"
+    return ""
+
+
+def provenance_of(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
+    prov = ctx.view.state.get("provenance", {}).get(record["path"])
+    out: dict[str, Any] = {"path": record["path"], "blob": record["blob"], "committed": record["committed"]}
+    if prov and record["committed"]:
+        commit, date, author, subject, actor = prov
+        out.update({"commit": commit, "author": author, "date": date, "message": subject, "actor": actor})
+    elif ctx.view.commit:
+        out["commit"] = ctx.view.commit
+    else:
+        out.update({"commit": None, "note": "uncommitted working-tree version"})
+    return out
+
+
+def body_for(ctx: Any, pos: int, record: dict[str, Any]) -> str:
+    """The body as output may show it: secrets masked unless the query's redaction policy lets them out."""
+    body: str = ctx.view.gen.body(pos)
+    secrets = set(record.get("secrets", ()))
+    if not secrets:
+        return body
+    policy = ctx.query.get("redaction.policy", "respect")
+    allowed = set(ctx.query.get("redaction.allowCategories") or [])
+    if policy != "bypass" and not (secrets & allowed):
+        return body
+    raw = _raw_body(ctx, record)
+    if raw is None:
+        return body
+    from ee.policy.secrets import find_secrets, redact
+
+    keep_masked = [] if policy == "bypass" else [f for f in find_secrets(raw) if f.cls not in allowed]
+    return redact(raw, keep_masked) if keep_masked else raw
+
+
+def _raw_body(ctx: Any, record: dict[str, Any]) -> str | None:
+    from ee import frontmatter
+    from ee.errors import EeError
+
+    try:
+        if ctx.view.commit:
+            data = ctx.view.read_blob(record["blob"])
+        else:
+            data = (ctx.view.root / record["path"]).read_bytes()
+        return frontmatter.parse(frontmatter.decode(data, record["path"]), record["path"])[0].body
+    except (OSError, EeError, AttributeError):
+        return None
+
+
+def hit_dict(ctx: Any, item: Any, rank: int) -> dict[str, Any]:
+    gen = ctx.view.gen
+    record = gen.records[item.pos]
+    body = body_for(ctx, item.pos, record)
+    st = item.standing
+    flags = _flags(record, st)
+    components: dict[str, Any] = {
+        "lexical": {"score": round(item.lexical[0], 6), "rank": item.lexical[1]} if item.lexical else None,
+        "semantic": {"score": round(item.semantic[0], 6), "rank": item.semantic[1]} if item.semantic else None,
+        "lexical_norm": round(item.lexical_norm, 6),
+        "semantic_norm": round(item.semantic_norm, 6),
+        "fused": round(item.fused, 6),
+    }
+    if item.exact:
+        components["exact"] = True
+    if item.hops is not None:
+        components["graph_hops"] = item.hops
+    factors = {
+        "confidence": {"value": round(st.effective, 4), "multiplier": round(item.multipliers["confidence"], 4)},
+        "freshness": {"value": round(st.freshness, 4), "multiplier": round(item.multipliers["freshness"], 4)},
+        "trust": {"value": st.trust, "posture": st.posture, "multiplier": round(item.multipliers["trust"], 4)},
+        "validity": {"value": st.validity_reason, "multiplier": round(item.multipliers["validity"], 4)},
+    }
+    hit: dict[str, Any] = {
+        "rank": rank,
+        "id": record["id"],
+        "score": round(item.final, 6),
+        "title": title_of(body),
+        "level": record["level"],
+        "kind": record["kind"],
+        "tags": record["tags"],
+        "trust": st.trust,
+        "posture": st.posture,
+        "path": record["path"],
+        "why": why(ctx, item, record),
+        "flags": flags,
+        "body": body,
+        "components": components,
+        "factors": factors,
+        "provenance": provenance_of(ctx, record),
+    }
+    if ctx.query.get("output.explain"):
+        hit["explanation"] = explanation(ctx, item, record, body)
+    hit["memory"] = _memory_fields(record, st)
+    return hit
+
+
+def _flags(record: dict[str, Any], st: Any) -> list[str]:
+    flags = []
+    if st.quarantined:
+        flags.append("quarantined")
+    if not st.valid:
+        flags.append("outside_validity")
+    if record.get("secrets"):
+        flags.append("secret_masked")
+    if record.get("conflict"):
+        flags.append("conflicted")
+    if not record.get("committed"):
+        flags.append("uncommitted")
+    return flags
+
+
+def why(ctx: Any, item: Any, record: dict[str, Any]) -> str:
+    parts = []
+    if item.exact:
+        parts.append("contains the exact phrase")
+    if item.lexical:
+        terms = matched_terms(ctx.query.text, ctx.view.gen.body(item.pos), record)
+        shown = ", ".join(terms[:4]) if terms else "query terms"
+        parts.append(f"lexical #{item.lexical[1]} ({shown})")
+    if item.semantic:
+        parts.append(f"semantic #{item.semantic[1]} (cosine {item.semantic[0]:.2f})")
+    if item.hops is not None:
+        parts.append(f"{item.hops} link hop(s) from a seed")
+    st = item.standing
+    standing = f"{record['level']} {record['kind']}, {st.trust}"
+    if st.quarantined:
+        standing += ", quarantined"
+    if not st.valid:
+        standing += f", {st.validity_reason}"
+    return "; ".join(parts + [standing])
+
+
+def matched_terms(query: str, body: str, record: dict[str, Any]) -> list[str]:
+    query_tokens = list(dict.fromkeys(tokenize(query)))
+    have = set(tokenize(body)) | set(tokenize(" ".join(record.get("tags", ())) + " " + record["kind"]))
+    return [t for t in query_tokens if t in have]
+
+
+def explanation(ctx: Any, item: Any, record: dict[str, Any], body: str) -> dict[str, Any]:
+    st = item.standing
+    return {
+        "matched_terms": matched_terms(ctx.query.text, body, record),
+        "standing": st.to_dict(),
+        "final": f"{item.fused:.6f} fused × "
+        + " × ".join(f"{name} {value:.4f}" for name, value in item.multipliers.items())
+        + f" = {item.final:.6f}",
+        "injection": record.get("injection"),
+    }
+
+
+def _memory_fields(record: dict[str, Any], st: Any) -> dict[str, Any]:
+    keys = ("confidence", "utility", "importance", "created", "valid_from", "valid_to", "source", "links",
+            "paths", "redacted", "extra")
+    out = {k: record.get(k) for k in keys}
+    out["links"] = [{"type": t, "to": to} for t, to in record.get("links", [])]
+    out["created"] = st.created
+    out["effective_confidence"] = round(st.effective, 4)
+    return out
