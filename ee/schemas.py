@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,31 @@ def load_schema(schema_id: str) -> dict[str, Any]:
     return result
 
 
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
+)
+
+
+def is_rfc3339(value: object) -> bool:
+    """RFC 3339 date-time, checked by ee itself: jsonschema checks ``date-time`` only with an extra package."""
+    if not isinstance(value, str) or not _RFC3339.match(value):
+        return not isinstance(value, str)
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+@cache
 def validator(schema_id: str) -> Any:
-    """A jsonschema validator for ``schema_id`` (jsonschema imported lazily)."""
+    """A jsonschema validator for ``schema_id`` (jsonschema imported lazily), checking date-time formats."""
     import jsonschema
 
     schema = load_schema(schema_id)
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    checker = jsonschema.FormatChecker()
+    checker.checks("date-time")(is_rfc3339)
+    return cls(schema, format_checker=checker)

@@ -106,6 +106,10 @@ def _register() -> None:
 _register()
 
 
+# click ≥ 8.2 raises this for a group called without a command; older clicks print help and exit 0.
+_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(click.exceptions, "NoArgsIsHelpError", click.UsageError)
+
+
 def wants_json(argv: list[str]) -> bool:
     if "--json" in argv:
         return True
@@ -130,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         result = cli.main(args=args, prog_name="ee", standalone_mode=False)
     except EeError as exc:
         return report_error(exc, wants_json(args))
-    except click.exceptions.NoArgsIsHelp as exc:
+    except _NO_ARGS_IS_HELP as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
         return int(ExitCode.USAGE)
     except click.UsageError as exc:

@@ -1,0 +1,122 @@
+"""asOf over git history: the files as they were, by time and by commit-ish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import git, run_cli
+
+TIMES = ["2026-01-01T10:00:00Z", "2026-02-01T10:00:00Z", "2026-03-01T10:00:00Z", "2026-04-01T10:00:00Z",
+         "2026-05-01T10:00:00Z"]
+
+
+def at(monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+    monkeypatch.setenv("GIT_AUTHOR_DATE", when)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", when)
+
+
+def edit_body(root: Path, rel: str, new_body: str) -> None:
+    path = root / rel
+    head, _, _ = path.read_text().rpartition("---\n")
+    path.write_text(head + "---\n" + new_body + "\n")
+    git(root, "add", rel)
+    git(root, "commit", "-q", "-m", f"edit {rel}")
+
+
+@pytest.fixture
+def history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """One memory created, edited three times and deleted, each step a month apart."""
+    root = tmp_path / "ws"
+    at(monkeypatch, "2025-12-01T10:00:00Z")
+    assert run_cli("init", str(root)).code == 0
+    at(monkeypatch, TIMES[0])
+    res = run_cli("-W", str(root), "remember", "The build server is alpha.example", "--kind", "fact", "--json")
+    memory_id, rel = res.data["id"], res.data["path"]
+    for when, text in zip(TIMES[1:4], ["The build server is bravo.example", "The build server is charlie.example",
+                                        "The build server is delta.example"], strict=True):
+        at(monkeypatch, when)
+        edit_body(root, rel, text)
+    at(monkeypatch, TIMES[4])
+    assert run_cli("-W", str(root), "memory", "forget", memory_id).code == 0
+    at(monkeypatch, "2026-06-01T10:00:00Z")
+    run_cli("-W", str(root), "remember", "A later memory about the build cache", "--json")
+    monkeypatch.delenv("GIT_AUTHOR_DATE")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    return {"root": root, "id": memory_id}
+
+
+def search_as_of(root: Path, when: str, text: str = "build server") -> Any:
+    res = run_cli("-W", str(root), "search", text, "--as-of", when, "--mode", "lexical", "--json")
+    assert res.code == 0, res.out + res.err
+    return res.json
+
+
+@pytest.mark.parametrize(
+    ("when", "expected"),
+    [
+        ("2026-01-15T00:00:00Z", "alpha"),
+        ("2026-02-15T00:00:00Z", "bravo"),
+        ("2026-03-15T00:00:00Z", "charlie"),
+        ("2026-04-15T00:00:00Z", "delta"),
+        ("2026-05-15T00:00:00Z", None),
+    ],
+)
+def test_five_points_in_time(history: dict[str, Any], when: str, expected: str | None) -> None:
+    doc = search_as_of(history["root"], when)
+    bodies = {h["id"]: h["body"] for h in doc["data"]["hits"]}
+    if expected is None:
+        assert history["id"] not in bodies
+    else:
+        assert f"{expected}.example" in bodies[history["id"]]
+        hit = next(h for h in doc["data"]["hits"] if h["id"] == history["id"])
+        assert hit["provenance"]["commit"] == doc["data"]["query"]["as_of"]["commit"]
+
+
+def test_memories_created_later_are_excluded(history: dict[str, Any]) -> None:
+    doc = search_as_of(history["root"], "2026-02-15T00:00:00Z", "build cache later")
+    assert all("later memory" not in h["body"] for h in doc["data"]["hits"])
+    now = run_cli("-W", str(history["root"]), "search", "build cache later", "--json").json
+    assert any("later memory" in h["body"] for h in now["data"]["hits"])
+
+
+def test_as_of_a_commit_ish(history: dict[str, Any]) -> None:
+    # HEAD~3: the forget is HEAD~1, delta HEAD~2, charlie HEAD~3
+    doc = search_as_of(history["root"], "HEAD~3")
+    hit = next(h for h in doc["data"]["hits"] if h["id"] == history["id"])
+    assert "charlie.example" in hit["body"]
+    sha = git(history["root"], "rev-parse", "HEAD~3").strip()
+    assert doc["data"]["query"]["as_of"]["commit"] == sha
+
+
+def test_memory_show_as_of(history: dict[str, Any]) -> None:
+    res = run_cli("-W", str(history["root"]), "memory", "show", history["id"], "--as-of", "2026-02-15T00:00:00Z",
+                  "--json")
+    assert res.code == 0
+    assert "bravo.example" in res.data["body"]
+    gone = run_cli("-W", str(history["root"]), "memory", "show", history["id"], "--as-of", "2026-05-15T00:00:00Z",
+                   "--json")
+    assert gone.code == 7
+
+
+def test_before_the_first_commit_is_empty_with_a_degradation(history: dict[str, Any]) -> None:
+    doc = search_as_of(history["root"], "2001-01-01T00:00:00Z")
+    assert doc["data"]["hits"] == []
+    assert any(d["code"] == "as_of_before_history" for d in doc["degraded"])
+
+
+def test_invalid_commit_ish_is_a_clear_error(history: dict[str, Any]) -> None:
+    res = run_cli("-W", str(history["root"]), "search", "x", "--as-of", "no-such-branch", "--json")
+    assert res.code == 7
+    res = run_cli("-W", str(history["root"]), "search", "x", "--as-of", "-rf", "--json")
+    assert res.code == 2
+
+
+def test_as_of_reuses_its_cached_view(history: dict[str, Any]) -> None:
+    first = search_as_of(history["root"], "HEAD~2")
+    views = list((history["root"] / ".ee" / "index" / "asof").iterdir())
+    second = search_as_of(history["root"], "HEAD~2")
+    assert first == second
+    assert list((history["root"] / ".ee" / "index" / "asof").iterdir()) == views
