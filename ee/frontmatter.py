@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
-from ee.errors import MemoryFormatError
+from ee.errors import MemoryFormatError, UsageError
 from ee.ids import format_time, is_valid_id, parse_time
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
 
@@ -40,6 +41,9 @@ MAX_TAG_LENGTH = 100
 _TOP_KEY_RE = re.compile(r"^([^\s#:'\"\-?][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)")
 _ALIAS_HINT_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][^\s,\]}]")
 _DELIMITER_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$")
+_OPENING_RE = re.compile(r"^---[ \t]*(?:\r?\n|$)")
+_BOM = "\ufeff"
+_YAML_BREAK_RE = re.compile("(\r\n|[\r\n\x85\u2028\u2029])")  # what ruamel counts as a line break
 
 
 class _Delete:
@@ -75,11 +79,13 @@ def decode(data: bytes, path: str = "") -> str:
 def split(text: str) -> tuple[str | None, str, int]:
     """Split a file into (frontmatter text or None, body, 1-based line where the body starts).
 
-    Frontmatter is present when the first line is ``---`` and a later line is ``---`` or ``...``.
+    Frontmatter is present when the first line is ``---`` and a later line is ``---`` or ``...`` (either may
+    carry trailing blanks). A leading byte-order mark is ignored.
     """
-    if not (text.startswith("---\n") or text.startswith("---\r\n") or text.rstrip("\r\n ") == "---"):
+    text = text.removeprefix(_BOM)
+    if not _OPENING_RE.match(text):
         return None, text, 1
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     for number in range(1, len(lines)):
         if _DELIMITER_RE.match(lines[number]):
             fm = "".join(lines[1:number])
@@ -100,7 +106,7 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
     body_clean = body.strip()
     fallback_id = default_id or _id_from_path(path)
     if fm_text is None:
-        if text.startswith("---"):
+        if _OPENING_RE.match(text.removeprefix(_BOM)):
             raise MemoryFormatError(
                 "frontmatter is not closed", path, 1, hint="add a line '---' after the frontmatter keys"
             )
@@ -113,7 +119,13 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
     for key, raw in data.items():
         line = key_lines.get(str(key))
         if not isinstance(key, str):
-            raise MemoryFormatError("a frontmatter key must be text", path, line, str(key))
+            raise MemoryFormatError(
+                "a frontmatter key must be text",
+                path,
+                line,
+                str(key),
+                hint=f"quote the key ('{key}': …) or rename it",
+            )
         if key in KNOWN_KEYS:
             values[key] = _check_key(key, raw, path, line, problems)
         else:
@@ -164,7 +176,7 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
 def top_level_key_lines(fm_text: str) -> dict[str, int]:
     """Top-level keys → 1-based line in the *file* (the frontmatter starts on line 2)."""
     lines: dict[str, int] = {}
-    for number, line in enumerate(fm_text.splitlines()):
+    for number, line in enumerate(fm_text.split("\n")):
         match = _TOP_KEY_RE.match(line)
         if match:
             key = match.group(1).strip().strip("'\"")
@@ -189,11 +201,16 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark is not None else 2
         problem = (exc.problem or "invalid YAML").strip()
+        context = exc.context_mark
+        if exc.context and "flow" in exc.context and context is not None and context.line + 2 != line:
+            # e.g. an unclosed '[': the parser notices on a later line; name where the trouble began.
+            problem += f" ({exc.context.strip()} started on line {context.line + 2})"
+            line = context.line + 2
         raise MemoryFormatError(
             f"invalid YAML in frontmatter: {problem}",
             path,
             line,
-            hint="fix the YAML on that line (quote values that contain ': ' or start with a special character)",
+            hint="fix the YAML on that line (quote a value that holds ': ' or starts with '[', '&', '*'…)",
         ) from None
     except yaml.YAMLError as exc:
         raise MemoryFormatError(f"invalid YAML in frontmatter: {exc}", path, 2) from None
@@ -211,7 +228,7 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
 
 def _refuse_duplicates(fm_text: str, path: str) -> None:
     seen: dict[str, int] = {}
-    for number, line in enumerate(fm_text.splitlines()):
+    for number, line in enumerate(fm_text.split("\n")):
         match = _TOP_KEY_RE.match(line)
         if not match:
             continue
@@ -446,6 +463,7 @@ def _id_from_path(path: str) -> str:
 
 _PLAIN_RE = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+=~:-]*(?: [A-Za-z0-9_./@+=~:-]+)*$")
 _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+_EXTRA_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 def _scalar(value: Any, in_flow: bool = False) -> str:
@@ -453,15 +471,66 @@ def _scalar(value: Any, in_flow: bool = False) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
+    if isinstance(value, float):
+        return _yaml_float(value)
+    if isinstance(value, int):
         return repr(value)
     text = str(value)
     if _TIME_RE.match(text):
         return text
     safe = _PLAIN_RE.match(text) and not (in_flow and any(c in text for c in ",[]{}"))
-    if safe and yaml.load(text, Loader=_Loader) == text:  # noqa: S506 - a safe loader
+    if safe and not _misread(text):
         return text
-    return json.dumps(text, ensure_ascii=False)
+    return _double_quoted(text)
+
+
+def _misread(text: str) -> bool:
+    """Would YAML read ``text``, written plain, as something else (a bool, number, date, null, mapping…)?
+
+    Checked in block and in flow context (``[:0]`` is not YAML, ``:0`` is).
+    """
+    try:
+        return (
+            yaml.load(text, Loader=_Loader) != text  # noqa: S506 - a safe loader
+            or yaml.load(f"[{text}]", Loader=_Loader) != [text]  # noqa: S506
+        )
+    except yaml.YAMLError:
+        return True
+
+
+# Characters a YAML double-quoted scalar may not hold raw: C0/C1 controls and DEL (PyYAML refuses them),
+# and the Unicode line breaks (YAML folds them). JSON escapes only C0, so the rest is escaped here.
+_YAML_UNSAFE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _double_quoted(text: str) -> str:
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _YAML_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def _yaml_float(value: float) -> str:
+    """A float as YAML 1.1 reads it back: PyYAML wants a '.' before an exponent (``1.0e-05``)."""
+    if math.isnan(value):
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "e" in text and "." not in text:
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _json_flow(value: Any) -> str:
+    """A JSON-ready value (from an import's ``extra``) as a YAML flow value that reads back equal."""
+    if isinstance(value, dict):
+        pairs = (f"{_double_quoted(str(k))}: {_json_flow(v)}" for k, v in sorted(value.items()))
+        return "{" + ", ".join(pairs) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_json_flow(item) for item in value) + "]"
+    if isinstance(value, str):
+        return _double_quoted(value)
+    return _scalar(value)
 
 
 def _emit_value(key: str, value: Any) -> str:
@@ -491,9 +560,12 @@ def render_new(fields: Mapping[str, Any], body: str, extra: Mapping[str, Any] | 
             continue
         lines.append(_emit_value(key, value))
     for key, value in sorted((extra or {}).items()):
-        if key in KNOWN_KEYS or not re.match(r"^[A-Za-z_][A-Za-z0-9_-]*$", key):
-            raise ValueError(f"extra key {key!r} is not usable")
-        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}\n")
+        if key in KNOWN_KEYS or not _EXTRA_KEY_RE.match(key):
+            raise UsageError(
+                f"extra key {key!r} is not usable",
+                "name extra keys with letters, digits, '_' and '-' (not a key ee knows)",
+            )
+        lines.append(f"{key}: {_json_flow(value)}\n")
     lines.append("---\n")
     return "".join(lines) + body.strip() + "\n"
 
@@ -501,14 +573,20 @@ def render_new(fields: Mapping[str, Any], body: str, extra: Mapping[str, Any] | 
 def update(text: str, changes: Mapping[str, Any], path: str = "") -> str:
     """Return ``text`` with the frontmatter keys in ``changes`` set (or removed, for :data:`DELETE`).
 
-    Keys not in ``changes`` keep their exact original text; the body is never touched.
+    Keys not in ``changes`` keep their exact original text; the body is never touched. Lines ee writes use
+    the file's own line ending (CRLF stays CRLF), and a byte-order mark stays.
     """
+    bom = _BOM if text.startswith(_BOM) else ""
+    text = text.removeprefix(_BOM)
     fm_text, body, body_line = split(text)
+    first_line = text.split("\n", 1)[0] + "\n"
+    newline = "\r\n" if first_line.endswith("\r\n") else "\n"
     if fm_text is None:
         head = "".join(_emit_value(k, v) for k, v in changes.items() if v is not DELETE and v is not None)
-        return "---\n" + head + "---\n" + text
-    original = _load_mapping(fm_text, path)  # validates: never edit a file we cannot read
-    del original
+        if not head:
+            return bom + text
+        return bom + _with_newline("---\n" + head + "---\n", newline) + text
+    _load_mapping(fm_text, path)  # validates: never edit a file we cannot read
     rt = _round_trip_yaml(fm_text)
     data = rt.load(fm_text) or _empty_map()
     old_spans = _key_spans(data, fm_text)
@@ -521,19 +599,58 @@ def update(text: str, changes: Mapping[str, Any], path: str = "") -> str:
     rt.dump(data, stream)
     new_text = stream.getvalue()
     new_spans = _key_spans(rt.load(new_text), new_text)
+    for key, value in changes.items():
+        if key in new_spans and not isinstance(value, list | tuple):
+            new_spans[key] = new_spans[key].replace(_placeholder(key), _scalar(value), 1)
     prefix = old_spans.pop("", "")
     out = [prefix]
     for key in data:
-        if key in changes or key not in old_spans:
-            out.append(new_spans[key])
+        if key not in old_spans:
+            out.append(_with_newline(new_spans[key], newline))
+        elif key in changes:
+            out.append(_keep_trailing_comments(old_spans[key], _with_newline(new_spans[key], newline)))
         else:
             out.append(old_spans[key])
     joined = "".join(out)
     if joined and not joined.endswith("\n"):
-        joined += "\n"
-    lines = text.splitlines(keepends=True)
+        joined += newline
+    lines = _lines(text)
     closing = lines[body_line - 2]
-    return "---" + lines[0][3:] + joined + closing + body
+    return bom + first_line + joined + closing + body
+
+
+def _keep_trailing_comments(old: str, new: str) -> str:
+    """Comment and blank lines that ended a key's old text end its new text too.
+
+    They introduce what follows (the next key), but ruamel ties them to the key's last list entry: it
+    drops them with that entry, or leaves them in the middle when an entry is appended.
+    """
+    old_lines = _lines(old)
+    cut = len(old_lines)
+    while cut > 1 and (not old_lines[cut - 1].strip() or old_lines[cut - 1].lstrip().startswith("#")):
+        cut -= 1
+    trailing = old_lines[cut:]
+    if not trailing:
+        return new
+    new_lines = _lines(new)
+    for start in range(1, len(new_lines) - len(trailing) + 1):
+        if new_lines[start : start + len(trailing)] == trailing:
+            del new_lines[start : start + len(trailing)]
+            break
+    return "".join(new_lines + trailing)
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` cut after each line feed only (``str.splitlines`` also cuts at form feeds, U+2028…)."""
+    parts = text.split("\n")
+    out = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def _with_newline(text: str, newline: str) -> str:
+    return text if newline == "\n" else text.replace("\r\n", "\n").replace("\n", newline)
 
 
 def _round_trip_yaml(fm_text: str) -> Any:
@@ -561,25 +678,56 @@ def _set_rt(rt: Any, data: Any, key: str, value: Any) -> None:
     if key == "links":
         items = []
         for link in value:
-            entry = CommentedMap([("type", link.type), ("to", link.to)])
+            entry = CommentedMap([("type", _rt_text(link.type)), ("to", _rt_text(link.to))])
             entry.fa.set_flow_style()
             items.append(entry)
         value = items
+    elif isinstance(value, list | tuple):
+        value = [_rt_text(item) for item in value]
     current = data.get(key)
-    if isinstance(value, list | tuple) and isinstance(current, CommentedSeq):
-        # In place, reusing the entries that stay: keeps the list's style, comments and quoting.
-        kept = {_rt_key(item): item for item in current}
-        current[:] = [kept.get(_rt_key(item), item) for item in value]
+    if isinstance(value, list) and isinstance(current, CommentedSeq) and len(current):
+        # In place, reusing the entries that stay (with their comments): keeps the list's style and quoting.
+        old_items = list(current)
+        old_comments = dict(current.ca.items)
+        where = {_rt_key(item): index for index, item in enumerate(old_items)}
+        new_items: list[Any] = []
+        comments: dict[int, Any] = {}
+        for item in value:
+            index = where.get(_rt_key(item))
+            if index is None:
+                new_items.append(item)
+                continue
+            if index in old_comments:
+                comments[len(new_items)] = old_comments[index]
+            new_items.append(old_items[index])
+        current[:] = new_items
+        current.ca.items.clear()
+        current.ca.items.update(comments)
         return
-    if isinstance(value, list | tuple):
-        seq = CommentedSeq(list(value))
+    if isinstance(value, list):
+        seq = CommentedSeq(value)
         if key != "links":
             seq.fa.set_flow_style()
         data[key] = seq
         return
-    if isinstance(value, str) and _TIME_RE.match(value):
-        value = rt.load(f"v: {value}")["v"]  # a YAML timestamp, written plain like ee's new files
-    data[key] = value
+    # A scalar is written by ee's own emitter (ruamel rounds some floats and writes 1e-05, which YAML 1.1
+    # reads as text): ruamel dumps a placeholder that update() replaces.
+    data[key] = _placeholder(key)
+
+
+def _placeholder(key: str) -> str:
+    return f"eeplaceholder{sum(map(ord, key))}x{len(key)}"
+
+
+def _rt_text(value: Any) -> Any:
+    """Quote a string ruamel (YAML 1.2) writes plain but PyYAML (YAML 1.1) misreads (``yes``, ``1_0``)."""
+    if isinstance(value, str) and _misread(value):
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+
+        if value.isprintable():
+            return SingleQuotedScalarString(value)
+        return DoubleQuotedScalarString(value)
+    return value
 
 
 def _rt_key(item: Any) -> Any:
@@ -592,7 +740,10 @@ def _rt_key(item: Any) -> Any:
 
 def _key_spans(data: Any, fm_text: str) -> dict[str, str]:
     """Top-level key → its exact text (key line through the line before the next key). '' → leading text."""
-    lines = fm_text.splitlines(keepends=True)
+    lines = _YAML_BREAK_RE.split(fm_text)
+    lines = [lines[i] + (lines[i + 1] if i + 1 < len(lines) else "") for i in range(0, len(lines), 2)]
+    if lines and not lines[-1]:
+        lines.pop()
     if not hasattr(data, "lc") or not data:
         return {"": fm_text}
     starts = [(data.lc.key(key)[0], key) for key in data]
