@@ -119,7 +119,7 @@ def test_hits_are_explained(store: dict[str, Any]) -> None:
     assert set(hit["factors"]) == {"confidence", "freshness", "trust", "validity"}
     assert hit["provenance"]["commit"] and hit["provenance"]["author"] == "Q"
     assert "lexical #1" in hit["why"]
-    assert "clippi" in hit["explanation"]["matched_terms"]
+    assert "clippy" in hit["explanation"]["matched_terms"]
     product = hit["components"]["fused"]
     for factor in hit["factors"].values():
         product *= factor["multiplier"]

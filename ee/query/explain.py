@@ -145,9 +145,15 @@ def why(ctx: Any, item: Any, record: dict[str, Any]) -> str:
 
 
 def matched_terms(query: str, body: str, record: dict[str, Any]) -> list[str]:
-    query_tokens = list(dict.fromkeys(tokenize(query)))
+    """The query's words (as typed, lower-cased) whose tokens occur in the memory."""
     have = set(tokenize(body)) | set(tokenize(" ".join(record.get("tags", ())) + " " + record["kind"]))
-    return [t for t in query_tokens if t in have]
+    out: list[str] = []
+    for word in query.split():
+        tokens = tokenize(word)
+        shown = word.strip(".,;:!?()[]{}\"'`").lower()
+        if tokens and any(t in have for t in tokens) and shown not in out:
+            out.append(shown)
+    return out
 
 
 def explanation(ctx: Any, item: Any, record: dict[str, Any], body: str) -> dict[str, Any]:
