@@ -183,7 +183,25 @@ def from_arguments(
         doc["speed"] = speed
     if not text.strip():
         raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
-    return validate(doc, "arguments")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query text is longer than {MAX_QUERY_CHARS} characters", "shorten it")
+    if as_of and as_of[:4].isdigit():
+        from ee.schemas import is_rfc3339
+
+        if not is_rfc3339(as_of) and not _is_date(as_of):
+            raise QueryError(f"--as-of {as_of!r} is not an RFC 3339 time", "write e.g. 2026-12-01T09:00:00Z")
+    # click's choices already constrain every other argument: skip jsonschema (~110 ms of imports).
+    return Query(doc)
+
+
+def _is_date(value: str) -> bool:
+    from datetime import date
+
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def encode_cursor(binding: str, offset: int) -> str:
