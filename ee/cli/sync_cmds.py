@@ -1,0 +1,145 @@
+"""``ee sync``, ``ee merge-driver`` (git calls it) and ``ee memory resolve``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option, workspace
+
+
+@click.command("sync")
+@click.option(
+    "--remote", metavar="NAME", default=None, help="The git remote (default: [sync] remote, origin)."
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(["rebase", "merge"]),
+    default=None,
+    help="How to integrate the remote's commits (default: [sync] strategy, rebase).",
+)
+@click.option("--no-push", "no_push", is_flag=True, help="Commit, fetch and integrate, but do not push.")
+@click.option("--agent", default=None, help="Commit pending changes as this agent.")
+@json_option
+@click.pass_context
+def sync_cmd(
+    ctx: click.Context,
+    remote: str | None,
+    strategy: str | None,
+    no_push: bool,
+    agent: str | None,
+    as_json: bool | None,
+) -> None:
+    """Share memories through the git remote: commit pending memory changes, fetch, integrate, push."""
+    from ee.sync import sync
+    from ee.workspace import Actor
+
+    report = sync(workspace(ctx), remote, strategy, push=not no_push, actor=Actor.from_env(agent))
+    data = report.to_dict()
+    degraded = [
+        {"code": p.code, "severity": p.severity, "message": f"{p.path}: {p.message}", "repair": p.repair}
+        for p in report.skipped
+    ]
+    degraded += [
+        {
+            "code": "memory_conflicted",
+            "severity": "warning",
+            "message": f"{memory_id} holds two versions of its text from a merge",
+            "repair": f"ee memory resolve {memory_id} --pick ours|theirs|both",
+        }
+        for memory_id in report.conflicted
+    ]
+    Output(as_json).emit(data, lambda: _human(data), degraded)
+
+
+def _human(data: dict[str, Any]) -> str:
+    def side(changes: dict[str, Any]) -> str:
+        counts = [f"{len(changes[k])} {k}" for k in ("added", "changed", "removed") if changes[k]]
+        if changes["events"]:
+            counts.append(f"{len(changes['events'])} with new events")
+        return f"{len(changes['commits'])} commit(s)" + (f" ({', '.join(counts)})" if counts else "")
+
+    where = f"{data['remote']}/{data['branch']}"
+    lines = [f"sync {where}: {data['integration']}"]
+    if data["committed"]:
+        lines.append(f"committed pending changes: {data['committed'][:10]}")
+    lines.append("in:  " + side(data["incoming"]))
+    if data["pushed"]:
+        lines.append("out: " + side(data["outgoing"]))
+    elif data["ahead"]:
+        lines.append(f"not pushed: {data['ahead']} commit(s) ahead of {where}")
+    else:
+        lines.append("out: nothing to push")
+    return "\n".join(lines)
+
+
+@click.command("merge-driver")
+@click.argument("base", type=click.Path(dir_okay=False))
+@click.argument("ours", type=click.Path(dir_okay=False))
+@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.argument("path", default="")
+def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
+    """Merge a memory file (git calls this: `ee merge-driver %O %A %B %P`); the result goes into OURS.
+
+    Exit 0: merged (a body both sides changed is kept twice, flagged `conflict: true`);
+    exit 1: a side does not parse, git's text merge is in OURS and git reports a conflict.
+    """
+    from ee.merge import merge_driver
+
+    result = merge_driver(base, ours, theirs, path)
+    name = path or ours
+    if result.conflict:
+        click.echo(
+            f"ee: {name}: cannot merge field by field ({result.reason}); git's text merge used", err=True
+        )
+        return 1
+    if result.body_conflict:
+        click.echo(
+            f"ee: {name}: both sides changed the text; both versions kept (see `ee doctor`, "
+            "then `ee memory resolve <id> --pick ours|theirs|both`)",
+            err=True,
+        )
+    return 0
+
+
+@click.command("resolve")
+@click.argument("memory_id")
+@click.option(
+    "--pick", type=click.Choice(["ours", "theirs", "both"]), help="Keep one version of the text, or both."
+)
+@click.option(
+    "--text",
+    "text_file",
+    metavar="FILE",
+    type=click.File("r", encoding="utf-8"),
+    help="Use the text in FILE ('-' for stdin) as the body.",
+)
+@click.option("--agent", default=None, help="Act as this agent.")
+@json_option
+@click.pass_context
+def resolve_cmd(
+    ctx: click.Context,
+    memory_id: str,
+    pick: str | None,
+    text_file: Any,
+    agent: str | None,
+    as_json: bool | None,
+) -> None:
+    """Settle MEMORY_ID after a merge kept two versions of its text (one commit)."""
+    from ee.sync import resolve_memory
+    from ee.workspace import Actor
+
+    text = text_file.read() if text_file is not None else None
+    memory, commit = resolve_memory(workspace(ctx), memory_id, pick, text, Actor.from_env(agent))
+    Output(as_json).emit(
+        {"memory": memory.to_dict(), "commit": commit}, f"resolved {memory.id} ({commit[:10]})"
+    )
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(sync_cmd)
+    cli.add_command(merge_driver_cmd)
+    memory = cli.commands.get("memory")
+    if isinstance(memory, click.Group):
+        memory.add_command(resolve_cmd)

@@ -1,0 +1,637 @@
+"""``ee sync``: share a memory store through any git remote.
+
+Under the workspace lock: commit pending changes of ee's own paths (``memories/``, ``.ee/config.toml``),
+fetch the branch from the remote, integrate it (rebase or merge; memory files merge through
+``ee merge-driver``, events files through git's ``union`` driver), push, and on a lost push race fetch,
+integrate and push again. The store may live inside a larger code repository: only ee's paths are
+committed, and the user's uncommitted work elsewhere is stashed around the integration (staged and
+unstaged changes restored as they were) — or, when incoming changes touch the same files, left alone
+with a clear refusal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ee.config import CONFIG_PATH
+from ee.errors import ConfigError, ConflictError, EeError, GitError, UsageError
+from ee.gitrepo import EMPTY_TREE, Git, format_message, git_python_repo
+from ee.model import Problem
+from ee.store import EVENTS, MEMORIES
+
+if TYPE_CHECKING:
+    from ee.workspace import Actor, Workspace
+
+MAX_ATTEMPTS = 6
+_IN_PROGRESS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD")
+_AUTH_SIGNS = (
+    "authentication failed",
+    "permission denied",
+    "could not read username",
+    "could not read password",
+    "terminal prompts disabled",
+    "403",
+    "401",
+    "access denied",
+)
+_RACE_SIGNS = ("fetch first", "non-fast-forward", "failed to update ref", "cannot lock ref", "failed to lock")
+
+
+@dataclass(slots=True)
+class Changes:
+    """What one side received: commits, and the memory ids added / changed / removed, events changed.
+
+    A file that does not parse is named by its path instead of an id.
+    """
+
+    commits: list[dict[str, str]] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    conflicted: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "commits": self.commits,
+            "added": self.added,
+            "changed": self.changed,
+            "removed": self.removed,
+            "events": self.events,
+        }
+
+
+@dataclass(slots=True)
+class SyncReport:
+    remote: str
+    url: str
+    branch: str
+    strategy: str
+    committed: str | None = None
+    integration: str = "up-to-date"  # up-to-date | fast-forward | rebase | merge
+    pushed: bool = False
+    ahead: int = 0  # commits the remote does not have (after the push: 0)
+    attempts: int = 0
+    head: str | None = None
+    incoming: Changes = field(default_factory=Changes)
+    outgoing: Changes = field(default_factory=Changes)
+    conflicted: list[str] = field(default_factory=list)
+    skipped: list[Problem] = field(default_factory=list)
+    index: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "remote": self.remote,
+            "url": self.url,
+            "branch": self.branch,
+            "strategy": self.strategy,
+            "committed": self.committed,
+            "integration": self.integration,
+            "pushed": self.pushed,
+            "ahead": self.ahead,
+            "attempts": self.attempts,
+            "head": self.head,
+            "incoming": self.incoming.to_dict(),
+            "outgoing": self.outgoing.to_dict(),
+            "conflicted": self.conflicted,
+            "skipped": [p.to_dict() for p in self.skipped],
+            "index": self.index,
+        }
+
+
+def sync(
+    ws: Workspace,
+    remote: str | None = None,
+    strategy: str | None = None,
+    push: bool = True,
+    actor: Actor | None = None,
+) -> SyncReport:
+    """Commit, fetch, integrate, push (retrying a lost push race). See the module docstring."""
+    remote = remote or str(ws.config.get("sync.remote"))
+    strategy = strategy or str(ws.config.get("sync.strategy"))
+    if strategy not in ("rebase", "merge"):
+        raise UsageError(f"unknown strategy {strategy!r}", "use --strategy rebase or --strategy merge")
+    with ws.lock():
+        session = Session(ws, remote)
+        refuse_in_progress(ws.git)
+        report = SyncReport(remote, session.url, session.branch, strategy)
+        report.committed, report.skipped = commit_pending(ws, actor)
+        start = ws.git.head()
+        upstream = _integrate_and_push(session, report, strategy, push)
+        report.head = ws.git.head()
+        _fill_changes(session, report, start, upstream)
+    if report.head != start:
+        report.index = catch_up_index(ws, start, report.head)
+    return report
+
+
+def _integrate_and_push(session: Session, report: SyncReport, strategy: str, push: bool) -> str | None:
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        report.attempts = attempt
+        upstream = session.fetch()
+        mode = session.integrate(upstream, strategy)
+        if report.integration == "up-to-date":
+            report.integration = mode
+        report.ahead = session.ahead(upstream)
+        if not push or report.ahead == 0:
+            return upstream
+        if session.push():
+            report.pushed, report.ahead = True, 0
+            return upstream
+        time.sleep(min(2.0, 0.1 * 2**attempt) * random.uniform(0.5, 1.5))
+    raise ConflictError(
+        f"lost the push race to {session.remote}/{session.remote_branch} {MAX_ATTEMPTS} times "
+        "(others keep pushing); your commits are safe locally",
+        "run `ee sync` again in a moment",
+    )
+
+
+def _fill_changes(session: Session, report: SyncReport, start: str | None, upstream: str | None) -> None:
+    git = session.git
+    head = report.head
+    if head and start and head != start:
+        report.incoming = memory_changes(git, start, head, session.commits(start, upstream))
+    if report.pushed and head:
+        report.outgoing = memory_changes(git, upstream or EMPTY_TREE, head, session.commits(upstream, head))
+    report.conflicted = sorted(set(report.incoming.conflicted))
+
+
+def memory_changes(git: Git, old: str, new: str, commits: list[dict[str, str]]) -> Changes:
+    """The memory files that differ between two commits, as ids (one ``git diff`` and one ``cat-file``)."""
+    out = git.run(
+        "diff",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        old,
+        new,
+        "--",
+        git.repo_path(MEMORIES),
+        cwd=git.toplevel,
+    )
+    fields = out.split("\0")
+    entries = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        _old_mode, _new_mode, old_blob, new_blob, status = meta.lstrip(":").split()
+        entries.append((status[0], old_blob if status[0] == "D" else new_blob, git.workspace_path(path)))
+    blobs = git.read_blobs(blob for _s, blob, rel in entries if _is_memory_file(rel))
+    changes = Changes(commits=commits)
+    gone: dict[str, str] = {}
+    for status, blob, rel in entries:
+        if _is_event_file(rel) and rel.endswith(".jsonl"):
+            changes.events.append(rel.rsplit("/", 1)[1].removesuffix(".jsonl"))
+            continue
+        if not _is_memory_file(rel):
+            continue
+        memory_id, conflicted = _identify(blobs.get(blob, b""), rel)
+        if status == "D":
+            gone[memory_id] = rel
+            continue
+        (changes.added if status == "A" else changes.changed).append(memory_id)
+        if conflicted:
+            changes.conflicted.append(memory_id)
+    moved = [i for i in changes.added if i in gone]  # a rename: removed at one path, added at another
+    changes.added = [i for i in changes.added if i not in gone]
+    changes.changed += moved
+    changes.removed = [i for i in gone if i not in moved]
+    for name in ("added", "changed", "removed", "events"):
+        setattr(changes, name, sorted(set(getattr(changes, name))))
+    return changes
+
+
+def _identify(data: bytes, rel: str) -> tuple[str, bool]:
+    from ee import frontmatter
+    from ee.merge import is_conflicted
+
+    try:
+        memory, _ = frontmatter.parse(frontmatter.decode(data, rel), rel)
+    except EeError:
+        return rel, False
+    return memory.id, is_conflicted(memory)
+
+
+def catch_up_index(ws: Workspace, before: str | None, after: str | None) -> dict[str, Any] | None:
+    """Bring the derived index up to date with what sync changed between commits ``before`` and ``after``.
+
+    The index is not built yet: this is the hook it will fill (incremental catch-up over the changed
+    memory files, see DESIGN §6). Returns a small report, or None while there is no index.
+    """
+    del ws, before, after
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- committing
+
+
+def commit_pending(ws: Workspace, actor: Actor | None = None) -> tuple[str | None, list[Problem]]:
+    """Commit changes of ee's own paths; a memory file that does not parse is left out and reported."""
+    from ee.workspace import Actor
+
+    actor = actor or Actor.from_env()
+    paths, skipped = pending_paths(ws)
+    if not paths:
+        return None, skipped
+    before = ws.git.head()
+    sha = ws.git.commit_paths(
+        paths,
+        format_message(
+            f"ee: sync {len(paths)} pending change(s)",
+            {"Ee-Op": "sync", "Ee-Count": str(len(paths)), "Ee-Actor": actor.label},
+        ),
+    )
+    return (sha if sha and sha != before else None), skipped
+
+
+def pending_paths(ws: Workspace) -> tuple[list[str], list[Problem]]:
+    """Workspace paths of ee's that differ from HEAD: memory files, events files, the config."""
+    paths: list[str] = []
+    skipped: list[Problem] = []
+    for rel in _status(ws, MEMORIES) + _status(ws, CONFIG_PATH):
+        if rel == CONFIG_PATH or _is_event_file(rel):
+            paths.append(rel)
+        elif _is_memory_file(rel):
+            problem = _unreadable(ws, rel)
+            if problem is None:
+                paths.append(rel)
+            else:
+                skipped.append(problem)
+    return paths, skipped
+
+
+def _status(ws: Workspace, path: str) -> list[str]:
+    out = ws.git.run(
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+        "--",
+        ws.git.repo_path(path),
+        cwd=ws.git.toplevel,
+    )
+    return [ws.git.workspace_path(entry[3:]) for entry in out.split("\0") if len(entry) > 3]
+
+
+def _is_event_file(rel: str) -> bool:
+    name = rel.removeprefix(EVENTS + "/")
+    return (
+        rel.startswith(EVENTS + "/") and "/" not in name and (name.endswith(".jsonl") or name == ".gitkeep")
+    )
+
+
+def _is_memory_file(rel: str) -> bool:
+    inner = rel.removeprefix(MEMORIES + "/").split("/")
+    return rel.endswith(".md") and not any(part.startswith(".") for part in inner)
+
+
+def _unreadable(ws: Workspace, rel: str) -> Problem | None:
+    from ee.errors import MemoryFormatError, NotFound
+    from ee.store import problem_from_error
+
+    if not (ws.root / rel).exists():
+        return None  # a deletion
+    try:
+        ws.store.read(rel)
+    except (MemoryFormatError, NotFound) as exc:
+        problem = problem_from_error(exc, rel)
+        return Problem(
+            "sync_skipped",
+            "warning",
+            f"not committed (does not parse): {problem.message}",
+            rel,
+            problem.line,
+            problem.key,
+            problem.repair + "; then run `ee sync` again",
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- git session
+
+
+class Session:
+    """One sync's view of the repository, its remote and the branch being shared."""
+
+    def __init__(self, ws: Workspace, remote: str) -> None:
+        self.ws = ws
+        self.git = ws.git
+        self.remote = remote
+        self.env = sync_env(ws)
+        self.url, self.branch, self.remote_branch = self._describe(remote)
+        self.tracking = f"refs/remotes/{remote}/{self.remote_branch}"
+
+    def _describe(self, remote: str) -> tuple[str, str, str]:
+        repo = git_python_repo(self.ws.root)
+        names = [r.name for r in repo.remotes]
+        if remote not in names:
+            have = f" (this repository has: {', '.join(names)})" if names else ""
+            raise ConfigError(
+                f"no git remote named {remote!r}{have}",
+                f"add it: git remote add {remote} <url>  (or pass --remote NAME, or set [sync] remote "
+                "in .ee/config.toml)",
+            )
+        url = next(iter(repo.remote(remote).urls), "")
+        if repo.head.is_detached:
+            raise UsageError(
+                "HEAD is detached: ee sync shares a branch", "check out a branch: git switch main"
+            )
+        head = repo.active_branch
+        tracking = head.tracking_branch()
+        remote_branch = tracking.remote_head if tracking and tracking.remote_name == remote else head.name
+        return url, head.name, remote_branch
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(
+                ["git", *args],
+                cwd=self.git.toplevel,
+                capture_output=True,
+                text=True,
+                env=env or self.env,
+                check=False,
+                errors="surrogateescape",
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
+
+    def checked(self, *args: str) -> str:
+        proc = self.run(*args)
+        if proc.returncode != 0:
+            raise GitError(f"git {args[0]}: {proc.stderr.strip()}", "run `ee doctor` to check the repository")
+        return proc.stdout
+
+    # --------------------------------------------------------------------------------- remote I/O
+
+    def fetch(self) -> str | None:
+        """Fetch the shared branch; its commit, or None when the remote does not have it yet."""
+        refspec = f"+refs/heads/{self.remote_branch}:{self.tracking}"
+        proc = self.run("fetch", "--quiet", "--no-tags", self.remote, refspec, env=self._c_env())
+        if proc.returncode != 0:
+            if "couldn't find remote ref" in proc.stderr.lower():
+                return None
+            raise self._remote_error("fetch from", proc.stderr)
+        return self.upstream()
+
+    def upstream(self) -> str | None:
+        out = self.run("rev-parse", "-q", "--verify", self.tracking + "^{commit}").stdout.strip()
+        return out or None
+
+    def push(self) -> bool:
+        """Push HEAD; False when the remote moved on meanwhile (the race: fetch and try again)."""
+        target = f"HEAD:refs/heads/{self.remote_branch}"
+        proc = self.run("push", "--porcelain", self.remote, target, env=self._c_env())
+        if proc.returncode == 0:
+            return True
+        rejected = [line for line in proc.stdout.splitlines() if line.startswith("!")]
+        text = " ".join(rejected).lower()
+        if rejected and any(sign in text for sign in _RACE_SIGNS):
+            return False
+        if rejected:
+            raise GitError(
+                f"the remote {self.remote!r} refused the push: {rejected[0].split(chr(9))[-1]}",
+                "see the remote's rules (protected branch, hooks); push by hand to see more: git push",
+            )
+        raise self._remote_error("push to", proc.stderr)
+
+    def _c_env(self) -> dict[str, str]:
+        return {**self.env, "LC_ALL": "C"}  # English messages, so failures can be classified
+
+    def _remote_error(self, what: str, stderr: str) -> GitError:
+        lowered = stderr.lower()
+        reason = "auth" if any(sign in lowered for sign in _AUTH_SIGNS) else "unreachable"
+        first = next((ln.strip() for ln in stderr.splitlines() if ln.strip()), "no message from git")
+        if reason == "auth":
+            hint = (
+                f"check your access to {self.url}: `git fetch {self.remote}` must work on its own "
+                "(ssh-add your key, a credential helper, or a token), then run `ee sync` again"
+            )
+        else:
+            hint = (
+                f"check the URL (git remote get-url {self.remote}) and the network: "
+                f"`git fetch {self.remote}` must work on its own, then run `ee sync` again"
+            )
+        return GitError(
+            f"cannot {what} {self.remote!r} ({self.url}): {first}",
+            hint,
+            {"remote": self.remote, "url": self.url, "reason": reason},
+        )
+
+    # --------------------------------------------------------------------------------- integrating
+
+    def integrate(self, upstream: str | None, strategy: str) -> str:
+        head = self.git.head()
+        if upstream is None or upstream == head or (head and self._is_ancestor(upstream, head)):
+            return "up-to-date"
+        mode = "fast-forward" if head is None or self._is_ancestor(head, upstream) else strategy
+        self._refuse_overlap(upstream)
+        with self._stashed():
+            self._apply(mode, upstream)
+        return mode
+
+    def _apply(self, mode: str, upstream: str) -> None:
+        if mode == "fast-forward":
+            args = ["merge", "--ff-only", "--quiet", upstream]
+        elif mode == "rebase":
+            args = ["rebase", "--quiet", "--no-autostash", upstream]
+        else:
+            message = f"ee: sync merge {self.remote}/{self.remote_branch}"
+            args = ["merge", "--no-edit", "--quiet", "-m", message, upstream]
+        proc = self.run(*args)
+        if proc.returncode == 0:
+            return
+        conflicted = self.run("diff", "--name-only", "--diff-filter=U").stdout.split()
+        with contextlib.suppress(GitError):
+            self._abort()
+        paths = ", ".join(conflicted[:10]) or proc.stderr.strip().splitlines()[-1:]
+        verb = "git pull --rebase" if mode == "rebase" else "git pull --no-rebase"
+        raise ConflictError(
+            f"integrating {self.remote}/{self.remote_branch} stopped ({mode}) on: {paths}; "
+            "nothing was changed",
+            f"merge by hand: {verb} {self.remote} {self.remote_branch}, fix what `git status` names, "
+            "finish the merge, then run `ee sync` again",
+            {"paths": conflicted, "git": proc.stderr.strip()[-2000:]},
+        )
+
+    def _abort(self) -> None:
+        if (self.git.git_dir / "rebase-merge").exists() or (self.git.git_dir / "rebase-apply").exists():
+            self.checked("rebase", "--abort")
+        elif (self.git.git_dir / "MERGE_HEAD").exists():
+            self.checked("merge", "--abort")
+
+    def _is_ancestor(self, older: str, newer: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", older, newer).returncode == 0
+
+    def _dirty(self) -> list[str]:
+        out = self.checked("status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames")
+        return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+
+    def _refuse_overlap(self, upstream: str) -> None:
+        """Uncommitted work in files the incoming commits change: stop before touching anything."""
+        dirty = set(self._dirty())
+        if not dirty:
+            return
+        incoming = set(self.checked("diff", "--name-only", "-z", f"HEAD...{upstream}").split("\0"))
+        overlap = sorted(dirty & incoming)
+        if overlap:
+            raise ConflictError(
+                f"uncommitted changes in {', '.join(overlap[:5])} overlap changes coming from "
+                f"{self.remote}/{self.remote_branch}; nothing was changed",
+                "commit or stash those changes (git stash), then run `ee sync` again",
+                {"paths": overlap},
+            )
+
+    @contextlib.contextmanager
+    def _stashed(self) -> Iterator[None]:
+        """Put the user's uncommitted work aside for the integration; restore it, index included."""
+        if not self._dirty():
+            yield
+            return
+        self.checked("stash", "push", "--quiet", "-m", "ee sync: uncommitted changes put aside")
+        failed: BaseException | None = None
+        try:
+            yield
+        except BaseException as exc:
+            failed = exc
+            raise
+        finally:
+            self._unstash(failed)
+
+    def _unstash(self, failed: BaseException | None) -> None:
+        if self.run("stash", "pop", "--index", "--quiet").returncode == 0:
+            return
+        if self.run("stash", "apply", "--quiet").returncode == 0:
+            self.run("stash", "drop", "--quiet")
+            return
+        error = ConflictError(
+            "your uncommitted changes could not be put back after the sync; they are safe in the stash",
+            "see them with `git stash show -p stash@{0}`, restore with `git stash pop`",
+        )
+        if failed is None:
+            raise error
+
+    def ahead(self, upstream: str | None) -> int:
+        head = self.git.head()
+        if head is None:
+            return 0
+        spec = f"{upstream}..{head}" if upstream else head
+        return int(self.checked("rev-list", "--count", spec).strip() or 0)
+
+    def commits(self, since: str | None, until: str | None) -> list[dict[str, str]]:
+        if not until or since == until:
+            return []
+        repo = git_python_repo(self.ws.root)
+        spec = f"{since}..{until}" if since else until
+        return [
+            {
+                "commit": c.hexsha,
+                "date": c.committed_datetime.isoformat(),
+                "author": c.author.name or "",
+                "subject": c.summary if isinstance(c.summary, str) else c.summary.decode("utf-8", "replace"),
+            }
+            for c in repo.iter_commits(spec, max_count=100)
+        ]
+
+
+def refuse_in_progress(git: Git) -> None:
+    """A merge, rebase or cherry-pick someone started and did not finish: ee does not step into it."""
+    for name in _IN_PROGRESS:
+        if (git.git_dir / name).exists():
+            raise ConflictError(
+                f"a git {name.split('_')[0].split('-')[0].lower()} is in progress in this repository",
+                "finish it (fix the files, git add, then git rebase --continue / git commit) or abort it "
+                "(git rebase --abort / git merge --abort), then run the command again",
+            )
+
+
+def sync_env(ws: Workspace) -> dict[str, str]:
+    """The environment of sync's git processes: never prompt, find ``ee`` for the merge driver."""
+    env = dict(os.environ)
+    # The merge driver runs as `ee` from PATH: put this ee's own folder first.
+    bindir = os.path.dirname(sys.executable)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    env["GIT_EDITOR"] = "true"
+    env["GIT_MERGE_AUTOEDIT"] = "no"
+    if (
+        not (env.get("GIT_SSH_COMMAND") or env.get("GIT_SSH"))
+        and not ws.git.run("config", "--get", "core.sshCommand", check=False).strip()
+    ):
+        env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes"
+    if ws.git.run("var", "GIT_COMMITTER_IDENT", check=False, env=env).strip() == "":
+        env.update(
+            {
+                "GIT_AUTHOR_NAME": "ee",
+                "GIT_AUTHOR_EMAIL": "ee@localhost",
+                "GIT_COMMITTER_NAME": "ee",
+                "GIT_COMMITTER_EMAIL": "ee@localhost",
+            }
+        )
+    return env
+
+
+# ---------------------------------------------------------------------------------------------- resolve
+
+
+def resolve_memory(
+    ws: Workspace,
+    memory_id: str,
+    pick: str | None = None,
+    text: str | None = None,
+    actor: Actor | None = None,
+) -> tuple[Any, str]:
+    """Settle a conflicted memory: keep ours, theirs, both, or a given text; one commit."""
+    from ee import frontmatter
+    from ee.gitrepo import blob_id
+    from ee.merge import is_conflicted, resolve_text
+    from ee.workspace import Actor, guard_secrets
+
+    if (pick is None) == (text is None):
+        raise UsageError("say how to resolve", "pass --pick ours|theirs|both, or --text FILE (not both)")
+    actor = actor or Actor.from_env()
+    body = guard_secrets(text, False)[0] if text is not None else None
+    refuse_in_progress(ws.git)
+    with ws.lock():
+        memory = ws.get(memory_id)
+        if not is_conflicted(memory):
+            raise UsageError(
+                f"{memory_id} has no conflict to resolve", f"edit {memory.path} by hand if needed"
+            )
+        data = ws.store.read_bytes(memory.path)
+        head = ws.git.run("rev-parse", "-q", "--verify", f"HEAD:{ws.git.repo_path(memory.path)}", check=False)
+        if head.strip() != blob_id(data):
+            raise ConflictError(
+                f"{memory.path} has changes that are not committed",
+                f"commit them (git add {memory.path} && git commit) or undo them "
+                f"(git checkout -- {memory.path}), then run the command again",
+            )
+        try:
+            new_text = resolve_text(frontmatter.decode(data, memory.path), pick, body, memory.path)
+        except ValueError:
+            raise UsageError(
+                f"the conflict markers in {memory.path} are not well formed",
+                "pass --text FILE with the text to keep",
+            ) from None
+        try:
+            updated, _ = frontmatter.parse(new_text, memory.path)
+        except EeError:
+            raise UsageError(
+                f"the {pick} version of {memory_id} is empty", "pick another, or pass --text FILE"
+            ) from None
+        ws.store.write(memory.path, new_text)
+        sha = ws.git.commit_paths(
+            [memory.path],
+            format_message(
+                f"ee: resolve {updated.title}",
+                {"Ee-Op": "resolve", "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+            ),
+        )
+    return updated, sha

@@ -1,0 +1,389 @@
+"""``ee sync`` against real git: a bare remote in a temporary folder and several clones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Result, git, run_cli
+
+from ee import frontmatter
+from ee.workspace import Workspace
+
+BIN = str(Path(sys.executable).parent)
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """An empty bare repository; the first clone's sync creates its ``main``."""
+    subprocess.run(["git", "config", "--global", "init.defaultBranch", "main"], check=True)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    return bare
+
+
+def clone(remote: Path, dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True, capture_output=True)
+    Workspace.init(dest)  # registers the merge driver in this clone's git config
+    return dest
+
+
+@pytest.fixture
+def clones(remote: Path, tmp_path: Path) -> list[Path]:
+    """Three clones of one store: the first seeds the remote, the others clone it."""
+    first = clone(remote, tmp_path / "a")
+    assert ee(first, "sync").code == 0
+    return [first, clone(remote, tmp_path / "b"), clone(remote, tmp_path / "c")]
+
+
+def ee(root: Path, *args: str, input: str | None = None) -> Result:  # noqa: A002
+    return run_cli("--workspace", str(root), *args, "--json", input=input)
+
+
+def remember(root: Path, text: str, *extra: str) -> str:
+    result = ee(root, "remember", text, *extra)
+    assert result.code == 0, result.err
+    return str(result.data["id"])
+
+
+def sync(root: Path, *args: str) -> dict:
+    result = ee(root, "sync", *args)
+    assert result.code == 0, result.err + result.out
+    return result.data
+
+
+def export(root: Path) -> str:
+    target = root.parent / f"{root.name}-export.jsonl"
+    result = run_cli("--workspace", str(root), "export", "jsonl", "--output", str(target))
+    assert result.code == 0, result.err
+    return target.read_text()
+
+
+def memory_file(root: Path, memory_id: str) -> Path:
+    return root / Workspace(root).get(memory_id).path
+
+
+def add_event(root: Path, memory_id: str, event_id: str, signal: str) -> None:
+    events = root / "memories" / ".events" / f"{memory_id}.jsonl"
+    with events.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": event_id, "memory": memory_id, "signal": signal}) + "\n")
+
+
+def git_env() -> dict[str, str]:
+    return {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+
+
+# ---------------------------------------------------------------------------------------------- convergence
+
+
+def test_concurrent_remember_in_three_clones_converges(clones: list[Path]) -> None:
+    a, b, c = clones
+    ids = {
+        remember(root, f"{name} learned fact number {n}")
+        for root, name in zip(clones, "abc", strict=True)
+        for n in (1, 2)
+    }
+    for root in (b, c, a, b, c):  # any order; then a second round so everyone sees the last push
+        sync(root)
+    exports = [export(root) for root in clones]
+    assert exports[0] == exports[1] == exports[2]
+    assert {json.loads(line)["id"] for line in exports[0].splitlines()} == ids
+
+
+def test_sync_report_names_what_came_in_and_went_out(clones: list[Path]) -> None:
+    a, b, _ = clones
+    mine, theirs = remember(b, "b writes one"), remember(a, "a writes one")
+    sync(a)
+    data = sync(b)
+    assert data["integration"] == "rebase"
+    assert data["pushed"] is True
+    assert data["incoming"]["added"] == [theirs]
+    assert [c["subject"] for c in data["incoming"]["commits"]] == ["ee: remember a writes one"]
+    assert data["outgoing"]["added"] == [mine]
+    assert data["outgoing"]["commits"][0]["subject"] == "ee: remember b writes one"
+    again = sync(b)
+    assert again["integration"] == "up-to-date"
+    assert again["pushed"] is False
+    assert again["incoming"]["commits"] == []
+
+
+def test_no_push_integrates_but_leaves_the_remote_alone(clones: list[Path], remote: Path) -> None:
+    a, b, _ = clones
+    remember(a, "a's memory")
+    before = git(remote, "rev-parse", "main")
+    data = sync(a, "--no-push")
+    assert data["pushed"] is False
+    assert data["ahead"] == 1
+    assert git(remote, "rev-parse", "main") == before
+    assert sync(b)["incoming"]["added"] == []
+
+
+@pytest.mark.parametrize("strategy", ["rebase", "merge"])
+def test_concurrent_tag_edits_and_events_lose_nothing(clones: list[Path], strategy: str) -> None:
+    a, b, _ = clones
+    memory_id = remember(a, "Clippy warnings are errors in CI", "--tags", "ci,rust")
+    sync(a)
+    sync(b)
+    assert ee(a, "memory", "tags", memory_id, "--add", "lint", "--remove", "rust").code == 0
+    assert ee(b, "memory", "tags", memory_id, "--add", "clippy").code == 0
+    assert ee(b, "memory", "expire", memory_id, "--at", "2030-01-01T00:00:00Z").code == 0
+    add_event(a, memory_id, "evt_a", "helpful")  # left uncommitted: sync commits it
+    add_event(b, memory_id, "evt_b", "harmful")
+    sync(a, "--strategy", strategy)
+    data = sync(b, "--strategy", strategy)
+    sync(a, "--strategy", strategy)
+    assert data["conflicted"] == []
+    for root in (a, b):
+        memory = Workspace(root).get(memory_id)
+        assert set(memory.tags) == {"ci", "lint", "clippy"}
+        assert memory.valid_to == "2030-01-01T00:00:00Z"
+        assert dict(memory.extra) == {}
+        events = (root / "memories" / ".events" / f"{memory_id}.jsonl").read_text().splitlines()
+        assert sorted(json.loads(line)["id"] for line in events) == ["evt_a", "evt_b"]
+    assert export(a) == export(b)
+
+
+def test_conflicting_body_edits_keep_both_and_resolve_settles_them(clones: list[Path]) -> None:
+    a, b, _ = clones
+    memory_id = remember(a, "Deploy with make deploy")
+    sync(a)
+    sync(b)
+    for root, text in ((a, "Deploy with make release"), (b, "Deploy with the deploy.sh script")):
+        path = memory_file(root, memory_id)
+        path.write_text(path.read_text().replace("Deploy with make deploy", text))
+    sync(a)
+    data = sync(b)
+    assert data["conflicted"] == [memory_id]
+    memory = Workspace(b).get(memory_id)  # still parses
+    assert "Deploy with make release" in memory.body
+    assert "Deploy with the deploy.sh script" in memory.body
+    assert dict(memory.extra)["conflict"] is True
+    doctor = ee(b, "doctor")
+    assert any(p["code"] == "memory_conflicted" for p in doctor.json["data"]["problems"])
+    head = git(b, "rev-parse", "HEAD")
+    resolved = ee(b, "memory", "resolve", memory_id, "--pick", "both")
+    assert resolved.code == 0, resolved.err
+    assert git(b, "rev-parse", "HEAD~1") == head  # one commit
+    text = memory_file(b, memory_id).read_text()
+    assert "<<<<<<<" not in text
+    assert "conflict" not in text
+    assert "Deploy with make release" in text
+    assert "Deploy with the deploy.sh script" in text
+    assert not any(p["code"] == "memory_conflicted" for p in ee(b, "doctor").json["data"]["problems"])
+    sync(b)
+    sync(a)
+    assert export(a) == export(b)
+
+
+def test_resolve_with_a_text_file(clones: list[Path], tmp_path: Path) -> None:
+    a, b, _ = clones
+    memory_id = remember(a, "Cache lives in /var/cache/app")
+    sync(a)
+    sync(b)
+    for root, text in ((a, "Cache lives in /tmp/app"), (b, "Cache lives in ~/.cache/app")):
+        path = memory_file(root, memory_id)
+        path.write_text(path.read_text().replace("Cache lives in /var/cache/app", text))
+    sync(a)
+    sync(b)
+    chosen = tmp_path / "body.md"
+    chosen.write_text("Cache lives in $XDG_CACHE_HOME/app\n")
+    assert ee(b, "memory", "resolve", memory_id, "--pick", "ours", "--text", str(chosen)).code == 2
+    result = ee(b, "memory", "resolve", memory_id, "--text", str(chosen))
+    assert result.code == 0, result.err
+    assert Workspace(b).get(memory_id).body == "Cache lives in $XDG_CACHE_HOME/app"
+    again = ee(b, "memory", "resolve", memory_id, "--pick", "ours")
+    assert again.code == 2
+    assert "no conflict" in again.json["error"]["message"]
+
+
+def test_two_syncs_racing_to_push_both_succeed(clones: list[Path]) -> None:
+    a, b, c = clones
+    ids = {remember(a, "a races"), remember(b, "b races"), remember(c, "c races")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ee", "--workspace", str(root), "sync", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=git_env(),
+        )
+        for root in clones
+    ]
+    results = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+    for code, out, err in results:
+        assert code == 0, err
+        assert json.loads(out)["data"]["pushed"] is True
+    for root in clones:
+        sync(root)
+    assert export(a) == export(b) == export(c)
+    assert {json.loads(line)["id"] for line in export(a).splitlines()} == ids
+
+
+# ------------------------------------------------------------------------------------ code repositories
+
+
+def code_clone(remote: Path, dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True, capture_output=True)
+    Workspace.init(dest / "docs" / "memory")
+    return dest
+
+
+@pytest.fixture
+def code_clones(remote: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Two clones of a code repository whose ee store lives in docs/memory/."""
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "clone", "-q", str(remote), str(seed)], check=True, capture_output=True)
+    for rel, text in {"src/app.py": "print('app')\n", "src/util.py": "X = 1\n", "README.md": "hi\n"}.items():
+        (seed / rel).parent.mkdir(parents=True, exist_ok=True)
+        (seed / rel).write_text(text)
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "code")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    a = code_clone(remote, tmp_path / "a")
+    sync(a / "docs" / "memory")
+    b = code_clone(remote, tmp_path / "b")
+    return a, b
+
+
+def test_sync_in_a_code_repository_keeps_the_users_uncommitted_work(code_clones: tuple[Path, Path]) -> None:
+    a, b = code_clones
+    store_a, store_b = a / "docs" / "memory", b / "docs" / "memory"
+    remember(store_a, "from a")
+    sync(store_a)
+    remember(store_b, "from b")  # diverged: sync must rebase
+    (b / "src" / "app.py").write_text("print('staged')\n")
+    git(b, "add", "src/app.py")
+    (b / "src" / "app.py").write_text("print('staged then edited')\n")
+    (b / "src" / "util.py").write_text("X = 2  # unstaged\n")
+    (b / "scratch.txt").write_text("untracked\n")
+    data = sync(store_b)
+    assert data["integration"] == "rebase"
+    assert git(b, "show", ":src/app.py") == "print('staged')\n"  # the index is as it was
+    assert (b / "src" / "app.py").read_text() == "print('staged then edited')\n"
+    assert (b / "src" / "util.py").read_text() == "X = 2  # unstaged\n"
+    assert (b / "scratch.txt").read_text() == "untracked\n"
+    status = git(b, "status", "--porcelain").splitlines()
+    assert set(status) == {"?? scratch.txt", "MM src/app.py", " M src/util.py"}
+    assert git(b, "log", "--format=%s", "origin/main", "--", "src").split("\n")[:-1] == ["code"]
+    assert git(b, "stash", "list") == ""
+    sync(store_a)
+    assert export(store_a) == export(store_b)
+
+
+def test_sync_refuses_when_incoming_changes_touch_uncommitted_files(code_clones: tuple[Path, Path]) -> None:
+    a, b = code_clones
+    (a / "src" / "util.py").write_text("X = 3\n")
+    git(a, "commit", "-q", "-am", "change util")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    (b / "src" / "util.py").write_text("X = 4  # mine\n")
+    head = git(b, "rev-parse", "HEAD")
+    result = ee(b / "docs" / "memory", "sync")
+    assert result.code == 8
+    assert "src/util.py" in result.json["error"]["message"]
+    assert git(b, "rev-parse", "HEAD") == head
+    assert (b / "src" / "util.py").read_text() == "X = 4  # mine\n"
+
+
+def test_sync_commits_only_ee_paths_and_skips_broken_memories(clones: list[Path]) -> None:
+    a = clones[0]
+    (a / "memories" / "by-hand.md").write_text("A memory written in an editor.\n")
+    (a / "memories" / "broken.md").write_text("---\nlevel: [unclosed\n---\nbody\n")
+    (a / "notes.txt").write_text("the user's own file\n")
+    result = ee(a, "sync")
+    assert result.code == 0, result.err
+    assert [d["path"] if "path" in d else d["message"] for d in result.json["degraded"]]
+    assert "memories/broken.md" in result.json["degraded"][0]["message"]
+    committed = git(a, "show", "--name-only", "--format=", result.data["committed"]).split()
+    assert committed == ["memories/by-hand.md"]
+    assert "?? memories/broken.md" in git(a, "status", "--porcelain")
+    assert "?? notes.txt" in git(a, "status", "--porcelain")
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def test_no_remote_is_a_clear_error(ws: Workspace) -> None:
+    result = ee(ws.root, "sync")
+    assert result.code == 3
+    error = result.json["error"]
+    assert "no git remote named 'origin'" in error["message"]
+    assert "git remote add origin" in error["repair"]
+
+
+def test_unreachable_remote_is_a_clear_error(ws: Workspace, tmp_path: Path) -> None:
+    git(ws.root, "remote", "add", "origin", str(tmp_path / "nowhere.git"))
+    result = ee(ws.root, "sync")
+    assert result.code == 4
+    error = result.json["error"]
+    assert error["details"]["reason"] == "unreachable"
+    assert "git remote get-url origin" in error["repair"]
+
+
+def test_auth_failure_is_a_clear_error(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_ssh = tmp_path / "fake-ssh"
+    fake_ssh.write_text("#!/bin/sh\necho 'git@example.com: Permission denied (publickey).' >&2\nexit 255\n")
+    fake_ssh.chmod(0o755)
+    monkeypatch.setenv("GIT_SSH_COMMAND", str(fake_ssh))
+    git(ws.root, "remote", "add", "origin", "git@example.com:team/memories.git")
+    result = ee(ws.root, "sync")
+    assert result.code == 4
+    error = result.json["error"]
+    assert error["details"]["reason"] == "auth"
+    assert "Permission denied" in error["message"]
+    assert "credential" in error["repair"]
+
+
+# ---------------------------------------------------------------------------------------------- plain git
+
+
+def test_plain_git_pull_uses_the_driver_when_registered(clones: list[Path]) -> None:
+    a, b, _ = clones
+    memory_id = remember(a, "Pin the toolchain", "--tags", "rust")
+    sync(a)
+    sync(b)
+    assert ee(a, "memory", "tags", memory_id, "--add", "toolchain").code == 0
+    assert ee(b, "memory", "tags", memory_id, "--add", "ci").code == 0
+    sync(a)
+    pull = subprocess.run(
+        ["git", "pull", "-q", "--no-rebase", "--no-edit"],
+        cwd=b,
+        env=git_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert pull.returncode == 0, pull.stderr
+    assert Workspace(b).get(memory_id).tags == ("rust", "ci", "toolchain")
+
+
+def test_plain_git_pull_without_the_driver_is_parseable_or_a_clear_conflict(clones: list[Path]) -> None:
+    a, b, _ = clones
+    first = remember(a, "First memory body line", "--tags", "one")
+    second = remember(a, "Second memory body line", "--tags", "two")
+    sync(a)
+    sync(b)
+    git(b, "config", "--remove-section", "merge.ee-memory")  # as in a plain `git clone`
+    # Disjoint lines (tags vs body) merge as text into a correct file; the same line is a git conflict.
+    assert ee(a, "memory", "tags", first, "--add", "from-a").code == 0
+    assert ee(a, "memory", "tags", second, "--add", "from-a").code == 0
+    sync(a)
+    path = memory_file(b, first)
+    path.write_text(path.read_text().replace("First memory body line", "First memory body, edited in b"))
+    git(b, "commit", "-q", "-am", "edit body")
+    assert ee(b, "memory", "tags", second, "--add", "from-b").code == 0
+    pull = subprocess.run(["git", "pull", "--no-rebase", "--no-edit"], cwd=b, capture_output=True, text=True)
+    assert pull.returncode != 0
+    assert "CONFLICT" in pull.stdout + pull.stderr
+    unmerged = git(b, "diff", "--name-only", "--diff-filter=U").split()
+    assert unmerged == [Workspace(b).store.snapshot().problems[0].path]  # the conflicted file does not parse
+    memory, _ = frontmatter.parse(path.read_text(), "first.md")
+    assert memory.tags == ("one", "from-a")
+    assert memory.body == "First memory body, edited in b"
+    result = ee(b, "sync")
+    assert result.code == 8  # ee does not step into an unfinished merge
+    assert "git merge --abort" in result.json["error"]["repair"]
