@@ -1,0 +1,319 @@
+"""The semantic encoder: a model2vec static model, loaded from a local folder only.
+
+ee ships its default model inside the package (``ee/models/minilm-l6-v2-m2v256``, a model2vec distillation of
+all-MiniLM-L6-v2; see its NOTICE). ``$EE_MODEL`` or an explicit path may point at any other model2vec folder.
+
+The model is read directly with ``safetensors`` + ``tokenizers`` and encoded here, replicating
+``model2vec.StaticModel.encode`` (character cap, token truncation, unknown-token removal, mean pooling, L2
+normalisation); tests/test_model.py checks the two agree to 1e-5 on the shipped model. Reasons:
+
+* ``StaticModel.from_pretrained`` falls back to downloading from the Hugging Face hub whenever the path does
+  not exist (it defaults to ``force_download=True``), so a typo in ``$EE_MODEL`` would go to the network. This
+  module never imports ``huggingface_hub`` and never touches the network.
+* Importing model2vec pulls in huggingface_hub, joblib, tqdm and the model-card machinery (it parses README.md
+  on every load); reading the two files directly is several times faster (figures in the commit message).
+
+Heavy imports (numpy, safetensors, tokenizers) happen inside functions: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ee.errors import ModelError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from tokenizers import Tokenizer
+
+__all__ = ["DEFAULT_MODEL_DIR", "DEFAULT_MODEL_NAME", "ENV_VAR", "Embedder", "load_embedder"]
+
+DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
+DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
+ENV_VAR = "EE_MODEL"
+
+_DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json names none
+_BATCH = 1024  # texts tokenised and pooled at a time (bounds memory; model2vec uses the same batch size)
+
+# The folder layouts model2vec itself accepts: (config, weights, tokenizer, name of the embedding tensor).
+_LAYOUTS: tuple[tuple[str, str, str, str], ...] = (
+    ("config.json", "model.safetensors", "tokenizer.json", "embeddings"),
+    ("config_sentence_transformers.json", "model.safetensors", "tokenizer.json", "embedding.weight"),
+    (
+        "config_sentence_transformers.json",
+        "0_StaticEmbedding/model.safetensors",
+        "0_StaticEmbedding/tokenizer.json",
+        "embedding.weight",
+    ),
+)
+
+
+class Embedder:
+    """A loaded static embedding model. Immutable ("frozen-ish") and safe to share between threads.
+
+    ``model_id`` is ``<folder name>@<first 12 hex of sha256(model.safetensors)>``: indexes record it and are
+    rebuilt when it changes. Build one with :func:`load_embedder`.
+    """
+
+    __slots__ = (
+        "_char_cap",
+        "_mapping",
+        "_max_length",
+        "_tokenizer",
+        "_unk_id",
+        "_vectors",
+        "_weights",
+        "dim",
+        "model_id",
+        "path",
+    )
+
+    model_id: str
+    dim: int
+    path: Path
+    _vectors: np.ndarray
+    _weights: np.ndarray | None
+    _mapping: np.ndarray | None
+    _tokenizer: Tokenizer
+    _unk_id: int | None
+    _max_length: int | None
+    _char_cap: int | None
+
+    def __init__(
+        self,
+        *,
+        model_id: str,
+        path: Path,
+        vectors: np.ndarray,
+        weights: np.ndarray | None,
+        mapping: np.ndarray | None,
+        tokenizer: Tokenizer,
+        unk_id: int | None,
+        max_length: int | None,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "model_id", model_id)
+        init(self, "dim", int(vectors.shape[1]))
+        init(self, "path", path)
+        init(self, "_vectors", vectors)  # (vocab or clusters, dim): int8 / float16 / float32 as stored
+        init(self, "_weights", weights)  # per-token weights (vocabulary-quantised models only)
+        init(self, "_mapping", mapping)  # token id -> row of _vectors (vocabulary-quantised models only)
+        init(self, "_tokenizer", tokenizer)
+        init(self, "_unk_id", unk_id)
+        init(self, "_max_length", max_length)
+        init(self, "_char_cap", None)  # computed on first need: see _cap()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Embedder is immutable (cannot set {name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Embedder is immutable (cannot delete {name})")
+
+    def __repr__(self) -> str:
+        return f"Embedder(model_id={self.model_id!r}, dim={self.dim}, path={str(self.path)!r})"
+
+    def _cap(self) -> int:
+        """model2vec cuts each text to max_length * (median token length) characters before tokenising.
+
+        Reading the vocabulary for the median costs ~15 ms, so it is done once, and only when some text is
+        longer than max_length characters (the cap is at least that, as every token has a character).
+        """
+        cap = self._char_cap
+        if cap is None:
+            import numpy as np
+
+            assert self._max_length is not None
+            vocab = self._tokenizer.get_vocab(with_added_tokens=True)
+            lengths = np.fromiter((len(t) for t in vocab), dtype=np.int64, count=len(vocab))
+            cap = self._max_length * int(np.median(lengths))
+            object.__setattr__(self, "_char_cap", cap)  # idempotent: a race computes the same value
+        return cap
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts``: float32 array (len(texts), dim), each row L2-normalised.
+
+        A text with no known token (empty, whitespace, only unknown symbols) gets a row of zeros. The result
+        depends only on the model and the texts: no batching effect, no randomness.
+        """
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise TypeError("Embedder.encode takes a list of strings, not a string")
+        n = len(texts)
+        out = np.zeros((n, self.dim), dtype=np.float32)
+        if n == 0:
+            return out
+        texts = list(texts)
+        if self._max_length is not None and any(len(t) > self._max_length for t in texts):
+            cap = self._cap()
+            texts = [t[:cap] for t in texts]
+
+        for begin in range(0, n, _BATCH):
+            self._encode_into(texts[begin : begin + _BATCH], out[begin : begin + _BATCH])
+        return out
+
+    def _encode_into(self, texts: list[str], out: np.ndarray) -> None:
+        """Mean-pool and normalise one batch into ``out`` (zeros where a text has no known token).
+
+        One small gather per text: on this hardware it beats one big gather + ``np.add.reduceat`` by an
+        order of magnitude (large temporaries cost more in page faults than the loop costs in Python).
+        """
+        import numpy as np
+
+        encode_batch = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)
+        encodings = encode_batch(texts, add_special_tokens=False)
+        unk = self._unk_id
+        vectors, weights, mapping = self._vectors, self._weights, self._mapping
+        exact = vectors.dtype.kind == "i" and weights is None  # integer sums: exact, order-independent
+        for row, enc in enumerate(encodings):
+            ids = np.asarray(enc.ids, dtype=np.int64)
+            if unk is not None:
+                ids = ids[ids != unk]
+            if ids.size == 0:
+                continue  # no known token: the row stays zero
+            picked = vectors[mapping[ids] if mapping is not None else ids]
+            if exact:
+                total = picked.sum(axis=0, dtype=np.int64).astype(np.float32)
+            elif weights is not None:
+                total = (picked.astype(np.float32) * weights[ids].astype(np.float32)[:, None]).sum(axis=0)
+            else:
+                total = picked.astype(np.float32).sum(axis=0)
+            out[row] = total / np.float32(ids.size)
+        # Normalise the batch at once as model2vec does (same arithmetic, same bits); zero rows stay 0.
+        out /= np.linalg.norm(out, axis=1, keepdims=True) + np.float32(1e-32)
+
+
+def _resolve(path: str | Path | None) -> tuple[Path, str]:
+    """The folder to load and where its name came from (for messages)."""
+    if path is not None:
+        return Path(path).expanduser(), "the given path"
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        return Path(env).expanduser(), f"${ENV_VAR}"
+    return DEFAULT_MODEL_DIR, "the default model shipped with ee"
+
+
+def _repair_hint(source: str, folder: Path) -> str:
+    if source == f"${ENV_VAR}":
+        return (
+            f"unset {ENV_VAR}   # to use the model shipped with ee, or point it at a model2vec folder "
+            f"(config.json, model.safetensors, tokenizer.json): export {ENV_VAR}=/path/to/model"
+        )
+    if source == "the given path":
+        return f"pass a model2vec folder (config.json, model.safetensors, tokenizer.json), not {folder}"
+    return (
+        "pip install --force-reinstall --no-deps ee   "
+        f"# the package is damaged; in a source checkout: git checkout -- ee/models/{DEFAULT_MODEL_NAME}"
+    )
+
+
+def load_embedder(path: str | Path | None = None) -> Embedder:
+    """Load a model2vec model folder; ``None`` means ``$EE_MODEL`` if set, else :data:`DEFAULT_MODEL_DIR`.
+
+    Raises :class:`ee.errors.ModelError` (with a copy-paste repair hint) when the folder is missing,
+    unreadable or incomplete. Reads local files only: never the network.
+    """
+    import hashlib
+    import json
+
+    folder, source = _resolve(path)
+
+    def fail(what: str, cause: BaseException | None = None) -> ModelError:
+        err = ModelError(
+            f"semantic model unavailable ({source}: {folder}): {what}",
+            _repair_hint(source, folder),
+            {"path": str(folder), "source": source},
+        )
+        if cause is not None:
+            err.__cause__ = cause
+        return err
+
+    if not folder.exists():
+        raise fail("no such folder")
+    if not folder.is_dir():
+        raise fail("not a folder")
+    layout = next(
+        (lay for lay in _LAYOUTS if all((folder / name).is_file() for name in lay[:3])),
+        None,
+    )
+    if layout is None:
+        missing = [n for n in _LAYOUTS[0][:3] if not (folder / n).is_file()]
+        raise fail(f"incomplete model folder, missing {', '.join(missing)}")
+    config_name, weights_name, tokenizer_name, tensor_name = layout
+
+    try:
+        from safetensors.numpy import load as load_safetensors
+        from tokenizers import Tokenizer
+    except ImportError as exc:  # pragma: no cover - runtime deps of ee
+        raise ModelError(
+            f"semantic model unavailable: {exc}",
+            "pip install 'numpy' 'safetensors' 'tokenizers'   # or reinstall ee with its dependencies",
+        ) from exc
+
+    try:
+        raw = (folder / weights_name).read_bytes()
+        config: dict[str, Any] = json.loads((folder / config_name).read_text(encoding="utf-8"))
+        tensors = load_safetensors(raw)
+        tokenizer = Tokenizer.from_file(str(folder / tokenizer_name))
+    except Exception as exc:  # OSError, JSON errors, and safetensors'/tokenizers' own exception types
+        raise fail(f"cannot read the model files ({type(exc).__name__}: {exc})", exc) from exc
+    if not isinstance(config, dict):
+        raise fail(f"{config_name} is not a JSON object")
+
+    vectors = tensors.get(tensor_name)
+    if vectors is None:
+        raise fail(f"{weights_name} has no '{tensor_name}' tensor")
+    if vectors.ndim != 2 or vectors.shape[0] == 0 or vectors.shape[1] == 0:
+        raise fail(f"'{tensor_name}' has shape {vectors.shape}, expected (tokens, dim)")
+    if vectors.dtype.kind not in "fi":
+        raise fail(f"'{tensor_name}' has unsupported dtype {vectors.dtype}")
+    weights = tensors.get("weights")
+    mapping = tensors.get("mapping")
+
+    vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
+    if mapping is None and vocab_size != vectors.shape[0]:
+        raise fail(f"tokenizer has {vocab_size} tokens but the model {vectors.shape[0]} vectors")
+    if mapping is not None and (mapping.shape[0] < vocab_size or int(mapping.max()) >= vectors.shape[0]):
+        raise fail("token mapping does not fit the vectors")
+    if weights is not None and weights.shape[0] < vocab_size:
+        raise fail("token weights do not cover the vocabulary")
+
+    # Same set-up as model2vec's StaticModel: no padding, truncation to max_length tokens, and texts cut to
+    # max_length * (median token length) characters before tokenising.
+    max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
+    if max_length is not None and (
+        not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
+    ):
+        raise fail(f"{config_name}: max_length must be a positive integer or null, not {max_length!r}")
+    tokenizer.no_padding()
+    if max_length is None:
+        tokenizer.no_truncation()
+    else:
+        tokenizer.enable_truncation(max_length)
+
+    # model2vec drops unknown tokens before pooling (they carry no meaning in word-level vocabularies).
+    unk_id: int | None = None
+    if hasattr(tokenizer.model, "unk_token"):  # WordPiece, BPE, WordLevel
+        if tokenizer.model.unk_token is not None:
+            unk_id = tokenizer.token_to_id(tokenizer.model.unk_token)
+    else:  # Unigram
+        found = json.loads(tokenizer.to_str()).get("model", {}).get("unk_id")
+        unk_id = found if isinstance(found, int) else None
+
+    for array in (vectors, weights, mapping):
+        if array is not None:
+            array.flags.writeable = False
+
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    return Embedder(
+        model_id=f"{folder.resolve().name}@{digest}",
+        path=folder,
+        vectors=vectors,
+        weights=weights,
+        mapping=mapping,
+        tokenizer=tokenizer,
+        unk_id=unk_id,
+        max_length=max_length,
+    )

@@ -1,0 +1,256 @@
+"""The shipped semantic model and its loader (ee.index.embedder), on the real model: no mocks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ee.errors import ModelError
+from ee.index.embedder import DEFAULT_MODEL_DIR, ENV_VAR, Embedder, load_embedder
+
+pytestmark = pytest.mark.semantic
+
+# Pinned by scripts/distill_model.py (deterministic); a change means the shipped model changed.
+MODEL_SHA256 = "23bb3f8d55636dfb1e203babd24432d0345600f84cd6ae610dc02457c7138a23"
+MODEL_ID = "minilm-l6-v2-m2v256@23bb3f8d5563"
+ROOT = Path(__file__).resolve().parent.parent
+
+# (text a, text b, cosine): the original all-MiniLM-L6-v2 gives 0.819, 0.918, 0.090, -0.019 for these.
+SIMILARITIES = [
+    ("How do I undo my last git commit?", "Revert the most recent commit in git", 0.7766),
+    (
+        "Use pytest fixtures to share setup between tests.",
+        "Test setup code can be shared with pytest fixtures.",
+        0.8955,
+    ),
+    ("How do I undo my last git commit?", "My grandmother bakes bread every Sunday.", 0.1426),
+    ("The cat sat on the mat.", "Quarterly revenue grew by twelve percent.", -0.0499),
+]
+
+TEXTS = [
+    "How do I undo my last git commit?",
+    "def load_embedder(path: str | Path | None = None) -> Embedder:",
+    "café naïve 日本語 🎉 — ünïcödé",
+    "[UNK] [CLS] tokens that look special",
+    "supercalifragilisticexpialidocious" * 5,  # one word over 100 chars: WordPiece gives [UNK], dropped
+    "word " * 3000,  # over 512 tokens and over the character cap: truncated the same way as model2vec
+    "",
+    "   \n\t ",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return load_embedder(DEFAULT_MODEL_DIR)
+
+
+@pytest.fixture
+def no_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    return monkeypatch
+
+
+def cos(e: Embedder, a: str, b: str) -> float:
+    v = e.encode([a, b])
+    return float(v[0] @ v[1])
+
+
+# --- the shipped folder ------------------------------------------------------------------------------------
+
+
+def test_shipped_model_files_and_hash() -> None:
+    assert DEFAULT_MODEL_DIR.parts[-3:] == ("ee", "models", "minilm-l6-v2-m2v256")
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "LICENSE", "NOTICE"):
+        assert (DEFAULT_MODEL_DIR / name).is_file(), name
+    data = (DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == MODEL_SHA256
+    size = sum(f.stat().st_size for f in DEFAULT_MODEL_DIR.iterdir() if f.is_file())
+    assert size < 10_000_000
+    assert "Apache License" in (DEFAULT_MODEL_DIR / "LICENSE").read_text(encoding="utf-8")
+    notice = (DEFAULT_MODEL_DIR / "NOTICE").read_text(encoding="utf-8")
+    assert "sentence-transformers/all-MiniLM-L6-v2" in notice
+    assert "model2vec" in notice
+    config = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text(encoding="utf-8"))
+    assert config["hidden_dim"] == 256
+    assert config["embedding_dtype"] == "int8"
+
+
+def test_default_load(embedder: Embedder, no_env: pytest.MonkeyPatch) -> None:
+    assert embedder.model_id == MODEL_ID
+    assert embedder.dim == 256
+    again = load_embedder()  # None and no $EE_MODEL: the shipped folder
+    assert again.model_id == MODEL_ID
+    assert again.path == DEFAULT_MODEL_DIR
+
+
+def test_embedder_is_immutable(embedder: Embedder) -> None:
+    with pytest.raises(AttributeError):
+        embedder.model_id = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        embedder.dim = 3  # type: ignore[misc]
+
+
+# --- encoding ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), SIMILARITIES)
+def test_pinned_similarities(embedder: Embedder, a: str, b: str, expected: float) -> None:
+    assert cos(embedder, a, b) == pytest.approx(expected, abs=1e-3)
+
+
+def test_paraphrases_beat_unrelated(embedder: Embedder) -> None:
+    q = "How do I undo my last git commit?"
+    assert cos(embedder, q, "Revert the most recent commit in git") > 0.6
+    assert cos(embedder, q, "My grandmother bakes bread every Sunday.") < 0.3
+
+
+def test_shape_dtype_and_norms(embedder: Embedder) -> None:
+    v = embedder.encode(TEXTS)
+    assert v.dtype == np.float32
+    assert v.shape == (len(TEXTS), 256)
+    norms = np.linalg.norm(v, axis=1)
+    for text, norm in zip(TEXTS, norms, strict=True):
+        if text.strip() and not text.startswith("supercal"):
+            assert norm == pytest.approx(1.0, abs=1e-5), text
+    assert embedder.encode([]).shape == (0, 256)
+
+
+def test_empty_text_gives_zero_row(embedder: Embedder) -> None:
+    v = embedder.encode(["", "   ", "git commit", "\n"])
+    assert not v[0].any()
+    assert not v[1].any()
+    assert not v[3].any()
+    assert np.linalg.norm(v[2]) == pytest.approx(1.0, abs=1e-5)
+    assert not embedder.encode([""]).any()
+
+
+def test_encode_rejects_a_bare_string(embedder: Embedder) -> None:
+    with pytest.raises(TypeError):
+        embedder.encode("a string, not a list")  # type: ignore[arg-type]
+
+
+def test_deterministic(embedder: Embedder) -> None:
+    first = embedder.encode(TEXTS)
+    assert np.array_equal(first, embedder.encode(TEXTS))
+    # independent of batch composition and order
+    order = [5, 2, 7, 0, 3, 1, 6, 4]
+    assert np.array_equal(embedder.encode([TEXTS[i] for i in order]), first[order])
+    for i, text in enumerate(TEXTS):
+        assert np.array_equal(embedder.encode([text])[0], first[i])
+    # and across loads
+    assert np.array_equal(load_embedder(DEFAULT_MODEL_DIR).encode(TEXTS), first)
+
+
+def test_matches_model2vec_encode(embedder: Embedder) -> None:
+    """The direct loader replicates model2vec's StaticModel.encode (tokenise, truncate, mean, normalise)."""
+    from model2vec import StaticModel
+
+    reference = StaticModel.from_pretrained(str(DEFAULT_MODEL_DIR)).encode(TEXTS)
+    ours = embedder.encode(TEXTS)
+    assert reference.shape == ours.shape
+    np.testing.assert_allclose(ours, reference, atol=1e-5, rtol=0)
+
+
+# --- where the model comes from ----------------------------------------------------------------------------
+
+
+def test_missing_folder_raises_model_error(tmp_path: Path, no_env: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "no-such-model"
+    with pytest.raises(ModelError) as info:
+        load_embedder(missing)
+    assert str(missing) in info.value.message
+    assert info.value.hint
+    assert info.value.to_dict()["code"] == "model_unavailable"
+    assert not missing.exists()  # nothing was fetched or created there
+
+
+def test_env_pointing_at_missing_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "gone"))
+    with pytest.raises(ModelError) as info:
+        load_embedder()
+    assert ENV_VAR in info.value.message
+    assert f"unset {ENV_VAR}" in info.value.hint
+
+
+def test_incomplete_and_corrupt_folders(tmp_path: Path, no_env: pytest.MonkeyPatch) -> None:
+    incomplete = tmp_path / "incomplete"
+    shutil.copytree(DEFAULT_MODEL_DIR, incomplete)
+    (incomplete / "tokenizer.json").unlink()
+    with pytest.raises(ModelError, match=r"tokenizer\.json"):
+        load_embedder(incomplete)
+
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(DEFAULT_MODEL_DIR, corrupt)
+    (corrupt / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ModelError, match="cannot read"):
+        load_embedder(corrupt)
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(ModelError, match="not a folder"):
+        load_embedder(a_file)
+
+
+def _tiny_model(folder: Path, dim: int = 8) -> None:
+    """A different model2vec-format model: the shipped tokenizer with random float32 vectors."""
+    from safetensors.numpy import save_file
+
+    folder.mkdir()
+    shutil.copyfile(DEFAULT_MODEL_DIR / "tokenizer.json", folder / "tokenizer.json")
+    vocab = json.loads((DEFAULT_MODEL_DIR / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+    rng = np.random.default_rng(7)
+    save_file(
+        {"embeddings": rng.standard_normal((len(vocab), dim)).astype(np.float32)},
+        str(folder / "model.safetensors"),
+    )
+    (folder / "config.json").write_text(json.dumps({"model_type": "model2vec", "normalize": True}))
+
+
+def test_env_points_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "tiny-model"
+    _tiny_model(other)
+    monkeypatch.setenv(ENV_VAR, str(other))
+    e = load_embedder()
+    assert e.path == other
+    assert e.dim == 8
+    assert e.model_id.startswith("tiny-model@")
+    assert e.model_id != MODEL_ID
+    v = e.encode(["git commit", ""])
+    assert v.shape == (2, 8)
+    assert np.linalg.norm(v[0]) == pytest.approx(1.0, abs=1e-5)
+    assert not v[1].any()
+    # an explicit path wins over $EE_MODEL
+    assert load_embedder(DEFAULT_MODEL_DIR).model_id == MODEL_ID
+
+
+def test_copied_model_keeps_hash_takes_folder_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "my-copy"
+    shutil.copytree(DEFAULT_MODEL_DIR, copy)
+    monkeypatch.setenv(ENV_VAR, str(copy))
+    assert load_embedder().model_id == "my-copy@" + MODEL_SHA256[:12]
+
+
+def test_import_is_cheap_and_loading_never_touches_the_hub() -> None:
+    # Measured against `import ee.index`: the package's own imports are not this module's doing.
+    code = (
+        "import sys\n"
+        "import ee.index\n"
+        "before = set(sys.modules)\n"
+        "import ee.index.embedder as m\n"
+        "heavy = ('numpy', 'tokenizers', 'safetensors', 'model2vec', 'huggingface_hub')\n"
+        "added = [n for n in heavy if n in set(sys.modules) - before]\n"
+        "assert not added, added\n"
+        "m.load_embedder().encode(['hello'])\n"
+        "net = ('huggingface_hub', 'model2vec', 'requests', 'httpx')\n"
+        "bad = [n for n in net if n in set(sys.modules) - before]\n"
+        "assert not bad, bad\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT, timeout=60)
