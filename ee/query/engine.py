@@ -93,6 +93,29 @@ def run_search(view: Any, query: Query, reference: datetime | None = None,
     return data | {"degraded": ctx.degraded}
 
 
+def prepare(view: Any, query: Query, reference: datetime | None = None,
+            allow_bypass: bool = False) -> Context:
+    """The ranking context ``run_search`` builds, for callers that rank without paging (packs, ``why``)."""
+    real_now = utcnow()
+    ref_spec = query.get("temporalValidity.referenceTime")
+    ref = parse_time(ref_spec) if ref_spec else (reference or real_now)
+    _check_redaction(query, allow_bypass)
+    return Context(view, query, real_now.replace(hour=0, minute=0, second=0), ref, list(view.degraded))
+
+
+def query_block(ctx: Context) -> dict[str, Any]:
+    """The ``query`` object of a response, as ``run_search`` writes it."""
+    view, query = ctx.view, ctx.query
+    return {
+        "text": query.text,
+        "mode": query.mode,
+        "effective_mode": _effective_mode(ctx),
+        "speed": query.speed,
+        "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)}
+        if view.commit else None,
+    }
+
+
 def _effective_mode(ctx: Context) -> str:
     mode = "lexical" if ctx.query.speed == "instant" and ctx.query.mode == "hybrid" else ctx.query.mode
     if mode in ("hybrid", "semantic") and not ctx.view.semantic_ready:

@@ -91,7 +91,7 @@ def standing_of(
 ) -> Standing:
     cls = resolve_trust(record, provenance)
     prior = record["confidence"] if record.get("confidence") is not None else trust.initial_confidence(cls)
-    state = feedback.effective_confidence(float(prior), events, now)
+    state = feedback.effective_confidence(float(prior), events, feedback_cutoff(now))
     created = created_of(record, provenance)
     fresh = 1.0
     if created:
@@ -106,6 +106,12 @@ def standing_of(
     return Standing(
         cls, posture, quarantined, float(prior), state.effective, state, fresh, valid, reason, created
     )
+
+
+def feedback_cutoff(now: datetime) -> datetime:
+    """Feedback counts every event up to the end of ``now``'s UTC day (``now`` is the day the ranking runs
+    on): an outcome recorded this morning moves this afternoon's ranking, and output stays stable all day."""
+    return now.replace(hour=23, minute=59, second=59)
 
 
 def validity(record: dict[str, Any], reference: datetime) -> tuple[bool, str]:
