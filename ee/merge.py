@@ -258,7 +258,8 @@ def merge_body(base: str, ours: str, theirs: str) -> tuple[str, bool]:
         return ours, False
     if ours == base:
         return theirs, False
-    merged, conflicts = merge_text(*(_with_newline(t).encode("utf-8") for t in (base, ours, theirs)))
+    b, o, t = (_with_newline(text).encode("utf-8") for text in (base, ours, theirs))
+    merged, conflicts = merge_text(b, o, t)
     return merged.decode("utf-8"), conflicts > 0
 
 

@@ -446,20 +446,44 @@ class Session:
             message = f"ee: sync merge {self.remote}/{self.remote_branch}"
             args = ["merge", "--no-edit", "--quiet", "-m", message, upstream]
         proc = self.run(*args)
-        if proc.returncode == 0:
+        if proc.returncode == 0 or (mode != "fast-forward" and self._settle(mode)):
             return
-        conflicted = self.run("diff", "--name-only", "--diff-filter=U").stdout.split()
+        conflicted = [
+            p for p in self.run("diff", "--name-only", "-z", "--diff-filter=U").stdout.split("\0") if p
+        ]
         with contextlib.suppress(GitError):
             self._abort()
-        paths = ", ".join(conflicted[:10]) or proc.stderr.strip().splitlines()[-1:]
+        last = (proc.stderr.strip().splitlines() or ["git failed"])[-1]
         verb = "git pull --rebase" if mode == "rebase" else "git pull --no-rebase"
         raise ConflictError(
-            f"integrating {self.remote}/{self.remote_branch} stopped ({mode}) on: {paths}; "
-            "nothing was changed",
+            f"integrating {self.remote}/{self.remote_branch} stopped ({mode}) on: "
+            f"{', '.join(conflicted[:10]) or last}; nothing was changed",
             f"merge by hand: {verb} {self.remote} {self.remote_branch}, fix what `git status` names, "
             "finish the merge, then run `ee sync` again",
             {"paths": conflicted, "git": proc.stderr.strip()[-2000:]},
         )
+
+    def _settle(self, mode: str) -> bool:
+        """Finish a stopped rebase or merge whose only conflicts are ee files deleted on one side and
+        changed on the other: the changed version is kept (nothing lost; forget it again if need be)."""
+        prefix = self.git.repo_path(MEMORIES) + "/"
+        for _ in range(1000):
+            stages: dict[str, set[str]] = {}
+            for entry in self.run("ls-files", "-u", "-z").stdout.split("\0"):
+                if entry:
+                    meta, _tab, path = entry.partition("\t")
+                    stages.setdefault(path, set()).add(meta.split()[2])
+            if not stages or not all(
+                path.startswith(prefix) and ("2" in kept) != ("3" in kept) for path, kept in stages.items()
+            ):
+                return False
+            self.checked("add", "--", *stages)
+            if mode == "merge":
+                return self.run("commit", "--no-edit", "--quiet").returncode == 0
+            step = "--skip" if self.run("diff", "--cached", "--quiet").returncode == 0 else "--continue"
+            if self.run("rebase", step).returncode == 0:
+                return True
+        return False
 
     def _abort(self) -> None:
         if (self.git.git_dir / "rebase-merge").exists() or (self.git.git_dir / "rebase-apply").exists():
@@ -495,28 +519,33 @@ class Session:
         if not self._dirty():
             yield
             return
+        before = self._stash_top()
         self.checked("stash", "push", "--quiet", "-m", "ee sync: uncommitted changes put aside")
-        failed: BaseException | None = None
+        stash = self._stash_top()
+        if stash == before:  # nothing could be stashed (e.g. a dirty submodule): let git judge
+            yield
+            return
         try:
             yield
-        except BaseException as exc:
-            failed = exc
+        except BaseException:
+            self._unstash(stash, quiet=True)
             raise
-        finally:
-            self._unstash(failed)
+        self._unstash(stash)
 
-    def _unstash(self, failed: BaseException | None) -> None:
-        if self.run("stash", "pop", "--index", "--quiet").returncode == 0:
-            return
-        if self.run("stash", "apply", "--quiet").returncode == 0:
-            self.run("stash", "drop", "--quiet")
-            return
-        error = ConflictError(
-            "your uncommitted changes could not be put back after the sync; they are safe in the stash",
-            "see them with `git stash show -p stash@{0}`, restore with `git stash pop`",
+    def _stash_top(self) -> str:
+        return self.run("rev-parse", "-q", "--verify", "refs/stash").stdout.strip()
+
+    def _unstash(self, stash: str, quiet: bool = False) -> None:
+        applied = any(
+            self.run("stash", "apply", *flags, stash).returncode == 0 for flags in (["--index"], [])
         )
-        if failed is None:
-            raise error
+        if applied and self._stash_top() == stash:
+            self.run("stash", "drop", "--quiet")
+        if not applied and not quiet:
+            raise ConflictError(
+                "your uncommitted changes could not be put back after the sync; they are safe in the stash",
+                f"see them: git stash show -p {stash[:12]}; restore them: git stash apply {stash[:12]}",
+            )
 
     def ahead(self, upstream: str | None) -> int:
         head = self.git.head()

@@ -200,6 +200,61 @@ def test_resolve_with_a_text_file(clones: list[Path], tmp_path: Path) -> None:
     assert "no conflict" in again.json["error"]["message"]
 
 
+def test_strategy_and_remote_come_from_the_config(clones: list[Path]) -> None:
+    a, b, _ = clones
+    git(b, "remote", "add", "team", git(b, "remote", "get-url", "origin").strip())
+    config = b / ".ee" / "config.toml"
+    config.write_text(config.read_text().replace("[sync]", '[sync]\nremote = "team"\nstrategy = "merge"'))
+    remember(a, "from a")
+    sync(a)
+    remember(b, "from b")
+    data = sync(b)
+    assert (data["remote"], data["integration"]) == ("team", "merge")
+    assert git(b, "log", "-1", "--format=%s") == "ee: sync merge team/main\n"
+    assert ".ee/config.toml" in git(b, "show", "--name-only", "--format=", data["committed"])
+
+
+@pytest.mark.parametrize("first", ["forgetter", "editor"])
+@pytest.mark.parametrize("strategy", ["rebase", "merge"])
+def test_a_memory_forgotten_on_one_side_and_edited_on_the_other_is_kept(
+    clones: list[Path], first: str, strategy: str
+) -> None:
+    a, b, _ = clones
+    memory_id = remember(a, "Keep me unless everyone agrees")
+    sync(a)
+    sync(b)
+    assert ee(a, "memory", "forget", memory_id).code == 0
+    assert ee(b, "memory", "tags", memory_id, "--add", "still-useful").code == 0
+    order = (a, b) if first == "forgetter" else (b, a)
+    for root in (*order, order[0]):
+        sync(root, "--strategy", strategy)
+    for root in (a, b):
+        assert Workspace(root).get(memory_id).tags == ("still-useful",)
+        assert git(root, "status", "--porcelain") == ""
+    assert export(a) == export(b)
+
+
+def test_an_unmergeable_memory_stops_the_sync_and_changes_nothing(clones: list[Path]) -> None:
+    a, b, _ = clones
+    memory_id = remember(a, "Shared memory")
+    sync(a)
+    sync(b)
+    path = memory_file(a, memory_id)
+    path.write_text(path.read_text().replace("kind: fact", "kind: [fact"))  # broken by hand, pushed by git
+    git(a, "commit", "-q", "-am", "hand edit")
+    git(a, "push", "-q", "origin", "HEAD:main")
+    assert ee(b, "memory", "tags", memory_id, "--add", "b").code == 0
+    head, text = git(b, "rev-parse", "HEAD"), memory_file(b, memory_id).read_text()
+    result = ee(b, "sync")
+    assert result.code == 8
+    error = result.json["error"]
+    assert error["details"]["paths"] == [memory_file(b, memory_id).relative_to(b).as_posix()]
+    assert "git pull --rebase origin main" in error["repair"]
+    assert git(b, "rev-parse", "HEAD") == head
+    assert memory_file(b, memory_id).read_text() == text
+    assert git(b, "status", "--porcelain") == ""
+
+
 def test_two_syncs_racing_to_push_both_succeed(clones: list[Path]) -> None:
     a, b, c = clones
     ids = {remember(a, "a races"), remember(b, "b races"), remember(c, "c races")}
@@ -312,6 +367,8 @@ def test_no_remote_is_a_clear_error(ws: Workspace) -> None:
     error = result.json["error"]
     assert "no git remote named 'origin'" in error["message"]
     assert "git remote add origin" in error["repair"]
+    git(ws.root, "remote", "add", "team", "/nowhere")
+    assert "(this repository has: team)" in ee(ws.root, "sync", "--remote", "other").json["error"]["message"]
 
 
 def test_unreachable_remote_is_a_clear_error(ws: Workspace, tmp_path: Path) -> None:
