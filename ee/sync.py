@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH
@@ -60,13 +60,7 @@ class Changes:
     conflicted: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "commits": self.commits,
-            "added": self.added,
-            "changed": self.changed,
-            "removed": self.removed,
-            "events": self.events,
-        }
+        return {k: v for k, v in asdict(self).items() if k != "conflicted"}
 
 
 @dataclass(slots=True)
@@ -88,23 +82,10 @@ class SyncReport:
     index: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "remote": self.remote,
-            "url": self.url,
-            "branch": self.branch,
-            "strategy": self.strategy,
-            "committed": self.committed,
-            "integration": self.integration,
-            "pushed": self.pushed,
-            "ahead": self.ahead,
-            "attempts": self.attempts,
-            "head": self.head,
-            "incoming": self.incoming.to_dict(),
-            "outgoing": self.outgoing.to_dict(),
-            "conflicted": self.conflicted,
-            "skipped": [p.to_dict() for p in self.skipped],
-            "index": self.index,
-        }
+        out = asdict(self)
+        out["incoming"], out["outgoing"] = self.incoming.to_dict(), self.outgoing.to_dict()
+        out["skipped"] = [p.to_dict() for p in self.skipped]
+        return out
 
 
 def sync(
