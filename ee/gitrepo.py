@@ -18,7 +18,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,15 +151,42 @@ class Git:
 
     # ------------------------------------------------------------------------------------ writing
 
-    def commit_paths(self, paths: Iterable[str], message: str) -> str:
-        """Commit the working-tree state of ``paths`` (workspace-relative; missing → deleted) and nothing else.
+    def head_state(self) -> tuple[str | None, str]:
+        """(HEAD's commit or None in a repository without commits, its tree) in one git process.
 
-        Returns the new commit id. The caller holds the workspace lock.
+        Also learns the top level and git folder, so a commit costs no separate look-up for them.
         """
-        repo_paths = sorted({self.repo_path(p) for p in paths})
-        if not repo_paths:
-            raise UsageError("nothing to commit")
-        parent = self.head()
+        args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD", "HEAD^{tree}", "--"]
+        out = self.run(*args, check=False).splitlines()
+        if len(out) >= 2 and self._toplevel is None:
+            self._toplevel, self._git_dir = Path(out[0]), Path(out[1])
+        if len(out) == 4:
+            return out[2], out[3]
+        head = self.head()  # no commit yet, or something odd: ask the careful way
+        if head is None:
+            return None, EMPTY_TREE
+        return head, self.run("rev-parse", f"{head}^{{tree}}").strip()
+
+    def commit_paths(
+        self,
+        paths: Iterable[str],
+        message: str,
+        *,
+        blobs: Mapping[str, str] | None = None,
+        index_blobs: Mapping[str, str] | None = None,
+    ) -> str:
+        """Commit the working-tree state of ``paths`` (workspace-relative; missing → deleted), nothing else.
+
+        ``blobs`` (path → blob id) commits those paths with that content instead of the working file's;
+        ``index_blobs`` says what git's index then holds for them (default: the committed blob), so a
+        user's staged or unstaged change to such a file stays staged or unstaged.
+        Returns the new commit id (HEAD's when nothing changed). The caller holds the workspace lock.
+        """
+        fixed = {self.repo_path(p): sha for p, sha in (blobs or {}).items()}
+        repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
+        if not repo_paths and not fixed:
+            raise UsageError("nothing to commit", "name at least one path")
+        parent, parent_tree = self.head_state()
         fd, tmp_index = tempfile.mkstemp(prefix="ee-index-", dir=self.git_dir)
         os.close(fd)
         os.unlink(tmp_index)  # git wants to create it itself
@@ -167,26 +194,80 @@ class Git:
         try:
             if parent:
                 self.run("read-tree", parent, env=env, cwd=self.toplevel)
-            self._update_index(repo_paths, env)
+            if repo_paths:
+                self._update_index(repo_paths, env)
+            if fixed:
+                self._set_index_blobs(fixed, env)
             tree = self.run("write-tree", env=env, cwd=self.toplevel).strip()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp_index)
-        parent_tree = self.run("rev-parse", f"{parent}^{{tree}}").strip() if parent else EMPTY_TREE
         if tree == parent_tree:
             return parent or ""
         sha = self._commit_tree(tree, parent, message)
-        args = ["update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha]
-        if parent:
-            args.append(parent)
-        self.run(*args)
+        # The old value makes the update atomic: if HEAD moved meanwhile (a user's commit), git refuses.
+        self.run("update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, parent or "0" * 40)
         self._refresh_real_index(repo_paths)
+        if fixed:
+            staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
+            self._retry_index_lock(
+                lambda: self._set_index_blobs({p: staged.get(p, b) for p, b in fixed.items()}, {})
+            )
         return sha
 
     def _update_index(self, repo_paths: list[str], env: Mapping[str, str]) -> None:
         # --stdin takes any number of paths; --remove drops entries whose file is gone.
         data = "".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape")
         self.run("update-index", "--add", "--remove", "-z", "--stdin", input=data, env=env, cwd=self.toplevel)
+
+    def _set_index_blobs(self, blobs: Mapping[str, str], env: Mapping[str, str]) -> None:
+        data = "".join(f"100644 {sha}\t{path}\0" for path, sha in sorted(blobs.items()))
+        self.run(
+            "update-index",
+            "-z",
+            "--index-info",
+            input=data.encode("utf-8", "surrogateescape"),
+            env=env,
+            cwd=self.toplevel,
+        )
+
+    def hash_object(self, data: bytes) -> str:
+        """Store ``data`` as a blob in the object database; its id."""
+        return self.run("hash-object", "-w", "--stdin", input=data).strip()
+
+    def read_specs(self, specs: Iterable[str]) -> dict[str, bytes | None]:
+        """``<commit-ish>:<path>`` (or ``:<path>`` for git's index, or a blob id) → bytes, None if missing.
+
+        One ``git cat-file --batch`` process for all of them.
+        """
+        wanted = list(dict.fromkeys(specs))
+        if not wanted:
+            return {}
+        proc = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            cwd=self.toplevel,
+            input="".join(s + "\n" for s in wanted).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise GitError(
+                "git cat-file failed: " + proc.stderr.decode("utf-8", "replace").strip(),
+                "run `ee doctor --full` to check the repository",
+            )
+        out: dict[str, bytes | None] = {}
+        data, pos = proc.stdout, 0
+        for spec in wanted:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            pos = end + 1
+            if len(header) != 3 or header[1] == b"missing":
+                out[spec] = None
+                continue
+            size = int(header[2])
+            out[spec] = data[pos : pos + size]
+            pos += size + 1
+        return out
 
     def _commit_tree(self, tree: str, parent: str | None, message: str) -> str:
         args = ["commit-tree", tree, "-F", "-"]
@@ -202,16 +283,20 @@ class Git:
 
     def _refresh_real_index(self, repo_paths: list[str]) -> None:
         """Make the real index agree with HEAD for ee's paths, so `git status` shows nothing of ours."""
+        if repo_paths:
+            self._retry_index_lock(lambda: self._update_index(repo_paths, {}))
+
+    def _retry_index_lock(self, action: Callable[[], None]) -> None:
+        """Run an update of git's own index, waiting while another git process holds ``index.lock``."""
         for attempt in range(50):
             try:
-                self._update_index(repo_paths, {})
+                action()
                 return
             except GitError as exc:
                 if "index.lock" not in exc.message or attempt == 49:
                     raise GitError(
-                        f"committed, but could not update git's index for {len(repo_paths)} path(s): "
-                        + exc.message,
-                        "run: git reset -q -- " + " ".join(repo_paths[:5]),
+                        "committed, but could not update git's index: " + exc.message,
+                        "run `git status`; if it shows ee's files as changed, run: git reset -q -- memories",
                     ) from None
                 time.sleep(0.1)
 

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from ee import frontmatter
 from ee.errors import MemoryFormatError, NotFound
-from ee.gitrepo import Git
 from ee.model import Memory, Version
 from ee.store import MEMORIES, check_id
 
@@ -63,7 +62,7 @@ def history(ws: Workspace, memory_id: str) -> list[Version]:
     if not commits:
         raise NotFound(f"memory {memory_id} has no committed history", f"commit {path} first")
     specs = [f"{sha}:{p}" for sha, _d, _a, _m, p, deleted in commits if not deleted]
-    contents = _read_specs(git, specs)
+    contents = git.read_specs(specs)
     versions: list[Version] = []
     parsed: list[Memory | None] = []
     for sha, _date, _author, _message, file_path, deleted in commits:
@@ -119,33 +118,6 @@ def _trailers(message: str) -> dict[str, str]:
     from ee.gitrepo import parse_trailers
 
     return parse_trailers(message)
-
-
-def _read_specs(git: Git, specs: list[str]) -> dict[str, bytes]:
-    """``<commit>:<path>`` → bytes, through one ``cat-file --batch``."""
-    import subprocess
-
-    if not specs:
-        return {}
-    proc = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        cwd=git.toplevel,
-        input="".join(s + "\n" for s in specs).encode(),
-        capture_output=True,
-        check=False,
-    )
-    out: dict[str, bytes] = {}
-    data, pos = proc.stdout, 0
-    for spec in specs:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) < 3:
-            continue
-        size = int(header[2])
-        out[spec] = data[pos : pos + size]
-        pos += size + 1
-    return out
 
 
 def _current_or_last_path(ws: Workspace, memory_id: str) -> str:

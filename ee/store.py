@@ -107,7 +107,7 @@ class Store:
         check_id(memory_id)
         suffix = memory_id[-8:].lower()
         for rel, _ in self.files():
-            if rel.endswith(f"-{suffix}.md") or rel.endswith(f"/{memory_id}.md"):
+            if rel.endswith((f"-{suffix}.md", f"/{memory_id}.md")):
                 with contextlib.suppress(MemoryFormatError, NotFound):
                     memory, _p = self.read(rel)
                     if memory.id == memory_id:
@@ -188,6 +188,12 @@ def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".ee-tmp-", dir=path.parent)
     try:
+        # mkstemp makes the file 0600: give it the mode the file had, or what the umask allows a new file.
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -203,6 +209,13 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _umask() -> int:
+    # Reading the umask means setting it; set it straight back (ee writes from one thread).
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def file_digest(data: bytes) -> str:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
 from ee.errors import ConflictError, NotFound, SecretFound, UsageError, WorkspaceNotFound
-from ee.gitrepo import Git, blob_id, format_message
+from ee.gitrepo import Git, format_message
 from ee.ids import format_time, is_valid_id, new_id, parse_time, utcnow
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
-from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, check_id, workspace_lock
+from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -99,7 +99,11 @@ class Workspace:
 
     @classmethod
     def init(cls, path: str | os.PathLike[str] = ".") -> tuple[Workspace, dict[str, Any]]:
-        """Create or adopt a git repository and make it an ee workspace. Idempotent."""
+        """Create or adopt a git repository and make it an ee workspace. Idempotent.
+
+        The commit holds ee's files and, of a ``.gitignore`` / ``.gitattributes`` the user already has,
+        only ee's lines: their uncommitted edits to those files stay uncommitted (staged or not).
+        """
         root = Path(path).expanduser().resolve()
         root.mkdir(parents=True, exist_ok=True)
         ws = cls(root)
@@ -118,19 +122,39 @@ class Workspace:
             if not (root / CONFIG_PATH).exists():
                 (root / CONFIG_PATH).write_text(DEFAULT_CONFIG_TEXT)
                 created.append(CONFIG_PATH)
-            changed = [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
-            for name, lines in ((".gitignore", GITIGNORE_LINES), (".gitattributes", GITATTRIBUTES_LINES)):
-                if _ensure_lines(root / name, lines):
-                    created.append(name)
-                    changed.append(name)
             ws._register_merge_driver()
-            # Commits only when a file of ours differs from HEAD: a second `ee init` makes no commit.
-            before = ws.git.head()
-            after = ws.git.commit_paths(
-                [p for p in changed if (root / p).exists()],
-                format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"}),
-            )
-            commit = after if after and after != before else None
+            head, _tree = ws.git.head_state()
+            own = [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
+            shared = {".gitignore": GITIGNORE_LINES, ".gitattributes": GITATTRIBUTES_LINES}
+            specs = [
+                f"{prefix}:{ws.git.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")
+            ]
+            stored = ws.git.read_specs(specs) if head else {}
+
+            def committed(name: str) -> bytes | None:
+                return stored.get(f"HEAD:{ws.git.repo_path(name)}")
+
+            paths = [name for name in own if committed(name) is None]
+            blobs: dict[str, str] = {}
+            index_blobs: dict[str, str] = {}
+            for name, lines in shared.items():
+                work_path = root / name
+                work = work_path.read_bytes() if work_path.exists() else None
+                if with_lines(work, lines) != work:
+                    atomic_write(work_path, with_lines(work, lines))
+                    created.append(name)
+                before = committed(name)
+                if with_lines(before, lines) == before:
+                    continue
+                blobs[name] = ws.git.hash_object(with_lines(before, lines))
+                staged = stored.get(f":{ws.git.repo_path(name)}")
+                if staged is not None and staged != before:  # the user staged a change: keep it staged
+                    index_blobs[name] = ws.git.hash_object(with_lines(staged, lines))
+            commit = None
+            if paths or blobs:
+                message = format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"})
+                after = ws.git.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
+                commit = after if after and after != head else None
         return ws, {"root": str(root), "created": created, "commit": commit}
 
     def _register_merge_driver(self) -> None:
@@ -265,7 +289,10 @@ class Workspace:
         with self.lock():
             memory = self.get(memory_id)
             self._refuse_dirty(memory.path)
-            text = frontmatter.decode(self.store.read_bytes(memory.path), memory.path)
+            data = self.store.read_bytes(memory.path)
+            text = frontmatter.decode(data, memory.path)
+            if data.startswith(b"\xef\xbb\xbf"):
+                text = "\ufeff" + text  # update() keeps a byte-order mark the editor wrote
             changes = change(memory)
             new_text = frontmatter.update(text, changes, memory.path)
             if new_text == text:
@@ -282,14 +309,16 @@ class Workspace:
         return updated
 
     def _refuse_dirty(self, rel: str) -> None:
-        """Never rewrite a file with uncommitted hand edits: they would be swept into ee's commit."""
-        data = (self.root / rel).read_bytes()
-        head = self.git.run("rev-parse", "-q", "--verify", f"HEAD:{self.git.repo_path(rel)}", check=False)
-        if head.strip() != blob_id(data):
+        """Never rewrite a file with uncommitted hand edits (staged or not), nor one git does not track.
+
+        Its state would be swept into ee's commit, or the user's staged version replaced.
+        """
+        out = self.git.run("status", "--porcelain=v1", "-z", "--ignored", "--", self.git.repo_path(rel))
+        if out.strip("\0"):
             raise ConflictError(
                 f"{rel} has changes that are not committed",
                 f"commit them first (git add {rel} && git commit -m 'edit memory'), or undo them "
-                f"(git checkout -- {rel}), then run the command again",
+                f"(git checkout HEAD -- {rel}), then run the command again",
             )
 
     def iter_memories(self) -> Iterator[Memory]:
@@ -307,6 +336,15 @@ def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:
     body = text.strip()
     if not body:
         raise UsageError("the memory text is empty", 'write the memory as an argument: ee remember "…"')
+    if "\x00" in body:
+        raise UsageError("the memory text holds a NUL byte (binary data?)", "pass text, not binary data")
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            "the memory text holds bytes that are not UTF-8",
+            "convert it first, e.g. with: iconv -f latin1 -t utf-8",
+        ) from None
     findings = find_secrets(body)
     if not findings:
         return body, []
@@ -414,17 +452,17 @@ def normalise_time(value: str, what: str) -> str:
         ) from None
 
 
-def _ensure_lines(path: Path, lines: Sequence[str]) -> bool:
-    """Append the missing ``lines`` to a text file; True when the file changed."""
-    existing = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    missing = [line for line in lines if line not in existing]
+def with_lines(data: bytes | None, lines: Sequence[str]) -> bytes:
+    """A text file's bytes (None: absent) with the missing ``lines`` appended, in the file's line ending."""
+    text = data or b""
+    have = {line.rstrip(b"\r") for line in text.split(b"\n")}
+    missing = [line.encode("utf-8") for line in lines if line.encode("utf-8") not in have]
     if not missing:
-        return False
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if text and not text.endswith("\n"):
-        text += "\n"
-    path.write_text(text + "\n".join(missing) + "\n", encoding="utf-8")
-    return True
+        return text
+    newline = b"\r\n" if b"\r\n" in text else b"\n"
+    if text and not text.endswith(b"\n"):
+        text += newline
+    return text + newline.join(missing) + newline
 
 
 def require_memory(memories: dict[str, Memory], memory_id: str) -> Memory:

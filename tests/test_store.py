@@ -1,0 +1,584 @@
+"""The store through the library: init, commits that touch only ee's paths, atomic writes, the lock, history."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ee.config import load_config
+from ee.errors import (
+    ConfigError,
+    ConflictError,
+    GitError,
+    LockTimeout,
+    NotFound,
+    SecretFound,
+    UsageError,
+    WorkspaceNotFound,
+)
+from ee.gitrepo import parse_trailers
+from ee.history import history
+from ee.store import atomic_write, lock_is_held, workspace_lock
+from ee.workspace import Actor, Workspace, find_root
+from tests.conftest import git, make_repo
+
+
+def commits(root: Path) -> list[str]:
+    return git(root, "log", "--format=%H").split()
+
+
+def files_in(root: Path, commit: str = "HEAD") -> list[str]:
+    return git(root, "show", "--format=", "--name-only", commit).split()
+
+
+def trailers(root: Path, commit: str = "HEAD") -> dict[str, str]:
+    return parse_trailers(git(root, "log", "-1", "--format=%B", commit))
+
+
+def user_state(root: Path) -> tuple[str, str, str]:
+    """What a user sees of their own work: unstaged diff, staged diff, status (ee's paths left out)."""
+    status = "\n".join(
+        line for line in git(root, "status", "--porcelain", "--untracked-files=all").splitlines() if "memories/" not in line
+    )
+    return git(root, "diff"), git(root, "diff", "--cached"), status
+
+
+# ---------------------------------------------------------------------------------------------- init
+
+
+def test_init_creates_the_layout_in_one_commit(tmp_path: Path) -> None:
+    ws, report = Workspace.init(tmp_path / "new")
+    root = ws.root
+    assert (root / ".git").is_dir()
+    assert (root / "memories").is_dir()
+    assert (root / ".ee" / "config.toml").is_file()
+    assert ".ee/*" in (root / ".gitignore").read_text().splitlines()
+    assert "memories/**/*.md merge=ee-memory" in (root / ".gitattributes").read_text()
+    assert report["commit"] == git(root, "rev-parse", "HEAD").strip()
+    assert trailers(root) == {"Ee-Op": "init", "Ee-Actor": "human"}
+    assert git(root, "config", "--get", "merge.ee-memory.driver").strip().startswith("ee merge-driver")
+    assert git(root, "status", "--porcelain") == ""
+    assert set(report["created"]) >= {".git", "memories/", ".ee/config.toml", ".gitignore", ".gitattributes"}
+
+
+def test_init_is_idempotent(tmp_path: Path) -> None:
+    ws, _ = Workspace.init(tmp_path / "w")
+    before = commits(ws.root)
+    snapshot = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    _, again = Workspace.init(tmp_path / "w")
+    assert again["commit"] is None
+    assert again["created"] == []
+    assert commits(ws.root) == before
+    after = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    assert {p: v for p, v in after.items() if p.name != "lock"} == {
+        p: v for p, v in snapshot.items() if p.name != "lock"
+    }
+
+
+def test_init_adopts_a_repository_and_keeps_the_users_files(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "app", {"src/main.py": "print(1)\n", ".gitignore": "node_modules\n"})
+    first = commits(root)
+    Workspace.init(root)
+    assert commits(root)[1:] == first
+    assert (root / ".gitignore").read_text().startswith("node_modules\n")
+    assert set(files_in(root)) == {".gitignore", ".gitattributes", ".ee/config.toml", "memories/.events/.gitkeep"}
+
+
+def test_init_commits_only_its_own_lines_of_a_dirty_gitignore(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "app", {".gitignore": "node_modules\n", ".gitattributes": "*.png binary\n"})
+    with (root / ".gitignore").open("a") as handle:
+        handle.write("dist\n")  # unstaged
+    (root / ".gitattributes").write_text("*.png binary\n*.jpg binary\n")
+    git(root, "add", ".gitattributes")  # staged
+    (root / ".gitattributes").write_text("*.png binary\n*.jpg binary\n*.gif binary\n")  # and more, unstaged
+    Workspace.init(root)
+    committed = git(root, "show", "HEAD:.gitignore")
+    assert committed.splitlines()[0] == "node_modules"
+    assert "dist" not in committed
+    assert ".ee/*" in committed.splitlines()
+    committed_attrs = git(root, "show", "HEAD:.gitattributes")
+    assert "*.jpg binary" not in committed_attrs
+    assert "merge=ee-memory" in committed_attrs
+    # The user's edits are where they were: unstaged stays unstaged, staged stays staged.
+    assert git(root, "diff", "--", ".gitignore").count("\n+dist") == 1
+    assert "+*.jpg binary" in git(root, "diff", "--cached", "--", ".gitattributes")
+    assert "+*.gif binary" in git(root, "diff", "--", ".gitattributes")
+    assert "*.gif binary" not in git(root, "diff", "--cached", "--", ".gitattributes")
+    work = (root / ".gitignore").read_text().splitlines()
+    assert work[:2] == ["node_modules", "dist"]
+    assert ".ee/*" in work
+
+
+def test_init_in_a_sub_folder_of_a_repository(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "mono", {"README.md": "hi\n"})
+    ws, _ = Workspace.init(repo / "tools" / "agent")
+    memory = ws.remember("Sub-folder workspaces commit paths relative to the top level.")
+    assert files_in(repo) == [f"tools/agent/{memory.path}"]
+    assert ws.get(memory.id).id == memory.id
+    assert [v.op for v in history(ws, memory.id)] == ["remember"]
+
+
+def test_find_root_walks_up_and_honours_the_environment(
+    tmp_path: Path, ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = ws.root / "memories" / "a" / "b"
+    deep.mkdir(parents=True)
+    assert find_root(cwd=deep) == ws.root
+    monkeypatch.setenv("EE_WORKSPACE", str(ws.root))
+    assert find_root(cwd=tmp_path) == ws.root
+    monkeypatch.setenv("EE_WORKSPACE", str(tmp_path / "missing"))
+    with pytest.raises(WorkspaceNotFound) as info:
+        find_root()
+    assert "ee init" in info.value.hint
+    monkeypatch.delenv("EE_WORKSPACE")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(WorkspaceNotFound):
+        find_root(cwd=tmp_path / "empty")
+    with pytest.raises(WorkspaceNotFound):
+        find_root(tmp_path / "empty")
+
+
+# ---------------------------------------------------------------------------------------------- remember
+
+
+def test_remember_writes_one_file_in_one_commit_with_trailers(ws: Workspace) -> None:
+    before = commits(ws.root)
+    memory = ws.remember(
+        "Run the linter before pushing.\n\nCI fails otherwise.",
+        level="procedural",
+        kind="rule",
+        tags=["ci", "lint", "ci"],
+        source=["file://CONTRIBUTING.md"],
+        valid_from="2026-01-01",
+        valid_to="2027-01-01T00:00:00Z",
+        paths=["src/**/*.py"],
+    )
+    assert commits(ws.root)[1:] == before
+    assert files_in(ws.root) == [memory.path]
+    assert trailers(ws.root) == {"Ee-Op": "remember", "Ee-Memory": memory.id, "Ee-Actor": "human"}
+    assert git(ws.root, "log", "-1", "--format=%s").strip() == "ee: remember Run the linter before pushing."
+    assert memory.path.startswith("memories/run-the-linter-before-pushing-ci-")
+    assert memory.path.endswith(memory.id[-8:].lower() + ".md")
+    assert (memory.tags, memory.trust, memory.confidence) == (("ci", "lint"), "human_explicit", 0.85)
+    assert (memory.valid_from, memory.valid_to) == ("2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
+    assert memory.paths == ("src/**/*.py",)
+    assert ws.get(memory.id) == memory
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
+def test_an_agent_writes_agent_assertions(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = ws.remember("Agents are advisory.", actor=Actor("codex"))
+    assert (memory.trust, memory.confidence) == ("agent_assertion", 0.5)
+    assert trailers(ws.root)["Ee-Actor"] == "agent:codex"
+    monkeypatch.setenv("EE_AGENT", "claude")
+    memory = ws.remember("From the environment.")
+    assert memory.trust == "agent_assertion"
+    assert trailers(ws.root)["Ee-Actor"] == "agent:claude"
+    with pytest.raises(UsageError):
+        Actor.from_env("bad\nname")
+
+
+def test_remember_refuses_bad_values_and_writes_nothing(ws: Workspace) -> None:
+    before = commits(ws.root)
+    bad_calls = [
+        {"text": "   "},
+        {"text": "x", "level": "cosmic"},
+        {"text": "x", "kind": "not a kind"},
+        {"text": "x", "kind": "hunch"},
+        {"text": "x", "confidence": 1.5},
+        {"text": "x", "valid_from": "someday"},
+        {"text": "x", "valid_from": "2027-01-01", "valid_to": "2026-01-01"},
+        {"text": "x", "links": ["supports"]},
+        {"text": "x", "links": ["loves:mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"]},
+        {"text": "x", "links": ["supports:../../etc"]},
+        {"text": "x", "tags": ["a" * 200]},
+        {"text": "x", "tags": [f"t{i}" for i in range(300)]},
+        {"text": "x\udcff"},
+        {"text": "x\x00y"},
+    ]
+    for call in bad_calls:
+        text = call.pop("text")
+        with pytest.raises(UsageError) as info:
+            ws.remember(text, **call)
+        assert info.value.hint, call
+    with pytest.raises(SecretFound):
+        ws.remember("token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    assert commits(ws.root) == before
+    assert list((ws.root / "memories").glob("*.md")) == []
+
+
+def test_remember_redacts_when_asked(ws: Workspace) -> None:
+    memory = ws.remember("the token is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", redact=True)
+    assert "[REDACTED:github_token]" in memory.body
+    assert memory.redacted == ("github_token",)
+    assert "ghp_" not in (ws.root / memory.path).read_text()
+
+
+def test_a_failed_commit_leaves_nothing_behind(ws: Workspace) -> None:
+    branch = git(ws.root, "symbolic-ref", "--short", "HEAD").strip()
+    lock = ws.root / ".git" / "refs" / "heads" / f"{branch}.lock"
+    lock.write_text("")  # another git process is updating the branch
+    before = commits(ws.root)
+    try:
+        with pytest.raises(GitError) as info:
+            ws.remember("This commit cannot land.")
+        assert info.value.hint
+    finally:
+        lock.unlink()
+    assert commits(ws.root) == before
+    assert list((ws.root / "memories").glob("*.md")) == []
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
+def test_memory_files_get_normal_permissions(ws: Workspace) -> None:
+    old = os.umask(0o022)
+    try:
+        memory = ws.remember("Readable by the team.")
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE((ws.root / memory.path).stat().st_mode)
+    assert mode == 0o644
+    (ws.root / memory.path).chmod(0o664)
+    git(ws.root, "add", memory.path)
+    ws.edit_tags(memory.id, add=["team"])
+    assert stat.S_IMODE((ws.root / memory.path).stat().st_mode) == 0o664
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
+    target = tmp_path / "d" / "f.md"
+    atomic_write(target, b"one")
+    atomic_write(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in target.parent.iterdir()] == ["f.md"]
+
+
+# ---------------------------------------------------------------------------------------------- the user's work
+
+
+def _dirty_repo(tmp_path: Path) -> Workspace:
+    root = make_repo(
+        tmp_path / "proj",
+        {"a.txt": "a\n", "b.txt": "b\n", "memories/hand.md": "---\nid: hand-1\n---\nHand written.\n"},
+    )
+    ws, _ = Workspace.init(root)
+    (root / "a.txt").write_text("a changed, not staged\n")
+    (root / "b.txt").write_text("b changed and staged\n")
+    git(root, "add", "b.txt")
+    (root / "c.txt").write_text("new and staged\n")
+    git(root, "add", "c.txt")
+    (root / "d.txt").write_text("untracked\n")
+    (root / "memories" / "draft.md").write_text("A hand-written draft, staged.\n")
+    git(root, "add", "memories/draft.md")
+    (root / "memories" / "scratch.md").write_text("Untracked scratch memory.\n")
+    return ws
+
+
+def test_ee_commits_never_touch_the_users_staged_or_unstaged_work(tmp_path: Path) -> None:
+    ws = _dirty_repo(tmp_path)
+    root = ws.root
+    before = user_state(root)
+    memory_status_before = git(root, "status", "--porcelain", "--", "memories")
+    one = ws.remember("First memory.")
+    two = ws.remember("Second memory.", tags=["x"])
+    ws.edit_tags(one.id, add=["a", "b"], remove=[])
+    ws.link(one.id, two.id, "supports")
+    ws.expire(two.id, "2030-01-01")
+    ws.edit_tags("hand-1", add=["hand"])
+    from ee.transfer import import_jsonl
+
+    import_jsonl(ws, ['{"body": "Imported one."}', '{"body": "Imported two.", "tags": ["i"]}'])
+    ws.forget(two.id)
+    assert user_state(root) == before
+    assert git(root, "status", "--porcelain", "--", "memories") == memory_status_before
+    for commit in commits(root)[:8]:
+        assert all(path.startswith("memories/") for path in files_in(root, commit)), commit
+        assert "memories/draft.md" not in files_in(root, commit)
+        assert "memories/scratch.md" not in files_in(root, commit)
+    assert git(root, "diff", "--cached", "--name-only").split() == ["b.txt", "c.txt", "memories/draft.md"]
+
+
+def test_an_uncommitted_hand_edit_is_never_rewritten(ws: Workspace) -> None:
+    memory = ws.remember("Committed text.")
+    path = ws.root / memory.path
+    edited = path.read_text().replace("Committed text.", "Edited by hand, not committed.")
+    path.write_text(edited)
+    head = commits(ws.root)
+    for action in (
+        lambda: ws.edit_tags(memory.id, add=["x"]),
+        lambda: ws.expire(memory.id),
+        lambda: ws.forget(memory.id),
+    ):
+        with pytest.raises(ConflictError) as info:
+            action()
+        assert "git checkout" in info.value.hint
+    assert path.read_text() == edited
+    assert commits(ws.root) == head
+
+
+def test_a_staged_hand_edit_is_never_rewritten(ws: Workspace) -> None:
+    memory = ws.remember("Committed text.")
+    path = ws.root / memory.path
+    original = path.read_text()
+    path.write_text(original.replace("Committed", "Staged"))
+    git(ws.root, "add", memory.path)
+    path.write_text(original)  # the working tree matches HEAD again; the index does not
+    with pytest.raises(ConflictError):
+        ws.edit_tags(memory.id, add=["x"])
+    assert "Staged text." in git(ws.root, "show", f":{memory.path}")
+
+
+def test_hand_written_file_without_frontmatter_gets_tags_and_keeps_its_text(ws: Workspace) -> None:
+    path = ws.root / "memories" / "notes" / "deploy.md"
+    path.parent.mkdir()
+    path.write_bytes(b"# Deploys\r\n\r\nDeploys go out on Tuesdays.\r\n")
+    git(ws.root, "add", ".")
+    git(ws.root, "commit", "-qm", "hand-written")
+    memory = ws.get("notes-deploy")
+    assert (memory.title, memory.trust) == ("Deploys", None)
+    updated = ws.edit_tags("notes-deploy", add=["ops", "release"])
+    assert updated.tags == ("ops", "release")
+    assert path.read_bytes() == b"---\r\ntags: [ops, release]\r\n---\r\n# Deploys\r\n\r\nDeploys go out on Tuesdays.\r\n"
+    assert files_in(ws.root) == ["memories/notes/deploy.md"]
+    assert ws.get("notes-deploy").id == "notes-deploy"
+
+
+def test_edits_keep_a_hand_written_file_byte_for_byte(ws: Workspace) -> None:
+    text = (
+        "---\n"
+        "# Reviewed in PR 12\n"
+        "id: hand-2\n"
+        "kind: 'decision'   # why: see ADR-3\n"
+        "\n"
+        "tags:\n"
+        '  - "build"\n'
+        "level: semantic\n"
+        "---\n"
+        "We build with hatch.\n"
+    )
+    path = ws.root / "memories" / "hand-2.md"
+    path.write_text(text)
+    git(ws.root, "add", ".")
+    git(ws.root, "commit", "-qm", "hand")
+    other = ws.remember("Another memory.")
+    ws.edit_tags("hand-2", add=["release"])
+    ws.link("hand-2", other.id, "related")
+    ws.expire("hand-2", "2030-01-01T00:00:00Z")
+    assert path.read_text() == (
+        "---\n"
+        "# Reviewed in PR 12\n"
+        "id: hand-2\n"
+        "kind: 'decision'   # why: see ADR-3\n"
+        "\n"
+        "tags:\n"
+        '  - "build"\n'
+        "  - release\n"
+        "level: semantic\n"
+        "links:\n"
+        f"  - {{type: related, to: {other.id}}}\n"
+        "valid_to: 2030-01-01T00:00:00Z\n"
+        "---\n"
+        "We build with hatch.\n"
+    )
+    # Removing what was added gives the original bytes back.
+    ws.edit_tags("hand-2", remove=["release"])
+    assert path.read_text().startswith(text.split("level:")[0])
+
+
+def test_edit_with_no_change_makes_no_commit(ws: Workspace) -> None:
+    memory = ws.remember("Tagged.", tags=["a"])
+    head = commits(ws.root)
+    assert ws.edit_tags(memory.id, add=["a"]) == memory
+    assert ws.edit_tags(memory.id, remove=["zzz"]) == memory
+    assert commits(ws.root) == head
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def test_broken_files_never_stop_the_rest_from_loading(ws: Workspace) -> None:
+    good = ws.remember("A good memory.")
+    folder = ws.root / "memories"
+    (folder / "bad-yaml.md").write_text("---\nid: b1\ntags: [a\n---\nbody\n")
+    (folder / "bad-level.md").write_text("---\nid: b2\nlevel: cosmic\n---\nbody\n")
+    (folder / "bad-bytes.md").write_bytes(b"---\nid: b3\n---\ncaf\xe9\n")
+    (folder / "dup-a.md").write_text("---\nid: same-id\n---\nfirst\n")
+    (folder / "dup-b.md").write_text("---\nid: same-id\n---\nsecond\n")
+    (folder / "escape.md").symlink_to("/etc/hostname")
+    (folder / "dangling.md").symlink_to(folder / "nowhere.md")
+    (folder / "big.md").write_text("x" * (300 * 1024))
+    (folder / "dir.md").mkdir()
+    os.mkfifo(folder / "pipe.md")
+    snap = ws.store.snapshot()
+    assert set(snap.memories) == {good.id, "same-id"}
+    assert snap.memories["same-id"].path == "memories/dup-a.md"
+    by_path = {p.path: p for p in snap.problems}
+    assert by_path["memories/bad-yaml.md"].line == 3
+    assert (by_path["memories/bad-level.md"].line, by_path["memories/bad-level.md"].key) == (3, "level")
+    assert by_path["memories/bad-bytes.md"].line == 4
+    assert by_path["memories/dup-b.md"].code == "duplicate_id"
+    assert "outside memories/" in by_path["memories/escape.md"].message
+    assert "memories/dangling.md" in by_path
+    assert "bytes" in by_path["memories/big.md"].message
+    assert "memories/pipe.md" in by_path
+    assert all(p.repair for p in snap.problems)
+    assert (folder / "escape.md").is_symlink()
+
+
+def test_find_by_id_and_refuse_path_like_ids(ws: Workspace) -> None:
+    memory = ws.remember("Findable.")
+    assert ws.get(memory.id).body == "Findable."
+    (ws.root / "memories" / "moved").mkdir()
+    git(ws.root, "mv", memory.path, "memories/moved/renamed.md")
+    git(ws.root, "commit", "-qm", "move")
+    assert ws.get(memory.id).path == "memories/moved/renamed.md"
+    with pytest.raises(NotFound) as info:
+        ws.get("mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB")
+    assert info.value.hint
+    for bad in ("../etc/passwd", "a/b", "..", "", "x" * 200, "a\nb"):
+        with pytest.raises(UsageError):
+            ws.get(bad)
+    with pytest.raises(UsageError):
+        ws.store.safe_path("memories/../../etc/passwd")
+    with pytest.raises(UsageError):
+        ws.store.safe_path("/etc/passwd")
+
+
+def test_list_filters(ws: Workspace) -> None:
+    a = ws.remember("Alpha.", level="procedural", kind="rule", tags=["ci", "rust"])
+    b = ws.remember("Beta.", level="episodic", kind="failure", tags=["ci"])
+    c = ws.remember("Gamma.", tags=["docs"])
+    assert [m.id for m in ws.list()[0]] == sorted([a.id, b.id, c.id])
+    assert [m.id for m in ws.list(level="procedural")[0]] == [a.id]
+    assert [m.id for m in ws.list(kind="failure")[0]] == [b.id]
+    assert [m.id for m in ws.list(tag=["ci", "rust"])[0]] == [a.id]
+    assert len(ws.list(tag=["ci"])[0]) == 2
+    assert len(ws.list(limit=1)[0]) == 1
+
+
+# ---------------------------------------------------------------------------------------------- edits and history
+
+
+def test_link_expire_forget_and_history(ws: Workspace) -> None:
+    a = ws.remember("Alpha.", tags=["x"])
+    b = ws.remember("Beta.")
+    with pytest.raises(NotFound):
+        ws.link(a.id, "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB", "supports")
+    with pytest.raises(UsageError):
+        ws.link(a.id, a.id, "supports")
+    with pytest.raises(UsageError):
+        ws.link(a.id, b.id, "loves")
+    linked = ws.link(a.id, b.id, "supports")
+    assert [link.to_dict() for link in linked.links] == [{"type": "supports", "to": b.id}]
+    ws.link(a.id, b.id, "supports")  # twice: still one link, no commit
+    ws.edit_tags(a.id, add=["y"], remove=["x"], actor=Actor("codex"))
+    expired = ws.expire(a.id, "2030-01-01T10:00:00+02:00")
+    assert expired.valid_to == "2030-01-01T08:00:00Z"
+    with pytest.raises(UsageError):
+        ws.expire(a.id, "tomorrow-ish")
+    forgotten = ws.forget(a.id)
+    assert not (ws.root / forgotten.path).exists()
+    with pytest.raises(NotFound):
+        ws.get(a.id)
+    versions = history(ws, a.id)
+    assert [v.op for v in versions] == ["forget", "expire", "tags", "link", "remember"]
+    assert [v.changed for v in versions] == [
+        ("deleted",),
+        ("valid_to",),
+        ("tags",),
+        ("links",),
+        ("created",),
+    ]
+    assert [v.actor for v in versions] == ["human", "human", "agent:codex", "human", "human"]
+    assert versions[0].deleted
+    assert all(len(v.commit) == 40 and v.date for v in versions)
+
+
+def test_history_follows_a_rename_and_counts_hand_commits(ws: Workspace) -> None:
+    memory = ws.remember("Will move.")
+    (ws.root / "memories" / "sub").mkdir()
+    git(ws.root, "mv", memory.path, "memories/sub/moved.md")
+    git(ws.root, "commit", "-qm", "reorganise")
+    path = ws.root / "memories" / "sub" / "moved.md"
+    path.write_text(path.read_text().replace("Will move.", "Moved and edited."))
+    git(ws.root, "commit", "-qam", "edit by hand")
+    versions = history(ws, memory.id)
+    assert [v.op for v in versions] == ["edit", "edit", "remember"]
+    assert versions[0].changed == ("body",)
+    assert versions[1].changed == ("path",)
+    assert versions[0].actor == "human:Test Person"
+    with pytest.raises(NotFound):
+        history(ws, "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB")
+    with pytest.raises(UsageError):
+        history(ws, "../x")
+
+
+# ---------------------------------------------------------------------------------------------- lock and config
+
+
+def test_the_lock_serialises_writers_and_times_out(ws: Workspace) -> None:
+    order: list[str] = []
+    with workspace_lock(ws.root):
+        assert lock_is_held(ws.root) == os.getpid()
+        with pytest.raises(LockTimeout) as info:
+            with workspace_lock(ws.root, timeout=0.2):
+                pass
+        assert f"pid {os.getpid()}" in info.value.message
+        assert info.value.hint
+
+        def writer() -> None:
+            with workspace_lock(ws.root, timeout=10):
+                order.append("second")
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        time.sleep(0.2)
+        order.append("first")
+    thread.join()
+    assert order == ["first", "second"]
+    assert lock_is_held(ws.root) is None
+
+
+def test_a_killed_writer_releases_the_lock(ws: Workspace) -> None:
+    code = (
+        "import sys, time; from pathlib import Path; from ee.store import workspace_lock\n"
+        "with workspace_lock(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen(
+        [__import__("sys").executable, "-c", code, str(ws.root)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "locked"
+    assert lock_is_held(ws.root) == proc.pid
+    proc.kill()
+    proc.wait()
+    assert lock_is_held(ws.root) is None
+    ws.remember("Written after the holder died.")
+
+
+def test_config_errors_name_the_file_and_the_key(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = ws.root / ".ee" / "config.toml"
+    assert load_config(ws.root).get("lock.timeout") == 30.0
+    config.write_text("[lock]\ntimeout = 5\n[store]\nmax_body_bytes = 1000\n")
+    assert load_config(ws.root).get("lock.timeout") == 5
+    assert load_config(ws.root).get("store.max_body_bytes") == 1000
+    for text in ("[lock\n", "[lock]\ntimeout = 'soon'\n", "[hooks]\nblock = 1\n", "[sync]\nstrategy = 'yolo'\n"):
+        config.write_text(text)
+        with pytest.raises(ConfigError) as info:
+            load_config(ws.root)
+        assert ".ee/config.toml" in info.value.message
+        assert info.value.hint
+    config.write_bytes(b"\xff\xfe")
+    with pytest.raises(ConfigError):
+        load_config(ws.root)
+    config.write_text("")
+    monkeypatch.setenv("EE_LOCK_TIMEOUT", "soon")
+    with pytest.raises(ConfigError):
+        load_config(ws.root)
+    monkeypatch.setenv("EE_LOCK_TIMEOUT", "2.5")
+    assert load_config(ws.root).get("lock.timeout") == 2.5
