@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
