@@ -203,11 +203,15 @@ def _identify(data: bytes, rel: str) -> tuple[str, bool]:
 def catch_up_index(ws: Workspace, before: str | None, after: str | None) -> dict[str, Any] | None:
     """Bring the derived index up to date with what sync changed between commits ``before`` and ``after``.
 
-    The index is not built yet: this is the hook it will fill (incremental catch-up over the changed
-    memory files, see DESIGN §6). Returns a small report, or None while there is no index.
+    ``open_index`` does the work incrementally (only the changed files are read; derived data is reused
+    by blob id). Returns its sync report, or None when HEAD did not move.
     """
-    del ws, before, after
-    return None
+    if before == after:
+        return None
+    from ee.index import open_index
+
+    view = open_index(ws)
+    return view.report.to_dict() if view.report else {"rebuilt": False, "seconds": 0.0}
 
 
 # ---------------------------------------------------------------------------------------------- committing
