@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ee.config import CONFIG_PATH, load_config
 from ee.errors import ConfigError, GitError
 from ee.model import Problem
-from ee.store import EVENTS, MEMORIES, lock_is_held
+from ee.store import EVENTS, MEMORIES, Store, lock_is_held
 from ee.workspace import GITATTRIBUTES_LINES, GITIGNORE_LINES
 
 if TYPE_CHECKING:
@@ -34,7 +34,11 @@ def doctor(ws: Workspace, full: bool = False) -> dict[str, Any]:
                 repair="wait for it; a killed holder releases the lock by itself",
             )
         )
-    snap = ws.store.snapshot()
+    try:
+        store = ws.store
+    except ConfigError:  # reported above; read the memories with the default settings
+        store = Store(ws.root)
+    snap = store.snapshot()
     problems += snap.problems
     problems += _extra_checks(ws, snap)
     errors = sum(1 for p in problems if p.severity == "error")

@@ -54,11 +54,17 @@ def history(ws: Workspace, memory_id: str) -> list[Version]:
         lines = [line for line in status.strip().splitlines() if line.strip()]
         deleted = False
         file_path = git.repo_path(path)
+        created = False
         if lines:
             parts = lines[-1].split("\t")
             deleted = parts[0].startswith("D")
+            created = parts[0][:1] in ("A", "C")
             file_path = parts[-1]
         commits.append((sha, date, author, message.strip(), file_path, deleted))
+        if created:
+            # A copy is where this file began: --follow would go on into the file it resembles,
+            # which for short memories is often another memory.
+            break
     if not commits:
         raise NotFound(f"memory {memory_id} has no committed history", f"commit {path} first")
     specs = [f"{sha}:{p}" for sha, _d, _a, _m, p, deleted in commits if not deleted]
@@ -76,7 +82,10 @@ def history(ws: Workspace, memory_id: str) -> list[Version]:
                     )
                 except MemoryFormatError:
                     memory = None
+        if memory is not None and memory.id != memory_id:
+            break  # git's rename guess led to another memory's file: this memory's history ends here
         parsed.append(memory)
+    commits = commits[: len(parsed)]
     for index, (sha, date, author, message, file_path, deleted) in enumerate(commits):
         older = (
             next((m for m in parsed[index + 1 :] if m is not None), None) if index + 1 < len(parsed) else None

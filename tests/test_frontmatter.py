@@ -29,7 +29,7 @@ def error_of(text: str, path: str = PATH) -> MemoryFormatError:
     return info.value
 
 
-# ---------------------------------------------------------------------------------------------- reading
+# --- reading
 
 
 def test_full_frontmatter_is_read() -> None:
@@ -217,7 +217,7 @@ def test_decode_names_the_line_of_bad_bytes() -> None:
     assert fm.decode(b"\xef\xbb\xbfhello", PATH) == "hello"
 
 
-# ---------------------------------------------------------------------------------------------- new files
+# --- new files
 
 
 def test_render_new_writes_keys_in_ees_order_and_skips_empty_ones() -> None:
@@ -429,7 +429,7 @@ def _lines_outside_key(text: str, key: str) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------------------------------- byte-exact edits
+# --- byte-exact edits
 
 
 def test_update_keeps_comments_order_quoting_and_blank_lines() -> None:

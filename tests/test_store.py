@@ -1,4 +1,4 @@
-"""The store through the library: init, commits that touch only ee's paths, atomic writes, the lock, history."""
+"""The store through the library: init, commits touching only ee's paths, atomic writes, lock, history."""
 
 from __future__ import annotations
 
@@ -44,12 +44,14 @@ def trailers(root: Path, commit: str = "HEAD") -> dict[str, str]:
 def user_state(root: Path) -> tuple[str, str, str]:
     """What a user sees of their own work: unstaged diff, staged diff, status (ee's paths left out)."""
     status = "\n".join(
-        line for line in git(root, "status", "--porcelain", "--untracked-files=all").splitlines() if "memories/" not in line
+        line
+        for line in git(root, "status", "--porcelain", "--untracked-files=all").splitlines()
+        if "memories/" not in line
     )
     return git(root, "diff"), git(root, "diff", "--cached"), status
 
 
-# ---------------------------------------------------------------------------------------------- init
+# --- init
 
 
 def test_init_creates_the_layout_in_one_commit(tmp_path: Path) -> None:
@@ -87,7 +89,12 @@ def test_init_adopts_a_repository_and_keeps_the_users_files(tmp_path: Path) -> N
     Workspace.init(root)
     assert commits(root)[1:] == first
     assert (root / ".gitignore").read_text().startswith("node_modules\n")
-    assert set(files_in(root)) == {".gitignore", ".gitattributes", ".ee/config.toml", "memories/.events/.gitkeep"}
+    assert set(files_in(root)) == {
+        ".gitignore",
+        ".gitattributes",
+        ".ee/config.toml",
+        "memories/.events/.gitkeep",
+    }
 
 
 def test_init_commits_only_its_own_lines_of_a_dirty_gitignore(tmp_path: Path) -> None:
@@ -144,7 +151,7 @@ def test_find_root_walks_up_and_honours_the_environment(
         find_root(tmp_path / "empty")
 
 
-# ---------------------------------------------------------------------------------------------- remember
+# --- remember
 
 
 def test_remember_writes_one_file_in_one_commit_with_trailers(ws: Workspace) -> None:
@@ -258,7 +265,7 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["f.md"]
 
 
-# ---------------------------------------------------------------------------------------------- the user's work
+# --- the user's work
 
 
 def _dirty_repo(tmp_path: Path) -> Workspace:
@@ -343,7 +350,10 @@ def test_hand_written_file_without_frontmatter_gets_tags_and_keeps_its_text(ws: 
     assert (memory.title, memory.trust) == ("Deploys", None)
     updated = ws.edit_tags("notes-deploy", add=["ops", "release"])
     assert updated.tags == ("ops", "release")
-    assert path.read_bytes() == b"---\r\ntags: [ops, release]\r\n---\r\n# Deploys\r\n\r\nDeploys go out on Tuesdays.\r\n"
+    assert (
+        path.read_bytes()
+        == b"---\r\ntags: [ops, release]\r\n---\r\n# Deploys\r\n\r\nDeploys go out on Tuesdays.\r\n"
+    )
     assert files_in(ws.root) == ["memories/notes/deploy.md"]
     assert ws.get("notes-deploy").id == "notes-deploy"
 
@@ -398,7 +408,7 @@ def test_edit_with_no_change_makes_no_commit(ws: Workspace) -> None:
     assert commits(ws.root) == head
 
 
-# ---------------------------------------------------------------------------------------------- reading
+# --- reading
 
 
 def test_broken_files_never_stop_the_rest_from_loading(ws: Workspace) -> None:
@@ -461,7 +471,7 @@ def test_list_filters(ws: Workspace) -> None:
     assert len(ws.list(limit=1)[0]) == 1
 
 
-# ---------------------------------------------------------------------------------------------- edits and history
+# --- edits and history
 
 
 def test_link_expire_forget_and_history(ws: Workspace) -> None:
@@ -518,16 +528,15 @@ def test_history_follows_a_rename_and_counts_hand_commits(ws: Workspace) -> None
         history(ws, "../x")
 
 
-# ---------------------------------------------------------------------------------------------- lock and config
+# --- lock and config
 
 
 def test_the_lock_serialises_writers_and_times_out(ws: Workspace) -> None:
     order: list[str] = []
     with workspace_lock(ws.root):
         assert lock_is_held(ws.root) == os.getpid()
-        with pytest.raises(LockTimeout) as info:
-            with workspace_lock(ws.root, timeout=0.2):
-                pass
+        with pytest.raises(LockTimeout) as info, workspace_lock(ws.root, timeout=0.2):
+            pass
         assert f"pid {os.getpid()}" in info.value.message
         assert info.value.hint
 
@@ -567,7 +576,12 @@ def test_config_errors_name_the_file_and_the_key(ws: Workspace, monkeypatch: pyt
     config.write_text("[lock]\ntimeout = 5\n[store]\nmax_body_bytes = 1000\n")
     assert load_config(ws.root).get("lock.timeout") == 5
     assert load_config(ws.root).get("store.max_body_bytes") == 1000
-    for text in ("[lock\n", "[lock]\ntimeout = 'soon'\n", "[hooks]\nblock = 1\n", "[sync]\nstrategy = 'yolo'\n"):
+    for text in (
+        "[lock\n",
+        "[lock]\ntimeout = 'soon'\n",
+        "[hooks]\nblock = 1\n",
+        "[sync]\nstrategy = 'yolo'\n",
+    ):
         config.write_text(text)
         with pytest.raises(ConfigError) as info:
             load_config(ws.root)
@@ -582,3 +596,12 @@ def test_config_errors_name_the_file_and_the_key(ws: Workspace, monkeypatch: pyt
         load_config(ws.root)
     monkeypatch.setenv("EE_LOCK_TIMEOUT", "2.5")
     assert load_config(ws.root).get("lock.timeout") == 2.5
+
+
+def test_history_never_wanders_into_a_similar_memory(ws: Workspace) -> None:
+    first = ws.remember("Alpha.", tags=["t"])
+    second = ws.remember("Beta.", tags=["t"])  # git sees a near copy of the first file
+    assert [v.op for v in history(ws, second.id)] == ["remember"]
+    ws.forget(second.id)
+    assert [v.op for v in history(ws, second.id)] == ["forget", "remember"]
+    assert [v.op for v in history(ws, first.id)] == ["remember"]

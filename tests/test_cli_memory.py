@@ -1,0 +1,421 @@
+"""Every store command through the real CLI entry point: JSON envelopes, human text, exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from ee.errors import ExitCode
+from ee.schemas import load_schema, schema_dir, validator
+from ee.workspace import Workspace
+from tests.conftest import Result, git, make_repo, run_cli
+
+Cli = Callable[..., Result]
+OTHER_ID = "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
+
+
+def check(result: Result, code: int = 0) -> Any:
+    """The JSON on stdout validates against its schema; the exit code is ``code``; returns data or error."""
+    assert result.code == code, (result.out, result.err)
+    doc = json.loads(result.out)
+    validator("ee.response.v1" if doc["success"] else "ee.error.v1").validate(doc)
+    if code:
+        assert doc["success"] is False
+        assert result.err.startswith("error: ") or "\nError: " in result.err  # ee's own, or click's
+        assert doc["error"]["repair"], "every error says what to try next"
+        return doc["error"]
+    assert doc["success"] is True
+    return doc["data"]
+
+
+def shape(name: str) -> jsonschema.protocols.Validator:
+    defs = load_schema("ee.response.v1")["$defs"]
+    return jsonschema.Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{name}"})
+
+
+def remember(cli: Cli, text: str, *args: str) -> dict[str, Any]:
+    data = check(cli("remember", text, "--json", *args))
+    shape("memory").validate(data)
+    return data
+
+
+# --- init
+
+
+def test_init_json_then_human_then_again(tmp_path: Path) -> None:
+    target = tmp_path / "w"
+    data = check(run_cli("init", str(target), "--json"))
+    assert data["root"] == str(target)
+    assert ".gitignore" in data["created"]
+    assert len(data["commit"]) == 40
+    again = run_cli("init", str(target), "--human")
+    assert again.code == 0
+    assert "already initialised" in again.out
+    assert check(run_cli("init", str(target), "--json"))["commit"] is None
+    assert len(git(target, "log", "--format=%H").split()) == 1
+
+
+def test_init_defaults_to_the_current_folder(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    data = check(run_cli("init", "--json", cwd=root))
+    assert data["root"] == str(root)
+    assert (root / "memories").is_dir()
+
+
+def test_no_workspace_is_a_configuration_error(tmp_path: Path) -> None:
+    error = check(run_cli("memory", "list", "--json", cwd=tmp_path), ExitCode.CONFIG)
+    assert error["code"] == "workspace_not_found"
+    assert "ee init" in error["repair"]
+    error = check(run_cli("--workspace", str(tmp_path / "nope"), "memory", "list", "--json"), ExitCode.CONFIG)
+    assert "does not exist" in error["message"]
+
+
+# --- remember
+
+
+def test_remember_with_every_option(cli: Cli, ws: Workspace) -> None:
+    target = remember(cli, "Target memory.")
+    data = remember(
+        cli,
+        "Pin the toolchain: rust-toolchain.toml decides the compiler.",
+        "--level",
+        "procedural",
+        "--kind",
+        "rule",
+        "--tags",
+        "rust, ci,rust",
+        "--confidence",
+        "0.7",
+        "--source",
+        "file://rust-toolchain.toml",
+        "--source",
+        "https://example.org/pr/12",
+        "--valid-from",
+        "2026-01-01",
+        "--valid-to",
+        "2027-06-30T12:00:00+02:00",
+        "--link",
+        f"supports:{target['id']}",
+        "--path",
+        "rust-toolchain.toml",
+        "--path",
+        "ci/*.yml",
+    )
+    assert data["level"] == "procedural"
+    assert data["kind"] == "rule"
+    assert data["tags"] == ["rust", "ci"]
+    assert (data["confidence"], data["trust"]) == (0.7, "human_explicit")
+    assert data["source"] == ["file://rust-toolchain.toml", "https://example.org/pr/12"]
+    assert (data["valid_from"], data["valid_to"]) == ("2026-01-01T00:00:00Z", "2027-06-30T10:00:00Z")
+    assert data["links"] == [{"type": "supports", "to": target["id"]}]
+    assert data["paths"] == ["rust-toolchain.toml", "ci/*.yml"]
+    text = (ws.root / data["path"]).read_text()
+    assert text.startswith(f"---\nid: {data['id']}\nlevel: procedural\nkind: rule\ntags: [rust, ci]\n")
+    assert text.endswith("---\nPin the toolchain: rust-toolchain.toml decides the compiler.\n")
+    assert check(cli("memory", "show", data["id"], "--json")) == data
+
+
+def test_remember_as_an_agent(cli: Cli, ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = remember(cli, "Said by an agent.", "--agent", "codex")
+    assert (data["trust"], data["confidence"]) == ("agent_assertion", 0.5)
+    assert "Ee-Actor: agent:codex" in git(ws.root, "log", "-1", "--format=%B")
+    monkeypatch.setenv("EE_AGENT", "claude-code")
+    data = remember(cli, "Said by the agent in the environment.")
+    assert data["trust"] == "agent_assertion"
+    assert "Ee-Actor: agent:claude-code" in git(ws.root, "log", "-1", "--format=%B")
+    data = remember(cli, "The flag wins over the environment.", "--agent", "cursor")
+    assert "Ee-Actor: agent:cursor" in git(ws.root, "log", "-1", "--format=%B")
+    monkeypatch.delenv("EE_AGENT")
+    data = remember(cli, "A person again.", "--confidence", "0.9")
+    assert (data["trust"], data["confidence"]) == ("human_explicit", 0.9)
+
+
+def test_remember_reads_standard_input(cli: Cli) -> None:
+    data = check(cli("remember", "-", "--json", input="From stdin.\n\nSecond paragraph.\n"))
+    assert data["body"] == "From stdin.\n\nSecond paragraph."
+
+
+def test_remember_human_output(cli: Cli) -> None:
+    result = cli("remember", "Human output.", "--human")
+    assert result.code == 0
+    assert result.out.startswith("remembered mem_")
+    assert "(memories/human-output-" in result.out
+    assert result.err == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (["--level", "cosmic"], ExitCode.USAGE, "cosmic"),
+        (["--kind", "hunch"], ExitCode.USAGE, "unknown kind"),
+        (["--confidence", "2"], ExitCode.USAGE, "2"),
+        (["--valid-from", "someday"], ExitCode.USAGE, "date-time"),
+        (["--link", "supports"], ExitCode.USAGE, "TYPE:ID"),
+        (["--link", "supports:../../etc/passwd"], ExitCode.USAGE, "not a memory id"),
+        (["--agent", ""], ExitCode.USAGE, "agent"),
+    ],
+)
+def test_remember_bad_options(cli: Cli, ws: Workspace, args: list[str], code: int, fragment: str) -> None:
+    before = git(ws.root, "rev-parse", "HEAD")
+    error = check(cli("remember", "Some text.", "--json", *args), code)
+    assert fragment in error["message"]
+    assert git(ws.root, "rev-parse", "HEAD") == before
+    assert list((ws.root / "memories").glob("*.md")) == []
+
+
+def test_remember_empty_text_and_secrets(cli: Cli, ws: Workspace) -> None:
+    check(cli("remember", "   ", "--json"), ExitCode.USAGE)
+    error = check(
+        cli("remember", "key ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "--json"), ExitCode.POLICY
+    )
+    assert error["code"] == "secret_detected"
+    assert "--redact" in error["repair"]
+    assert list((ws.root / "memories").glob("*.md")) == []
+    data = check(cli("remember", "key ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "--redact", "--json"))
+    assert data["redacted"] == ["github_token"]
+
+
+def test_usage_errors_from_click_get_the_error_envelope(cli: Cli) -> None:
+    result = cli("remember", "--json")
+    assert result.code == ExitCode.USAGE
+    doc = json.loads(result.out)
+    validator("ee.error.v1").validate(doc)
+    assert "Missing argument" in result.err
+
+
+# --- memory show / list
+
+
+def test_show_json_and_human(cli: Cli) -> None:
+    data = remember(cli, "# Heading\n\nShown in full.", "--tags", "a,b", "--source", "file://x")
+    result = cli("memory", "show", data["id"], "--human")
+    assert result.code == 0
+    assert f"id  {data['id']}" in result.out
+    assert "tags  a, b" in result.out
+    assert "source  file://x" in result.out
+    assert result.out.endswith("# Heading\n\nShown in full.\n\n")
+
+
+def test_show_unknown_and_bad_ids(cli: Cli) -> None:
+    error = check(cli("memory", "show", OTHER_ID, "--json"), ExitCode.NOT_FOUND)
+    assert error["code"] == "not_found"
+    for bad in ("../etc/passwd", "memories/../../x", "a/b", ".."):
+        error = check(cli("memory", "show", bad, "--json"), ExitCode.USAGE)
+        assert "not a memory id" in error["message"]
+
+
+def test_list_with_filters(cli: Cli, ws: Workspace) -> None:
+    a = remember(cli, "Alpha rule.", "--level", "procedural", "--kind", "rule", "--tags", "ci,rust")
+    b = remember(cli, "Beta failure.", "--level", "episodic", "--kind", "failure", "--tags", "ci")
+    c = remember(cli, "Gamma fact.", "--tags", "docs")
+    hand = ws.root / "memories" / "hand.md"
+    hand.write_text("Hand-written, no frontmatter, not committed yet.\n")
+
+    def ids(*args: str) -> list[str]:
+        data = check(cli("memory", "list", "--json", *args))
+        assert data["count"] == len(data["memories"])
+        for memory in data["memories"]:
+            shape("memory").validate(memory)
+        return [m["id"] for m in data["memories"]]
+
+    assert ids() == sorted([a["id"], b["id"], c["id"], "hand"])
+    assert ids("--level", "procedural") == [a["id"]]
+    assert ids("--kind", "failure") == [b["id"]]
+    assert ids("--tag", "ci") == sorted([a["id"], b["id"]])
+    assert ids("--tag", "ci", "--tag", "rust") == [a["id"]]
+    assert ids("--level", "semantic", "--kind", "fact") == sorted([c["id"], "hand"])
+    assert len(ids("--limit", "2")) == 2
+    assert ids("--tag", "nothing") == []
+    human = cli("memory", "list", "--human", "--tag", "ci")
+    assert human.code == 0
+    assert "procedural/rule [ci, rust]  Alpha rule." in human.out
+    assert cli("memory", "list", "--human", "--tag", "zzz").out == "no memories\n"
+    check(cli("memory", "list", "--json", "--limit", "0"), ExitCode.USAGE)
+    check(cli("memory", "list", "--json", "--level", "cosmic"), ExitCode.USAGE)
+
+
+def test_list_reports_broken_files_in_degraded_and_shows_the_rest(cli: Cli, ws: Workspace) -> None:
+    good = remember(cli, "Still listed.")
+    (ws.root / "memories" / "broken.md").write_text("---\nid: b1\nlevel: cosmic\n---\nbody\n")
+    result = cli("memory", "list", "--json")
+    doc = json.loads(result.out)
+    validator("ee.response.v1").validate(doc)
+    assert result.code == 0
+    assert [m["id"] for m in doc["data"]["memories"]] == [good["id"]]
+    assert doc["degraded"][0]["message"].startswith("memories/broken.md:3: unknown level 'cosmic'")
+    assert doc["degraded"][0]["repair"]
+    human = cli("memory", "list", "--human")
+    assert "memories/broken.md:3" in human.err
+    assert "Still listed." in human.out
+
+
+# --- edits
+
+
+def test_tags_link_expire_forget_and_history(cli: Cli, ws: Workspace) -> None:
+    a = remember(cli, "Alpha.", "--tags", "old")
+    b = remember(cli, "Beta.")
+    data = check(cli("memory", "tags", a["id"], "--add", "new,extra", "--remove", "old", "--json"))
+    assert data["tags"] == ["new", "extra"]
+    assert cli("memory", "tags", a["id"], "--add", "x", "--human").out == f"{a['id']} tags: new, extra, x\n"
+    error = check(cli("memory", "tags", a["id"], "--json"), ExitCode.USAGE)
+    assert "--add" in error["repair"]
+
+    data = check(cli("memory", "link", a["id"], b["id"], "--type", "supports", "--json"))
+    assert data["links"] == [{"type": "supports", "to": b["id"]}]
+    assert cli("memory", "link", a["id"], b["id"], "--human").out == f"{a['id']} --related--> {b['id']}\n"
+    check(cli("memory", "link", a["id"], OTHER_ID, "--json"), ExitCode.NOT_FOUND)
+    check(cli("memory", "link", a["id"], b["id"], "--type", "loves", "--json"), ExitCode.USAGE)
+    check(cli("memory", "link", a["id"], "../x", "--json"), ExitCode.USAGE)
+
+    data = check(cli("memory", "expire", b["id"], "--at", "2030-01-01", "--json"))
+    assert data["valid_to"] == "2030-01-01T00:00:00Z"
+    data = check(cli("memory", "expire", a["id"], "--agent", "codex", "--json"))
+    assert data["valid_to"] is not None
+    check(cli("memory", "expire", a["id"], "--at", "never", "--json"), ExitCode.USAGE)
+
+    data = check(cli("memory", "forget", b["id"], "--json"))
+    assert data == {"id": b["id"], "path": b["path"], "forgotten": True}
+    assert not (ws.root / b["path"]).exists()
+    check(cli("memory", "show", b["id"], "--json"), ExitCode.NOT_FOUND)
+    check(cli("memory", "forget", b["id"], "--json"), ExitCode.NOT_FOUND)
+
+    history = check(cli("memory", "history", a["id"], "--json"))
+    assert history["id"] == a["id"]
+    for version in history["versions"]:
+        shape("version").validate(version)
+    ops = [(v["op"], v["actor"], v["changed"]) for v in history["versions"]]
+    assert ops == [
+        ("expire", "agent:codex", ["valid_to"]),
+        ("link", "human", ["links"]),
+        ("link", "human", ["links"]),
+        ("tags", "human", ["tags"]),
+        ("tags", "human", ["tags"]),
+        ("remember", "human", ["created"]),
+    ]
+    gone = check(cli("memory", "history", b["id"], "--json"))
+    assert [v["op"] for v in gone["versions"]] == ["forget", "expire", "remember"]
+    assert gone["versions"][0]["deleted"] is True
+    human = cli("memory", "history", a["id"], "--human")
+    assert human.code == 0
+    assert "agent:codex" in human.out
+    assert "ee: expire Alpha." in human.out
+    check(cli("memory", "history", OTHER_ID, "--json"), ExitCode.NOT_FOUND)
+
+
+def test_edit_of_an_uncommitted_hand_edit_is_a_conflict(cli: Cli, ws: Workspace) -> None:
+    a = remember(cli, "Committed.")
+    path = ws.root / a["path"]
+    path.write_text(path.read_text() + "An uncommitted line.\n")
+    before = path.read_bytes()
+    error = check(cli("memory", "tags", a["id"], "--add", "x", "--json"), ExitCode.CONFLICT)
+    assert a["path"] in error["message"]
+    assert path.read_bytes() == before
+
+
+def test_edits_by_an_agent_are_recorded_as_the_agent(cli: Cli, ws: Workspace) -> None:
+    a = remember(cli, "Alpha.")
+    b = remember(cli, "Beta.")
+    check(cli("memory", "tags", a["id"], "--add", "x", "--agent", "bot", "--json"))
+    check(cli("memory", "link", a["id"], b["id"], "--agent", "bot", "--json"))
+    check(cli("memory", "forget", b["id"], "--agent", "bot", "--json"))
+    actors = git(ws.root, "log", "-3", "--format=%(trailers:key=Ee-Actor,valueonly)").split()
+    assert actors == ["agent:bot", "agent:bot", "agent:bot"]
+
+
+# --- doctor and schema
+
+
+def test_doctor_healthy_then_with_problems(cli: Cli, ws: Workspace) -> None:
+    remember(cli, "Fine.")
+    data = check(cli("doctor", "--json"))
+    assert data["healthy"] is True
+    assert (data["memories"], data["errors"]) == (1, 0)
+    data = check(cli("doctor", "--full", "--json"))
+    assert data["healthy"] is True
+    (ws.root / "memories" / "bad.md").write_text("---\nid: x\nconfidence: lots\n---\nbody\n")
+    (ws.root / "memories" / "odd.md").write_text(
+        "---\nid: y\nowner: me\nlinks: [supports:nowhere]\n---\nbody\n"
+    )
+    result = cli("doctor", "--json")
+    assert result.code == ExitCode.STORAGE
+    doc = json.loads(result.out)
+    validator("ee.response.v1").validate(doc)
+    for problem in doc["data"]["problems"]:
+        shape("problem").validate(problem)
+        assert problem["repair"]
+    by_code = {p["code"]: p for p in doc["data"]["problems"]}
+    assert by_code["memory_invalid"]["path"] == "memories/bad.md"
+    assert by_code["memory_invalid"]["line"] == 3
+    assert by_code["memory_invalid"]["key"] == "confidence"
+    assert by_code["unknown_key"]["line"] == 3
+    assert "nowhere" in by_code["link_dangling"]["message"]
+    human = cli("doctor", "--human")
+    assert human.code == ExitCode.STORAGE
+    assert "error: memories/bad.md:3: confidence must be a number" in human.out
+    assert "  repair: " in human.out
+
+
+def test_doctor_reports_a_missing_layout_and_config(cli: Cli, ws: Workspace) -> None:
+    (ws.root / ".ee" / "config.toml").write_text("[lock]\ntimeout = 'x'\n")
+    (ws.root / ".gitattributes").write_text("")
+    git(ws.root, "config", "--unset", "merge.ee-memory.driver")
+    data = json.loads(cli("doctor", "--json").out)["data"]
+    codes = {p["code"]: p["repair"] for p in data["problems"]}
+    assert "config_invalid" in codes
+    assert codes["gitattributes_incomplete"] == "ee init"
+    assert codes["merge_driver_missing"] == "ee init"
+
+
+def test_schema_list_and_export(cli: Cli) -> None:
+    data = check(cli("schema", "list", "--json"))
+    assert {"ee.response.v1", "ee.error.v1", "ee.memory.v1"} <= set(data["schemas"])
+    assert cli("schema", "list", "--human").out.splitlines() == data["schemas"]
+    for schema_id in data["schemas"]:
+        result = cli("schema", "export", schema_id)
+        assert result.code == 0
+        exported = json.loads(result.out)
+        assert exported == json.loads((schema_dir() / f"{schema_id}.json").read_text())
+        jsonschema.Draft202012Validator.check_schema(exported)
+    error = check(cli("schema", "export", "ee.nothing.v9"), ExitCode.NOT_FOUND)
+    assert "ee schema list" in error["repair"]
+    check(cli("schema", "export", "../pyproject"), ExitCode.NOT_FOUND)
+
+
+def test_every_memory_file_ee_writes_matches_the_memory_schema(cli: Cli, ws: Workspace) -> None:
+    import yaml
+
+    target = remember(cli, "Target.")
+    remember(
+        cli,
+        "Full.",
+        "--level",
+        "episodic",
+        "--kind",
+        "failure",
+        "--tags",
+        "yes,1.0",
+        "--source",
+        "s",
+        "--valid-from",
+        "2026-01-01",
+        "--link",
+        f"related:{target['id']}",
+        "--path",
+        "p",
+    )
+    check(cli("memory", "tags", target["id"], "--add", "on", "--json"))
+    check(cli("memory", "expire", target["id"], "--json"))
+    memory_schema = jsonschema.Draft202012Validator(load_schema("ee.memory.v1"))
+    for path in (ws.root / "memories").glob("*.md"):
+        front = path.read_text().split("---\n")[1]
+        data = yaml.safe_load(front)
+        as_json = json.loads(json.dumps(data, default=lambda v: v.isoformat().replace("+00:00", "Z")))
+        memory_schema.validate(as_json)
+    bad = {"id": "../x", "level": "cosmic", "confidence": 3, "tags": 5}
+    assert {e.path[0] for e in memory_schema.iter_errors(bad)} == {"id", "level", "confidence", "tags"}
