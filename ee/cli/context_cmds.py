@@ -1,0 +1,255 @@
+"""``ee context``, ``ee pack``, ``ee why`` and ``ee outcome``: packs for agents, explanations, feedback."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option, workspace
+from ee.cli.query_cmds import FORMATS, output_format, read_query_file
+from ee.errors import QueryError, UsageError
+
+PROFILES = ["compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom"]
+SIGNALS = ["helpful", "harmful", "confirmation", "contradiction", "stale", "inaccurate", "outdated"]
+
+
+def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document)."""
+    options: list[Callable[..., Any]] = [
+        click.option(
+            "--max-tokens", type=click.IntRange(min=1), help="Token budget of the pack (default 4000)."
+        ),
+        click.option(
+            "--profile", type=click.Choice(PROFILES), help="Section quotas and diversity (default balanced)."
+        ),
+        click.option(
+            "--quota",
+            "quotas",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="A custom-profile setting, e.g. procedural=0.5 (repeatable; implies --profile custom).",
+        ),
+        click.option("--fields", type=click.Choice(["minimal", "summary", "standard", "full"])),
+        click.option("--explain", is_flag=True, help="Add each item's selection trace and standing."),
+        click.option("--as-of", metavar="TIME|COMMIT", help="Pack the memories as they were then."),
+        click.option(
+            "--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped)."
+        ),
+        json_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.command("context")
+@click.argument("task", required=False)
+@pack_options
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "lexical", "semantic", "exact"]),
+    default="hybrid",
+    show_default=True,
+)
+@click.option("--speed", type=click.Choice(["instant", "default", "quality"]))
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
+@click.option(
+    "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin) instead of TASK."
+)
+@click.pass_context
+def context_cmd(
+    ctx: click.Context,
+    task: str | None,
+    max_tokens: int | None,
+    profile: str | None,
+    quotas: tuple[str, ...],
+    fields: str | None,
+    explain: bool | None,
+    as_of: str | None,
+    fmt: str | None,
+    as_json: bool | None,
+    mode: str,
+    speed: str | None,
+    tags: tuple[str, ...],
+    query_file: str | None,
+) -> int:
+    """The memories that matter for TASK, as a token-budgeted pack to paste into a prompt."""
+    from ee.query.document import from_arguments
+
+    if query_file:
+        if task:
+            raise QueryError(
+                "give TASK or --query-file, not both", "put the task in the document's query.text"
+            )
+        query = read_query_file(query_file)
+    elif task:
+        query = from_arguments(task, mode=mode, tags=list(tags), as_of=as_of, speed=speed)
+    else:
+        raise QueryError("nothing to pack for", 'describe the task: ee context "fix the flaky upload test"')
+    return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+
+
+@click.command("pack")
+@click.option(
+    "--query-file", required=True, metavar="FILE", help="An ee.query.v1 document ('-' reads stdin)."
+)
+@pack_options
+@click.pass_context
+def pack_cmd(
+    ctx: click.Context,
+    query_file: str,
+    max_tokens: int | None,
+    profile: str | None,
+    quotas: tuple[str, ...],
+    fields: str | None,
+    explain: bool | None,
+    as_of: str | None,
+    fmt: str | None,
+    as_json: bool | None,
+) -> int:
+    """A context pack for an ee.query.v1 document (options given here override the document)."""
+    query = read_query_file(query_file)
+    return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+
+
+def run_pack(
+    ctx: click.Context,
+    query: Any,
+    max_tokens: int | None,
+    profile: str | None,
+    quotas: tuple[str, ...],
+    fields: str | None,
+    explain: bool | None,
+    as_of: str | None,
+    fmt: str | None,
+    as_json: bool | None,
+) -> int:
+    from ee.pack import build_pack
+    from ee.render.results import render
+
+    overrides = parse_quotas(quotas)
+    if overrides and profile not in (None, "custom"):
+        raise UsageError(
+            f"--quota applies to the custom profile, not {profile}", "drop --profile or use custom"
+        )
+    query = with_overrides(
+        query,
+        max_tokens=max_tokens,
+        profile="custom" if overrides else profile,
+        fields=fields,
+        explain=True if explain else None,
+        as_of=as_of,
+    )
+    data = build_pack(workspace(ctx), query, overrides or None)
+    chosen = output_format(fmt, as_json, query)
+    click.echo(render("context", data, chosen), nl=False)
+    if chosen in ("human", "markdown"):
+        for item in data.get("degraded", []):
+            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+    return 0
+
+
+def with_overrides(
+    query: Any,
+    *,
+    max_tokens: int | None,
+    profile: str | None,
+    fields: str | None,
+    explain: bool | None,
+    as_of: str | None,
+) -> Any:
+    """The document with the command-line options written in (then validated again)."""
+    from ee.query.document import validate
+
+    doc = copy.deepcopy(query.doc)
+    output = doc.setdefault("output", {})
+    for key, value in (("profile", profile), ("fields", fields), ("explain", explain)):
+        if value is not None:
+            output[key] = value
+    if not output:
+        doc.pop("output")
+    if max_tokens is not None:
+        doc.setdefault("budget", {})["maxTokens"] = max_tokens
+    if as_of:
+        doc["asOf"] = as_of
+    return validate(doc, "arguments")
+
+
+def parse_quotas(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``procedural=0.5`` → {"procedural": 0.5}; values read as TOML (numbers, true/false), else as text."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--quota {pair!r} is not KEY=VALUE", "write e.g. --quota procedural=0.5")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        out[key.strip()] = value
+    return out
+
+
+@click.command("why")
+@click.argument("memory_id")
+@click.option(
+    "--query", "query_text", metavar="TEXT", help="Explain its rank (and pack decision) for this query."
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILES),
+    default="balanced",
+    show_default=True,
+    help="The pack profile whose decision --query reports.",
+)
+@click.option("--as-of", metavar="TIME|COMMIT", help="Explain the memory as it stood then.")
+@json_option
+@click.pass_context
+def why_cmd(
+    ctx: click.Context,
+    memory_id: str,
+    query_text: str | None,
+    profile: str,
+    as_of: str | None,
+    as_json: bool | None,
+) -> None:
+    """Why MEMORY_ID ranks where it does: standing, feedback, links, validity, history, --query rank."""
+    from ee.render.pack_text import why_human
+    from ee.why import why
+
+    data = why(workspace(ctx), memory_id, query_text, as_of=as_of, profile=profile)
+    degraded = data.pop("degraded", [])
+    Output(as_json).emit(data, lambda: why_human(data), degraded)
+
+
+@click.command("outcome")
+@click.argument("memory_id")
+@click.option("--signal", required=True, type=click.Choice(SIGNALS), help="What the memory did for you.")
+@click.option("--reason", metavar="TEXT", help="A sentence on what happened (stored in the repository).")
+@click.option("--agent", default=None, help="Record as this agent (default: $EE_AGENT, else human).")
+@json_option
+@click.pass_context
+def outcome_cmd(
+    ctx: click.Context,
+    memory_id: str,
+    signal: str,
+    reason: str | None,
+    agent: str | None,
+    as_json: bool | None,
+) -> None:
+    """Record that MEMORY_ID helped or hurt: an append-only feedback event, committed on its own."""
+    from ee.outcome import record_outcome
+    from ee.render.pack_text import outcome_human
+    from ee.workspace import Actor
+
+    data = record_outcome(workspace(ctx), memory_id, signal, reason, Actor.from_env(agent))
+    Output(as_json).emit(data, lambda: outcome_human(data))
+
+
+def register(cli: click.Group) -> None:
+    for command in (context_cmd, pack_cmd, why_cmd, outcome_cmd):
+        cli.add_command(command)

@@ -1,0 +1,210 @@
+"""Pack candidates and items: the ranked hits as candidates with their cost, and the chosen ones as the JSON
+items of the pack (trimmed by ``fields``), the omitted ones with their reason, and the pack hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from ee.pack.profiles import SECTION_TITLES, Profile, section_of
+from ee.pack.select import Candidate
+from ee.query.engine import count_tokens
+from ee.render.pack_text import TRUNCATION_MARK, item_text
+
+MINIMAL = ("id", "section", "authoritative", "title")
+SUMMARY = (
+    *MINIMAL,
+    "kind",
+    "level",
+    "tags",
+    "trust",
+    "posture",
+    "confidence",
+    "score",
+    "rank",
+    "tokens",
+    "why",
+    "flags",
+)
+OMITTED_MINIMAL = ("id", "reason")
+REASONS = ("quarantined", "invalid_at_reference_time", "duplicate", "quota", "max_results", "budget")
+
+
+def candidates(
+    ctx: Any, ranked: list[Any], profile: Profile, limit: int, item_room: dict[bool, int]
+) -> list[Candidate]:
+    """The best ``limit`` ranked memories scoring at least ``profile.floor`` times the best score.
+
+    ``item_room`` caps an item's tokens per block (the item budget less the headings it would open), so
+    at a small budget the best memory still fits, cut short, rather than not at all.
+    """
+    from ee.query.explain import body_for
+
+    if not ranked:
+        return []
+    gen = ctx.view.gen
+    best = ranked[0].final
+    posture = ctx.query.get("temporalValidity.posture", "relaxed")
+    out: list[Candidate] = []
+    for scored in ranked[:limit]:
+        if best > 0 and scored.final < profile.floor * best:
+            break
+        record, st = gen.records[scored.pos], scored.standing
+        authoritative = st.posture == "authoritative" and not st.quarantined
+        body = body_for(ctx, scored.pos, record)
+        cap = min(profile.max_item_tokens, item_room[authoritative])
+        body, truncated, cost = fit_item(record["kind"], body, record["id"], st.trust, confidence_of(st), cap)
+        reason = None
+        if st.quarantined:
+            reason = "quarantined"
+        elif not st.valid and posture != "ignore":
+            reason = "invalid_at_reference_time"
+        elif cost is None:
+            reason = "budget"
+        out.append(
+            Candidate(
+                index=len(out),
+                pos=scored.pos,
+                memory_id=record["id"],
+                section=section_of(record["kind"]),
+                authoritative=authoritative,
+                body=body,
+                truncated=truncated,
+                cost=cost or 0,
+                relevance=scored.final / best if best > 0 else 0.0,
+                reason=reason,
+            )
+        )
+    return out
+
+
+def confidence_of(standing: Any) -> float:
+    return round(float(standing.effective), 4)
+
+
+def fit_item(
+    kind: str, body: str, memory_id: str, trust: str, confidence: float, cap: int
+) -> tuple[str, bool, int | None]:
+    """(body, truncated, tokens): the body whole when its item text fits ``cap`` tokens, else cut at a word
+    boundary and marked with `` […]``; tokens is None when not even a cut item fits."""
+    cost = count_tokens(item_text(kind, body, memory_id, trust, confidence))
+    if cost <= cap:
+        return body, False, cost
+
+    def cost_at(length: int) -> int:
+        return count_tokens(item_text(kind, _cut(body, length), memory_id, trust, confidence))
+
+    low, high = 0, len(body)  # the longest prefix length whose cut item fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if cost_at(middle) <= cap:
+            low = middle
+        else:
+            high = middle - 1
+    if low == 0 or not body[:low].strip():
+        return body, False, None
+    cut = _cut(body, low)
+    return cut, True, count_tokens(item_text(kind, cut, memory_id, trust, confidence))
+
+
+def _cut(body: str, length: int) -> str:
+    """The first ``length`` characters, backed off to the last space when that keeps at least half."""
+    head = body[:length]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    if length < len(body) and space >= length // 2:
+        head = head[:space]
+    return head.rstrip() + TRUNCATION_MARK
+
+
+def item_dict(ctx: Any, c: Candidate, scored: Any, rank: int, explain: bool) -> dict[str, Any]:
+    """The full JSON item (every field; :func:`trim` cuts it down to the requested ``fields``)."""
+    from ee.query.explain import hit_dict
+
+    hit = hit_dict(ctx, scored, rank)
+    how = (
+        f"MMR {c.trace.get('value', 0):.3f}"
+        if c.trace.get("objective") == "mmr"
+        else f"coverage gain {c.trace.get('gain', 0):.3f}"
+    )
+    spill = ", spilled over" if c.chosen_pass == 2 else ""
+    item: dict[str, Any] = {
+        "id": c.memory_id,
+        "section": c.section,
+        "authoritative": c.authoritative,
+        "title": hit["title"],
+        "kind": hit["kind"],
+        "level": hit["level"],
+        "tags": hit["tags"],
+        "trust": hit["trust"],
+        "posture": hit["posture"],
+        "confidence": confidence_of(scored.standing),
+        "score": hit["score"],
+        "rank": rank,
+        "tokens": c.cost,
+        "truncated": c.truncated,
+        "why": f"{hit['why']}; picked for {SECTION_TITLES[c.section].lower()} by {how}{spill}",
+        "flags": hit["flags"],
+        "body": c.body,
+        "path": hit["path"],
+        "provenance": hit["provenance"],
+        "components": hit["components"],
+        "factors": hit["factors"],
+    }
+    if explain:
+        item["explanation"] = hit.get("explanation")
+        item["selection"] = c.trace
+    item["memory"] = hit["memory"]
+    return item
+
+
+def omitted_dict(ctx: Any, c: Candidate, scored: Any) -> dict[str, Any]:
+    from ee.query.explain import title_of
+
+    reason, _, detail = (c.reason or "budget").partition(":")
+    out: dict[str, Any] = {
+        "id": c.memory_id,
+        "reason": reason,
+        "section": c.section,
+        "score": round(scored.final, 6),
+        "title": title_of(c.body),
+        "tokens": c.cost,
+    }
+    if detail:
+        out["detail"] = f"{detail} share used up"
+    if c.duplicate_of:
+        out["duplicate_of"] = c.duplicate_of
+    return out
+
+
+def trim(item: dict[str, Any], fields: str) -> dict[str, Any]:
+    if fields == "minimal":
+        return {k: item[k] for k in MINIMAL if k in item}
+    if fields == "summary":
+        return {k: item[k] for k in SUMMARY if k in item}
+    if fields == "standard":
+        return {k: v for k, v in item.items() if k != "memory"}
+    return item
+
+
+def trim_omitted(entry: dict[str, Any], fields: str) -> dict[str, Any]:
+    if fields == "minimal":
+        return {k: entry[k] for k in OMITTED_MINIMAL}
+    return entry
+
+
+def pack_hash(items: list[dict[str, Any]]) -> str:
+    """sha256 over the canonical JSON (sorted keys, no spaces, UTF-8) of the chosen items in pack order: each
+    item's id, section, authority, the body as shown, and the blob of the version it came from."""
+    canonical = [
+        {
+            "id": i["id"],
+            "section": i["section"],
+            "authoritative": i["authoritative"],
+            "body": i["body"],
+            "blob": i["provenance"]["blob"],
+        }
+        for i in items
+    ]
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

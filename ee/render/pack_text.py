@@ -1,0 +1,209 @@
+"""A context pack as text: the Markdown an agent pastes (and ``--format hook`` injects), and a terminal view;
+and the terminal views of ``ee why`` and ``ee outcome``.
+
+The Markdown is built from *pieces*, and the pack's token budget is counted over exactly these pieces
+(ee.pack): the title line, one heading per block (authoritative, advisory) and per section inside a block,
+and one block of text per item (:func:`item_text`). ``pack_markdown`` with ``fields`` standard or full is
+the concatenation of those pieces, so ``count_tokens(markdown) <= used_tokens <= max_tokens``; minimal and
+summary print less of each item, never more. The terminal view (``human``) adds a status line, reasons and
+an omitted summary for people; it is not what the budget measures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ee.pack.profiles import SECTION_TITLES
+
+TITLE_MAX_BYTES = 100
+TRUNCATION_MARK = " […]"
+BLOCK_TITLES = {
+    True: "Authoritative",
+    False: "Advisory (written by agents or imported: verify before relying on it)",
+}
+
+
+def title_piece(task: str) -> str:
+    return f"# ee context: {_cut_bytes(' '.join(task.split()), TITLE_MAX_BYTES)}\n"
+
+
+def block_piece(authoritative: bool) -> str:
+    return f"\n## {BLOCK_TITLES[authoritative]}\n"
+
+
+def section_piece(section: str) -> str:
+    return f"\n### {SECTION_TITLES[section]}\n"
+
+
+def item_text(kind: str, body: str, memory_id: str, trust: str, confidence: float) -> str:
+    """One item as the pack shows it: a list entry with the body (continuation lines indented) and a line
+    naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence."""
+    lines = body.strip().splitlines() or [""]
+    rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
+    meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
+    return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n"
+
+
+def _summary_text(item: dict[str, Any]) -> str:
+    return (
+        f"- **{item.get('kind', '')}** {item.get('title', '')}\n"
+        f"  `{item['id']}` · {item.get('trust', '')} · confidence {float(item.get('confidence', 0)):.2f}\n"
+    )
+
+
+def _minimal_text(item: dict[str, Any]) -> str:
+    kind = f"**{item['kind']}** " if item.get("kind") else ""
+    return f"- {kind}{item.get('title', '')} `{item['id']}`\n"
+
+
+def rendered_item(item: dict[str, Any]) -> str:
+    """The item's Markdown for the fields it carries (full text when the body is there)."""
+    if "body" in item and "kind" in item:
+        return item_text(item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]))
+    if "trust" in item:
+        return _summary_text(item)
+    return _minimal_text(item)
+
+
+def blocks(data: dict[str, Any]) -> Iterator[tuple[bool, list[tuple[str, list[dict[str, Any]]]]]]:
+    """(authoritative, [(section, items)]) for each non-empty block, authoritative first."""
+    for authoritative in (True, False):
+        sections = []
+        for section in data.get("sections", []):
+            items = [i for i in section.get("items", []) if bool(i.get("authoritative")) is authoritative]
+            if items:
+                sections.append((section["name"], items))
+        if sections:
+            yield authoritative, sections
+
+
+def pack_markdown(data: dict[str, Any]) -> str:
+    pieces = [title_piece(data.get("task", ""))]
+    for authoritative, sections in blocks(data):
+        pieces.append(block_piece(authoritative))
+        for section, items in sections:
+            pieces.append(section_piece(section))
+            pieces.extend(rendered_item(item) for item in items)
+    return "".join(pieces)
+
+
+def pack_human(data: dict[str, Any]) -> str:
+    budget = data.get("budget", {})
+    counts = data.get("counts", {})
+    head = (
+        f"ee context: {data.get('task', '')}\n"
+        f"  profile {data.get('profile', {}).get('name', '?')} · {budget.get('used_tokens', 0)}/"
+        f"{budget.get('max_tokens', 0)} tokens · {counts.get('items', 0)} items · "
+        f"{counts.get('omitted', 0)} omitted · {str(data.get('pack_hash', ''))[:19]}"
+    )
+    lines = [head]
+    for authoritative, sections in blocks(data):
+        lines += [
+            "",
+            "AUTHORITATIVE" if authoritative else "ADVISORY: written by agents or imported; verify first",
+        ]
+        for section, items in sections:
+            lines.append(f"  {SECTION_TITLES[section]}")
+            for item in items:
+                lines += _human_item(item)
+    if not counts.get("items"):
+        lines += ["", "  no memory fits this task and budget"]
+    omitted = counts.get("omitted_by_reason") or {}
+    if omitted:
+        reasons = ", ".join(f"{n} {reason}" for reason, n in omitted.items())
+        lines += ["", f"omitted: {reasons}  (--format json lists each one)"]
+    return "\n".join(lines)
+
+
+def _human_item(item: dict[str, Any]) -> list[str]:
+    text = item.get("body") or item.get("title", "")
+    first, *rest = text.strip().splitlines() or [""]
+    kind = f"[{item['kind']}] " if item.get("kind") else ""
+    out = [f"    • {kind}{first}"]
+    out += [f"      {line}" for line in rest]
+    meta = [item["id"]]
+    if "trust" in item:
+        meta.append(f"{item['trust']} · confidence {float(item.get('confidence', 0)):.2f}")
+    if item.get("flags"):
+        meta.append(", ".join(item["flags"]))
+    out.append(f"      {' · '.join(meta)}")
+    if item.get("why"):
+        out.append(f"      why: {item['why']}")
+    return out
+
+
+def _cut_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[: limit - 3].decode("utf-8", "ignore") + "…"
+
+
+def why_human(data: dict[str, Any]) -> str:
+    st = data["standing"]
+    fb = st["feedback"]
+    lines = [
+        f"{data['id']}  {data['level']}/{data['kind']}  {data['title']}",
+        f"  trust        {st['trust']} ({st['posture']}{', QUARANTINED' if st['quarantined'] else ''})",
+        f"  confidence   {st['effective_confidence']:.4f} effective (prior {st['prior_confidence']:.4f}; "
+        f"{fb['helpful']} helpful, {fb['harmful']} harmful, {fb['stale']} stale applied, "
+        f"{len(fb['held_back'])} held back)",
+        f"  freshness    {st['freshness']:.4f} (half-life {st['half_life_days']:g} d, "
+        f"created {st['created']})",
+        f"  utility      {st['utility']}   importance {st['importance']}",
+        f"  validity     {st['validity']}",
+    ]
+    lines += [f"  note         {note}" for note in fb["notes"]]
+    for event in st["events"]:
+        lines.append(
+            f"  event        {event['at']} {event['signal']:<13} {event['source']:<16} {event['status']}"
+            + (f"  {event['reason']}" if event.get("reason") else "")
+        )
+    injection = data["injection"]
+    if injection.get("flagged"):
+        lines.append(f"  injection    flagged ({', '.join(injection.get('signals', []))})")
+    for link in data["links"]["outbound"]:
+        lines.append(f"  link →       {link['type']} {link['to']}" + ("" if link["exists"] else " (missing)"))
+    for link in data["links"]["inbound"]:
+        lines.append(f"  link ←       {link['type']} from {link['from']}")
+    history = data["history"]
+    if history.get("versions"):
+        lines.append(
+            f"  history      {history['versions']} version(s), first {history['first']['commit'][:10]} "
+            f"{history['first']['date']}, last {history['last']['commit'][:10]} {history['last']['date']}"
+        )
+    query = data.get("query")
+    if query:
+        lines.append("")
+        lines.append(_why_query_line(query))
+    return "\n".join(lines)
+
+
+def _why_query_line(query: dict[str, Any]) -> str:
+    head = f"for {query['text']!r}: "
+    if not query["retrieved"]:
+        return head + f"not retrieved ({query['reason']})"
+    out = (
+        head + f"rank {query['rank']} of {query['total']}, score {query['score']:.4f}\n  why: {query['why']}"
+    )
+    pack = query.get("pack") or {}
+    if pack.get("selected"):
+        out += f"\n  pack ({pack['profile']}): selected in {pack['section']}"
+    elif pack:
+        out += f"\n  pack ({pack['profile']}): omitted, {pack['reason']}"
+    return out
+
+
+def outcome_human(data: dict[str, Any]) -> str:
+    conf = data["effective_confidence"]
+    event = data["event"]
+    text = (
+        f"recorded {event['signal']} for {data['memory']['id']} by {event['source']} "
+        f"(commit {str(data['commit'])[:10]})\n"
+        f"effective confidence {conf['before']:.4f} → {conf['after']:.4f} "
+        f"(prior {data['prior_confidence']:.4f})"
+    )
+    if data.get("held_back"):
+        text += f"\n{data['message']}"
+    return text
