@@ -1,0 +1,1 @@
+"""Pure policy: trust classes, feedback and decay math, secret redaction, the prompt-injection guard."""

@@ -1,0 +1,100 @@
+"""The trust table of DESIGN.md §5: where a memory came from decides how much ee believes it at first
+and how a context pack presents it.
+
+| trust class          | initial confidence | pack posture     | human |
+|----------------------|-------------------:|------------------|-------|
+| human_explicit       | 0.85               | authoritative    | yes   |
+| peer_human_attested  | 0.75               | authoritative    | yes   |
+| agent_validated      | 0.65               | authoritative    | no    |
+| agent_assertion      | 0.50               | advisory         | no    |
+| cass_evidence        | 0.45               | advisory         | no    |
+| legacy_import        | 0.30               | legacy_evidence  | no    |
+
+``rank`` counts from the strongest class: ``rank("human_explicit") == 0`` and a larger rank means less trust,
+so ``at_least(cls, min_cls)`` is ``rank(cls) <= rank(min_cls)``.
+
+Every function raises :class:`UnknownTrustClass` (a ``ValueError`` that is also an ee usage error, so the CLI
+reports it with exit code 2) for a name not in the table; the message lists the allowed names.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ee.errors import UsageError
+
+Posture = Literal["authoritative", "advisory", "legacy_evidence"]
+
+TRUST_CLASSES: tuple[str, ...] = (
+    "human_explicit",
+    "peer_human_attested",
+    "agent_validated",
+    "agent_assertion",
+    "cass_evidence",
+    "legacy_import",
+)
+"""Every trust class, strongest first."""
+
+POSTURES: tuple[Posture, ...] = ("authoritative", "advisory", "legacy_evidence")
+
+_INITIAL: dict[str, float] = {
+    "human_explicit": 0.85,
+    "peer_human_attested": 0.75,
+    "agent_validated": 0.65,
+    "agent_assertion": 0.50,
+    "cass_evidence": 0.45,
+    "legacy_import": 0.30,
+}
+
+_POSTURE: dict[str, Posture] = {
+    "human_explicit": "authoritative",
+    "peer_human_attested": "authoritative",
+    "agent_validated": "authoritative",
+    "agent_assertion": "advisory",
+    "cass_evidence": "advisory",
+    "legacy_import": "legacy_evidence",
+}
+
+_HUMAN: frozenset[str] = frozenset({"human_explicit", "peer_human_attested"})
+
+
+class UnknownTrustClass(UsageError, ValueError):
+    """A trust class name that is not in the table."""
+
+    code = "unknown_trust_class"
+
+
+def _check(cls: str) -> str:
+    if cls not in _INITIAL:
+        allowed = ", ".join(TRUST_CLASSES)
+        raise UnknownTrustClass(
+            f"unknown trust class {cls!r}; expected one of: {allowed}",
+            hint=f"use one of: {allowed}",
+            details={"value": cls, "allowed": list(TRUST_CLASSES)},
+        )
+    return cls
+
+
+def initial_confidence(cls: str) -> float:
+    """The prior confidence a new memory of this class starts with, e.g. 0.85 for ``human_explicit``."""
+    return _INITIAL[_check(cls)]
+
+
+def posture(cls: str) -> Posture:
+    """How a pack presents memories of this class: ``authoritative``, ``advisory`` or ``legacy_evidence``."""
+    return _POSTURE[_check(cls)]
+
+
+def rank(cls: str) -> int:
+    """Position in :data:`TRUST_CLASSES`: 0 for the strongest class, 5 for ``legacy_import``."""
+    return TRUST_CLASSES.index(_check(cls))
+
+
+def at_least(cls: str, min_cls: str) -> bool:
+    """True when ``cls`` is as trusted as ``min_cls`` or more (``trust.minClass`` in ee.query.v1)."""
+    return rank(cls) <= rank(min_cls)
+
+
+def is_human(cls: str) -> bool:
+    """True for the classes a person wrote or confirmed (``human_explicit``, ``peer_human_attested``)."""
+    return _check(cls) in _HUMAN
