@@ -158,15 +158,15 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
         memory_id=str(memory_id),
         level=record.get("level") or "semantic",
         kind=record.get("kind") or "fact",
-        tags=[str(t) for t in _list(record, "tags")],
+        tags=_texts(record, "tags"),
         trust=trust,
         confidence=_number(record, "confidence"),
-        source=[str(s) for s in _list(record, "source")],
+        source=_texts(record, "source"),
         valid_from=record.get("valid_from"),
         valid_to=record.get("valid_to"),
         links=links,
-        paths=[str(p) for p in _list(record, "paths")],
-        redacted=sorted(set(redacted) | {str(r) for r in _list(record, "redacted")}),
+        paths=_texts(record, "paths"),
+        redacted=sorted(set(redacted) | set(_texts(record, "redacted"))),
         created=_created(record.get("created")),
         utility=_number(record, "utility", 0.5),
         importance=_number(record, "importance", 0.5),
@@ -197,6 +197,18 @@ def _list(record: dict[str, Any], key: str) -> list[Any]:
     if not isinstance(value, list):
         raise UsageError(f"'{key}' must be a list", f'write e.g. "{key}": ["a", "b"]')
     return value
+
+
+def _texts(record: dict[str, Any], key: str) -> list[str]:
+    """A list of short texts (numbers are taken as text); a nested list or object is an error."""
+    out = []
+    for item in _list(record, key):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise UsageError(
+                f"'{key}' holds {json.dumps(item)[:40]}, not text", f'write e.g. "{key}": ["a", "b"]'
+            )
+        out.append(str(item))
+    return out
 
 
 def _number(record: dict[str, Any], key: str, default: float | None = None) -> Any:

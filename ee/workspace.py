@@ -384,7 +384,7 @@ def build_fields(
         )
     if level not in LEVELS:
         raise UsageError(f"unknown level {level!r}", f"use one of: {', '.join(LEVELS)}")
-    if not kind or any(c.isspace() for c in kind):
+    if not isinstance(kind, str) or not kind or any(c.isspace() for c in kind):
         raise UsageError(f"kind {kind!r} is not usable", f"use one of: {', '.join(KINDS)}")
     if kind not in KINDS:
         raise UsageError(f"unknown kind {kind!r}", f"use one of: {', '.join(KINDS)}")
@@ -443,8 +443,10 @@ def parse_link(spec: str) -> Link:
     return Link(type=link_type, to=target)
 
 
-def normalise_time(value: str, what: str) -> str:
+def normalise_time(value: Any, what: str) -> str:
     try:
+        if not isinstance(value, str):
+            raise ValueError(value)
         return format_time(parse_time(value))
     except ValueError:
         raise UsageError(

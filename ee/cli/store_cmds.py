@@ -164,6 +164,7 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
     lines = [dumps(record, indent=None) + "\n" for record in export_records(snap.memories.values())]
     if output == "-":
         sys.stdout.write("".join(lines))
+        sys.stdout.flush()
     else:
         from ee.store import atomic_write
 
@@ -187,7 +188,7 @@ def doctor_cmd(ctx: click.Context, full: bool, as_json: bool | None) -> int:
         from ee.model import Problem
 
         head = f"{report['memories']} memories, {report['errors']} errors, {report['warnings']} warnings"
-        problems = [Problem(**{k: v for k, v in p.items()}) for p in report["problems"]]
+        problems = [Problem(**p) for p in report["problems"]]
         return head + ("\n" + problem_lines(problems) if problems else "\nall good")
 
     Output(as_json).emit(report, human)
