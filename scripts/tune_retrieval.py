@@ -1,0 +1,303 @@
+"""Reproducible tuning and evaluation of ee's retrieval core on a BEIR-layout set.
+
+Usage::
+
+    bash /work/shared/eval/make-dev-set.sh /work/devset
+    PYTHONPATH=. python scripts/tune_retrieval.py /work/devset                # the figures table (~1 min)
+    PYTHONPATH=. python scripts/tune_retrieval.py /work/devset --grid lexical # k1 / b / method grid
+    PYTHONPATH=. python scripts/tune_retrieval.py /work/devset --grid fusion  # normalisation / weight / pool
+
+What is measured (k = 10, one relevant document per query on the dev set):
+
+* ``bm25s baseline``: bm25s's own tokenizer with English stopwords, k1 1.5, b 0.75 (the eval README's row).
+* ``ee lexical``: :func:`ee.index.tokenize.tokenize` + :func:`ee.index.bm25.build` with its defaults.
+* ``ee semantic``: cosine between the query vector and each document vector from the shipped static model
+  (:func:`ee.index.embedder.load_embedder`). ``full`` embeds the whole text; ``lead+full`` embeds the first
+  :data:`LEAD_WORDS` words and the whole text and adds the two unit vectors (then renormalises): a static
+  model mean-pools its token vectors, so a long text drifts towards the corpus average, and the lead (title,
+  first sentence) is what a document is about. A text of at most ``LEAD_WORDS`` words is unchanged.
+* ``ee hybrid``: :func:`ee.query.fusion.fuse` over the union of the top :data:`POOL` of each arm, BOTH arms
+  scoring every candidate of the union (BM25 is 0.0 where no term matches). ``pools only`` instead gives
+  each arm only its own top ``POOL`` (a candidate missing from an arm normalises to 0).
+
+Figures on the Vim dev set (6 398 docs, 1 035 queries), this command, 2 CPU cores::
+
+    PYTHONPATH=. python scripts/tune_retrieval.py /work/devset
+
+    system                                            R@10   MRR@10 nDCG@10
+    (filled in below)
+
+Grids (``--grid``), R@10 / MRR@10 — see the module docstrings of ee.index.bm25 and ee.query.fusion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+K = 10
+POOL = 100
+LEAD_WORDS = 24
+
+Fuser = Callable[[Mapping[str, float], Mapping[str, float]], Mapping[str, Any]]
+
+
+def load_beir(root: Path) -> tuple[list[str], list[str], list[str], list[str], dict[str, set[str]]]:
+    """(doc ids, doc texts, query ids, query texts, qrels) of a BEIR folder; queries without qrels dropped."""
+    doc_ids, docs = [], []
+    with (root / "corpus.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            doc_ids.append(d["_id"])
+            docs.append((d.get("title", "") + "\n" + d["text"]).strip())
+    qrels: dict[str, set[str]] = {}
+    with (root / "qrels.tsv").open(encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            qid, did, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(qid, set()).add(did)
+    q_ids, queries = [], []
+    with (root / "queries.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            if q["_id"] in qrels:
+                q_ids.append(q["_id"])
+                queries.append(q["text"])
+    return doc_ids, docs, q_ids, queries, qrels
+
+
+def metrics(
+    ranked: Sequence[Sequence[str]], q_ids: Sequence[str], qrels: dict[str, set[str]]
+) -> dict[str, float]:
+    """Mean recall@K, MRR@K and nDCG@K (binary relevance)."""
+    r = mrr = ndcg = 0.0
+    for qid, run in zip(q_ids, ranked, strict=True):
+        rel = qrels[qid]
+        top = list(run)[:K]
+        r += sum(1 for d in top if d in rel) / len(rel)
+        mrr += next((1.0 / (i + 1) for i, d in enumerate(top) if d in rel), 0.0)
+        dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(top) if d in rel)
+        ndcg += dcg / sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), K)))
+    n = len(q_ids)
+    return {"R@10": r / n, "MRR@10": mrr / n, "nDCG@10": ndcg / n}
+
+
+def row(name: str, m: dict[str, float]) -> str:
+    return f"{name:<49} {m['R@10']:.3f}  {m['MRR@10']:.3f}  {m['nDCG@10']:.3f}"
+
+
+def baseline(docs: list[str], queries: list[str]) -> list[list[int]]:
+    """The eval README's reference: bm25s's tokenizer, English stopwords, no stemming, k1 1.5, b 0.75."""
+    import bm25s
+
+    model = bm25s.BM25(k1=1.5, b=0.75)
+    model.index(bm25s.tokenize(docs, stopwords="en", show_progress=False), show_progress=False)
+    q = bm25s.tokenize(queries, stopwords="en", show_progress=False)
+    res, _ = model.retrieve(q, k=K, show_progress=False)
+    return [[int(i) for i in r] for r in res]
+
+
+def top(scores: NDArray[Any], k: int, positive: bool = False) -> list[int]:
+    """Positions of the ``k`` best scores, best first, ties by position (only scores > 0 if ``positive``)."""
+    import numpy as np
+
+    cand = np.flatnonzero(scores > 0) if positive else np.arange(scores.size)
+    order = np.lexsort((cand, -scores[cand]))[:k]
+    return [int(p) for p in cand[order]]
+
+
+def lead(text: str, words: int = LEAD_WORDS) -> str:
+    return " ".join(text.split()[:words])
+
+
+def doc_vectors(embedder: Any, texts: list[str], lead_words: int) -> NDArray[Any]:
+    """Unit document vectors: the whole text, or (lead_words > 0) normalise(e(lead) + e(whole))."""
+    import numpy as np
+
+    full = embedder.encode(texts)
+    if lead_words <= 0:
+        return full
+    both = full + embedder.encode([lead(t, lead_words) for t in texts])
+    norms = np.linalg.norm(both, axis=1, keepdims=True)
+    return np.divide(both, norms, out=np.zeros_like(both), where=norms > 0)
+
+
+def hybrid_runs(
+    lex: list[NDArray[Any]],
+    sem: NDArray[Any],
+    doc_ids: list[str],
+    fuser: Fuser,
+    pool: int = POOL,
+    union: bool = True,
+) -> list[list[str]]:
+    """Fuse per query; ``union``: both arms score every candidate, else each arm only its own pool."""
+    out = []
+    for i, lex_scores in enumerate(lex):
+        lex_top = top(lex_scores, pool, positive=True)
+        sem_top = top(sem[i], pool)
+        if union:
+            cand = sorted(set(lex_top) | set(sem_top))
+            lexical = {doc_ids[p]: float(lex_scores[p]) for p in cand}
+            semantic = {doc_ids[p]: float(sem[i][p]) for p in cand}
+        else:
+            lexical = {doc_ids[p]: float(lex_scores[p]) for p in lex_top}
+            semantic = {doc_ids[p]: float(sem[i][p]) for p in sem_top}
+        out.append(list(fuser(lexical, semantic))[:K])
+    return out
+
+
+def _normalised_fuser(norm: Callable[[Mapping[str, float]], dict[str, float]], w: float) -> Fuser:
+    """Linear fusion with another normaliser (grid only; ee ships min-max in ee.query.fusion)."""
+
+    def fuser(lexical: Mapping[str, float], semantic: Mapping[str, float]) -> dict[str, float]:
+        ln, sn = norm(lexical), norm(semantic)
+        lo_l = min(ln.values(), default=0.0)
+        lo_s = min(sn.values(), default=0.0)
+        fused = {k: (1 - w) * ln.get(k, lo_l) + w * sn.get(k, lo_s) for k in lexical.keys() | semantic.keys()}
+        return dict(sorted(fused.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    return fuser
+
+
+def _zscore(s: Mapping[str, float]) -> dict[str, float]:
+    if not s:
+        return {}
+    mu = sum(s.values()) / len(s)
+    sd = math.sqrt(sum((v - mu) ** 2 for v in s.values()) / len(s))
+    return {k: (v - mu) / sd if sd > 0 else 0.0 for k, v in s.items()}
+
+
+def _dbsf(s: Mapping[str, float]) -> dict[str, float]:
+    """Distribution-based score fusion's normaliser: [mean - 3 sd, mean + 3 sd] -> [0, 1]."""
+    z = _zscore(s)
+    return {k: min(1.0, max(0.0, (v + 3) / 6)) for k, v in z.items()}
+
+
+def _maxnorm(s: Mapping[str, float]) -> dict[str, float]:
+    hi = max(s.values(), default=0.0)
+    return {k: v / hi if hi > 0 else 0.0 for k, v in s.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("beir_dir", type=Path)
+    ap.add_argument("--grid", choices=["lexical", "fusion"], action="append", default=[])
+    ap.add_argument("--lead-words", type=int, default=LEAD_WORDS, help="0 embeds the whole text only")
+    args = ap.parse_args(argv)
+
+    from ee.index import bm25
+    from ee.index.tokenize import tokenize, tokenize_many
+    from ee.query import fusion
+
+    doc_ids, docs, q_ids, queries, qrels = load_beir(args.beir_dir)
+    print(f"{args.beir_dir}: {len(docs)} docs, {len(queries)} queries", file=sys.stderr)
+
+    def named(runs: list[list[int]]) -> list[list[str]]:
+        return [[doc_ids[i] for i in r] for r in runs]
+
+    def score(runs: list[list[str]]) -> dict[str, float]:
+        return metrics(runs, q_ids, qrels)
+
+    print(f"{'system':<49} R@10   MRR@10 nDCG@10")
+    print(row("bm25s baseline (stopwords en, k1 1.5, b 0.75)", score(named(baseline(docs, queries)))))
+
+    t0 = time.perf_counter()
+    d_tokens = tokenize_many(docs)
+    dt = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    tokenize_many(docs)
+    dt_warm = time.perf_counter() - t1
+    n_tok = sum(map(len, d_tokens))
+    print(
+        f"tokenize: {n_tok:,} tokens in {dt:.2f} s cold ({n_tok / dt:,.0f}/s), "
+        f"{dt_warm:.2f} s warm ({n_tok / dt_warm:,.0f}/s)",
+        file=sys.stderr,
+    )
+    q_tokens = [tokenize(q) for q in queries]
+
+    index = bm25.build(d_tokens)
+    lex = [index.scores(q) for q in q_tokens]
+    print(
+        row(
+            f"ee lexical (k1 {bm25.K1}, b {bm25.B}, {bm25.METHOD})",
+            score(named([top(s, K, True) for s in lex])),
+        )
+    )
+
+    sem_by_lead: dict[int, Any] = {}
+    try:
+        from ee.index.embedder import load_embedder
+
+        embedder = load_embedder()
+    except Exception as exc:  # no model: lexical figures only
+        print(f"semantic arm unavailable: {exc}", file=sys.stderr)
+        embedder = None
+    if embedder is not None:
+        qv = embedder.encode(queries)
+        for lw in sorted({0, args.lead_words}):
+            t2 = time.perf_counter()
+            sem_by_lead[lw] = qv @ doc_vectors(embedder, docs, lw).T
+            print(f"embed docs (lead {lw}): {time.perf_counter() - t2:.1f} s", file=sys.stderr)
+        w = fusion.WEIGHT_SEMANTIC
+        for lw, sem in sem_by_lead.items():
+            tag = f"lead{lw}+full" if lw else "full"
+            print(row(f"ee semantic ({tag})", score(named([top(s, K) for s in sem]))))
+            print(
+                row(
+                    f"ee hybrid rrf k=60 equal weights ({tag})",
+                    score(hybrid_runs(lex, sem, doc_ids, fusion.rrf)),
+                )
+            )
+            print(
+                row(
+                    f"ee hybrid min-max w {w}, pools only ({tag})",
+                    score(hybrid_runs(lex, sem, doc_ids, fusion.fuse, union=False)),
+                )
+            )
+            print(row(f"ee hybrid min-max w {w} ({tag})", score(hybrid_runs(lex, sem, doc_ids, fusion.fuse))))
+
+    if "lexical" in args.grid:
+        for method in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
+            for k1 in (0.9, 1.2, 1.5, 2.0, 2.5):
+                for b in (0.6, 0.75, 0.85, 0.9, 0.95, 1.0):
+                    idx = bm25.build(d_tokens, k1=k1, b=b, method=method)
+                    runs = named([[p for p, _ in idx.search(q, K)] for q in q_tokens])
+                    print(row(f"  lexical {method} k1 {k1} b {b}", score(runs)), flush=True)
+
+    if "fusion" in args.grid and sem_by_lead:
+        sem = sem_by_lead[args.lead_words]
+        for k in (20, 60):
+            for w in (0.2, 0.3, 0.5):
+                fz: Fuser = functools.partial(fusion.rrf, weight_semantic=w, k=k)
+                print(row(f"  fusion rrf k {k} w {w}", score(hybrid_runs(lex, sem, doc_ids, fz))), flush=True)
+        norms: dict[str, Callable[[Mapping[str, float]], dict[str, float]]] = {
+            "z-score": _zscore,
+            "dbsf": _dbsf,
+            "max": _maxnorm,
+        }
+        for w in (0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
+            for pool in (50, 100, 200):
+                for union in (True, False):
+                    fm: Fuser = functools.partial(fusion.fuse, weight_semantic=w)
+                    runs = hybrid_runs(lex, sem, doc_ids, fm, pool=pool, union=union)
+                    label = "union" if union else "pools"
+                    print(row(f"  fusion min-max w {w} pool {pool} {label}", score(runs)), flush=True)
+            for name, norm in norms.items():
+                runs = hybrid_runs(lex, sem, doc_ids, _normalised_fuser(norm, w))
+                print(row(f"  fusion {name} w {w} pool {POOL} union", score(runs)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
