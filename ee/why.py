@@ -1,0 +1,216 @@
+"""``ee why <id>``: why a memory stands where it does — in general, or for one query.
+
+In general: its standing (prior and effective confidence, every feedback event and whether it was applied
+or held back, utility, freshness with its half-life, trust and posture), its links in both directions, its
+validity at the reference time, the injection guard's verdict, and a summary of its git history.
+For a query (``--query TEXT``): its rank among the query's hits with every score component and factor, or
+why it was not retrieved, and what a context pack under ``profile`` would do with it (its section, or the
+reason it is omitted).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ee.errors import NotFound
+
+if TYPE_CHECKING:
+    from ee.workspace import Workspace
+
+
+def why(
+    ws: Workspace,
+    memory_id: str,
+    query_text: str | None = None,
+    *,
+    as_of: str | None = None,
+    profile: str = "balanced",
+) -> dict[str, Any]:
+    """The ``data`` of ``ee why`` (with ``degraded`` inside)."""
+    from ee.query import open_view
+    from ee.query.document import from_arguments
+    from ee.query.engine import prepare
+
+    query = from_arguments(query_text or memory_id, as_of=as_of, profile=profile)
+    view, reference = open_view(ws, as_of)
+    ctx = prepare(view, query, reference, bool(ws.config.get("redaction.allow_bypass")))
+    pos = view.gen.position(memory_id)
+    if pos is None:
+        where = f" as of {as_of}" if as_of else ""
+        raise NotFound(
+            f"no memory {memory_id} in the store{where}",
+            "run `ee search <words>` or `ee memory list` to find its id",
+        )
+    record = view.gen.records[pos]
+    data: dict[str, Any] = {
+        "id": memory_id,
+        "title": _title(view, pos),
+        "path": record["path"],
+        "level": record["level"],
+        "kind": record["kind"],
+        "tags": record["tags"],
+        "standing": standing_report(ctx, record),
+        "links": links_report(view.gen, record),
+        "injection": record.get("injection") or {"score": 0.0, "flagged": False, "signals": []},
+        "history": history_report(ws, memory_id) if not view.commit else {"as_of": view.commit},
+        "query": query_report(ctx, pos, profile, ws) if query_text else None,
+    }
+    return data | {"degraded": ctx.degraded}
+
+
+def _title(view: Any, pos: int) -> str:
+    from ee.query.explain import title_of
+
+    return title_of(view.gen.body(pos))
+
+
+def standing_report(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
+    from ee.policy.feedback import half_life_days
+    from ee.query.standing import standing_of
+
+    events = ctx.view.state.get("events", {}).get(record["id"], [])
+    prov = ctx.view.state.get("provenance", {}).get(record["path"])
+    st = standing_of(record, events, prov, ctx.now, ctx.reference)
+    out = st.to_dict()
+    out["utility"] = record.get("utility")
+    out["importance"] = record.get("importance")
+    out["created"] = st.created
+    out["half_life_days"] = half_life_days(record["level"], record["kind"])
+    out["last_confirmed"] = _time(st.feedback.last_confirmed)
+    out["computed_at"] = _time(ctx.now)
+    out["reference_time"] = _time(ctx.reference)
+    out["valid_from"] = record.get("valid_from")
+    out["valid_to"] = record.get("valid_to")
+    out["multipliers"] = {k: round(v, 4) for k, v in st.multipliers().items()}
+    out["events"] = events_report(events, st.feedback)
+    return out
+
+
+def events_report(events: list[dict[str, Any]], state: Any) -> list[dict[str, Any]]:
+    """Every stored event with its status: applied, held_back (burst rule) or ignored (see notes)."""
+    applied, held = set(state.applied), set(state.held_back)
+    out = []
+    for event in events:
+        status = (
+            "applied" if event.get("id") in applied else "held_back" if event.get("id") in held else "ignored"
+        )
+        out.append({k: event.get(k) for k in ("id", "signal", "at", "source", "reason")} | {"status": status})
+    return out
+
+
+def links_report(gen: Any, record: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Outbound links (from the frontmatter) and inbound ones (every other memory's links to this one)."""
+    outbound = []
+    for link_type, target in record.get("links", []):
+        pos = gen.position(target)
+        outbound.append(
+            {"type": link_type, "to": target, "exists": pos is not None, "title": _gen_title(gen, pos)}
+        )
+    inbound = []
+    for pos, other in enumerate(gen.records):
+        for link_type, target in other.get("links", []):
+            if target == record["id"]:
+                inbound.append({"type": link_type, "from": other["id"], "title": _gen_title(gen, pos)})
+    inbound.sort(key=lambda link: (link["from"], link["type"]))
+    return {"outbound": outbound, "inbound": inbound}
+
+
+def _gen_title(gen: Any, pos: int | None) -> str | None:
+    if pos is None:
+        return None
+    from ee.query.explain import title_of
+
+    return title_of(gen.body(pos))
+
+
+def history_report(ws: Workspace, memory_id: str) -> dict[str, Any]:
+    from ee.history import history
+
+    try:
+        versions = history(ws, memory_id)
+    except NotFound:
+        return {"versions": 0, "first": None, "last": None, "note": "not committed yet"}
+
+    def brief(version: Any) -> dict[str, Any]:
+        return {
+            "commit": version.commit,
+            "date": version.date,
+            "actor": version.actor,
+            "op": version.op,
+            "changed": list(version.changed),
+        }
+
+    return {"versions": len(versions), "first": brief(versions[-1]), "last": brief(versions[0])}
+
+
+def query_report(ctx: Any, pos: int, profile_name: str, ws: Workspace) -> dict[str, Any]:
+    from ee.pack import choose
+    from ee.pack.profiles import resolve_profile
+    from ee.query.engine import rank
+    from ee.query.explain import hit_dict
+
+    ranked, total = rank(ctx)
+    place = next((i for i, s in enumerate(ranked) if s.pos == pos), None)
+    out: dict[str, Any] = {"text": ctx.query.text, "total": total}
+    if place is None:
+        return out | {"rank": None, "retrieved": False, "reason": _not_retrieved(ctx, pos), "pack": None}
+    hit = hit_dict(ctx, ranked[place], place + 1)
+    out |= {
+        "rank": place + 1,
+        "retrieved": True,
+        "score": hit["score"],
+        "why": hit["why"],
+        "components": hit["components"],
+        "factors": hit["factors"],
+        "flags": hit["flags"],
+    }
+    if place > 0:
+        above = ranked[place - 1]
+        out["next_above"] = {"id": ctx.view.gen.records[above.pos]["id"], "score": round(above.final, 6)}
+    profile = resolve_profile(profile_name, ws.config.section("pack.custom"))
+    chosen, cands, _kind, _budget = choose(ctx, ranked, profile)
+    out["pack"] = _pack_decision(profile_name, chosen, cands, pos)
+    return out
+
+
+def _pack_decision(profile: str, chosen: list[Any], cands: list[Any], pos: int) -> dict[str, Any]:
+    mine = next((c for c in cands if c.pos == pos), None)
+    if mine is None:
+        return {"profile": profile, "selected": False, "reason": "below the profile's relevance floor"}
+    if any(c.pos == pos for c in chosen):
+        return {
+            "profile": profile,
+            "selected": True,
+            "section": mine.section,
+            "authoritative": mine.authoritative,
+            "tokens": mine.cost,
+            "truncated": mine.truncated,
+            "selection": mine.trace,
+        }
+    reason, _, detail = (mine.reason or "budget").partition(":")
+    out = {"profile": profile, "selected": False, "section": mine.section, "reason": reason}
+    if mine.duplicate_of:
+        out["duplicate_of"] = mine.duplicate_of
+    if detail:
+        out["detail"] = f"{detail} share used up"
+    return out
+
+
+def _not_retrieved(ctx: Any, pos: int) -> str:
+    """Why neither arm brought the memory in (``why``'s query has no tags or filters)."""
+    from ee.index.tokenize import tokenize
+
+    gen = ctx.view.gen
+    lexical = float(gen.lexical.scores(tokenize(ctx.query.text))[pos])
+    parts = [f"lexical score {lexical:.4f}" if lexical > 0 else "no query term matches"]
+    vector = ctx.view.query_vector(ctx.query.text) if ctx.query.mode in ("hybrid", "semantic") else None
+    if vector is not None and gen.vectors is not None:
+        cosine = float(gen.vectors[pos] @ vector)
+        parts.append(f"cosine {cosine:.4f}")
+    return ", ".join(parts) + f": outside the top {ctx.query.pool} of each retrieval arm"
+
+
+def _time(value: Any) -> str | None:
+    from ee.ids import format_time
+
+    return format_time(value) if value is not None else None

@@ -1,0 +1,187 @@
+"""Every output format of ee search and ee context, for every profile, validated against the schemas."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import toon_format
+
+from ee.query.engine import count_tokens
+from ee.schemas import validator
+from tests.conftest import run_cli
+from tests.memory_corpus import shared_store
+
+TASK = "roll back the api deployment after the release tag broke the orders table"
+PROFILES = ["compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom"]
+FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
+FIELDS = ["minimal", "summary", "standard", "full"]
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return shared_store(tmp_path_factory)
+
+
+def ee(store: dict[str, Any], *args: str) -> str:
+    res = run_cli("--workspace", str(store["root"]), *args)
+    assert res.code == 0, res.err
+    return res.out
+
+
+def profile_args(profile: str) -> list[str]:
+    return ["--quota", "decisions=0.4"] if profile == "custom" else ["--profile", profile]
+
+
+def check_envelope(doc: dict[str, Any], data_schema: str) -> None:
+    assert list(validator("ee.response.v1").iter_errors(doc)) == []
+    errors = [
+        f"{list(e.absolute_path)}: {e.message}" for e in validator(data_schema).iter_errors(doc["data"])
+    ]
+    assert errors == []
+
+
+def check_jsonl(text: str, kind: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in text.splitlines()]
+    for line in lines:
+        assert [e.message for e in validator("ee.jsonl.v1").iter_errors(line)] == []
+    assert lines[0]["type"] == "header"
+    assert lines[0]["kind"] == kind
+    assert lines[-1]["type"] == "footer"
+    assert {line["type"] for line in lines[1:-1]} <= {"item"}
+    assert lines[-1]["count"] == len(lines) - 2
+    return lines
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_context_every_profile_and_format(store: dict[str, Any], profile: str, fmt: str) -> None:
+    args = ["context", TASK, "--max-tokens", "1500", *profile_args(profile)]
+    data = json.loads(ee(store, *args, "--format", "json"))
+    check_envelope(data, "ee.pack.v1")
+    assert data["data"]["counts"]["items"] > 0
+    out = ee(store, *args, "--format", fmt)
+    ids = [i["id"] for s in data["data"]["sections"] for i in s["items"]]
+    if fmt == "json":
+        assert json.loads(out) == data
+    elif fmt == "jsonl":
+        lines = check_jsonl(out, "context")
+        assert [line["id"] for line in lines[1:-1]] == ids
+        assert lines[-1]["pack_hash"] == data["data"]["pack_hash"]
+    elif fmt == "toon":
+        assert toon_format.decode(out) == data
+    elif fmt == "hook":
+        hook = json.loads(out)
+        assert set(hook) == {"hookSpecificOutput"}
+        context = hook["hookSpecificOutput"]["additionalContext"]
+        assert hook["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        assert context == ee(store, *args, "--format", "markdown").strip()
+        assert count_tokens(context) <= 1500
+    elif fmt == "markdown":
+        assert out.startswith("# ee context: ")
+        assert count_tokens(out) <= 1500
+        assert all(f"`{i}`" in out for i in ids)
+    elif fmt == "compact":
+        assert out.count("\n") == 1
+        assert out.startswith(f"ee context ({len(ids)}): ")
+    else:
+        assert "AUTHORITATIVE" in out or "ADVISORY" in out
+        assert data["data"]["pack_hash"][:19] in out
+
+
+def test_hook_event_name_comes_from_the_environment(
+    store: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EE_HOOK_EVENT", "SessionStart")
+    hook = json.loads(ee(store, "context", TASK, "--format", "hook"))
+    assert hook["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+@pytest.mark.parametrize("fields", FIELDS)
+def test_fields_trim_every_format_consistently(store: dict[str, Any], fields: str) -> None:
+    base = ["context", TASK, "--fields", fields]
+    doc = json.loads(ee(store, *base, "--format", "json"))
+    check_envelope(doc, "ee.pack.v1")
+    items = [i for s in doc["data"]["sections"] for i in s["items"]]
+    keys = {key for item in items for key in item}
+    expected = {
+        "minimal": {"id", "section", "authoritative", "title"},
+        "summary": {
+            "id",
+            "section",
+            "authoritative",
+            "title",
+            "kind",
+            "level",
+            "tags",
+            "trust",
+            "posture",
+            "confidence",
+            "score",
+            "rank",
+            "tokens",
+            "why",
+            "flags",
+        },
+    }
+    if fields in expected:
+        assert keys == expected[fields]
+    else:
+        assert ("memory" in keys) is (fields == "full")
+        assert {"body", "provenance", "components", "factors", "truncated"} <= keys
+    if fields == "minimal":
+        assert all(set(o) == {"id", "reason"} for o in doc["data"]["omitted"])
+    lines = check_jsonl(ee(store, *base, "--format", "jsonl"), "context")
+    assert list(lines[1:-1]) == [{"type": "item", **item} for item in items]
+    assert toon_format.decode(ee(store, *base, "--format", "toon")) == doc
+    full = ee(store, "context", TASK, "--format", "markdown", "--fields", "full")
+    assert len(ee(store, *base, "--format", "markdown")) <= len(full)
+
+
+@pytest.mark.parametrize("fields", FIELDS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_search_every_format(store: dict[str, Any], fmt: str, fields: str) -> None:
+    args = ["search", "orders table migration", "--limit", "5", "--fields", fields]
+    doc = json.loads(ee(store, *args, "--format", "json"))
+    check_envelope(doc, "ee.search.v1")
+    hits = doc["data"]["hits"]
+    assert hits
+    out = ee(store, *args, "--format", fmt)
+    if fmt == "jsonl":
+        lines = check_jsonl(out, "search")
+        assert [line["id"] for line in lines[1:-1]] == [h["id"] for h in hits]
+    elif fmt == "toon":
+        assert toon_format.decode(out) == doc
+    elif fmt == "hook":
+        context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        assert all(h["id"] in context for h in hits)
+    elif fmt in ("human", "markdown", "compact"):
+        assert all(h["id"] in out for h in hits)
+
+
+def test_explain_output_validates(store: dict[str, Any]) -> None:
+    for profile in ("balanced", "submodular"):
+        doc = json.loads(
+            ee(store, "context", TASK, "--explain", "--fields", "full", "--profile", profile, "--json")
+        )
+        check_envelope(doc, "ee.pack.v1")
+        assert (
+            toon_format.decode(
+                ee(
+                    store,
+                    "context",
+                    TASK,
+                    "--explain",
+                    "--fields",
+                    "full",
+                    "--profile",
+                    profile,
+                    "--format",
+                    "toon",
+                )
+            )
+            == doc
+        )
+    doc = json.loads(ee(store, "search", "orders", "--explain", "--fields", "full", "--json"))
+    check_envelope(doc, "ee.search.v1")

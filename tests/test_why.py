@@ -1,0 +1,116 @@
+"""ee why: standing, feedback, links both ways, validity, injection, history, and the rank for a query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.memory_corpus import shared_store
+
+TASK = "fix the CI cache with the curl repair script"
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return shared_store(tmp_path_factory)
+
+
+def why(store: dict[str, Any], *args: str) -> dict[str, Any]:
+    res = run_cli("--workspace", str(store["root"]), "why", *args, "--json")
+    assert res.code == 0, res.err
+    data: dict[str, Any] = res.data
+    return data
+
+
+def test_why_in_general_reports_standing_links_validity_and_history(store: dict[str, Any]) -> None:
+    record = next(
+        r for r in store["records"] if any(link["type"] == "supports" for link in r.get("links", []))
+    )
+    target = next(link["to"] for link in record["links"] if link["type"] == "supports")
+    data = why(store, record["id"])
+    st = data["standing"]
+    assert st["trust"] == record["trust"]
+    assert st["prior_confidence"] == (0.85 if record["trust"] == "human_explicit" else 0.5)
+    assert st["effective_confidence"] == st["prior_confidence"]  # no feedback yet
+    assert st["events"] == []
+    assert 0 < st["freshness"] <= 1
+    assert st["half_life_days"] in (1, 30, 90, 180, 365)
+    assert set(st["multipliers"]) == {"confidence", "freshness", "trust", "validity"}
+    assert {"type": "supports", "to": target, "exists": True}.items() <= data["links"]["outbound"][0].items()
+    assert data["history"]["versions"] == 1
+    assert data["history"]["first"]["op"] == "import"
+    assert data["history"]["first"] == data["history"]["last"]
+    assert data["query"] is None
+    inbound = why(store, target)["links"]["inbound"]
+    assert {"type": "supports", "from": record["id"]} in [
+        {k: v for k, v in i.items() if k != "title"} for i in inbound
+    ]
+
+
+def test_why_for_a_query_matches_search_and_the_pack(store: dict[str, Any]) -> None:
+    hits = run_cli("--workspace", str(store["root"]), "search", TASK, "--json").data["hits"]
+    top = hits[0]
+    data = why(store, top["id"], "--query", TASK)
+    query = data["query"]
+    assert query["retrieved"] is True
+    assert query["rank"] == 1
+    assert query["score"] == top["score"]
+    assert query["components"] == top["components"]
+    assert query["factors"] == top["factors"]
+    assert "next_above" not in query
+    pack = run_cli("--workspace", str(store["root"]), "context", TASK, "--json").data
+    packed = {i["id"]: s["name"] for s in pack["sections"] for i in s["items"]}
+    omitted = {o["id"]: o["reason"] for o in pack["omitted"]}
+    for hit in hits[:8]:
+        decision = why(store, hit["id"], "--query", TASK)["query"]["pack"]
+        if hit["id"] in packed:
+            assert decision["selected"] is True
+            assert decision["section"] == packed[hit["id"]]
+        else:
+            assert decision["selected"] is False
+            assert decision["reason"] == omitted.get(hit["id"], "below the profile's relevance floor")
+    second = why(store, hits[1]["id"], "--query", TASK)["query"]
+    assert second["next_above"] == {"id": top["id"], "score": top["score"]}
+
+
+def test_why_shows_the_quarantine(store: dict[str, Any]) -> None:
+    data = why(store, store["quarantined"], "--query", TASK)
+    assert data["standing"]["quarantined"] is True
+    assert data["standing"]["posture"] == "advisory"
+    assert data["injection"]["flagged"] is True
+    assert "ignore_instructions" in data["injection"]["signals"]
+    assert data["query"]["pack"] == {
+        "profile": "balanced",
+        "selected": False,
+        "section": "procedural",
+        "reason": "quarantined",
+    }
+    assert data["standing"]["multipliers"]["trust"] == 0.5
+
+
+def test_why_shows_validity(store: dict[str, Any]) -> None:
+    data = why(store, store["expired"])
+    assert data["standing"]["valid"] is False
+    assert data["standing"]["validity"].startswith("expired at 2020-01-01")
+    assert data["standing"]["valid_to"] == "2020-01-01T00:00:00Z"
+
+
+def test_why_a_memory_the_query_did_not_retrieve(store: dict[str, Any]) -> None:
+    data = why(store, store["expired"], "--query", "zzzqx")
+    assert data["query"]["retrieved"] is False
+    assert data["query"]["rank"] is None
+    assert "no query term matches" in data["query"]["reason"]
+
+
+def test_why_unknown_memory_and_human_view(store: dict[str, Any]) -> None:
+    res = run_cli("--workspace", str(store["root"]), "why", "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB", "--json")
+    assert res.code == 7
+    assert "ee search" in res.json["error"]["repair"]
+    human = run_cli(
+        "--workspace", str(store["root"]), "why", store["quarantined"], "--query", TASK, "--human"
+    ).out
+    assert "QUARANTINED" in human
+    assert "pack (balanced): omitted, quarantined" in human
+    assert "history      1 version(s)" in human
