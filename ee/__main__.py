@@ -1,5 +1,5 @@
-"""``python -m ee``: the same as the ``ee`` command."""
+"""``python -m ee``: the same as the ``ee`` command (the warm server first, before the CLI is imported)."""
 
-from ee.cli import run
+from ee.client import main
 
-run()
+main()

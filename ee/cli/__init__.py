@@ -169,5 +169,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console-script entry point."""
-    sys.exit(main())
+    """The console-script entry point: a read-only command goes to `ee watch`'s warm server if one runs."""
+    from ee.client import try_server
+
+    code = try_server(sys.argv[1:])
+    sys.exit(main() if code is None else code)

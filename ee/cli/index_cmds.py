@@ -1,0 +1,132 @@
+"""``ee index status|rebuild`` and ``ee watch``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, ClassVar
+
+import click
+
+from ee.cli import Output, json_option, workspace
+
+
+@click.group("index")
+def index_group() -> None:
+    """The derived search indexes under .ee/index (rebuildable at any time)."""
+
+
+@index_group.command("status")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
+    """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing)."""
+    from ee.index import status
+    from ee.watch import watcher_pid
+
+    ws = workspace(ctx)
+    data = status(ws)
+    pid = watcher_pid(ws.root)
+    data["watcher"] = {
+        "running": pid is not None,
+        "pid": pid if pid and pid > 0 else None,
+        "serving": pid is not None and (ws.root / ".ee" / "serve.sock").exists(),
+    }
+    degraded = data.pop("degraded")
+    Output(as_json).emit(data, lambda: status_text(data), degraded)
+
+
+@index_group.command("rebuild")
+@json_option
+@click.pass_context
+def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
+    """Build the index again from the memory files (derived data is reused by content)."""
+    from ee.index import rebuild
+
+    bar = ProgressBar() if sys.stderr.isatty() else None
+    try:
+        report, degraded = rebuild(workspace(ctx), progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    data = report.to_dict()
+    Output(as_json).emit(data, lambda: rebuild_text(data), degraded)
+
+
+@click.command("watch")
+@click.option("--no-serve", is_flag=True, help="Only keep the index current; do not serve queries.")
+@click.pass_context
+def watch_cmd(ctx: click.Context, no_serve: bool) -> None:
+    """Keep the index current as files change, and answer read-only commands warm over .ee/serve.sock.
+
+    Runs until Ctrl-C / SIGTERM. One watcher per workspace; logs go to stderr.
+    """
+    from ee.watch import run_watch
+
+    run_watch(workspace(ctx), serve=not no_serve)
+
+
+class ProgressBar:
+    """One click progress bar per phase of a (re)build, on stderr."""
+
+    LABELS: ClassVar[dict[str, str]] = {"parse": "parsing  ", "embed": "embedding"}
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
+        self.bar: Any = None
+        self.done = 0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase != self.phase:
+            self.close()
+            self.phase, self.done = phase, 0
+            self.bar = click.progressbar(length=total, label=self.LABELS.get(phase, phase), file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def status_text(data: dict[str, Any]) -> str:
+    lines = [f"index: {data['state']}"]
+    if data["memories"] is not None:
+        lines.append(f"memories: {data['memories']} indexed of {data['files']} files")
+    else:
+        lines.append(f"files: {data['files']}")
+    if data["generation"]:
+        built = f" (built {data['built']})" if data["built"] else ""
+        lines.append(f"generation: {data['generation']}{built}")
+    search = "semantic + lexical" if data["semantic"] else "lexical only"
+    lines.append(f"model: {data['model'] or 'none'} ({search})")
+    watcher = data["watcher"]
+    if watcher["running"]:
+        serving = ", serving queries" if watcher["serving"] else ""
+        lines.append(f"watcher: running (pid {watcher['pid']}){serving}")
+    else:
+        lines.append("watcher: not running (start one with: ee watch)")
+    for problem in data["problems"]:
+        where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
+        lines.append(f"problem: {where}: {problem['message']}")
+    if data["repair"]:
+        lines.append(f"repair: {data['repair']}")
+    return "\n".join(lines)
+
+
+def rebuild_text(data: dict[str, Any]) -> str:
+    moved = ", ".join(f"{m['from']} → {m['to']}" for m in data["moved"])
+    rows = [
+        ("new", len(data["new"])),
+        ("modified", len(data["modified"])),
+        ("deleted", len(data["deleted"])),
+        ("moved", len(data["moved"])),
+    ]
+    text = "rebuilt: " + ", ".join(f"{n} {name}" for name, n in rows) + f" in {data['seconds']:.2f} s"
+    return text + (f"\nmoved: {moved}" if moved else "")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(index_group)
+    cli.add_command(watch_cmd)

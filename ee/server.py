@@ -1,0 +1,252 @@
+"""The warm query server of ``ee watch``: read-only commands answered in-process over a Unix socket.
+
+``.ee/serve.sock`` (mode 0600, and the peer's uid is checked: only the owner is served; never TCP). A
+request is ``{argv, cwd, env, stdin, tty}``; the answer is the exit code, stdout and stderr of
+``ee.cli.main(argv)`` run here with the client's working directory and ``EE_*`` environment, so the bytes
+are those an in-process run prints. The process keeps its imports, the loaded embedding model and the
+last index generation warm, which is the point. Commands run one at a time (they swap process-wide
+state: standard streams, environment, working directory) under the lock the watcher's updates take too.
+Only the read-only commands of :data:`ee.client.READ_ONLY` are served; the client runs the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ee.client import (
+    ENV_NAMES,
+    ENV_PREFIXES,
+    PROTOCOL,
+    SOCKET,
+    is_read_only,
+    parse_argv,
+    recv_frame,
+    send_frame,
+)
+
+MAX_CLIENTS = 32  # connections handled at once; more are told to run in-process
+READ_TIMEOUT = 10.0  # seconds a client has to send its request
+
+
+class Server:
+    def __init__(self, root: Path, *, exec_lock: Any = None, log: Any = None) -> None:
+        self.root = root
+        self.path = root / SOCKET
+        self.exec_lock = exec_lock or threading.RLock()
+        self.log = log or (lambda line: None)
+        self._listener: socket.socket | None = None
+        self._inode: int | None = None
+        self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
+        self._closing = threading.Event()
+        self.served = 0
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self, warm: bool = True) -> None:
+        """Listen on ``.ee/serve.sock`` (replacing a stale one: the caller holds the watch lock)."""
+        self._listener, self._inode = _listen(self.path)
+        threading.Thread(target=self._accept_loop, name="ee-serve", daemon=True).start()
+        if warm:
+            threading.Thread(target=self._warm_up, name="ee-serve-warm", daemon=True).start()
+
+    def close(self) -> None:
+        """Stop listening and remove the socket (only if it is still ours)."""
+        self._closing.set()
+        if self._listener is not None:
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
+            self._listener.close()
+        with contextlib.suppress(OSError):
+            if self.path.stat().st_ino == self._inode:
+                self.path.unlink()
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None
+        while not self._closing.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                if self._closing.is_set():
+                    return
+                continue
+            if not self._slots.acquire(blocking=False):
+                _answer_fallback(conn)
+                continue
+            threading.Thread(target=self._connection, args=(conn,), name="ee-serve-conn", daemon=True).start()
+
+    def _connection(self, conn: socket.socket) -> None:
+        try:
+            with conn:
+                if not _same_user(conn):
+                    return
+                conn.settimeout(READ_TIMEOUT)
+                request = json.loads(recv_frame(conn))
+                conn.settimeout(None)
+                answer = self.answer(request)
+                if answer is None:
+                    _answer_fallback(conn)
+                    return
+                code, out, err = answer
+                send_frame(conn, json.dumps({"code": code}).encode())
+                send_frame(conn, out)
+                send_frame(conn, err)
+        except (OSError, ValueError, struct.error) as exc:
+            if not isinstance(exc, BrokenPipeError | ConnectionResetError | TimeoutError):
+                self.log(f"serve: a request failed: {exc!r}")
+        finally:
+            self._slots.release()
+
+    # ---------------------------------------------------------------- requests
+
+    def answer(self, request: Any) -> tuple[int, bytes, bytes] | None:
+        """Run one request; None when the client should run it itself (not ours to serve)."""
+        if not _acceptable(request):
+            return None
+        argv = [str(a) for a in request["argv"]]
+        _workspace, command = parse_argv(argv)
+        if not is_read_only(command) or not os.path.isdir(str(request.get("cwd", ""))):
+            return None
+        tty = bool((request.get("tty") or {}).get("stdout"))
+        env = _environment(request.get("env") or {}, tty)
+        stdin = request.get("stdin") if isinstance(request.get("stdin"), str) else None
+        with self.exec_lock:
+            result = run_in_process(argv, str(request["cwd"]), env, stdin, tty)
+        self.served += 1
+        return result
+
+    def _warm_up(self) -> None:
+        """Import the query path and load the model now, so the first real query is warm too."""
+        try:
+            self.answer(
+                {
+                    "protocol": PROTOCOL,
+                    "version": _version(),
+                    "cwd": os.fspath(self.root),
+                    "env": {},
+                    "argv": [
+                        "--workspace",
+                        os.fspath(self.root),
+                        "search",
+                        "warm up",
+                        "--limit",
+                        "1",
+                        "--json",
+                    ],
+                }
+            )
+        except Exception as exc:  # warming is an optimisation: never let it take the server down
+            self.log(f"serve: warm-up failed: {exc!r}")
+
+
+def run_in_process(
+    argv: list[str], cwd: str, env: dict[str, str | None], stdin: str | None, tty: bool
+) -> tuple[int, bytes, bytes]:
+    """``ee.cli.main(argv)`` with captured streams, ``env`` applied and ``cwd`` as working directory.
+
+    The caller serialises calls: streams, environment and working directory are process-wide."""
+    from click.testing import CliRunner
+
+    from ee.cli import main
+
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with CliRunner().isolation(input=stdin, env=env, color=tty) as (out, err, _mixed):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except Exception:
+                traceback.print_exc(file=sys.stderr)
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            return int(code or 0), out.getvalue(), err.getvalue()
+    finally:
+        os.chdir(previous)
+
+
+def _environment(client: dict[str, Any], tty: bool) -> dict[str, str | None]:
+    """The client's ee settings replace the server's: ours not set there are removed for the request."""
+
+    def passed(name: str) -> bool:
+        return name.startswith(ENV_PREFIXES) or name in ENV_NAMES
+
+    env: dict[str, str | None] = {k: None for k in os.environ if passed(k)}
+    env.update({str(k): str(v) for k, v in client.items() if passed(str(k))})
+    env.pop("EE_NO_SERVER", None)
+    if tty and not env.get("EE_FORMAT"):
+        env["EE_FORMAT"] = "human"  # in-process, a terminal on stdout means human output
+    return env
+
+
+def _acceptable(request: Any) -> bool:
+    return (
+        isinstance(request, dict)
+        and request.get("protocol") == PROTOCOL
+        and request.get("version") == _version()
+        and isinstance(request.get("argv"), list)
+        and "--help" not in request["argv"]
+        and "-h" not in request["argv"]
+    )
+
+
+def _answer_fallback(conn: socket.socket) -> None:
+    with contextlib.suppress(OSError), conn:
+        send_frame(conn, json.dumps({"fallback": True}).encode())
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """Only the server's own user is served (the socket's mode says so too; this is the second lock)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
+def _listen(path: Path) -> tuple[socket.socket, int]:
+    """Bind under a temporary name, restrict it to the owner, then rename it into place."""
+    tmp = path.with_name(f".serve-{os.getpid()}.sock")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with _address(tmp) as address:
+            sock.bind(address)
+        os.chmod(tmp, 0o600)
+        sock.listen(64)
+        os.replace(tmp, path)
+    except BaseException:
+        sock.close()
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return sock, path.stat().st_ino
+
+
+@contextlib.contextmanager
+def _address(path: Path) -> Any:
+    """``path`` as an AF_UNIX address; through /proc/self/fd when it is over the 108-byte limit."""
+    if len(os.fsencode(path)) < 100:
+        yield os.fspath(path)
+        return
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{fd}/{path.name}"
+    finally:
+        os.close(fd)
+
+
+def _version() -> str:
+    from ee import __version__
+
+    return __version__

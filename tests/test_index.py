@@ -1,0 +1,446 @@
+"""The index without a watcher: every open_index sees the store as it is (real files, real git)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import git, run_cli
+
+from ee.index import open_index, rebuild, status, sync
+from ee.index.segment import Entry, Generation
+from ee.index.sync import INDEX_DIR, read_manifest
+from ee.index.tokenize import tokenize
+from ee.workspace import Workspace
+
+QUERIES = [
+    "alpha",
+    "rollback window",
+    "flaky upload test",
+    "cargo clippy",
+    "snake_case_helper",
+    "bravo delta",
+]
+
+
+def write(ws: Workspace, rel: str, body: str, memory_id: str | None = None, tags: str = "") -> Path:
+    path = ws.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = f"---\nid: {memory_id}\nkind: fact\ntags: [{tags}]\n---\n" if memory_id else ""
+    path.write_text(head + body + "\n", encoding="utf-8")
+    return path
+
+
+def commit(ws: Workspace, message: str = "change") -> None:
+    git(ws.root, "add", "-A", "memories")
+    git(ws.root, "commit", "-q", "--allow-empty", "-m", message)
+
+
+def scores(view: Any, text: str) -> dict[str, float]:
+    """BM25 score of every memory matching ``text``, by id."""
+    values = view.gen.lexical.scores(tokenize(text))
+    return {view.gen.records[i]["id"]: round(float(values[i]), 5) for i in np.flatnonzero(values)}
+
+
+def picture(view: Any) -> dict[str, Any]:
+    """What a full rebuild must reproduce: every record (by id) and the scores of several queries."""
+    records = {r["id"]: r for r in view.gen.records}
+    return {"records": dict(sorted(records.items())), "scores": {q: scores(view, q) for q in QUERIES}}
+
+
+def codes(view: Any) -> list[str]:
+    return [d["code"] for d in view.degraded]
+
+
+# ------------------------------------------------------------------------------------------ changes
+
+
+def test_edit_is_seen_by_the_next_open(ws: Workspace) -> None:
+    write(ws, "memories/a.md", "alpha rollback window", "mem_a")
+    write(ws, "memories/b.md", "bravo", "mem_b")
+    first = open_index(ws)
+    assert first.report is not None
+    assert sorted(first.report.new) == ["memories/a.md", "memories/b.md"]
+    before = scores(first, "alpha")
+    assert set(before) == {"mem_a"}
+
+    write(ws, "memories/a.md", "alpha alpha rollback", "mem_a")
+    view = open_index(ws)
+    assert view.report is not None
+    assert view.report.modified == ["memories/a.md"]
+    assert scores(view, "alpha")["mem_a"] > before["mem_a"]  # tf 2 in a shorter document
+    assert scores(view, "window") == {}
+
+    again = open_index(ws)
+    assert again.report is None  # fresh: nothing read, nothing written
+
+
+def test_delete_is_gone(ws: Workspace) -> None:
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    write(ws, "memories/b.md", "alpha bravo", "mem_b")
+    open_index(ws)
+    (ws.root / "memories/a.md").unlink()
+    view = open_index(ws)
+    assert view.report is not None
+    assert view.report.deleted == ["memories/a.md"]
+    assert set(scores(view, "alpha")) == {"mem_b"}
+    assert [r["id"] for r in view.gen.records] == ["mem_b"]
+
+
+@pytest.mark.parametrize("how", ["mv", "git mv"])
+def test_rename_keeps_the_id_and_is_reported_as_moved(ws: Workspace, how: str) -> None:
+    write(ws, "memories/a.md", "alpha rollback", "mem_a")
+    commit(ws)
+    open_index(ws)
+    (ws.root / "memories/sub").mkdir()
+    if how == "mv":
+        os.rename(ws.root / "memories/a.md", ws.root / "memories/sub/renamed.md")
+    else:
+        git(ws.root, "mv", "memories/a.md", "memories/sub/renamed.md")
+        git(ws.root, "commit", "-q", "-m", "rename")
+    view = open_index(ws)
+    assert view.report is not None
+    assert view.report.moved == [("memories/a.md", "memories/sub/renamed.md")]
+    assert view.report.new == view.report.deleted == []
+    (record,) = view.gen.records
+    assert (record["id"], record["path"]) == ("mem_a", "memories/sub/renamed.md")
+    assert record["committed"] is (how == "git mv")
+
+
+def test_hand_written_file_without_frontmatter_gets_an_id_from_its_path(ws: Workspace) -> None:
+    write(ws, "memories/notes/deploy.md", "always deploy on tuesday")
+    view = open_index(ws)
+    (record,) = view.gen.records
+    assert record["path"] == "memories/notes/deploy.md"
+    assert record["id"]
+    assert scores(view, "tuesday") == {record["id"]: scores(view, "tuesday")[record["id"]]}
+
+
+def test_checkout_of_an_older_branch_matches_that_branch(ws: Workspace) -> None:
+    write(ws, "memories/a.md", "alpha on main", "mem_a")
+    commit(ws, "main state")
+    main = git(ws.root, "branch", "--show-current").strip()
+    git(ws.root, "checkout", "-q", "-b", "feature")
+    write(ws, "memories/a.md", "alpha rewritten on feature with bravo", "mem_a")
+    write(ws, "memories/b.md", "bravo only on feature", "mem_b")
+    commit(ws, "feature state")
+    on_feature = open_index(ws)
+    assert set(scores(on_feature, "bravo")) == {"mem_a", "mem_b"}
+
+    git(ws.root, "checkout", "-q", main)
+    view = open_index(ws)
+    assert view.report is not None
+    assert view.report.head_changed
+    assert view.report.deleted == ["memories/b.md"]
+    assert view.report.modified == ["memories/a.md"]
+    assert scores(view, "bravo") == {}
+    assert all(r["committed"] for r in view.gen.records)
+    incremental = picture(view)
+    rebuild(ws)
+    assert picture(open_index(ws)) == incremental
+
+
+def test_pull_of_a_hundred_files(ws: Workspace, tmp_path: Path) -> None:
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    commit(ws)
+    open_index(ws)
+    branch = git(ws.root, "branch", "--show-current").strip()
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(ws.root), str(other))
+    rng = random.Random(3)
+    for i in range(100):
+        words = " ".join(
+            rng.choice(["alpha", "bravo", "delta", "rollback", "window", "flaky"]) for _ in range(8)
+        )
+        path = other / f"memories/pulled/m{i:03d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nid: mem_p{i:03d}\n---\n{words} number{i}\n", encoding="utf-8")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "a hundred memories")
+    git(ws.root, "pull", "-q", "--ff-only", str(other), branch)
+
+    view = open_index(ws)
+    assert view.report is not None
+    assert len(view.report.new) == 100
+    assert view.report.head_changed
+    assert view.gen.size == 101
+    assert all(r["committed"] for r in view.gen.records)
+    incremental = picture(view)
+    rebuild(ws)
+    assert picture(open_index(ws)) == incremental
+
+
+def test_touch_without_change_reindexes_nothing(ws: Workspace) -> None:
+    path = write(ws, "memories/a.md", "alpha", "mem_a")
+    first = open_index(ws).gen.records
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    view = open_index(ws)
+    assert view.report is not None
+    assert not (view.report.new)
+    assert not (view.report.modified)
+    assert not (view.report.deleted)
+    assert view.gen.records == first
+
+
+def test_incremental_updates_equal_a_full_rebuild(ws: Workspace) -> None:
+    rng = random.Random(7)
+    words = [
+        "alpha",
+        "bravo",
+        "delta",
+        "rollback",
+        "window",
+        "flaky",
+        "upload",
+        "test",
+        "cargo",
+        "clippy",
+        "snake_case_helper",
+        "echo",
+    ]
+    live: dict[str, str] = {}
+    for step in range(40):
+        action = rng.choice(["add", "add", "edit", "edit", "delete", "rename", "commit"]) if live else "add"
+        if action == "add":
+            rel = f"memories/{rng.choice(['', 'sub/'])}m{step}.md"
+            live[rel] = f"mem_s{step}"
+            write(
+                ws, rel, " ".join(rng.choices(words, k=rng.randint(1, 12))), live[rel], rng.choice(["", "ci"])
+            )
+        elif action == "edit":
+            rel = rng.choice(sorted(live))
+            write(ws, rel, " ".join(rng.choices(words, k=rng.randint(1, 12))) + f" v{step}", live[rel])
+        elif action == "delete":
+            rel = rng.choice(sorted(live))
+            (ws.root / rel).unlink()
+            del live[rel]
+        elif action == "rename":
+            rel = rng.choice(sorted(live))
+            new = f"memories/r{step}.md"
+            os.rename(ws.root / rel, ws.root / new)
+            live[new] = live.pop(rel)
+        else:
+            commit(ws, f"step {step}")
+        if rng.random() < 0.6:
+            open_index(ws)
+    incremental = picture(open_index(ws))
+    assert set(incremental["records"]) == set(live.values())
+    report, _ = rebuild(ws)
+    assert report.rebuilt
+    assert picture(open_index(ws)) == incremental
+
+
+def test_vocabulary_is_compacted_after_many_edits() -> None:
+    def entry(name: str, tokens: list[str]) -> Entry:
+        return Entry(name, "blob", False, {"id": name}, "", tokens, None)
+
+    gen = Generation().updated([], [entry("keep", ["stable", "words"])], None)
+    for i in range(3000):  # an editor autosaving a growing word: a new token every time
+        gen = gen.updated([1] if gen.size == 2 else [], [entry("draft", ["stable", f"word{i}"])], None)
+    assert len(gen.vocab) < 1100
+    assert set(gen.lexical.vocab) >= {"stable", "words", "word2999"}
+    fresh = Generation().updated(
+        [], [entry("keep", ["stable", "words"]), entry("draft", ["stable", "word2999"])], None
+    )
+    for query in (["stable"], ["word2999"], ["words", "stable"]):
+        assert np.allclose(np.sort(gen.lexical.scores(query)), np.sort(fresh.lexical.scores(query)))
+
+
+def test_workspace_in_a_sub_folder_of_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    ws, _ = Workspace.init(repo / "notes")
+    write(ws, "memories/a.md", "alpha in a sub folder", "mem_a")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memories in notes/")
+    view = open_index(ws)
+    (record,) = view.gen.records
+    assert record["committed"] is True
+    assert view.state["provenance"]["memories/a.md"][3] == "memories in notes/"
+
+
+# ------------------------------------------------------------------------------------------ damage
+
+
+def _generation(ws: Workspace) -> Path:
+    manifest = read_manifest(ws.root)
+    assert manifest is not None
+    return ws.root / INDEX_DIR / manifest["generation"]
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:40])
+
+
+DAMAGE = {
+    "truncated score matrix": lambda ws: _truncate(_generation(ws) / "bm25s" / "data.csc.index.npy"),
+    "truncated vectors": lambda ws: _truncate(_generation(ws) / "vectors.npy"),
+    "truncated records": lambda ws: _truncate(_generation(ws) / "records.marshal"),
+    "garbage stamps": lambda ws: (_generation(ws) / "stamps.marshal").write_bytes(b"\x00garbage"),
+    "garbage manifest": lambda ws: (ws.root / INDEX_DIR / "manifest.json").write_text("{not json"),
+    "generation folder deleted": lambda ws: shutil.rmtree(_generation(ws)),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_corrupt_index_files_are_detected_and_rebuilt(ws: Workspace, damage: str) -> None:
+    write(ws, "memories/a.md", "alpha rollback", "mem_a")
+    write(ws, "memories/b.md", "bravo window", "mem_b")
+    expected = picture(open_index(ws))
+    DAMAGE[damage](ws)
+    sync._WARM.clear()  # as another process would: this one keeps what it wrote in memory
+    assert status(ws)["state"] == "corrupt"
+    view = open_index(ws)
+    assert "index_repaired" in codes(view), view.degraded
+    repaired = next(d for d in view.degraded if d["code"] == "index_repaired")
+    assert repaired["repair"] == "ee index rebuild"
+    assert picture(view) == expected
+    assert status(ws)["state"] == "ready"
+    assert open_index(ws).degraded == []  # reported once, when it was repaired
+
+
+def test_damage_in_update_only_arrays_is_repaired_by_the_next_update(ws: Workspace) -> None:
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    open_index(ws)
+    _truncate(_generation(ws) / "keys.npy")  # read only when updating
+    sync._WARM.clear()
+    assert status(ws)["state"] == "corrupt"
+    write(ws, "memories/b.md", "bravo alpha", "mem_b")
+    view = open_index(ws)
+    assert "index_repaired" in codes(view)
+    assert set(scores(view, "alpha")) == {"mem_a", "mem_b"}
+
+
+# ------------------------------------------------------------------------------------------ degraded
+
+
+def test_missing_model_gives_lexical_results_and_a_degraded_entry(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    monkeypatch.setenv("EE_MODEL", str(empty))
+    write(ws, "memories/a.md", "alpha rollback window", "mem_a")
+    view = open_index(ws)
+    assert not view.semantic_ready
+    assert view.gen.vectors is None
+    (problem,) = [d for d in view.degraded if d["code"] == "semantic_unavailable"]
+    assert problem["repair"]
+    assert str(empty) in problem["message"]
+    assert set(scores(view, "rollback")) == {"mem_a"}
+    assert status(ws)["degraded"][0]["code"] == "semantic_unavailable"
+
+    result = run_cli("--workspace", str(ws.root), "search", "rollback", "--json")
+    assert result.code == 0, result.err
+    doc = result.json
+    assert [h["id"] for h in doc["data"]["hits"]] == ["mem_a"]
+    assert "semantic_unavailable" in [d["code"] for d in doc["degraded"]]
+
+
+def test_broken_model_file_is_reported_on_every_query(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "broken-model"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-m2v256", broken)
+    (broken / "model.safetensors").write_bytes(b"not a safetensors file")
+    monkeypatch.setenv("EE_MODEL", str(broken))
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    assert "semantic_unavailable" in codes(open_index(ws))
+    again = open_index(ws)
+    assert again.report is None
+    assert "semantic_unavailable" in codes(again)
+    assert not again.semantic_ready
+    assert "semantic_unavailable" in [d["code"] for d in status(ws)["degraded"]]
+
+
+def test_hand_edited_secret_is_masked_and_reported(ws: Workspace) -> None:
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    write(ws, "memories/a.md", f"deploy with {token} from the vault", "mem_a")
+    view = open_index(ws)
+    body = view.gen.body(0)
+    assert token not in body
+    assert "[REDACTED:github_token]" in body
+    assert not any(token.lower() in t for t in view.gen.vocab)
+    (problem,) = [d for d in view.degraded if d["code"] == "secret_in_file"]
+    assert "memories/a.md" in problem["message"]
+    assert problem["repair"]
+    assert token not in json.dumps(view.state)
+
+
+def test_broken_yaml_is_reported_and_skipped_then_indexed_when_fixed(ws: Workspace) -> None:
+    write(ws, "memories/good.md", "alpha good", "mem_good")
+    broken = ws.root / "memories/broken.md"
+    broken.write_text("---\nid: mem_broken\ntags: [ci\n---\nalpha half-saved\n", encoding="utf-8")
+    view = open_index(ws)
+    assert [r["id"] for r in view.gen.records] == ["mem_good"]
+    (problem,) = [d for d in view.degraded if d["code"] == "memory_invalid"]
+    assert problem["message"].startswith("memories/broken.md:3")
+    assert "not indexed" in problem["message"]
+    assert status(ws)["problems"][0]["path"] == "memories/broken.md"
+
+    write(ws, "memories/broken.md", "alpha fixed", "mem_broken")
+    fixed = open_index(ws)
+    assert set(scores(fixed, "alpha")) == {"mem_good", "mem_broken"}
+    assert "memory_invalid" not in codes(fixed)
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+
+def test_index_status_states(ws: Workspace) -> None:
+    def state() -> str:
+        result = run_cli("--workspace", str(ws.root), "index", "status", "--json")
+        assert result.code == 0, result.err
+        data = result.data
+        assert set(data) >= {
+            "state",
+            "files",
+            "memories",
+            "generation",
+            "model",
+            "semantic",
+            "problems",
+            "repair",
+            "watcher",
+        }
+        return str(data["state"])
+
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    assert state() == "missing"
+    open_index(ws)
+    assert state() == "ready"
+    write(ws, "memories/a.md", "alpha edited", "mem_a")
+    assert state() == "stale"
+    (ws.root / INDEX_DIR / "manifest.json").write_text("garbage")
+    assert state() == "corrupt"
+    human = run_cli("--workspace", str(ws.root), "index", "status", "--human")
+    assert "index: corrupt" in human.out
+    assert "repair: ee index rebuild" in human.out
+    assert "watcher: not running" in human.out
+
+
+def test_index_rebuild_reports_the_sync(ws: Workspace) -> None:
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    write(ws, "memories/b.md", "bravo", "mem_b")
+    result = run_cli("--workspace", str(ws.root), "index", "rebuild", "--json")
+    assert result.code == 0, result.err
+    data = result.data
+    assert sorted(data["new"]) == ["memories/a.md", "memories/b.md"]
+    assert data["rebuilt"] is True
+    assert set(data) >= {"modified", "deleted", "moved", "seconds"}
+    assert result.err == ""  # no progress bar when stderr is not a terminal
+    human = run_cli("--workspace", str(ws.root), "index", "rebuild", "--human")
+    assert human.out.startswith("rebuilt: 2 new, 0 modified, 0 deleted, 0 moved in ")
+
+
+def test_index_commands_outside_a_workspace_exit_with_the_configuration_code(tmp_path: Path) -> None:
+    result = run_cli("index", "status", "--json", cwd=tmp_path)
+    assert result.code == 3
+    assert result.json["error"]["code"] == "workspace_not_found"
