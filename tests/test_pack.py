@@ -169,6 +169,20 @@ def test_small_budget_still_gets_the_best_memory_cut_short(store: dict[str, Any]
     assert data["budget"]["used_tokens"] <= 60
 
 
+def test_a_budget_below_the_title_gives_an_empty_pack(store: dict[str, Any]) -> None:
+    data = context(store, TASK, "--max-tokens", "3")
+    assert data["budget"] == data["budget"] | {"used_tokens": 0, "title_tokens": 0}
+    assert data["sections"] == []
+    assert {o["reason"] for o in data["omitted"]} <= {"budget", "quarantined", "invalid_at_reference_time"}
+    assert all(o["tokens"] > 3 for o in data["omitted"])
+    assert (
+        run_cli(
+            "--workspace", str(store["root"]), "context", TASK, "--max-tokens", "3", "--format", "markdown"
+        ).out
+        == "\n"
+    )
+
+
 def test_long_bodies_are_cut_to_the_item_cap(store: dict[str, Any]) -> None:
     data = context(store, "Full ci runbook steps", "--profile", "balanced")
     runbook = next(i for i in items(data) if i["title"].startswith("Full ci runbook"))

@@ -37,8 +37,8 @@ piece by piece: the title line, each block heading (authoritative / advisory) an
 and each item's text (``ee.render.pack_text.item_text``: kind, body, id, trust class, effective
 confidence). ``used_tokens`` is that sum and never exceeds ``max_tokens`` (a sum of ceilings bounds the
 ceiling of the sum, so the whole Markdown counts no more). The JSON forms carry the same bodies plus
-metadata the budget does not count. One exception: a budget smaller than the title line leaves an empty
-pack whose Markdown is the title alone.
+metadata the budget does not count. A budget smaller than the title line gives an empty pack with an
+empty Markdown (``title_tokens`` 0).
 
 **Bodies** are kept whole up to the profile's ``max_item_tokens`` (and the room the budget has at all);
 a longer body is cut at a word boundary, marked `` […]``, and the item says ``truncated: true``
@@ -123,6 +123,7 @@ def choose(ctx: Any, ranked: list[Any], profile: Profile) -> tuple[list[Any], li
     blocks = {a: count_tokens(block_piece(a)) for a in (True, False)}
     headings = {(a, s): count_tokens(section_piece(s)) for a in (True, False) for s in SECTIONS}
     title = count_tokens(title_piece(query.text))
+    title = title if title <= max_tokens else 0  # a budget below the title line: an empty pack, no title
     explicit_max = query.get("budget.maxResults") if "maxResults" in (query.doc.get("budget") or {}) else None
     budget = Budget.plan(max_tokens, title, profile, blocks, headings, explicit_max)
     widest = max(headings.values())

@@ -54,7 +54,9 @@ def candidates(
         authoritative = st.posture == "authoritative" and not st.quarantined
         body = body_for(ctx, scored.pos, record)
         cap = min(profile.max_item_tokens, item_room[authoritative])
-        body, truncated, cost = fit_item(record["kind"], body, record["id"], st.trust, confidence_of(st), cap)
+        shown, truncated, cost = fit_item(
+            record["kind"], body, record["id"], st.trust, confidence_of(st), cap
+        )
         reason = None
         if st.quarantined:
             reason = "quarantined"
@@ -62,6 +64,8 @@ def candidates(
             reason = "invalid_at_reference_time"
         elif cost is None:
             reason = "budget"
+        if cost is None:  # not even a cut item fits: report the whole item's size
+            cost = count_tokens(item_text(record["kind"], body, record["id"], st.trust, confidence_of(st)))
         out.append(
             Candidate(
                 index=len(out),
@@ -69,9 +73,9 @@ def candidates(
                 memory_id=record["id"],
                 section=section_of(record["kind"]),
                 authoritative=authoritative,
-                body=body,
+                body=shown,
                 truncated=truncated,
-                cost=cost or 0,
+                cost=cost,
                 relevance=scored.final / best if best > 0 else 0.0,
                 reason=reason,
             )

@@ -79,7 +79,8 @@ def blocks(data: dict[str, Any]) -> Iterator[tuple[bool, list[tuple[str, list[di
 
 
 def pack_markdown(data: dict[str, Any]) -> str:
-    pieces = [title_piece(data.get("task", ""))]
+    titled = data.get("budget", {}).get("title_tokens", 1) > 0  # 0: the budget could not hold the title
+    pieces = [title_piece(data.get("task", ""))] if titled else []
     for authoritative, sections in blocks(data):
         pieces.append(block_piece(authoritative))
         for section, items in sections:
