@@ -113,9 +113,14 @@ class Store:
                     memory, _p = self.read(rel)
                     if memory.id == memory_id:
                         return memory
-        memory_found = self.snapshot().memories.get(memory_id)
+        snap = self.snapshot()
+        memory_found = snap.memories.get(memory_id)
         if memory_found is None:
-            raise NotFound(f"no memory {memory_id}", "run `ee memory list` or `ee search` to find its id")
+            broken = sum(1 for p in snap.problems if p.code == "memory_invalid")
+            hint = "run `ee memory list` or `ee search` to find its id"
+            if broken:  # the memory may be in a file that cannot be read
+                hint += f"; {broken} memory file(s) could not be read: `ee doctor` names them"
+            raise NotFound(f"no memory {memory_id}", hint)
         return memory_found
 
     # ------------------------------------------------------------------------------------ writing

@@ -1,0 +1,255 @@
+"""Hostile and broken input: each a clear error (file:line where a file is at fault), the right exit code,
+and no damage — the other memories still load and no file changes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ee.errors import ExitCode
+from ee.schemas import validator
+from ee.workspace import Workspace
+from tests.conftest import Result, git
+
+Cli = Callable[..., Result]
+
+
+def _bomb() -> str:
+    text = "---\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    for name, prev in zip("bcdefghi", "abcdefgh", strict=True):
+        text += f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]\n"
+    return text + "---\nboom\n"
+
+
+# name → (file content, line the error names, fragment of the message)
+BAD_FILES: dict[str, tuple[bytes, int | None, str]] = {
+    "malformed-yaml": (b"---\nid: m1\nsource: a: b\n---\nbody\n", 3, "invalid YAML"),
+    "unclosed-list": (b"---\nid: m2\ntags: [a, b\nkind: fact\n---\nbody\n", 3, "invalid YAML"),
+    "wrong-type": (
+        b"---\nid: m3\nkind: fact\nconfidence: very\n---\nbody\n",
+        4,
+        "confidence must be a number",
+    ),
+    "tags-not-list": (b"---\nid: m4\ntags: {a: 1}\n---\nbody\n", 3, "tags must be a list"),
+    "unknown-level": (b"---\nid: m5\nlevel: cosmic\n---\nbody\n", 3, "unknown level 'cosmic'"),
+    "duplicate-key": (
+        b"---\nid: m6\nlevel: semantic\nlevel: episodic\n---\nbody\n",
+        4,
+        "duplicate key 'level'",
+    ),
+    "non-utf8": (b"---\nid: m7\n---\nline one\ncaf\xe9 au lait\n", 5, "not UTF-8"),
+    "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 1, "not UTF-8"),
+    "nul-byte": (b"---\nid: m8\n---\ntext\n\x00\n", 5, "NUL"),
+    "id-traversal": (b"---\nid: ../../../etc/passwd\n---\nbody\n", 2, "not a valid memory id"),
+    "alias-bomb": (_bomb().encode(), 2, "aliases"),
+    "huge-frontmatter": (b"---\nid: m9\nnote: " + b"x" * 70_000 + b"\n---\nbody\n", 2, "larger than"),
+    "thousands-of-tags": (
+        ("---\nid: m10\ntags: [" + ", ".join(f"t{i}" for i in range(5000)) + "]\n---\nbody\n").encode(),
+        3,
+        "5000 tags",
+    ),
+    "not-closed": (b"---\nid: m11\nno closing line\n", 1, "not closed"),
+    "empty": (b"", 1, "empty"),
+    "no-body": (b"---\nid: m12\nkind: fact\n---\n\n\n", 5, "no body"),
+    "list-frontmatter": (b"---\n- a\n- b\n---\nbody\n", 2, "mapping"),
+    "huge-body": (b"x" * (300 * 1024), None, "more than the limit"),
+}
+
+
+def digest_tree(root: Path) -> dict[str, str]:
+    out = {}
+    for path in sorted((root / "memories").rglob("*")):
+        if path.is_file() and not path.is_symlink() and not path.is_fifo():
+            out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+        elif path.is_symlink():
+            out[str(path.relative_to(root))] = "link:" + os.readlink(path)
+    return out
+
+
+def check(result: Result, code: int = 0) -> Any:
+    assert result.code == code, (result.out, result.err)
+    doc = json.loads(result.out)
+    validator("ee.response.v1" if doc["success"] else "ee.error.v1").validate(doc)
+    return doc
+
+
+@pytest.fixture
+def messy(ws: Workspace) -> tuple[Workspace, list[str]]:
+    """A workspace with good memories committed and every kind of bad file beside them."""
+    good = [ws.remember(f"Good memory {n}.", tags=["good"]).id for n in range(3)]
+    folder = ws.root / "memories"
+    for name, (data, _line, _fragment) in BAD_FILES.items():
+        (folder / f"{name}.md").write_bytes(data)
+    (folder / "dup-one.md").write_text("---\nid: twin\n---\nfirst twin\n")
+    (folder / "dup-two.md").write_text("---\nid: twin\n---\nsecond twin\n")
+    (folder / "escape.md").symlink_to("/etc/passwd")
+    (folder / "escape-relative.md").symlink_to("../.ee/config.toml")
+    (folder / "dangling.md").symlink_to("missing-target.md")
+    (folder / "linked-dir.md").symlink_to("/etc")
+    os.mkfifo(folder / "fifo.md")
+    return ws, good
+
+
+def test_every_broken_file_is_named_with_its_line_and_the_rest_loads(
+    messy: tuple[Workspace, list[str]], cli: Cli
+) -> None:
+    ws, good = messy
+    before = digest_tree(ws.root)
+    started = time.monotonic()
+    doc = check(cli("memory", "list", "--json"))
+    assert time.monotonic() - started < 5, "a bomb or a FIFO must not stall the read"
+    assert sorted(m["id"] for m in doc["data"]["memories"]) == sorted([*good, "twin"])
+    degraded = {d["message"].split(":")[0]: d for d in doc["degraded"]}
+    for name, (_data, line, fragment) in BAD_FILES.items():
+        item = degraded[f"memories/{name}.md"]
+        where = f"memories/{name}.md:{line}: " if line else f"memories/{name}.md: "
+        assert item["message"].startswith(where), item
+        assert fragment in item["message"], item
+        assert item["repair"], item
+    assert "also used by memories/dup-one.md" in degraded["memories/dup-two.md"]["message"]
+    assert "outside memories/" in degraded["memories/escape.md"]["message"]
+    assert "outside memories/" in degraded["memories/escape-relative.md"]["message"]
+    assert "memories/dangling.md" in degraded
+    assert "memories/linked-dir.md" in degraded
+    assert "memories/fifo.md" in degraded
+    assert "root:" not in doc["data"].__repr__(), "nothing from outside memories/ is read out"
+    assert digest_tree(ws.root) == before
+
+
+def test_doctor_lists_every_problem_with_a_repair_and_fails(
+    messy: tuple[Workspace, list[str]], cli: Cli
+) -> None:
+    ws, _good = messy
+    before = digest_tree(ws.root)
+    doc = check(cli("doctor", "--json"), ExitCode.STORAGE)
+    problems = doc["data"]["problems"]
+    paths = {p.get("path") for p in problems if p["severity"] == "error"}
+    assert {f"memories/{name}.md" for name in BAD_FILES} <= paths
+    assert {"memories/dup-two.md", "memories/escape.md", "memories/fifo.md"} <= paths
+    lines = {p["path"]: p.get("line") for p in problems if p.get("path")}
+    assert lines["memories/malformed-yaml.md"] == 3
+    assert lines["memories/non-utf8.md"] == 5
+    assert all(p["repair"] for p in problems)
+    human = cli("doctor", "--human")
+    assert "error: memories/unknown-level.md:3: unknown level 'cosmic'" in human.out
+    assert digest_tree(ws.root) == before
+
+
+def test_writes_still_work_beside_broken_files(
+    messy: tuple[Workspace, list[str]], cli: Cli, tmp_path: Path
+) -> None:
+    ws, good = messy
+    bad_before = {k: v for k, v in digest_tree(ws.root).items() if not k.startswith("memories/good-")}
+    new = check(cli("remember", "Written beside broken files.", "--json"))["data"]
+    check(cli("memory", "tags", good[0], "--add", "still-works", "--json"))
+    check(cli("memory", "link", good[0], good[1], "--json"))
+    check(cli("memory", "expire", good[1], "--json"))
+    check(cli("memory", "forget", good[2], "--json"))
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"body": "Imported beside broken files."}) + "\n")
+    check(cli("import", "jsonl", str(source), "--json"))
+    export = cli("export", "jsonl")
+    assert export.code == 0
+    assert len(export.out.splitlines()) == 3 + 1 + 1  # two good + twin + remembered + imported
+    assert "skipped memories/malformed-yaml.md" in export.err
+    after = digest_tree(ws.root)
+    assert {k: v for k, v in after.items() if k in bad_before} == bad_before
+    assert ws.get(new["id"]).body == "Written beside broken files."
+    # ee never commits the user's broken (untracked) files.
+    tracked = git(ws.root, "ls-files", "memories").split()
+    assert not any(name.endswith(f"{bad}.md") for bad in BAD_FILES for name in tracked)
+
+
+@pytest.mark.parametrize(
+    "bad_id", ["../x", "../../etc/passwd", "memories/../x", "a/b", "..", "x" * 300, "a b"]
+)
+def test_path_like_ids_on_the_command_line_are_usage_errors(cli: Cli, ws: Workspace, bad_id: str) -> None:
+    good = ws.remember("A memory.").id
+    for args in (
+        ["memory", "show", bad_id],
+        ["memory", "history", bad_id],
+        ["memory", "tags", bad_id, "--add", "x"],
+        ["memory", "link", good, bad_id],
+        ["memory", "expire", bad_id],
+        ["memory", "forget", bad_id],
+        ["remember", "x", "--link", f"supports:{bad_id}"],
+    ):
+        doc = check(cli(*args, "--json"), ExitCode.USAGE)
+        assert "memory id" in doc["error"]["message"], args
+    assert [m.id for m in ws.list()[0]] == [good]
+
+
+def test_an_unknown_id_says_what_to_try_and_mentions_unreadable_files(cli: Cli, ws: Workspace) -> None:
+    (ws.root / "memories" / "broken.md").write_text("---\nid: wanted\nlevel: cosmic\n---\nbody\n")
+    doc = check(cli("memory", "show", "wanted", "--json"), ExitCode.NOT_FOUND)
+    assert "ee doctor" in doc["error"]["repair"]
+
+
+def test_duplicate_ids_resolve_to_the_first_path_and_are_reported(cli: Cli, ws: Workspace) -> None:
+    (ws.root / "memories" / "b.md").write_text("---\nid: same\n---\nfrom b\n")
+    (ws.root / "memories" / "a.md").write_text("---\nid: same\n---\nfrom a\n")
+    assert check(cli("memory", "show", "same", "--json"))["data"]["body"] == "from a"
+    doc = check(cli("doctor", "--json"), ExitCode.STORAGE)
+    dup = [p for p in doc["data"]["problems"] if p["code"] == "duplicate_id"]
+    assert [p["path"] for p in dup] == ["memories/b.md"]
+    assert "memories/a.md" in dup[0]["message"]
+
+
+def test_bad_text_on_the_command_line(ws: Workspace) -> None:
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ee", "remember", b"caf\xe9 latin-1", "--json"],
+        cwd=ws.root,
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == ExitCode.USAGE, proc.stderr
+    assert b"UTF-8" in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "ee", "remember", "-", "--json"],
+        cwd=ws.root,
+        input=b"binary\x00data",
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == ExitCode.USAGE, proc.stderr
+    assert list((ws.root / "memories").glob("*.md")) == []
+
+
+def test_thousands_of_tags_and_a_huge_body_on_the_command_line(cli: Cli, ws: Workspace) -> None:
+    tags = ",".join(f"t{i}" for i in range(3000))
+    doc = check(cli("remember", "Too many tags.", "--tags", tags, "--json"), ExitCode.USAGE)
+    assert "3000 tags" in doc["error"]["message"]
+    doc = check(cli("remember", "x" * (300 * 1024), "--json"), ExitCode.USAGE)
+    assert "limit" in doc["error"]["message"]
+    assert list((ws.root / "memories").glob("*.md")) == []
+
+
+def test_a_symlinked_memories_folder_target_is_not_written_through(
+    ws: Workspace, tmp_path: Path, cli: Cli
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\nid: outside-1\n---\nnot yours\n")
+    (ws.root / "memories" / "sub").symlink_to(outside)
+    doc = check(cli("memory", "list", "--json"))
+    assert "outside-1" not in [m["id"] for m in doc["data"]["memories"]]
+    doc = check(cli("memory", "tags", "outside-1", "--add", "x", "--json"), ExitCode.NOT_FOUND)
+    assert (outside / "secret.md").read_text() == "---\nid: outside-1\n---\nnot yours\n"
+
+
+def test_a_bad_config_is_a_configuration_error(cli: Cli, ws: Workspace) -> None:
+    (ws.root / ".ee" / "config.toml").write_text("[store\n")
+    doc = check(cli("remember", "x", "--json"), ExitCode.CONFIG)
+    assert ".ee/config.toml" in doc["error"]["message"]
+    assert doc["error"]["repair"]
