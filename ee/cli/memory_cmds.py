@@ -35,12 +35,14 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
 
 
 @memory_group.command("list")
-@click.option("--level", type=click.Choice(["working", "episodic", "semantic", "procedural"]))
-@click.option("--kind")
+@click.option(
+    "--level", type=click.Choice(["working", "episodic", "semantic", "procedural"]), help="Only this level."
+)
+@click.option("--kind", help="Only this kind (rule, fact, decision, failure, …).")
 @click.option(
     "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all must match)."
 )
-@click.option("--limit", type=click.IntRange(min=1))
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many memories.")
 @json_option
 @click.pass_context
 def list_cmd(
@@ -116,6 +118,7 @@ def tags_cmd(
     type=click.Choice(
         ["supports", "contradicts", "derived_from", "supersedes", "related", "co_tag", "co_mention"]
     ),
+    help="The kind of link.",
 )
 @click.option("--agent", default=None, help="Act as this agent.")
 @json_option
