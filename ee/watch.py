@@ -40,7 +40,9 @@ Log = Callable[[str], None]
 
 
 def stderr_log(line: str) -> None:
-    print(time.strftime("%H:%M:%S ") + line, file=sys.stderr, flush=True)
+    # The process's own stderr, not sys.stderr: the query server swaps that while it runs a request.
+    stream = sys.__stderr__ or sys.stderr
+    print(time.strftime("%H:%M:%S ") + line, file=stream, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pid lock
