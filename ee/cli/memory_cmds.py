@@ -65,8 +65,18 @@ def list_cmd(
         for p in problems
         if p.severity == "error"
     ]
-    data = {"count": len(memories), "memories": [m.to_dict() for m in memories]}
-    Output(as_json).emit(data, lambda: "\n".join(memory_line(m) for m in memories) or "no memories", degraded)
+    from ee.outcome import effective_confidences
+
+    effective = effective_confidences(workspace(ctx), memories)
+    data = {
+        "count": len(memories),
+        "memories": [m.to_dict() | {"effective_confidence": effective[m.id]} for m in memories],
+    }
+    Output(as_json).emit(
+        data,
+        lambda: "\n".join(f"{memory_line(m)}  (confidence {effective[m.id]:.2f})" for m in memories) or "no memories",
+        degraded,
+    )
 
 
 @memory_group.command("history")
