@@ -1,0 +1,98 @@
+"""``ee mcp serve`` and ``ee mcp manifest``: ee's commands as Model Context Protocol tools."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option
+from ee.errors import ConfigError
+
+MCP_REQUIREMENT = "mcp>=2.3,<3"
+INSTALL_HINT = "pip install 'ee[mcp]'  (or: pip install 'mcp>=2.3,<3')"
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """Serve ee's commands as MCP tools: context, search, remember, outcome, why, memory show/list/history."""
+
+
+@mcp_group.command("serve")
+@click.option(
+    "--workspace",
+    "-W",
+    "serve_workspace",
+    metavar="DIR",
+    default=None,
+    help="The workspace to serve (default: ee's --workspace, $EE_WORKSPACE, else found from here up).",
+)
+@click.option(
+    "--agent",
+    default=None,
+    help="Agent name for writes that give none (default: $EE_AGENT, else the MCP client's name).",
+)
+@click.pass_context
+def serve_cmd(ctx: click.Context, serve_workspace: str | None, agent: str | None) -> None:
+    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the ee[mcp] extra."""
+    from ee.workspace import Workspace
+
+    root = Workspace.discover(serve_workspace or ctx.find_root().params.get("workspace")).root
+    require_sdk()
+    from ee.mcp.server import serve_stdio
+
+    click.echo(f"ee mcp: serving {root} over stdio", err=True)
+    serve_stdio(os.fspath(root), agent or os.environ.get("EE_AGENT") or None)
+
+
+def require_sdk() -> None:
+    """The ``mcp`` SDK, present and of the major version ee speaks, or a configuration error saying how."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("mcp")
+    except metadata.PackageNotFoundError:
+        raise ConfigError(
+            "`ee mcp serve` needs the MCP Python SDK, which is not installed", INSTALL_HINT
+        ) from None
+    major, _, rest = version.partition(".")
+    minor = rest.partition(".")[0]
+    if not (major.isdigit() and minor.isdigit() and major == "2" and int(minor) >= 3):
+        raise ConfigError(f"`ee mcp serve` needs {MCP_REQUIREMENT}; mcp {version} is installed", INSTALL_HINT)
+
+
+@mcp_group.command("manifest")
+@json_option
+def manifest_cmd(as_json: bool | None) -> None:
+    """The MCP tools `ee mcp serve` offers: names, descriptions, input schemas, the command each runs."""
+    from ee.mcp.mapping import available_tools, manifest_entry
+
+    tools = [manifest_entry(tool) for tool in available_tools()]
+    Output(as_json).emit(manifest_data(tools), lambda: manifest_text(tools))
+
+
+def manifest_data(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    from ee import __version__
+
+    return {
+        "server": {
+            "name": "ee",
+            "version": __version__,
+            "transport": "stdio",
+            "command": ["ee", "mcp", "serve"],
+        },
+        "tools": tools,
+    }
+
+
+def manifest_text(tools: list[dict[str, Any]]) -> str:
+    lines = []
+    for tool in tools:
+        command = " ".join(tool["cli"]["command"])
+        lines.append(f"{tool['name']:<16} {tool['title']}  ({command})")
+    return "\n".join(lines)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(mcp_group)
