@@ -1,0 +1,414 @@
+"""``ee mcp serve`` over stdio, driven by the official SDK's client: every tool answers with the JSON the CLI
+prints for the same store, and bad input gets a proper MCP error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ee.mcp.mapping import invocation
+from ee.mcp.tools import TOOLS, Tool
+from ee.workspace import Workspace
+from tests.conftest import run_cli
+
+CLIENT_NAME = "Test Harness"  # → agent "test-harness" for writes that name no agent
+PASSED_ENV = (
+    "HOME",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_AUTHOR_NAME",
+    "GIT_COMMITTER_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_EMAIL",
+    "EE_NO_SERVER",
+    "HF_HUB_OFFLINE",
+)
+
+Session = Any  # mcp.ClientSession (the SDK is an optional extra: imported inside the tests)
+
+
+def serve(
+    ws: Workspace, log: Path, scenario: Callable[[Session], Awaitable[None]], via_env: bool = False
+) -> None:
+    """Start `python -m ee mcp serve` on ``ws`` (named by --workspace, or by $EE_WORKSPACE when ``via_env``)
+    and run ``scenario`` with an initialised client session."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, types
+    from mcp.client.stdio import stdio_client
+
+    env = {name: os.environ[name] for name in PASSED_ENV if name in os.environ}
+    where = ["--workspace", str(ws.root)]
+    if via_env:
+        env["EE_WORKSPACE"], where = str(ws.root), []
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ee", "mcp", "serve", *where], env=env, cwd=str(log.parent)
+    )
+
+    async def main() -> None:
+        with log.open("w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                info = types.Implementation(name=CLIENT_NAME, version="1.0")
+                async with ClientSession(read, write, client_info=info) as session:
+                    await session.initialize()
+                    await scenario(session)
+
+    try:
+        anyio.run(main)
+    except BaseException:
+        sys.stderr.write(f"--- server stderr ---\n{log.read_text(encoding='utf-8', errors='replace')}")
+        raise
+
+
+async def call(session: Session, name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """(is_error, the envelope) — checking the text content is the same JSON as the structured content."""
+    result = await session.call_tool(name, arguments)
+    assert len(result.content) == 1
+    assert result.content[0].type == "text"
+    document = json.loads(result.content[0].text)
+    assert document == result.structured_content
+    return bool(result.is_error), document
+
+
+async def ok(session: Session, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    is_error, document = await call(session, name, arguments)
+    assert not is_error, document
+    assert document["schema"] == "ee.response.v1"
+    assert document["success"] is True
+    return document
+
+
+def cli_json(ws: Workspace, *args: str, input: str | None = None) -> dict[str, Any]:  # noqa: A002
+    result = run_cli("--workspace", str(ws.root), *args, "--json", input=input)
+    return json.loads(result.out)
+
+
+def diff(expected: Any, got: Any) -> str:
+    import difflib
+
+    lines = [json.dumps(doc, indent=1, sort_keys=True).splitlines() for doc in (expected, got)]
+    return "\n".join(difflib.unified_diff(*lines, "cli", "mcp", lineterm="", n=2))
+
+
+# ------------------------------------------------------------------------------------ the server
+
+
+def test_every_tool_answers_as_the_cli(ws: Workspace, tmp_path: Path) -> None:
+    """Each call is compared at once with the CLI on the same store (a later write changes standings)."""
+    pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    seen: dict[str, Any] = {}
+
+    async def same(name: str, arguments: dict[str, Any], *cli_args: str, input: str | None = None) -> Any:  # noqa: A002
+        answer = await ok(session_of["s"], name, arguments)
+        pairs.append((name, answer, cli_json(ws, *cli_args, input=input)))
+        return answer["data"]
+
+    session_of: dict[str, Session] = {}
+
+    async def scenario(session: Session) -> None:
+        session_of["s"] = session
+        listed = await session.list_tools()
+        assert [tool.name for tool in listed.tools] == [tool.name for tool in TOOLS]
+
+        seen["human"] = cli_json(
+            ws, "remember", "Releases are tagged vX.Y.Z on main", "--kind", "convention", "--tags", "release"
+        )["data"]
+        mine = await ok(
+            session,
+            "remember",
+            {
+                "text": "CI runs clippy with pedantic lints as errors; fix every warning before pushing",
+                "level": "procedural",
+                "kind": "rule",
+                "tags": ["ci", "rust"],
+                "paths": ["src/**/*.rs"],
+            },
+        )
+        dashed = await ok(
+            session,
+            "remember",
+            {"text": "--release builds strip debug symbols", "agent": "codex", "tags": ["build"]},
+        )
+        seen.update(mine=mine["data"], dashed=dashed["data"])
+        memory_id = mine["data"]["id"]
+
+        seen["search"] = await same(
+            "search", {"text": "clippy warnings", "limit": 5}, "search", "clippy warnings", "--limit", "5"
+        )
+        seen["lexical"] = await same(
+            "search",
+            {"text": "release", "mode": "lexical", "tags": ["release"]},
+            "search",
+            "release",
+            "--mode",
+            "lexical",
+            "--tag",
+            "release",
+        )
+        document = {
+            "version": "ee.query.v1",
+            "query": {"text": "clippy", "mode": "lexical"},
+            "tags": {"require": ["ci"]},
+            "budget": {"maxResults": 3},
+        }
+        await same("search", {"query": document}, "search", "--query-file", "-", input=json.dumps(document))
+        await same("memory_show", {"memory_id": memory_id}, "memory", "show", memory_id)
+        seen["list"] = await same("memory_list", {}, "memory", "list")
+        await same(
+            "memory_list",
+            {"tags": ["ci"], "level": "procedural"},
+            "memory",
+            "list",
+            "--tag",
+            "ci",
+            "--level",
+            "procedural",
+        )
+        seen["history"] = await same(
+            "memory_history", {"memory_id": memory_id}, "memory", "history", memory_id
+        )
+        why = {"memory_id": memory_id, "query": "clippy", "as_of": "HEAD"}  # as of a commit: a fixed clock
+        await same("why", why, "why", memory_id, "--query", "clippy", "--as-of", "HEAD")
+        await same(
+            "context",
+            {"task": "fix the failing clippy lint in CI", "max_tokens": 800},
+            "context",
+            "fix the failing clippy lint in CI",
+            "--max-tokens",
+            "800",
+        )
+        seen["outcome"] = await ok(
+            session, "outcome", {"memory_id": memory_id, "signal": "helpful", "reason": "the lint rule held"}
+        )
+        now = await same("why", {"memory_id": memory_id}, "why", memory_id)  # feedback shows in its standing
+        seen["why_feedback"] = now["standing"]
+
+    serve(ws, tmp_path / "server.log", scenario)
+
+    for name, answer, expected in pairs:
+        if name == "why" and "as_of" not in answer["data"]["history"]:
+            for doc in (answer, expected):
+                doc["data"]["standing"].pop("reference_time")  # "now", to the second: not the same call
+        assert answer == expected, f"{name}:\n{diff(expected, answer)}"
+    # writes: the agent is named (the client's name unless one is given); the store holds what was returned
+    assert seen["human"]["trust"] == "human_explicit"
+    mine, dashed = seen["mine"], seen["dashed"]
+    assert mine["trust"] == dashed["trust"] == "agent_assertion"
+    assert dashed["body"] == "--release builds strip debug symbols"  # a leading dash stays text
+    for memory in (mine, dashed):
+        assert cli_json(ws, "memory", "show", memory["id"])["data"] == memory
+    assert [v.get("actor") for v in seen["history"]["versions"]] == ["agent:test-harness"]
+    assert cli_json(ws, "memory", "history", dashed["id"])["data"]["versions"][0]["actor"] == "agent:codex"
+    outcome = seen["outcome"]["data"]
+    assert outcome["event"]["memory"] == mine["id"]
+    assert outcome["event"]["source"] == "agent:test-harness"
+    assert seen["why_feedback"]["feedback"]["helpful"] == 1
+    # and the reads found what they should
+    assert seen["search"]["hits"][0]["id"] == mine["id"]
+    assert [hit["id"] for hit in seen["lexical"]["hits"]] == [seen["human"]["id"]]
+    assert seen["list"]["count"] == 3
+
+
+def test_bad_input_gets_an_mcp_error(ws: Workspace, tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    answers: dict[str, Any] = {}
+
+    async def scenario(session: Session) -> None:
+        from mcp import types
+        from mcp.shared.exceptions import MCPError
+
+        answers["type"] = await call(session, "search", {"text": "x", "limit": "ten"})
+        answers["unknown_argument"] = await call(session, "memory_list", {"colour": "blue"})
+        answers["missing"] = await call(session, "outcome", {"memory_id": "mem_x"})
+        answers["enum"] = await call(session, "outcome", {"memory_id": "mem_x", "signal": "great"})
+        answers["bad_document"] = await call(
+            session, "search", {"query": {"version": "ee.query.v1", "query": {"text": "x", "mode": "fuzzy"}}}
+        )
+        answers["both"] = await call(
+            session, "search", {"text": "x", "query": {"version": "ee.query.v1", "query": {"text": "y"}}}
+        )
+        answers["not_found"] = await call(session, "memory_show", {"memory_id": "mem_01NOSUCHMEMORY"})
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool("forget_everything", {})
+        answers["unknown_tool"] = caught.value.code == types.INVALID_PARAMS
+
+    serve(ws, tmp_path / "server.log", scenario)
+
+    for key in ("type", "unknown_argument", "missing", "enum", "bad_document"):
+        is_error, document = answers[key]
+        assert is_error, key
+        assert document["schema"] == "ee.error.v1"
+        assert document["error"]["code"] == "usage", (key, document)
+        assert document["error"]["repair"]
+    assert "limit" in answers["type"][1]["error"]["message"]
+    assert "colour" in answers["unknown_argument"][1]["error"]["message"]
+    # failures of the command itself carry the CLI's own error envelope
+    assert answers["both"] == (
+        True,
+        cli_json(
+            ws,
+            "search",
+            "x",
+            "--query-file",
+            "-",
+            input=json.dumps({"version": "ee.query.v1", "query": {"text": "y"}}),
+        ),
+    )
+    assert answers["not_found"] == (True, cli_json(ws, "memory", "show", "mem_01NOSUCHMEMORY"))
+    assert answers["not_found"][1]["error"]["code"] == "not_found"
+    assert answers["unknown_tool"]
+
+
+def test_manifest_is_what_the_server_lists(cli: Any, ws: Workspace, tmp_path: Path) -> None:
+    listed: list[dict[str, Any]] = []
+
+    async def scenario(session: Session) -> None:
+        result = await session.list_tools()
+        listed.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in result.tools)
+
+    serve(ws, tmp_path / "server.log", scenario, via_env=True)
+    manifest = cli("mcp", "manifest", "--json").data
+    assert manifest["server"]["command"] == ["ee", "mcp", "serve"]
+    for entry, tool in zip(manifest["tools"], listed, strict=True):
+        entry.pop("cli")
+        assert entry == tool
+
+
+# ------------------------------------------------------------------------------------ no server needed
+
+
+def test_manifest_describes_each_tool(cli: Any) -> None:
+    result = cli("mcp", "manifest", "--json")
+    assert result.code == 0, result.err
+    tools = {tool["name"]: tool for tool in result.data["tools"]}
+    assert list(tools) == [
+        "context",
+        "search",
+        "remember",
+        "outcome",
+        "why",
+        "memory_show",
+        "memory_list",
+        "memory_history",
+    ]
+    for tool in tools.values():
+        assert tool["inputSchema"]["type"] == "object"
+        assert len(tool["description"]) > 100
+        assert tool["cli"]["command"][0] == "ee"
+    search = tools["search"]["inputSchema"]
+    assert search["properties"]["query"]["title"] == "ee.query.v1"  # the shipped schema, embedded
+    assert "stringArray" in search["$defs"]
+    assert search["properties"]["mode"]["enum"] == ["hybrid", "lexical", "semantic", "exact"]  # from click
+    assert tools["outcome"]["inputSchema"]["required"] == ["memory_id", "signal"]
+    assert tools["remember"]["annotations"]["readOnlyHint"] is False
+    assert tools["search"]["annotations"]["readOnlyHint"] is True
+    assert "context" in cli("mcp", "manifest", "--human").out
+
+
+def test_embedded_query_schema_validates_like_the_shipped_one() -> None:
+    import jsonschema
+
+    from ee.mcp.mapping import input_schema
+    from ee.mcp.tools import find_tool
+
+    tool = find_tool("search")
+    assert tool is not None
+    schema = input_schema(tool)
+    good = {
+        "query": {
+            "version": "ee.query.v1",
+            "query": {"text": "x"},
+            "tags": {"require": ["a"]},
+            "filters": {"kind": {"in": ["rule", "fact"]}},
+        }
+    }
+    jsonschema.Draft202012Validator(schema).validate(good)
+    bad = {"query": {"version": "ee.query.v1", "query": {"text": "x"}, "tags": {"require": "a"}}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(bad)
+
+
+def _tool(name: str) -> Tool:
+    return next(tool for tool in TOOLS if tool.name == name)
+
+
+def test_arguments_become_the_cli_command_line() -> None:
+    call = invocation(
+        _tool("remember"),
+        {
+            "text": "-v is verbose",
+            "tags": ["a", "b"],
+            "redact": False,
+            "links": ["supports:mem_1", "related:mem_2"],
+            "confidence": 0.5,
+        },
+        "/ws",
+    )
+    assert call.argv == [
+        "--workspace",
+        "/ws",
+        "remember",
+        "--tags",
+        "a,b",
+        "--confidence",
+        "0.5",
+        "--link",
+        "supports:mem_1",
+        "--link",
+        "related:mem_2",
+        "--json",
+        "--",
+        "-v is verbose",
+    ]
+    document = {"version": "ee.query.v1", "query": {"text": "x"}}
+    call = invocation(
+        _tool("context"), {"query": document, "quota": {"procedural": 0.5}, "explain": True}, "/ws"
+    )
+    assert call.argv == [
+        "--workspace",
+        "/ws",
+        "context",
+        "--query-file",
+        "-",
+        "--quota",
+        "procedural=0.5",
+        "--explain",
+        "--json",
+    ]
+    assert json.loads(call.stdin) == document
+    call = invocation(_tool("memory_history"), {"memory_id": "mem_1"}, "/ws")
+    assert call.argv == ["--workspace", "/ws", "memory", "history", "--json", "--", "mem_1"]
+
+
+def test_serve_without_the_sdk_says_how_to_install_it(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    result = cli("mcp", "serve")  # stdout is not a terminal: the error comes as JSON
+    assert result.code == 3
+    error = result.json["error"]
+    assert error["code"] == "configuration"
+    assert "pip install 'ee[mcp]'" in error["repair"]
+
+
+def test_the_core_cli_does_not_import_the_sdk(ws: Workspace) -> None:
+    code = (
+        "import sys; from ee.cli import main;"
+        "main(['--workspace', sys.argv[1], 'mcp', 'manifest', '--json']);"
+        "sys.exit(3 if 'mcp' in sys.modules or 'anyio' in sys.modules else 0)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ws.root)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["data"]["tools"]
