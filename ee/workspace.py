@@ -158,10 +158,21 @@ class Workspace:
         return ws, {"root": str(root), "created": created, "commit": commit}
 
     def _register_merge_driver(self) -> None:
+        """Register the memory merge driver in this clone's git config.
+
+        The command names this Python by absolute path, so git finds the driver even where ``ee`` is not
+        on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone.
+        """
+        import shlex
+        import sys
+
         current = self.git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
-        if not current:
-            self.git.run("config", "merge.ee-memory.name", "ee memory file merge")
-            self.git.run("config", "merge.ee-memory.driver", "ee merge-driver %O %A %B %P")
+        program = shlex.split(current)[0] if current else ""
+        if current and (program == "ee" or Path(program).exists()):
+            return
+        self.git.run("config", "merge.ee-memory.name", "ee memory file merge")
+        command = f"{shlex.quote(sys.executable)} -m ee merge-driver %O %A %B %P"
+        self.git.run("config", "merge.ee-memory.driver", command)
 
     # ------------------------------------------------------------------------------------ writes
 

@@ -64,7 +64,7 @@ def test_init_creates_the_layout_in_one_commit(tmp_path: Path) -> None:
     assert "memories/**/*.md merge=ee-memory" in (root / ".gitattributes").read_text()
     assert report["commit"] == git(root, "rev-parse", "HEAD").strip()
     assert trailers(root) == {"Ee-Op": "init", "Ee-Actor": "human"}
-    assert git(root, "config", "--get", "merge.ee-memory.driver").strip().startswith("ee merge-driver")
+    assert git(root, "config", "--get", "merge.ee-memory.driver").strip().endswith("-m ee merge-driver %O %A %B %P")
     assert git(root, "status", "--porcelain") == ""
     assert set(report["created"]) >= {".git", "memories/", ".ee/config.toml", ".gitignore", ".gitattributes"}
 
