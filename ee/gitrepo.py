@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
 
 _FALLBACK_IDENTITY = {
@@ -204,15 +205,30 @@ class Git:
                 os.unlink(tmp_index)
         if tree == parent_tree:
             return parent or ""
+        crash_point("git.tree")
         sha = self._commit_tree(tree, parent, message)
-        # The old value makes the update atomic: if HEAD moved meanwhile (a user's commit), git refuses.
-        self.run("update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, parent or "0" * 40)
-        self._refresh_real_index(repo_paths)
-        if fixed:
-            staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
-            self._retry_index_lock(
-                lambda: self._set_index_blobs({p: staged.get(p, b) for p, b in fixed.items()}, {})
-            )
+        crash_point("git.commit")
+        # git's index before HEAD: killed in between, ee's paths are left staged as the new version (a plain
+        # `git commit` commits them). The other order left them staged as the *old* version, and the user's
+        # next `git commit` silently undid ee's commit (deleting a new memory).
+        staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
+        try:
+            self._refresh_real_index(repo_paths)
+            if fixed:
+                self._retry_index_lock(
+                    lambda: self._set_index_blobs({p: staged.get(p, b) for p, b in fixed.items()}, {})
+                )
+            crash_point("git.index")
+            # The old value makes the update atomic: if HEAD moved meanwhile (a user's commit), git refuses.
+            old = parent or "0" * 40
+            self.run("update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old)
+        except GitError:
+            # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged one
+            # stays).
+            back = "".join(p + "\0" for p in [*repo_paths, *(p for p in fixed if p not in staged)])
+            self.run("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", check=False,
+                     input=back.encode("utf-8", "surrogateescape"), cwd=self.toplevel)
+            raise
         return sha
 
     def _update_index(self, repo_paths: list[str], env: Mapping[str, str]) -> None:
@@ -282,7 +298,7 @@ class Git:
             return self.run(*args, input=data, env=_FALLBACK_IDENTITY).strip()
 
     def _refresh_real_index(self, repo_paths: list[str]) -> None:
-        """Make the real index agree with HEAD for ee's paths, so `git status` shows nothing of ours."""
+        """Make git's index agree with the new commit for ee's paths: `git status` shows nothing of ours."""
         if repo_paths:
             self._retry_index_lock(lambda: self._update_index(repo_paths, {}))
 
@@ -295,8 +311,9 @@ class Git:
             except GitError as exc:
                 if "index.lock" not in exc.message or attempt == 49:
                     raise GitError(
-                        "committed, but could not update git's index: " + exc.message,
-                        "run `git status`; if it shows ee's files as changed, run: git reset -q -- memories",
+                        "could not update git's index (nothing was committed): " + exc.message,
+                        "try again; if no git command is running, a killed one left its lock behind: "
+                        f"rm {self.git_dir / 'index.lock'}",
                     ) from None
                 time.sleep(0.1)
 
