@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ee import frontmatter
+from ee._crash import crash_point
 from ee.errors import LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
 from ee.gitrepo import iter_memory_files
 from ee.ids import is_valid_id
@@ -61,27 +62,46 @@ class Store:
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of a memory file, refusing anything that leaves ``memories/`` or is too large."""
         path = self.safe_path(rel)
+        if shown_path(rel) != rel:  # it could not be named in any JSON output (nor on most other systems)
+            raise MemoryFormatError(
+                "the file name is not UTF-8", shown_path(rel), hint="rename the file (its name as UTF-8 text)"
+            )
         try:
             if path.is_symlink():
-                target = path.resolve()
+                target = Path(os.path.realpath(path))  # never raises: a link loop fails the open (ELOOP)
                 if not target.is_relative_to(self.folder.resolve()):
                     raise MemoryFormatError(
                         f"symlink points outside memories/ (to {target})",
                         rel,
                         hint=f"replace the link with a copy of the file, or delete it: rm {rel}",
                     )
-            size = path.stat().st_size
-            if size > self.max_body_bytes:
-                raise MemoryFormatError(
-                    f"file is {size} bytes, more than the limit of {self.max_body_bytes}",
-                    rel,
-                    hint="split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
-                )
-            return path.read_bytes()
+            # O_NONBLOCK: opening a FIFO must not wait for a writer; what was opened is checked, not the name.
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+                st = os.fstat(handle.fileno())
+                if stat.S_ISDIR(st.st_mode):
+                    raise MemoryFormatError("is a folder, not a file", rel)
+                if not stat.S_ISREG(st.st_mode):
+                    # A FIFO would block the read forever, a device would never end.
+                    raise MemoryFormatError(
+                        "is not a regular file (a FIFO, socket or device)",
+                        rel,
+                        hint=f"move it out of memories/: rm {rel}",
+                    )
+                size = st.st_size
+                if size > self.max_body_bytes:
+                    raise MemoryFormatError(
+                        f"file is {size} bytes, more than the limit of {self.max_body_bytes}",
+                        rel,
+                        hint="split it into several memories, or raise store.max_body_bytes in "
+                        ".ee/config.toml",
+                    )
+                return handle.read()
         except FileNotFoundError:
             raise NotFound(f"no memory file {rel}", "run `ee memory list` to see the memories") from None
-        except IsADirectoryError:
-            raise MemoryFormatError("is a folder, not a file", rel) from None
+        except OSError as exc:  # a symlink loop, no permission, an I/O error
+            raise MemoryFormatError(
+                f"cannot be read: {exc.strerror or exc}", rel, hint=f"fix or remove {rel}, then run ee doctor"
+            ) from None
 
     def parse_bytes(self, rel: str, data: bytes) -> tuple[Memory, list[Problem]]:
         return frontmatter.parse(frontmatter.decode(data, rel), rel)
@@ -141,7 +161,14 @@ class Store:
         return path
 
     def write(self, rel: str, text: str) -> None:
-        atomic_write(self.safe_path(rel), text.encode("utf-8"))
+        data = text.encode("utf-8")
+        if len(data) > self.max_body_bytes:
+            # Written, it could never be read back (read_bytes skips files over the cap).
+            raise UsageError(
+                f"the memory would be {len(data)} bytes, more than the limit of {self.max_body_bytes}",
+                "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
+            )
+        atomic_write(self.safe_path(rel), data)
 
     def delete(self, rel: str) -> None:
         self.safe_path(rel).unlink()
@@ -167,7 +194,14 @@ def add_unique(snap: Snapshot, paths: dict[str, str], memory: Memory) -> None:
     snap.memories[memory.id] = memory
 
 
+def shown_path(rel: str) -> str:
+    """``rel`` as text that can be printed and put in JSON: a file name that is not UTF-8 (its bytes are
+    surrogate-escaped by the OS layer) shows U+FFFD for each bad byte."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def problem_from_error(exc: MemoryFormatError | NotFound, rel: str) -> Problem:
+    rel = shown_path(rel)
     if isinstance(exc, MemoryFormatError):
         return Problem(
             code="memory_invalid",
@@ -204,7 +238,9 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        crash_point("write.temp")
         os.replace(tmp, path)
+        crash_point("write.renamed")
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee import frontmatter
-from ee.errors import EeError, UsageError
+from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.gitrepo import format_message
 from ee.ids import new_id
 from ee.model import Link, Memory
@@ -17,6 +17,8 @@ from ee.workspace import Actor, build_fields, guard_secrets, parse_link
 if TYPE_CHECKING:
     from ee.workspace import Workspace
 
+MAX_LINE_CHARS = 4 * 1024 * 1024  # far above any memory (the file cap is 256 KiB by default)
+MAX_DEPTH = 32
 _ALLOWED = {
     "id",
     "body",
@@ -82,11 +84,13 @@ def import_jsonl(
     planned: dict[str, tuple[str, str]] = {}  # id → (path, text)
     taken_paths: set[str] = set()
     errors: list[dict[str, Any]] = []
+    explicit: set[str] = set()  # ids given by the file: another writer may add the same id meanwhile
+    secret_classes: set[str] = set()
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
-            memory_id, rel, text = _prepare(ws, raw, actor, redact)
+            memory_id, rel, text, given_id = _prepare(ws, raw, actor, redact)
             if memory_id in existing or memory_id in planned:
                 raise UsageError(
                     f"id {memory_id} is already in the store"
@@ -97,20 +101,27 @@ def import_jsonl(
                 rel = rel.removesuffix(".md") + "-1.md"
             taken_paths.add(rel)
             planned[memory_id] = (rel, text)
+            if given_id:
+                explicit.add(memory_id)
         except EeError as exc:
             errors.append({"line": number, "message": exc.message, "repair": exc.hint})
+            if isinstance(exc, SecretFound):
+                secret_classes.update(exc.details.get("classes", []))
     if errors and not skip_invalid:
         first = errors[0]
         more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
-        raise UsageError(
+        # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
+        error_class = SecretFound if secret_classes else UsageError
+        raise error_class(
             f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
-            "fix the line(s), or pass --skip-invalid to import the good lines only",
-            {"errors": errors[:100]},
+            "fix the line(s) (or pass --redact for secrets), or pass --skip-invalid to import the good lines",
+            {"errors": errors[:100], "classes": sorted(secret_classes)},
         )
     report.skipped = errors
     if not planned:
         return report
     with ws.lock():
+        _refuse_taken(ws, planned, explicit)
         written: list[str] = []
         try:
             for rel, text in planned.values():
@@ -131,13 +142,36 @@ def import_jsonl(
     return report
 
 
-def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, str, str]:
+def _refuse_taken(ws: Workspace, planned: dict[str, tuple[str, str]], explicit: set[str]) -> None:
+    """Under the lock: a path or id planned before it was taken may have been taken meanwhile (another
+    import of the same file, a hand edit). Writing anyway would replace that memory's file."""
+    taken = [rel for rel, _text in planned.values() if (ws.root / rel).exists()]
+    if not taken and explicit:
+        present = set(ws.store.snapshot().memories)
+        taken = [planned[memory_id][0] for memory_id in sorted(explicit & present)]
+    if taken:
+        raise ConflictError(
+            f"{len(taken)} memory file(s) of this import appeared while it was prepared (e.g. {taken[0]}); "
+            "nothing was imported",
+            "run the import again: ids already in the store are then reported line by line",
+        )
+
+
+def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, str, str, bool]:
+    if len(raw) > MAX_LINE_CHARS:
+        raise UsageError(
+            f"the line is {len(raw)} characters (at most {MAX_LINE_CHARS})", "split the memory into several"
+        )
     try:
         record = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"not JSON: {exc.msg} at column {exc.colno}", "write one JSON object per line"
         ) from None
+    except RecursionError:
+        record = None
+    if record is None or _nested_deeper(record, MAX_DEPTH):  # rendering and YAML recurse per level
+        raise UsageError(f"the line is nested more than {MAX_DEPTH} levels deep", "write flatter JSON")
     if not isinstance(record, dict):
         raise UsageError("a line must be a JSON object", 'write e.g. {"body": "…", "kind": "rule"}')
     unknown = sorted(set(record) - _ALLOWED)
@@ -175,9 +209,26 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
     if not isinstance(extra, dict):
         raise UsageError("'extra' must be an object", "remove it or make it {}")
     text = frontmatter.render_new(fields, body, extra)
+    size = len(text.encode("utf-8"))
+    if size > ws.store.max_body_bytes:
+        raise UsageError(
+            f"the memory would be {size} bytes, more than the limit of {ws.store.max_body_bytes}",
+            "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
+        )
     rel = ws.store.new_path(fields["id"], body)
     frontmatter.parse(text, rel)  # what we write must read back
-    return fields["id"], rel, text
+    return fields["id"], rel, text, record.get("id") is not None
+
+
+def _nested_deeper(value: Any, limit: int) -> bool:
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend((item, depth + 1) for item in (node.values() if isinstance(node, dict) else node))
+    return False
 
 
 def _created(value: Any) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import mmap
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ee._crash import crash_point
 from ee.index.lexical import K1, B, Lexical
 
 _MASK32 = np.int64(0xFFFFFFFF)
@@ -48,6 +50,7 @@ class Generation:
     vectors: np.ndarray | None = None
     lexical: Lexical | None = None
     bodies_path: Path | None = None  # bodies are read on first use
+    _bodies_map: mmap.mmap | None = None
     _pos: dict[str, int] | None = None
 
     @property
@@ -133,6 +136,7 @@ class Generation:
         np.save(tmp / "keys.npy", self.keys)
         np.save(tmp / "tf.npy", self.tf)
         np.save(tmp / "lengths.npy", self.lengths)
+        crash_point("index.segment")
         if self.vectors is not None:
             np.save(tmp / "vectors.npy", self.vectors)
         assert self.lexical is not None
@@ -163,12 +167,22 @@ class Generation:
             gen.bodies = marshal.loads((folder / "bodies.marshal").read_bytes())  # noqa: S302
         else:
             gen.bodies_path = folder / "bodies.marshal"
+            gen._bodies_map = _map(gen.bodies_path)
         return gen
 
     def body(self, position: int) -> str:
-        if not self.bodies and self.bodies_path is not None:
+        if not self.bodies and self._bodies_map is not None:
+            self.bodies = marshal.loads(self._bodies_map)  # noqa: S302 - our own file
+        elif not self.bodies and self.bodies_path is not None:
             self.bodies = marshal.loads(self.bodies_path.read_bytes())  # noqa: S302 - our own file
         return self.bodies[position]
+
+
+def _map(path: Path) -> mmap.mmap:
+    """``path`` mapped read-only now, read on first use: a mapping outlives its file, so a writer may prune
+    this generation (``ee.index.sync._prune``) while a query still reads bodies from it."""
+    with open(path, "rb") as handle:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _record(entry: Entry) -> dict[str, Any]:

@@ -15,17 +15,19 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ee._crash import crash_point
 from ee.gitrepo import blob_id, iter_memory_files
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.derive import derive
 from ee.index.segment import Entry, Generation
-from ee.store import EVENTS, MEMORIES
+from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
@@ -136,6 +138,7 @@ class Updater:
         self.embedder = embedder  # None → lexical only
         self.model_key = model_key  # what the manifest compares; set even when the model failed to load
         self.cache = DerivedCache(root / CACHE_PATH)
+        self.max_bytes = _max_body_bytes(root)
 
     @property
     def vector_key(self) -> str | None:
@@ -167,7 +170,7 @@ class Updater:
         else:
             old_files = manifest["files"]
         changed = [rel for rel, st in files.items() if old_files.get(rel, [None])[:4] != st]
-        datas = {rel: _read(self.root / rel, self.root / MEMORIES) for rel in changed}
+        datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
         unchanged_blob = [rel for rel in changed if rel in old_files and blobs.get(rel) == old_files[rel][4]]
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
@@ -189,8 +192,10 @@ class Updater:
         new_gen = old_gen.updated(remove, entries, dim)
         for record in new_gen.records:  # a commit of a hand edit changes only this flag
             record["committed"] = head_info["head_blobs"].get(record["path"]) == record["blob"]
-        problems = [p for p in old_state.get("problems", []) if p["path"] in files and p["path"] not in changed]
-        problems += self._problems(entries, changed, datas)
+        # A file touched but not changed (same blob) keeps its problems: it is not parsed again.
+        recheck = [rel for rel in changed if rel not in unchanged_blob]
+        problems = [p for p in old_state.get("problems", []) if p["path"] in files and p["path"] not in recheck]
+        problems += self._problems(entries, recheck, datas)
         event_map, event_problems = self._events(events, manifest, old_state, report)
         state = {
             "problems": sorted(problems + event_problems, key=lambda p: (p["path"], p.get("line") or 0)),
@@ -255,6 +260,11 @@ class Updater:
         for rel in changed:
             data = datas.get(rel)
             if data is None:
+                reason = _skip_reason(self.root / rel, self.root / MEMORIES, self.max_bytes)
+                if reason:  # (a file that vanished meanwhile has none: the next update drops it)
+                    shown = shown_path(rel)
+                    out.append({"code": "memory_invalid", "severity": "error", "path": shown, "line": None,
+                                "message": reason, "repair": f"move {shown} out of memories/ (see ee doctor)"})
                 continue
             if rel not in ok:
                 derived = self.cache.get_many([blob_id(data)], model_id).get(blob_id(data))
@@ -306,6 +316,7 @@ class Updater:
         folder = self.root / INDEX_DIR
         name = f"gen-{time.time_ns():x}-{os.getpid()}"
         gen.save(folder / name)
+        crash_point("index.generation")
         (folder / name / "state.marshal").write_bytes(marshal.dumps(state))
         manifest = {
             "format": FORMAT,
@@ -320,19 +331,50 @@ class Updater:
         }
         tmp = folder / f"manifest.json.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(manifest), encoding="utf-8")
+        crash_point("index.manifest")
         os.replace(tmp, folder / "manifest.json")
         _prune(folder, keep=name)
         return manifest
 
 
-def _read(path: Path, folder: Path) -> bytes | None:
-    """A memory file's bytes; None for a link leaving ``memories/`` (reported by the store) or a vanished file."""
+def _read(path: Path, folder: Path, max_bytes: int = MAX_BODY_BYTES) -> bytes | None:
+    """A memory file's bytes; None for a file the store skips too (:func:`_skip_reason`) or a vanished one."""
     try:
-        if path.is_symlink() and not path.resolve().is_relative_to(folder.resolve()):
+        if _skip_reason(path, folder, max_bytes):
             return None
         return path.read_bytes()
     except OSError:
         return None
+
+
+def _skip_reason(path: Path, folder: Path, max_bytes: int) -> str | None:
+    """Why a memory file is not read, as ``Store.read_bytes`` says it: a link leaving ``memories/``, a FIFO
+    (reading it would block forever) or device, a file over the size cap. None when it is readable."""
+    if shown_path(str(path)) != str(path):
+        return "the file name is not UTF-8"
+    try:
+        if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(folder.resolve()):
+            return "symlink points outside memories/"
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a symlink loop, no permission
+        return f"cannot be read: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a FIFO, socket or device)"
+    if st.st_size > max_bytes:
+        return f"file is {st.st_size} bytes, more than the limit of {max_bytes}"
+    return None
+
+
+def _max_body_bytes(root: Path) -> int:
+    from ee.config import load_config
+    from ee.errors import ConfigError
+
+    try:
+        return int(load_config(root).get("store.max_body_bytes"))
+    except ConfigError:
+        return MAX_BODY_BYTES  # a broken config is reported by `ee doctor`; the index keeps the default
 
 
 def _load_state(folder: Path) -> dict[str, Any]:

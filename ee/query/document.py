@@ -14,6 +14,7 @@ from ee.errors import QueryError
 
 MAX_DOCUMENT_BYTES = 256 * 1024
 MAX_QUERY_CHARS = 8192
+MAX_DEPTH = 32  # nesting of objects and arrays; the schema needs 4, filter values a few more
 SPEEDS = {"instant": 0.25, "default": 1.0, "quality": 4.0}  # candidate-pool multipliers
 
 
@@ -78,12 +79,21 @@ def parse_document(raw: str | bytes, source: str = "query document") -> Query:
         raise QueryError(
             f"{source} is not JSON{where}: {exc}", "send one JSON object (see `ee schema export ee.query.v1`)"
         ) from None
+    except RecursionError:  # e.g. 100,000 nested '[': small enough for the size cap, too deep for json
+        raise QueryError(f"{source} is nested too deeply", "send a flat ee.query.v1 document") from None
     return validate(doc, source)
 
 
 def validate(doc: Any, source: str = "query document") -> Query:
     from ee.schemas import validator
 
+    too_deep = _too_deep(doc, MAX_DEPTH)
+    if too_deep is not None:  # the schema validator (and json.dumps) recurse once per level
+        raise QueryError(
+            f"{source}: {too_deep}: nested more than {MAX_DEPTH} levels deep",
+            "send a flat ee.query.v1 document",
+            {"pointer": too_deep, "expected": f"at most {MAX_DEPTH} levels of nesting", "errors": 1},
+        )
     errors = sorted(
         validator("ee.query.v1").iter_errors(doc), key=lambda e: (list(e.absolute_path), e.message)
     )
@@ -99,9 +109,25 @@ def validate(doc: Any, source: str = "query document") -> Query:
         )
     if len(doc["query"]["text"]) > MAX_QUERY_CHARS:
         raise QueryError(
-            f"{source}: /query/text is longer than {MAX_QUERY_CHARS} characters", "shorten the query text"
+            f"{source}: /query/text is longer than {MAX_QUERY_CHARS} characters",
+            "shorten the query text",
+            {"pointer": "/query/text", "expected": f"at most {MAX_QUERY_CHARS} characters", "errors": 1},
         )
     return Query(doc)
+
+
+def _too_deep(doc: Any, limit: int) -> str | None:
+    """The JSON pointer of the first value nested deeper than ``limit``, or None (iterative: no recursion)."""
+    stack: list[tuple[Any, list[str]]] = [(doc, [])]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if len(path) >= limit:
+            return "/" + "/".join(path)
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((value, [*path, str(key)]) for key, value in items)
+    return None
 
 
 def _is_as_of_commitish(error: Any) -> bool:
