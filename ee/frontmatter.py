@@ -110,11 +110,11 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
             raise MemoryFormatError(
                 "frontmatter is not closed", path, 1, hint="add a line '---' after the frontmatter keys"
             )
-        return Memory(id=fallback_id, body=body_clean, path=path, has_frontmatter=False), []
         if not body_clean:  # an empty file (an editor's new buffer): no memory yet, as with frontmatter
             raise MemoryFormatError(
                 "the file is empty", path, 1, hint="write the memory's text in it, or delete it"
             )
+        return Memory(id=fallback_id, body=body_clean, path=path, has_frontmatter=False), []
     data = _load_mapping(fm_text, path)
     key_lines = top_level_key_lines(fm_text)
     problems: list[Problem] = []
@@ -218,7 +218,6 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
         ) from None
     except yaml.YAMLError as exc:
         raise MemoryFormatError(f"invalid YAML in frontmatter: {exc}", path, 2) from None
-    if data is None:
     except (ValueError, OverflowError) as exc:  # a plain value YAML reads as a date that does not exist
         raise MemoryFormatError(
             f"invalid value in frontmatter: {exc}",
@@ -226,6 +225,7 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
             _line_of_bad_value(fm_text),
             hint="write a real date (RFC 3339, e.g. 2026-12-01T09:00:00Z), or quote the value",
         ) from None
+    if data is None:
         return {}
     if not isinstance(data, dict):
         raise MemoryFormatError(
@@ -237,7 +237,6 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
     return data
 
 
-def _refuse_duplicates(fm_text: str, path: str) -> None:
 def _line_of_bad_value(fm_text: str) -> int:
     """The file line of the first frontmatter line that YAML cannot construct on its own (2 if none)."""
     for number, line in enumerate(fm_text.split("\n")):
@@ -250,6 +249,7 @@ def _line_of_bad_value(fm_text: str) -> int:
     return 2
 
 
+def _refuse_duplicates(fm_text: str, path: str) -> None:
     seen: dict[str, int] = {}
     for number, line in enumerate(fm_text.split("\n")):
         match = _TOP_KEY_RE.match(line)
