@@ -1,0 +1,116 @@
+"""Agent harness hooks: Claude Code's ``SessionStart`` and ``UserPromptSubmit`` call ``ee context``.
+
+``ee hooks agent claude-code`` prints the entries; ``--write`` merges them into the project's
+``.claude/settings.json`` (other settings and other hooks kept, key order kept, idempotent: an ee entry
+already there is updated in place, never duplicated). The shape is Claude Code's documented one::
+
+    {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "…", "timeout": 10}]}]}}
+
+Each command prints ``--format hook`` JSON (``hookSpecificOutput.additionalContext``). An agent hook never
+gets in the harness's way: with ``--format hook`` an ee error prints an empty context (exit 0) and the
+error on stderr — Claude Code treats exit 2 of a UserPromptSubmit hook as "block this prompt", and 2 is
+ee's usage-error code.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+SETTINGS = ".claude/settings.json"
+TIMEOUT = 10  # seconds Claude Code gives the command
+PACK = "--format hook --profile compact --max-tokens 1200"
+COMMANDS = {
+    "SessionStart": f"EE_HOOK_EVENT=SessionStart ee context --for-branch {PACK}",
+    "UserPromptSubmit": f"EE_HOOK_EVENT=UserPromptSubmit ee context - {PACK}",
+}
+
+
+def claude_code_hooks() -> dict[str, Any]:
+    """The ``hooks`` part of ``.claude/settings.json`` that ee adds."""
+    return {"hooks": {event: [{"hooks": [_entry(command)]}] for event, command in COMMANDS.items()}}
+
+
+def is_ee_entry(hook: Any) -> bool:
+    command = hook.get("command", "") if isinstance(hook, dict) else ""
+    return isinstance(command, str) and "ee context" in command and "--format hook" in command
+
+
+def merge_claude_settings(settings: dict[str, Any]) -> bool:
+    """Add or update ee's entries in ``settings`` (in place); True when something changed."""
+    from ee.errors import ConfigError
+
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError(f'{SETTINGS}: "hooks" is not an object', f"fix {SETTINGS} by hand, then run again")
+    changed = False
+    for event, command in COMMANDS.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"{SETTINGS}: hooks.{event} is not a list", f"fix {SETTINGS} by hand")
+        changed |= _merge_event(groups, _entry(command))
+    return changed
+
+
+def _merge_event(groups: list[Any], entry: dict[str, Any]) -> bool:
+    placed = False
+    changed = False
+    for group in groups:
+        items = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(items, list):
+            continue
+        for index in reversed(range(len(items))):
+            if not is_ee_entry(items[index]):
+                continue
+            if placed:  # a duplicate left by hand: one ee entry per event
+                del items[index]
+                changed = True
+            else:
+                changed |= items[index] != entry
+                items[index] = entry
+                placed = True
+    groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [] and len(g) == 1)]
+    if not placed:
+        groups.append({"hooks": [entry]})
+        changed = True
+    return changed
+
+
+def write_claude_settings(folder: Path) -> dict[str, Any]:
+    """Merge ee's entries into ``folder/.claude/settings.json`` (created when missing)."""
+    from ee.errors import ConfigError
+    from ee.store import atomic_write
+
+    path = folder / SETTINGS
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc})", "fix it by hand, then run again") from None
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{path} does not hold a JSON object", "fix it by hand, then run again")
+    changed = merge_claude_settings(settings)
+    if changed:
+        atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    return {"path": str(path), "changed": changed, "hooks": {e: COMMANDS[e] for e in COMMANDS}}
+
+
+def never_block(fmt: str | None, run: Callable[[], int]) -> int:
+    """Run an ``ee context`` command; with ``--format hook`` an ee error becomes an empty context, exit 0."""
+    if fmt != "hook":
+        return run()
+    from ee.errors import EeError
+    from ee.render.results import render
+
+    try:
+        return run()
+    except EeError as exc:
+        print(f"ee: no context ({exc.message}; repair: {exc.hint})", file=sys.stderr)
+        sys.stdout.write(render("context", {"sections": []}, "hook"))
+        return 0
+
+
+def _entry(command: str) -> dict[str, Any]:
+    return {"type": "command", "command": command, "timeout": TIMEOUT}

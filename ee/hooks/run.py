@@ -1,0 +1,332 @@
+"""``ee hook NAME ARGS``: what each git hook does, and the guard that keeps git working whatever happens.
+
+The shell runner (``hooks/ee-hook-run``) calls this with git's arguments, in the work tree's top folder.
+Outcomes: exit 0 (done, or skipped with a one-line ``ee: hook skipped (…)`` notice on stderr), or
+:data:`BLOCKED` (40), which the runner turns into a failed hook so git stops. Nothing else: an error of
+any kind becomes the notice and exit 0, so a broken config or a bug never stops a commit.
+
+Quiet cases (exit 0, no output): outside an ee workspace, and while a rebase, cherry-pick or revert is in
+progress (``rebase-merge``, ``rebase-apply``, ``CHERRY_PICK_HEAD``, ``REVERT_HEAD`` in the git folder).
+
+Only the standard library and small ee modules are imported up front; the index, the query engine and
+the pack builder are imported on the paths that use them, and not at all when ``ee watch`` answers.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ee.hooks import gitinfo, risks, warm
+
+BLOCKED = 40
+HOOK_NAMES = (
+    "post-checkout",
+    "post-merge",
+    "prepare-commit-msg",
+    "pre-commit",
+    "post-commit",
+    "post-rewrite",
+)
+MEMORIES = "memories"
+CONTEXT_FILE = ".ee/context.md"
+CONTEXT_PROFILE = "balanced"
+CONTEXT_TOKENS = 2000
+MESSAGE_HITS = 5
+_SKIP_SOURCES = frozenset({"message", "commit", "merge", "squash"})  # no editor, or git's own message
+
+
+@dataclass(slots=True)
+class Hook:
+    """One hook run: its name and arguments, the work tree's top, the workspace and its settings."""
+
+    name: str
+    args: list[str]
+    top: Path
+    root: Path
+    prefix: str  # the workspace's folder in the work tree ('' or 'sub/')
+    config: Any
+    warm: bool  # `ee watch` runs for this workspace: trust its index, ask its server
+
+    @classmethod
+    def open(cls, name: str, args: list[str]) -> Hook | None:
+        """The hook in the current folder, or None when it has nothing to do here (no workspace, a rebase)."""
+        top = Path.cwd()
+        root = gitinfo.workspace_root(top)
+        if root is None or gitinfo.busy(gitinfo.git_dir(top)):
+            return None
+        from ee.config import load_config
+
+        config = load_config(root)  # a broken config is reported (and the hook skipped) here
+        return cls(
+            name, args, top, root, gitinfo.relative_prefix(root, top), config, warm.watcher_alive(root)
+        )
+
+    @property
+    def memories(self) -> str:
+        return self.prefix + MEMORIES
+
+    def say(self, line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------------ pre-commit
+
+
+def pre_commit(hook: Hook) -> int:
+    """Refuse secrets in staged memory files; warn (or block) on risky memories about the change."""
+    paths = gitinfo.staged_paths(hook.top)
+    if not paths:
+        return 0
+    if refuse_secrets(hook, paths):
+        return BLOCKED
+    entries = risks.current_entries(hook.root, trust_manifest=hook.warm)
+    if not any(e.risky for e in entries):
+        return 0
+    added = (
+        gitinfo.staged_added_text(hook.top, exclude=[hook.memories])
+        if any(e.weights for e in entries)
+        else ""
+    )
+    found = risks.findings(entries, paths, added)
+    block_all = bool(found) and bool(hook.config.get("hooks.block"))
+    blocking = [f for f in found if block_all or f.entry.blocks]
+    for finding in found:
+        entry = finding.entry
+        label = "blocked" if finding in blocking else "warning"
+        hook.say(f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path})')
+    if blocking:
+        why = "[hooks] block = true in .ee/config.toml" if block_all else "its tags or frontmatter say block"
+        hook.say(
+            f"ee: commit blocked ({why}). Read it: ee memory show {blocking[0].entry.id}; "
+            "commit anyway: git commit --no-verify"
+        )
+        return BLOCKED
+    return 0
+
+
+def refuse_secrets(hook: Hook, paths: list[str]) -> bool:
+    """Print each staged memory file holding a secret; True when there is one."""
+    folder = hook.memories + "/"
+    wanted = [p for p in paths if p.startswith(folder) and p.endswith(".md")]
+    if not wanted:
+        return False
+    from ee.policy.secrets import find_secrets
+
+    refused = False
+    for path, data in sorted(gitinfo.staged_blobs(wanted, hook.top).items()):
+        found = find_secrets(data.decode("utf-8", "replace"))
+        if not found:
+            continue
+        refused = True
+        classes = ", ".join(sorted({f.cls for f in found}))
+        lines = ", ".join(str(n) for n in sorted({f.line for f in found}))
+        hook.say(
+            f"ee: refusing to commit {path}: it holds a secret ({classes}; line {lines}). Remove it "
+            f"(or write [REDACTED:{found[0].cls}] in its place), then: git add {path}"
+        )
+    return refused
+
+
+# ------------------------------------------------------------------------------------- prepare-commit-msg
+
+
+def prepare_commit_msg(hook: Hook) -> int:
+    """Add ``# ee: <title> (<id>)`` lines for the memories about the staged change to the message file.
+
+    Skipped when git will not strip them: a message given with -m/-F, reused with -c/-C/--amend, a merge
+    or squash message, ``commit.cleanup`` other than strip/default, or ``core.commentChar = auto``."""
+    if not hook.args:
+        return 0
+    source = hook.args[1] if len(hook.args) > 1 else ""
+    cleanup, char = gitinfo.message_settings(hook.top)
+    if source in _SKIP_SOURCES or cleanup not in ("", "default", "strip") or char == "auto" or len(char) > 1:
+        return 0
+    paths = gitinfo.staged_paths(hook.top)
+    if not paths:
+        return 0
+    lines = [
+        f"{char or '#'} ee: {_one_line(title)} ({memory_id})"
+        for memory_id, title in message_memories(hook, paths)
+    ]
+    if lines:
+        add_comment_lines(Path(hook.args[0]), lines, char or "#")
+    return 0
+
+
+def message_memories(hook: Hook, paths: list[str]) -> list[tuple[str, str]]:
+    """(id, title) of memories whose ``paths`` name a staged path, then the best lexical matches of the
+    change's words (paths and added identifiers), at most :data:`MESSAGE_HITS` in all."""
+    entries = risks.current_entries(hook.root, trust_manifest=hook.warm)
+    named = risks.findings(entries, paths, None, kinds=frozenset(e.kind for e in entries))
+    chosen = {f.entry.id: f.entry.title for f in named}
+    added = gitinfo.staged_added_text(hook.top, exclude=[hook.memories])
+    text = " ".join(gitinfo.terms_of(paths, added))
+    if text and len(chosen) < MESSAGE_HITS:
+        for hit in search_hits(hook, text, MESSAGE_HITS):
+            chosen.setdefault(hit["id"], hit.get("title") or "")
+    return list(chosen.items())[:MESSAGE_HITS]
+
+
+def search_hits(hook: Hook, text: str, limit: int) -> list[dict[str, Any]]:
+    """Lexical hits for ``text``: from ``ee watch``'s server when it runs, else in this process."""
+    argv = [
+        "search",
+        text,
+        "--mode",
+        "lexical",
+        "--speed",
+        "instant",
+        "--limit",
+        str(limit),
+        "--fields",
+        "minimal",
+        "--format",
+        "json",
+    ]
+    data = warm.ask(hook.root, argv) if hook.warm else None
+    if data is None:
+        from ee.query import search
+        from ee.query.document import from_arguments
+        from ee.workspace import Workspace
+
+        query = from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
+        data = search(Workspace(hook.root), query)
+    return list(data.get("hits", []))
+
+
+def add_comment_lines(path: Path, lines: list[str], char: str) -> None:
+    """Put ``lines`` before git's scissors line (``git commit -v``) or at the end; replace earlier ones."""
+    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    kept = [line for line in text.splitlines() if not line.startswith(f"{char} ee: ")]
+    scissors = next(
+        (i for i, line in enumerate(kept) if line.startswith(f"{char} ---") and ">8" in line), len(kept)
+    )
+    block = ["", *lines] if scissors and kept[scissors - 1].strip() else lines
+    kept[scissors:scissors] = block
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8", errors="surrogateescape")
+
+
+# ------------------------------------------------------------------------------------------ post-* hooks
+
+
+def post_checkout(hook: Hook) -> int:
+    if len(hook.args) >= 3 and hook.args[2] == "0":  # a file checkout: the branch did not change
+        return 0
+    return refresh(hook, write_context=True)
+
+
+def post_merge(hook: Hook) -> int:
+    return refresh(hook, write_context=True)
+
+
+def post_commit(hook: Hook) -> int:
+    return refresh(hook, write_context=False)
+
+
+def refresh(hook: Hook, write_context: bool) -> int:
+    """Bring the index and the hook table up to date; write ``.ee/context.md`` for the branch if asked.
+
+    With ``ee watch`` running the watcher keeps the index current and its server builds the pack."""
+    if hook.warm:
+        if write_context:
+            write_branch_context(hook, None)
+        return 0
+    from ee.index import open_index
+    from ee.workspace import Workspace
+
+    ws = Workspace(hook.root)
+    view = open_index(ws)
+    risks.refresh_table(hook.root, view)
+    if write_context:
+        write_branch_context(hook, ws)
+    return 0
+
+
+def write_branch_context(hook: Hook, ws: Any) -> None:
+    """``.ee/context.md``: the pack for the branch's task (its name and recent commit subjects)."""
+    task = gitinfo.branch_task(hook.top)
+    if not task:
+        return
+    argv = [
+        "context",
+        task,
+        "--format",
+        "markdown",
+        "--profile",
+        CONTEXT_PROFILE,
+        "--max-tokens",
+        str(CONTEXT_TOKENS),
+    ]
+    text = warm.ask_text(hook.root, argv) if hook.warm else None
+    if text is None:
+        from ee.pack import build_pack
+        from ee.query.document import from_arguments
+        from ee.render.results import render
+        from ee.workspace import Workspace
+
+        query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
+        text = render("context", build_pack(ws or Workspace(hook.root), query), "markdown")
+    branch = gitinfo.branch_name(hook.top)
+    header = (
+        f"<!-- ee: context for branch {branch}, written by the {hook.name} hook. "
+        f"Task: {_one_line(task)}. Again: ee context --for-branch --format markdown -->\n\n"
+    )
+    from ee.store import atomic_write
+
+    atomic_write(hook.root / CONTEXT_FILE, (header + text).encode("utf-8"))
+
+
+# ------------------------------------------------------------------------------------------ entry
+
+
+HOOKS: dict[str, Callable[[Hook], int]] = {
+    "pre-commit": pre_commit,
+    "prepare-commit-msg": prepare_commit_msg,
+    "post-checkout": post_checkout,
+    "post-merge": post_merge,
+    "post-commit": post_commit,
+    "post-rewrite": post_commit,
+}
+
+
+def main(argv: list[str]) -> int:
+    """``ee hook NAME ARGS…``: 0, or :data:`BLOCKED`; every failure becomes a one-line notice and 0."""
+    if not argv or argv[0] not in HOOKS:
+        print(
+            f"ee: hook skipped (unknown hook {argv[0] if argv else '(none)'!r}; "
+            f"ee runs {', '.join(HOOK_NAMES)})",
+            file=sys.stderr,
+        )
+        return 0
+    name = argv[0]
+    try:
+        hook = Hook.open(name, list(argv[1:]))
+        return 0 if hook is None else HOOKS[name](hook)
+    except Exception as exc:
+        print(f"ee: hook skipped ({name}: {describe(exc)})", file=sys.stderr)
+        return 0
+
+
+def describe(exc: BaseException) -> str:
+    from ee.errors import EeError
+
+    if isinstance(exc, EeError):
+        text = exc.message + (f"; repair: {exc.hint}" if exc.hint else "")
+    elif isinstance(exc, RuntimeError | OSError):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}; this is a bug in ee, please report it"
+    return _one_line(text, 400)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m ee.hooks.run pre-commit` for debugging
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,100 @@
+"""The task text ``ee context`` packs for, when it is not typed: from the staged change, from paths, from
+the branch, or from an agent harness's JSON on stdin.
+
+* ``--for-staged``: the staged paths (whole, stem, folders) and the identifiers of the lines the staged
+  change adds (memory files left out), most frequent first (:func:`ee.hooks.gitinfo.terms_of`).
+* ``--for-paths PATH…``: the same words for the given paths (their contents are not read).
+* ``--for-branch``: the branch name in words, then the subjects of its last commits (what the
+  post-checkout hook packs into ``.ee/context.md``).
+* ``-`` as the task: standard input; a JSON object with a ``prompt`` field (Claude Code's
+  ``UserPromptSubmit`` input) gives that field, anything else is the task as text.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ee.hooks import gitinfo
+
+MAX_TASK_CHARS = 4000  # a pasted wall of text still makes a usable query (ee.query.document caps at 8192)
+
+
+def resolve_task(
+    words: Sequence[str],
+    *,
+    for_staged: bool = False,
+    for_paths: bool = False,
+    for_branch: bool = False,
+    read_stdin: Callable[[], str] | None = None,
+) -> str:
+    """The task for ``ee context``: ``words`` joined, or from exactly one of the other sources."""
+    from ee.errors import QueryError, UsageError
+
+    sources = [
+        name
+        for name, on in (
+            ("--for-staged", for_staged),
+            ("--for-paths", for_paths),
+            ("--for-branch", for_branch),
+        )
+        if on
+    ]
+    if len(sources) > 1:
+        raise UsageError(f"{' and '.join(sources)} do not go together", "pick one of them")
+    if for_paths:
+        if not words:
+            raise UsageError(
+                "--for-paths needs at least one PATH", "ee context --for-paths src/db/migrate.py"
+            )
+        return _checked(" ".join(gitinfo.terms_of(list(words))), "the paths give no words")
+    if sources and words:
+        raise UsageError(f"give TASK or {sources[0]}, not both", f"drop the task, or drop {sources[0]}")
+    if for_staged:
+        return _checked(staged_task(Path.cwd()), "nothing is staged: git add the change first")
+    if for_branch:
+        return _checked(gitinfo.branch_task(Path.cwd()), "no branch or commits to describe")
+    if list(words) == ["-"]:
+        return _checked(task_from_input((read_stdin or sys.stdin.read)()), "standard input gave no task")
+    if not words:
+        raise QueryError(
+            "nothing to pack for",
+            'describe the task: ee context "fix the flaky upload test" (or --for-staged)',
+        )
+    return " ".join(words)
+
+
+def staged_task(cwd: Path) -> str:
+    paths = gitinfo.staged_paths(cwd)
+    if not paths:
+        return ""
+    top = Path(gitinfo.git("rev-parse", "--show-toplevel", cwd=cwd).strip())
+    root = gitinfo.workspace_root(top)
+    exclude = [gitinfo.relative_prefix(root, top) + "memories"] if root is not None else []
+    return " ".join(gitinfo.terms_of(paths, gitinfo.staged_added_text(cwd, exclude=exclude)))
+
+
+def task_from_input(text: str) -> str:
+    """A harness's hook input (JSON with ``prompt``) or plain text → the task, capped in length."""
+    task = text
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(stripped)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            prompt = doc.get("prompt")
+            task = prompt if isinstance(prompt, str) else ""
+    task = task.strip()
+    return task[:MAX_TASK_CHARS]
+
+
+def _checked(task: str, why: str) -> str:
+    if not task.strip():
+        from ee.errors import QueryError
+
+        raise QueryError(f"no task: {why}", 'or describe the task: ee context "…"')
+    return task

@@ -1,0 +1,95 @@
+"""The warm path of the hooks: is ``ee watch`` running for this workspace, and ask its query server.
+
+A hook cannot hand itself to the server whole (git's ``GIT_INDEX_FILE`` and ``GIT_DIR`` do not travel),
+so it does its git work here and asks the server only for the read-only ``ee search`` / ``ee context`` it
+needs, over the protocol of :mod:`ee.client`. Any failure means "no server": the caller runs the same
+command in-process, which gives the same answer, only slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+PID_FILE = ".ee/watch.pid"  # as ee.watch.PID_FILE (not imported: ee.watch costs ~80 ms of imports)
+SOCKET = ".ee/serve.sock"
+CONNECT_TIMEOUT = 0.25
+ANSWER_TIMEOUT = 30.0
+
+
+def watcher_alive(root: Path) -> bool:
+    """Is an ``ee watch`` holding its pid file's lock for ``root``? (as ``ee.watch.watcher_pid``)"""
+    if os.environ.get("EE_NO_SERVER", "") not in ("", "0"):
+        return False
+    try:
+        fd = os.open(root / PID_FILE, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def exchange(root: Path, argv: list[str]) -> tuple[int, bytes] | None:
+    """(exit code, stdout) of ``ee --workspace ROOT ARGV`` run by the server, or None."""
+    try:
+        from ee import __version__, client
+    except ImportError:  # pragma: no cover - the client ships with ee
+        return None
+    path = root / SOCKET
+    if not path.exists():
+        return None
+    request = {
+        "protocol": client.PROTOCOL,
+        "version": __version__,
+        "argv": ["--workspace", str(root), *argv],
+        "cwd": str(root),
+        "env": {k: v for k, v in os.environ.items() if k.startswith("EE_")},
+        "stdin": None,
+        "tty": {"stdout": False, "stderr": False},
+        "uid": os.getuid(),
+    }
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(CONNECT_TIMEOUT)
+            sock.connect(client.socket_address(str(root)))
+            sock.settimeout(ANSWER_TIMEOUT)
+            client.send_frame(sock, json.dumps(request).encode("utf-8"))
+            header = json.loads(client.recv_frame(sock))
+            if not isinstance(header, dict) or header.get("fallback"):
+                return None
+            out = client.recv_frame(sock)
+            client.recv_frame(sock)  # stderr: degradations the in-process run would print too
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(header.get("code", 1)), out
+
+
+def ask(root: Path, argv: list[str]) -> dict[str, Any] | None:
+    """The ``data`` of the JSON envelope the server answers ``argv`` (which must ask for JSON), or None."""
+    answer = exchange(root, argv)
+    if answer is None or answer[0] != 0:
+        return None
+    with contextlib.suppress(ValueError, AttributeError):
+        doc = json.loads(answer[1])
+        if doc.get("success") is True and isinstance(doc.get("data"), dict):
+            data: dict[str, Any] = doc["data"]
+            return data
+    return None
+
+
+def ask_text(root: Path, argv: list[str]) -> str | None:
+    """The text the server prints for ``argv``, or None."""
+    answer = exchange(root, argv)
+    if answer is None or answer[0] != 0:
+        return None
+    return answer[1].decode("utf-8", "replace")

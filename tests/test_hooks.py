@@ -1,0 +1,439 @@
+"""Git hooks and agent hooks, driven through real git: hooks run as git runs them, in temporary repos."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ee.hooks.gitinfo import terms_of
+from ee.hooks.risks import path_matches
+from ee.hooks.tasks import task_from_input
+from ee.workspace import Workspace
+from tests.conftest import git, make_repo, run_cli
+
+BIN = str(Path(sys.executable).parent)
+HOOKS = ("post-checkout", "post-merge", "prepare-commit-msg", "pre-commit", "post-commit", "post-rewrite")
+ANTI_PATTERN = """\
+---
+id: mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB
+kind: anti-pattern
+tags: [db]
+paths: [db/migrations/*.sql]
+---
+Never run schema migrations outside a transaction: a half-applied migration broke prod.
+"""
+
+
+@pytest.fixture(autouse=True)
+def _path_has_ee(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", BIN + os.pathsep + os.environ.get("PATH", ""))
+    for var in ("EE_HOOK_EE", "EE_HOOK_TIMEOUT", "EE_HOOK_NO_TIMEOUT_CMD", "EE_HOOKS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EE_HOOK_TIMEOUT", "30")  # a loaded CI machine: the limit is tested on its own
+
+
+def run_git(
+    repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env={**os.environ, **(env or {})},
+        check=False,
+        timeout=120,
+    )
+
+
+def write(repo: Path, rel: str, text: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def user_hook(folder: Path, name: str, body: str) -> bytes:
+    folder.mkdir(parents=True, exist_ok=True)
+    data = f"#!/bin/sh\n{body}\n".encode()
+    (folder / name).write_bytes(data)
+    (folder / name).chmod(0o755)
+    return data
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in folder.iterdir() if p.is_file()}
+
+
+def hooked(tmp_path: Path, memories: dict[str, str] | None = None) -> Path:
+    """A repository that is an ee workspace holding ``memories``, with ee's hooks installed."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    Workspace.init(repo)
+    for rel, text in (memories or {}).items():
+        write(repo, rel, text)
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "--no-verify", "-m", "memories")
+    result = run_cli("hooks", "install", "--json", cwd=repo)
+    assert result.code == 0, result.err
+    return repo
+
+
+def stage(repo: Path, rel: str, text: str) -> None:
+    write(repo, rel, text)
+    git(repo, "add", rel)
+
+
+# ------------------------------------------------------------------------------------------ install
+
+
+def test_install_chains_an_existing_hook_and_both_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    original = user_hook(repo / ".git/hooks", "pre-commit", 'echo "user hook ran" >&2')
+    data = run_cli("hooks", "install", "--json", cwd=repo).data
+    assert {h["name"]: h["action"] for h in data["hooks"]}["pre-commit"] == "chained"
+    assert (repo / ".git/hooks/pre-commit.ee-chained").read_bytes() == original
+    write(repo, "memories/mig.md", ANTI_PATTERN)
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "memory")
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t ADD c int;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert proc.returncode == 0, proc.stderr
+    assert "user hook ran" in proc.stderr
+    assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+    assert proc.stderr.index("user hook ran") < proc.stderr.index("ee: warning")
+
+
+def test_a_failing_user_hook_still_stops_the_commit_and_ee_is_not_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    user_hook(repo / ".git/hooks", "pre-commit", 'echo "no commits today" >&2; exit 3')
+    run_cli("hooks", "install", cwd=repo)
+    stage(repo, "a.txt", "a\n")
+    proc = run_git(repo, "commit", "-m", "a", env={"EE_HOOK_EE": "/nonexistent/ee"})
+    assert proc.returncode != 0
+    assert "no commits today" in proc.stderr
+    assert "ee:" not in proc.stderr  # ee was not even looked for
+
+
+def test_a_post_hook_keeps_the_user_hooks_exit_status_and_stdin(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    hooks = repo / ".git/hooks"
+    user_hook(hooks, "post-checkout", "exit 3")
+    user_hook(hooks, "post-rewrite", f'cat > "{tmp_path}/rewritten"; echo "$1" >> "{tmp_path}/rewritten"')
+    without_ee = run_git(repo, "checkout", "-q", "-b", "before").returncode
+    run_cli("hooks", "install", cwd=repo)
+    assert run_git(repo, "checkout", "-q", "-b", "topic").returncode == without_ee != 0  # the hook's failure
+    old = git(repo, "rev-parse", "HEAD").strip()
+    assert run_git(repo, "commit", "-q", "--amend", "-m", "amended").returncode == 0
+    new = git(repo, "rev-parse", "HEAD").strip()
+    assert (tmp_path / "rewritten").read_text() == f"{old} {new}\namend\n"
+
+
+def test_install_honours_core_hooks_path(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    git(repo, "config", "core.hooksPath", ".githooks")
+    original = user_hook(repo / ".githooks", "post-commit", f'touch "{tmp_path}/user-post-commit"')
+    data = run_cli("hooks", "install", "--json", cwd=repo).data
+    assert Path(data["hooks_dir"]) == (repo / ".githooks").resolve()
+    assert sorted(p.name for p in (repo / ".git/hooks").iterdir() if not p.name.endswith(".sample")) == []
+    assert (repo / ".githooks/post-commit.ee-chained").read_bytes() == original
+    stage(repo, "a.txt", "a\n")
+    assert run_git(repo, "commit", "-q", "-m", "a").returncode == 0
+    assert (tmp_path / "user-post-commit").exists()
+    assert (repo / ".ee/hooks/table.json").exists()  # ee's post-commit ran too
+
+
+def test_install_is_idempotent_and_uninstall_restores_the_original_bytes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    hooks = repo / ".git/hooks"
+    user_hook(hooks, "pre-commit", "exit 0")
+    (hooks / "post-merge").write_bytes(b"#!/bin/sh\r\n# odd bytes \xff kept\r\n")
+    (hooks / "post-merge").chmod(0o700)
+    before = snapshot(hooks)
+    first = run_cli("hooks", "install", "--json", cwd=repo).data
+    installed = snapshot(hooks)
+    second = run_cli("hooks", "install", "--json", cwd=repo).data
+    assert first["changed"] is True
+    assert second["changed"] is False
+    assert {h["action"] for h in second["hooks"]} == {"unchanged"}
+    assert snapshot(hooks) == installed
+    states = {h["name"]: h["state"] for h in run_cli("hooks", "status", "--json", cwd=repo).data["hooks"]}
+    assert states == {
+        name: "chained" if name in ("pre-commit", "post-merge") else "installed" for name in HOOKS
+    }
+    removed = run_cli("hooks", "uninstall", "--json", cwd=repo).data
+    assert removed["changed"] is True
+    assert snapshot(hooks) == before
+    assert run_cli("hooks", "uninstall", "--json", cwd=repo).data["changed"] is False
+
+
+def test_status_reports_missing_and_foreign_hooks(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    user_hook(repo / ".git/hooks", "pre-commit", "exit 0")
+    states = {h["name"]: h["state"] for h in run_cli("hooks", "status", "--json", cwd=repo).data["hooks"]}
+    assert states["pre-commit"] == "foreign"
+    assert states["post-commit"] == "missing"
+    human = run_cli("hooks", "status", "--human", cwd=repo).out
+    assert "pre-commit" in human
+    assert "foreign" in human
+
+
+# ------------------------------------------------------------------------------------------ pre-commit
+
+
+def test_a_commit_touching_an_anti_pattern_path_warns(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t ADD c int;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        'ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB "Never run schema migrations outside a '
+        "transaction"
+    ) in proc.stderr
+    assert "db/migrations/001.sql" in proc.stderr
+    assert "memories/mig.md" in proc.stderr
+
+
+def test_a_blocking_memory_stops_the_commit(tmp_path: Path) -> None:
+    blocking = ANTI_PATTERN.replace("tags: [db]", "tags: [db, block]")
+    repo = hooked(tmp_path, {"memories/mig.md": blocking})
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t ADD c int;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert proc.returncode != 0
+    assert "ee: blocked: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+    assert "ee: commit blocked (its tags or frontmatter say block)" in proc.stderr
+    assert "git commit --no-verify" in proc.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "memories"
+
+
+def test_config_block_true_blocks_every_warning(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    write(repo, ".ee/config.toml", "[hooks]\nblock = true\n")
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t ADD c int;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert proc.returncode != 0
+    assert "[hooks] block = true" in proc.stderr
+
+
+def test_added_lines_that_match_a_failure_memory_warn(tmp_path: Path) -> None:
+    failure = (
+        "---\nid: mem_01JE4ZQ0AAAAAAAAAAAAAAAAAA\nkind: failure\n---\n"
+        "`retry_upload` with `backoff_jitter` disabled hammered the storage API during the outage.\n"
+    )
+    filler = {
+        f"memories/note-{i}.md": f"Note {i}: the release train leaves on Tuesdays, topic {i}.\n"
+        for i in range(5)
+    }
+    repo = hooked(tmp_path, {"memories/upload.md": failure, **filler})
+    stage(
+        repo, "src/upload.py", "def go():\n    retry_upload(backoff_jitter=False)  # hammer the storage API\n"
+    )
+    proc = run_git(repo, "commit", "-m", "upload")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: warning: failure mem_01JE4ZQ0AAAAAAAAAAAAAAAAAA" in proc.stderr
+    assert "the added lines match its words" in proc.stderr
+
+
+def test_a_memory_file_holding_an_api_key_is_refused(tmp_path: Path) -> None:
+    repo = hooked(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    key = "AKIA" + "Q7XK2M4N6P8R3T5V"
+    stage(repo, "memories/deploy.md", f"Deploy with the CI user.\naws_access_key_id = {key}\n")
+    proc = run_git(repo, "commit", "-m", "deploy note")
+    assert proc.returncode != 0
+    assert "ee: refusing to commit memories/deploy.md: it holds a secret (" in proc.stderr
+    assert "line 2" in proc.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_a_broken_config_lets_the_commit_through_with_a_notice(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN.replace("tags: [db]", "tags: [block]")})
+    write(repo, ".ee/config.toml", "[hooks\nblock = = true\n")
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert proc.returncode == 0, proc.stderr
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("ee: hook skipped (pre-commit")]
+    assert len(notices) == 1
+    assert ".ee/config.toml" in notices[0]
+
+
+@pytest.mark.parametrize("fallback", [False, True], ids=["timeout", "background-kill"])
+def test_a_slow_or_missing_ee_fails_open(tmp_path: Path, fallback: bool) -> None:
+    repo = hooked(tmp_path)
+    slow = tmp_path / "slow-ee"
+    slow.write_text("#!/bin/sh\nexec sleep 20\n")  # the background kill stops the process itself
+    slow.chmod(0o755)
+    stage(repo, "a.txt", "a\n")
+    env = {
+        "EE_HOOK_EE": str(slow),
+        "EE_HOOK_TIMEOUT": "0.5",
+        "EE_HOOK_NO_TIMEOUT_CMD": "1" if fallback else "",
+    }
+    started = time.monotonic()
+    proc = run_git(repo, "commit", "-m", "a", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - started < 15
+    assert "ee: hook skipped (pre-commit took over 0.5s" in proc.stderr
+    stage(repo, "b.txt", "b\n")
+    proc = run_git(repo, "commit", "-m", "b", env={"EE_HOOK_EE": str(tmp_path / "no-such-ee")})
+    assert proc.returncode == 0
+    assert "ee: hook skipped (pre-commit: ee is not on PATH" in proc.stderr
+
+
+def test_hooks_are_quiet_during_a_rebase(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    assert run_git(repo, "commit", "-q", "--no-verify", "-m", "one").returncode == 0
+    proc = run_git(repo, "rebase", "-i", "HEAD~1", env={"GIT_SEQUENCE_EDITOR": "sed -i s/^pick/edit/"})
+    assert proc.returncode == 0, proc.stderr
+    assert (Path(git(repo, "rev-parse", "--absolute-git-dir").strip()) / "rebase-merge").is_dir()
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t ADD c int;\n")
+    proc = run_git(repo, "commit", "--amend", "-m", "one, amended")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee:" not in proc.stderr
+    assert run_git(repo, "rebase", "--continue").returncode == 0
+
+
+def test_nothing_happens_outside_an_ee_workspace(tmp_path: Path) -> None:
+    repo = hooked(tmp_path)
+    git(repo, "rm", "-rq", "memories", ".ee/config.toml")
+    (repo / ".ee").rename(tmp_path / "moved-state")
+    stage(repo, "a.txt", "a\n")
+    proc = run_git(repo, "commit", "-m", "a", env={"EE_HOOK_EE": str(tmp_path / "no-such-ee")})
+    assert proc.returncode == 0, proc.stderr
+    assert "ee" not in proc.stderr
+
+
+def test_a_workspace_in_a_sub_folder_is_served(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo / "notes")
+    write(repo, "notes/memories/mig.md", ANTI_PATTERN)
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "memories")
+    assert run_cli("hooks", "install", cwd=repo / "notes").code == 0
+    assert git(repo, "config", "ee.workspace").strip() == "notes"
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+    run_cli("hooks", "uninstall", cwd=repo / "notes")
+    assert run_git(repo, "config", "ee.workspace").returncode != 0
+
+
+# ------------------------------------------------------------------------------------------ message, checkout
+
+
+def test_prepare_commit_msg_comments_never_reach_the_commit(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    seen = tmp_path / "seen-message"
+    editor = tmp_path / "editor"
+    editor.write_text(
+        f'#!/bin/sh\ncp "$1" "{seen}"\nprintf "add a migration\\n" | cat - "$1" > "$1.new" && '
+        'mv "$1.new" "$1"\n'
+    )
+    editor.chmod(0o755)
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    proc = run_git(repo, "commit", "-v", env={"GIT_EDITOR": str(editor)})
+    assert proc.returncode == 0, proc.stderr
+    shown = seen.read_text()
+    line = "# ee: Never run schema migrations outside a transaction: a half-applied migration broke prod."
+    assert f"{line} (mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB)" in shown
+    assert shown.index("# ee:") < shown.index(">8")  # above the scissors line of `git commit -v`
+    message = git(repo, "log", "-1", "--format=%B")
+    assert message.strip() == "add a migration"
+    assert "ee:" not in message
+
+
+def test_a_message_given_with_m_gets_no_comments(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    git(repo, "config", "commit.cleanup", "strip")
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    assert run_git(repo, "commit", "-q", "-m", "migration").returncode == 0
+    assert git(repo, "log", "-1", "--format=%B").strip() == "migration"
+    git(repo, "config", "commit.cleanup", "verbatim")
+    stage(repo, "db/migrations/002.sql", "ALTER TABLE u;\n")
+    proc = run_git(repo, "commit", "-q", "-F", "-", stdin="two\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee:" not in git(repo, "log", "-1", "--format=%B")
+
+
+def test_checkout_writes_the_branch_context_file(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    proc = run_git(repo, "checkout", "-q", "-b", "fix/schema-migrations")
+    assert proc.returncode == 0, proc.stderr
+    text = (repo / ".ee/context.md").read_text()
+    assert text.startswith("<!-- ee: context for branch fix/schema-migrations")
+    assert "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in text
+
+
+# ------------------------------------------------------------------------------------------ agents
+
+
+def test_claude_code_entries_merge_into_existing_settings(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    theirs = {"type": "command", "command": "echo hi"}
+    settings = {
+        "model": "opus",
+        "hooks": {"UserPromptSubmit": [{"hooks": [theirs]}], "Stop": [{"hooks": [theirs]}]},
+        "permissions": {"allow": []},
+    }
+    write(repo, ".claude/settings.json", json.dumps(settings))
+    printed = json.loads(run_cli("hooks", "agent", "claude-code", cwd=repo).out)
+    entry = printed["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert entry["type"] == "command"
+    assert "ee context - --format hook" in entry["command"]
+    assert (
+        "ee context --for-branch --format hook" in printed["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    )
+    assert run_cli("hooks", "agent", "claude-code", "--write", "--json", cwd=repo).data["changed"] is True
+    merged = json.loads((repo / ".claude/settings.json").read_text())
+    assert list(merged) == ["model", "hooks", "permissions"]
+    assert merged["hooks"]["Stop"] == [{"hooks": [theirs]}]
+    assert merged["hooks"]["UserPromptSubmit"] == [{"hooks": [theirs]}, {"hooks": [entry]}]
+    assert len(merged["hooks"]["SessionStart"]) == 1
+    before = (repo / ".claude/settings.json").read_bytes()
+    assert run_cli("hooks", "agent", "claude-code", "--write", "--json", cwd=repo).data["changed"] is False
+    assert (repo / ".claude/settings.json").read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("db/migrations/*.sql", "db/migrations/001.sql", True),
+        ("db/migrations/*.sql", "db/other/001.sql", False),
+        ("src/**/*.py", "src/a.py", True),
+        ("src/**/*.py", "src/x/y/a.py", True),
+        ("src/db", "src/db/models.py", True),
+        ("src/db", "src/dbx/models.py", False),
+        ("./Makefile", "Makefile", True),
+        ("", "anything", False),
+    ],
+)
+def test_path_globs(pattern: str, path: str, expected: bool) -> None:
+    assert path_matches(pattern, path) is expected
+
+
+def test_terms_and_stdin_tasks() -> None:
+    terms = terms_of(["src/db/migrate.py"], "run_migration(conn)\nrun_migration(other)\nreturn self")
+    assert terms[:4] == ["src/db/migrate.py", "migrate", "src", "db"]
+    assert "run_migration" in terms
+    assert "return" not in terms
+    assert "self" not in terms
+    assert task_from_input('{"session_id": "s", "prompt": "fix the upload retry"}') == "fix the upload retry"
+    assert task_from_input("plain words\n") == "plain words"
+    assert task_from_input('{"no_prompt": 1}') == ""
