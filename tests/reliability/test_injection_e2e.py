@@ -1,0 +1,117 @@
+"""Prompt injection end to end, over the corpus of tests/test_policy_injection.py: instruction-like memories
+an agent wrote are quarantined (search: advisory + "quarantined", never authoritative; packs: omitted as
+quarantined; `ee why` says so; `ee doctor` lists them), while the same words typed by a person, and an
+agent's ordinary engineering rules, are not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .corpus import injection_corpus
+from .harness import new_workspace, run_inprocess
+
+FLAGGED, BENIGN = injection_corpus()
+
+
+def _remember(root: Path, text: str, agent: str | None) -> dict[str, Any] | None:
+    args = ["remember", "--json", "--tags", "guarded"] + (["--agent", agent] if agent else []) + ["--", text]
+    ran = run_inprocess(root, *args)
+    if ran.code == 6:  # the text also holds something secret-like: refused before the guard matters
+        return None
+    assert ran.code == 0, ran.err
+    return dict(ran.json["data"])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("injection") / "ws"
+    new_workspace(root)
+    agent = {n: _remember(root, t, "codex") for n, t, _s in FLAGGED}
+    human = {n: _remember(root, t, None) for n, t, _s in FLAGGED}
+    benign = {n: _remember(root, t, "codex") for n, t in BENIGN}
+    return {"root": root, "agent": agent, "human": human, "benign": benign}
+
+
+def _hit(root: Path, memory: dict[str, Any]) -> dict[str, Any]:
+    query = {
+        "version": "ee.query.v1",
+        "query": {"text": memory["body"][:200], "mode": "lexical"},
+        "budget": {"maxResults": 200},
+    }
+    import json
+
+    ran = run_inprocess(root, "search", "--query-file", "-", "--json", input=json.dumps(query))
+    assert ran.code == 0, ran.err
+    hits = {h["id"]: h for h in ran.json["data"]["hits"]}
+    assert memory["id"] in hits, memory["body"]
+    return hits[memory["id"]]
+
+
+@pytest.mark.parametrize("name", [f[0] for f in FLAGGED])
+def test_agent_written_instructions_are_quarantined(store: dict[str, Any], name: str) -> None:
+    memory = store["agent"][name]
+    if memory is None:
+        pytest.skip("refused as a secret")
+    hit = _hit(store["root"], memory)
+    assert "quarantined" in hit["flags"], hit["flags"]
+    assert hit["posture"] != "authoritative"
+    human = store["human"][name]
+    if human is not None:
+        human_hit = _hit(store["root"], human)
+        assert "quarantined" not in human_hit["flags"]
+        assert human_hit["posture"] == "authoritative"
+
+
+def test_quarantined_memories_never_reach_an_authoritative_section(store: dict[str, Any]) -> None:
+    root = store["root"]
+    quarantined = {m["id"] for m in store["agent"].values() if m}
+    ran = run_inprocess(
+        root,
+        "context",
+        "instructions deploy credentials curl merge approve",
+        "--max-tokens",
+        "20000",
+        "--json",
+    )
+    assert ran.code == 0, ran.err
+    data = ran.json["data"]
+    for section in data["sections"]:
+        for item in section.get("items", []):
+            if item["id"] in quarantined:
+                assert section.get("posture") != "authoritative", (section.get("name"), item)
+    omitted = {o["id"]: o["reason"] for o in data["omitted"]}
+    assert [i for i in quarantined if omitted.get(i) == "quarantined"]
+
+
+def test_why_says_quarantined(store: dict[str, Any]) -> None:
+    memory = next(m for m in store["agent"].values() if m)
+    ran = run_inprocess(store["root"], "why", memory["id"], "--json")
+    assert ran.code == 0, ran.err
+    assert "quarantined" in ran.out
+
+
+def test_doctor_lists_the_quarantined_memories_and_only_those(store: dict[str, Any]) -> None:
+    doctor = run_inprocess(store["root"], "doctor", "--json").json["data"]
+    listed = {p["message"].split()[0] for p in doctor["problems"] if p["code"] == "memory_quarantined"}
+    agent = {m["id"] for m in store["agent"].values() if m}
+    human = {m["id"] for m in store["human"].values() if m}
+    benign = {m["id"] for m in store["benign"].values() if m}
+    assert agent <= listed
+    assert not listed & (human | benign)
+    print(
+        f"\ninjection: {len(agent)}/{len(FLAGGED)} agent-written instructions quarantined and listed by "
+        f"ee doctor; {len(human)} human-written copies and {len(benign)} agent look-alikes not quarantined"
+    )
+
+
+@pytest.mark.parametrize("name", [b[0] for b in BENIGN])
+def test_agent_look_alike_rules_are_not_quarantined(store: dict[str, Any], name: str) -> None:
+    memory = store["benign"][name]
+    if memory is None:
+        pytest.skip("refused as a secret")
+    hit = _hit(store["root"], memory)
+    assert "quarantined" not in hit["flags"]
