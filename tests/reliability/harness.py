@@ -866,6 +866,7 @@ class CrashFigures:
     trials: int = 0
     killed: int = 0  # the kill landed before the process finished
     landed: int = 0  # ... and yet the operation's commit is in HEAD (killed after update-ref)
+    failed: int = 0  # trials after which a check failed
     leftovers: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
@@ -875,6 +876,7 @@ class CrashFigures:
         self.landed += int(landed and killed.killed)
         for key, value in left.items():
             self.leftovers[key] = self.leftovers.get(key, 0) + value
+        self.failed += int(bool(problems))
         self.problems += [f"{self.op} killed at {killed.point}: {p}" for p in problems]
 
     def line(self) -> str:
@@ -897,6 +899,7 @@ class CrashLab:
         self.shared: dict[str, list[str]] = {}
         self.counter = 0
         self.durations: dict[str, float] = {}
+        base.mkdir(parents=True, exist_ok=True)
         self.import_file = base / "import.jsonl"
         self.import_file.write_text("\n".join(import_lines(import_size, seed=seed)) + "\n")
 
@@ -967,6 +970,7 @@ class CrashLab:
         check_index: bool = False,
     ) -> None:
         root = self.root(op)
+        command = self.command(op)  # (for the index: edits, maybe committed, before the state is taken)
         head, committed = self._before(op)
         tags_before = self._tags(root, op)
         left_before = leftovers(root)
@@ -974,7 +978,7 @@ class CrashLab:
         if label is not None:
             env["EE_CRASH_AT"] = label.format(half=self.import_size // 2, all=self.import_size)
         killed = run_killed(
-            self.command(op),
+            command,
             root,
             env,
             delay=delay,
