@@ -30,5 +30,37 @@ def beir_cmd(folder: str, modes: tuple[str, ...], k: int, limit: int | None, as_
     Output(as_json).emit(result, lambda: table(result))
 
 
+@eval_group.command("run")
+@click.argument("folder", required=False, type=click.Path(exists=True))
+@click.option("--scenario", "scenario_ids", multiple=True, metavar="ID",
+              help="Run only this scenario (repeatable; default all).")
+@json_option
+@click.pass_context
+def run_cmd(
+    ctx: click.Context, folder: str | None, scenario_ids: tuple[str, ...], as_json: bool | None
+) -> None:
+    """Run the scenario files in FOLDER (default: tests/fixtures/eval of the workspace or of the ee checkout),
+    each in a temporary workspace; exit 9 when an expectation is not met."""
+    from ee.errors import EvalFailed
+    from ee.scenarios import default_folder, load_folder, run_scenarios, table
+
+    where = Path(folder) if folder else default_folder(ctx.find_root().params.get("workspace"))
+    report = run_scenarios(load_folder(where, scenario_ids))
+    output = Output(as_json)
+    summary = report["summary"]
+    if not summary["failed"]:
+        output.emit(report, lambda: table(report))
+        return
+    if not output.json:
+        click.echo(table(report))
+    failed = [s["id"] for s in report["scenarios"] if s["status"] == "fail"]
+    raise EvalFailed(
+        f"{summary['failed']} of {summary['scenarios']} scenarios failed: {', '.join(failed)}",
+        "see each failed expectation in the report (error.details.report with --json); "
+        "rerun one with: ee eval run --scenario ID",
+        {"report": report},
+    )
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(eval_group)
