@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ee import frontmatter
 from ee._crash import crash_point
-from ee.errors import LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
+from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
 from ee.gitrepo import iter_memory_files
 from ee.ids import is_valid_id
 from ee.model import Memory, Problem
@@ -53,6 +53,9 @@ class Store:
         self.root = root
         self.folder = root / MEMORIES
         self.max_body_bytes = max_body_bytes
+        # path → digest of the bytes last read: a write or delete refuses a file that changed since (a
+        # person's save between ee's read and ee's write would otherwise be lost).
+        self._seen: dict[str, str] = {}
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -95,7 +98,9 @@ class Store:
                         hint="split it into several memories, or raise store.max_body_bytes in "
                         ".ee/config.toml",
                     )
-                return handle.read()
+                data = handle.read()
+                self._seen[rel] = file_digest(data)
+                return data
         except FileNotFoundError:
             raise NotFound(f"no memory file {rel}", "run `ee memory list` to see the memories") from None
         except OSError as exc:  # a symlink loop, no permission, an I/O error
@@ -168,10 +173,13 @@ class Store:
                 f"the memory would be {len(data)} bytes, more than the limit of {self.max_body_bytes}",
                 "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
             )
-        atomic_write(self.safe_path(rel), data)
+        atomic_write(self.safe_path(rel), data, expected=self._seen.get(rel))
+        self._seen[rel] = file_digest(data)
 
     def delete(self, rel: str) -> None:
-        self.safe_path(rel).unlink()
+        path = self.safe_path(rel)
+        refuse_changed(path, self._seen.pop(rel, None))
+        path.unlink()
 
 
 def add_unique(snap: Snapshot, paths: dict[str, str], memory: Memory) -> None:
@@ -223,8 +231,12 @@ def check_id(memory_id: str) -> None:
         )
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part."""
+def atomic_write(path: Path, data: bytes, *, expected: str | None = None) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part.
+
+    ``expected`` (the :func:`file_digest` of what the caller read): refuse to replace a file that changed
+    since, checked just before the rename (ConflictError).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".ee-tmp-", dir=path.parent)
     try:
@@ -239,6 +251,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         crash_point("write.temp")
+        refuse_changed(path, expected)
         os.replace(tmp, path)
         crash_point("write.renamed")
     except BaseException:
@@ -262,6 +275,22 @@ def _umask() -> int:
 
 def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def refuse_changed(path: Path, expected: str | None) -> None:
+    """ConflictError when ``path`` no longer holds the content of digest ``expected`` (None: no check)."""
+    if expected is None:
+        return
+    try:
+        current: str | None = file_digest(path.read_bytes())
+    except FileNotFoundError:
+        current = None
+    if current != expected:
+        raise ConflictError(
+            f"{path} changed while ee was editing it; nothing was written",
+            "look at the file (a person or another tool saved it), commit or undo that change, and run the "
+            "command again",
+        )
 
 
 @contextlib.contextmanager
