@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,14 @@ def hooked(tmp_path: Path, memories: dict[str, str] | None = None) -> Path:
     return repo
 
 
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 90) -> None:
+    """Poll for the result of the post-* hooks' background job."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
 def stage(repo: Path, rel: str, text: str) -> None:
     write(repo, rel, text)
     git(repo, "add", rel)
@@ -150,7 +159,8 @@ def test_install_honours_core_hooks_path(tmp_path: Path) -> None:
     stage(repo, "a.txt", "a\n")
     assert run_git(repo, "commit", "-q", "-m", "a").returncode == 0
     assert (tmp_path / "user-post-commit").exists()
-    assert (repo / ".ee/hooks/table.json").exists()  # ee's post-commit ran too
+    wait_for((repo / ".ee/hooks/refresh.done").exists, "ee's post-commit job")  # ee's post-commit ran too
+    assert (repo / ".ee/hooks/table.marshal").exists()
 
 
 def test_install_is_idempotent_and_uninstall_restores_the_original_bytes(tmp_path: Path) -> None:
@@ -372,7 +382,9 @@ def test_checkout_writes_the_branch_context_file(tmp_path: Path) -> None:
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     proc = run_git(repo, "checkout", "-q", "-b", "fix/schema-migrations")
     assert proc.returncode == 0, proc.stderr
-    text = (repo / ".ee/context.md").read_text()
+    context = repo / ".ee/context.md"
+    wait_for(lambda: "fix/schema-migrations" in (context.read_text() if context.exists() else ""), "context")
+    text = context.read_text()
     assert text.startswith("<!-- ee: context for branch fix/schema-migrations")
     assert "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in text
 
@@ -437,3 +449,41 @@ def test_terms_and_stdin_tasks() -> None:
     assert task_from_input('{"session_id": "s", "prompt": "fix the upload retry"}') == "fix the upload retry"
     assert task_from_input("plain words\n") == "plain words"
     assert task_from_input('{"no_prompt": 1}') == ""
+
+
+# ------------------------------------------------------------------------------------- ee context --for-*
+
+
+def test_context_for_staged_paths_branch_and_stdin(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    memory = "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
+    for args in (["--for-staged"], ["--for-paths", "db/migrations/001.sql"], ["--for-branch"]):
+        result = run_cli("context", *args, "--format", "markdown", cwd=repo)
+        assert result.code == 0, (args, result.err)
+        assert memory in result.out or args == ["--for-branch"], args
+    hook_input = json.dumps(
+        {
+            "session_id": "s",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "write the schema migration for the orders table",
+        }
+    )
+    result = run_cli("context", "-", "--format", "hook", input=hook_input, cwd=repo)
+    assert result.code == 0, result.err
+    out = json.loads(result.out)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    assert memory in out["additionalContext"]
+
+
+def test_context_usage_errors_and_hooks_that_never_block(tmp_path: Path) -> None:
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    assert run_cli("context", "--for-staged", "--json", cwd=repo).code == 2  # nothing staged
+    assert run_cli("context", "--for-staged", "--for-branch", "--json", cwd=repo).code == 2
+    assert run_cli("context", "--for-paths", "--json", cwd=repo).code == 2
+    assert run_cli("context", "words", "--for-staged", "--json", cwd=repo).code == 2
+    for stdin in ('{"prompt": ""}', ""):  # an empty prompt: an empty context, exit 0 (2 blocks the prompt)
+        result = run_cli("context", "-", "--format", "hook", input=stdin, cwd=repo)
+        assert result.code == 0
+        assert json.loads(result.out)["hookSpecificOutput"]["additionalContext"] == ""
+        assert "ee: no context" in result.err

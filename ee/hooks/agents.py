@@ -107,8 +107,9 @@ def never_block(fmt: str | None, run: Callable[[], int]) -> int:
     try:
         return run()
     except EeError as exc:
-        print(f"ee: no context ({exc.message}; repair: {exc.hint})", file=sys.stderr)
+        print(f"ee: no context ({exc.message}; repair: {exc.hint})", file=sys.stderr, flush=True)
         sys.stdout.write(render("context", {"sections": []}, "hook"))
+        sys.stdout.flush()
         return 0
 
 

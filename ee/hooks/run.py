@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ee.hooks import gitinfo, risks, warm
+from ee.hooks import gitinfo, refresh, risks, warm
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -32,24 +31,19 @@ HOOK_NAMES = (
     "post-rewrite",
 )
 MEMORIES = "memories"
-CONTEXT_FILE = ".ee/context.md"
-CONTEXT_PROFILE = "balanced"
-CONTEXT_TOKENS = 2000
 MESSAGE_HITS = 5
 _SKIP_SOURCES = frozenset({"message", "commit", "merge", "squash"})  # no editor, or git's own message
 
 
-@dataclass(slots=True)
 class Hook:
     """One hook run: its name and arguments, the work tree's top, the workspace and its settings."""
 
-    name: str
-    args: list[str]
-    top: Path
-    root: Path
-    prefix: str  # the workspace's folder in the work tree ('' or 'sub/')
-    config: Any
-    warm: bool  # `ee watch` runs for this workspace: trust its index, ask its server
+    __slots__ = ("args", "config", "name", "prefix", "root", "top", "warm")
+
+    def __init__(self, name: str, args: list[str], top: Path, root: Path, config: Any, warm: bool) -> None:
+        self.name, self.args, self.top, self.root, self.config = name, args, top, root, config
+        self.prefix = gitinfo.relative_prefix(root, top)  # the workspace's folder in the work tree
+        self.warm = warm  # `ee watch` runs for this workspace: trust its index, ask its server
 
     @classmethod
     def open(cls, name: str, args: list[str]) -> Hook | None:
@@ -61,9 +55,7 @@ class Hook:
         from ee.config import load_config
 
         config = load_config(root)  # a broken config is reported (and the hook skipped) here
-        return cls(
-            name, args, top, root, gitinfo.relative_prefix(root, top), config, warm.watcher_alive(root)
-        )
+        return cls(name, args, top, root, config, warm.watcher_alive(root))
 
     @property
     def memories(self) -> str:
@@ -216,68 +208,16 @@ def add_comment_lines(path: Path, lines: list[str], char: str) -> None:
 def post_checkout(hook: Hook) -> int:
     if len(hook.args) >= 3 and hook.args[2] == "0":  # a file checkout: the branch did not change
         return 0
-    return refresh(hook, write_context=True)
+    return refresh.start(hook.name, hook.top, hook.root, write_context=True)
 
 
 def post_merge(hook: Hook) -> int:
-    return refresh(hook, write_context=True)
+    return refresh.start(hook.name, hook.top, hook.root, write_context=True)
 
 
 def post_commit(hook: Hook) -> int:
-    return refresh(hook, write_context=False)
-
-
-def refresh(hook: Hook, write_context: bool) -> int:
-    """Bring the index and the hook table up to date; write ``.ee/context.md`` for the branch if asked.
-
-    With ``ee watch`` running the watcher keeps the index current and its server builds the pack."""
-    if hook.warm:
-        if write_context:
-            write_branch_context(hook, None)
-        return 0
-    from ee.index import open_index
-    from ee.workspace import Workspace
-
-    ws = Workspace(hook.root)
-    view = open_index(ws)
-    risks.refresh_table(hook.root, view)
-    if write_context:
-        write_branch_context(hook, ws)
-    return 0
-
-
-def write_branch_context(hook: Hook, ws: Any) -> None:
-    """``.ee/context.md``: the pack for the branch's task (its name and recent commit subjects)."""
-    task = gitinfo.branch_task(hook.top)
-    if not task:
-        return
-    argv = [
-        "context",
-        task,
-        "--format",
-        "markdown",
-        "--profile",
-        CONTEXT_PROFILE,
-        "--max-tokens",
-        str(CONTEXT_TOKENS),
-    ]
-    text = warm.ask_text(hook.root, argv) if hook.warm else None
-    if text is None:
-        from ee.pack import build_pack
-        from ee.query.document import from_arguments
-        from ee.render.results import render
-        from ee.workspace import Workspace
-
-        query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
-        text = render("context", build_pack(ws or Workspace(hook.root), query), "markdown")
-    branch = gitinfo.branch_name(hook.top)
-    header = (
-        f"<!-- ee: context for branch {branch}, written by the {hook.name} hook. "
-        f"Task: {_one_line(task)}. Again: ee context --for-branch --format markdown -->\n\n"
-    )
-    from ee.store import atomic_write
-
-    atomic_write(hook.root / CONTEXT_FILE, (header + text).encode("utf-8"))
+    """post-commit and post-rewrite: the index and the hook table catch up (in the background)."""
+    return refresh.start(hook.name, hook.top, hook.root, write_context=False)
 
 
 # ------------------------------------------------------------------------------------------ entry

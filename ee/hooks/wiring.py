@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from ee.hooks.run import HOOK_NAMES
 MARKER = b"ee-managed-hook"
 RUNNER = "ee-hook-run"
 CHAINED = ".ee-chained"
-EE_PLACEHOLDER = b"@EE@"
+PYTHON_PLACEHOLDER = b"@PYTHON@"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +72,10 @@ def shim(name: str) -> bytes:
 
 
 def runner() -> bytes:
-    """The runner, naming the ``ee`` that installed it (used when ``ee`` is not on the hook's PATH)."""
-    beside = Path(sys.executable).parent / "ee"
-    found = str(beside) if beside.is_file() else shutil.which("ee") or "ee"
-    quoted = found.replace("'", "'\\''").encode("utf-8", "surrogateescape")
-    return (scripts_dir() / RUNNER).read_bytes().replace(EE_PLACEHOLDER, quoted)
+    """The runner, naming the Python that installed it (it imports ee.hooks.run, not the CLI; and the
+    hooks work when ``ee`` is not on the PATH git runs them with, as from an IDE)."""
+    quoted = sys.executable.replace("'", "'\\''").encode("utf-8", "surrogateescape")
+    return (scripts_dir() / RUNNER).read_bytes().replace(PYTHON_PLACEHOLDER, quoted)
 
 
 def is_ours(path: Path) -> bool:

@@ -1,0 +1,7 @@
+"""``python -P -m ee.hooks NAME ARGS…``: what the git hook runner starts (``ee hook`` without the CLI)."""
+
+import sys
+
+from ee.hooks.run import main
+
+sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,146 @@
+"""After git moved (commit, amend, rebase, checkout, merge): the index, the hook table and the branch's
+context file catch up — off git's path.
+
+post-commit, post-rewrite, post-checkout and post-merge start a detached job and return at once: nothing
+waits for this work (every query catches the index up by itself; the job makes the next one fast and keeps
+the hook table and ``.ee/context.md`` current). The job
+
+* runs under ``.ee/hooks/refresh.lock``: jobs run one at a time, in order, and a later one finds the index
+  fresh and costs little;
+* works on the repository as it is when it runs (HEAD, branch), so a job that waited behind a later
+  checkout writes that later branch's context, never an older one;
+* stops after :data:`TIME_LIMIT` seconds whatever happens; its output goes to ``.ee/hooks/refresh.log``;
+* writes its token to ``.ee/hooks/refresh.done`` when it ends (the tests and the benchmark wait on it).
+
+``.ee/context.md`` is the pack (``--profile balanced --max-tokens 2000``) for the branch's task: its name in
+words and the subjects of its last commits (:func:`ee.hooks.gitinfo.branch_task`), built by ``ee watch``'s
+server when it runs, else in the job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ee.hooks import gitinfo, risks, warm
+
+LOCK = ".ee/hooks/refresh.lock"
+LOG = ".ee/hooks/refresh.log"
+DONE = ".ee/hooks/refresh.done"
+CONTEXT_FILE = ".ee/context.md"
+CONTEXT_PROFILE = "balanced"
+CONTEXT_TOKENS = 2000
+TIME_LIMIT = 120
+_JOB = "import sys; from ee.hooks.refresh import job; sys.exit(job(sys.argv[1:]))"
+# git's per-command settings that may be stale once the hook returned (a temporary index file).
+_DROPPED = ("GIT_INDEX_FILE", "GIT_PREFIX", "GIT_EDITOR")
+
+
+def start(name: str, top: Path, root: Path, write_context: bool) -> int:
+    """Start the job for hook ``name`` detached (its own session, no terminal) and return 0 at once."""
+    (root / LOG).parent.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    token = str(time.time_ns())
+    with (root / LOG).open("wb") as log:
+        subprocess.Popen(
+            [sys.executable, "-P", "-c", _JOB, name, "1" if write_context else "0", token],
+            cwd=top,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return 0
+
+
+def job(argv: list[str]) -> int:
+    """The detached job: ``NAME WRITE_CONTEXT TOKEN`` (see the module's docstring)."""
+    name, write_context, token = argv[0], argv[1] == "1", argv[2]
+    signal.alarm(TIME_LIMIT)
+    top = Path.cwd()
+    root = gitinfo.workspace_root(top)
+    if root is None:
+        return 0
+    try:
+        with _locked(root / LOCK):
+            refresh(name, top, root, write_context)
+    finally:
+        _write(root / DONE, token + "\n")
+    return 0
+
+
+def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
+    """Catch the index up, rebuild the hook table if it moved, and write the branch's context if asked."""
+    from ee.index import open_index
+    from ee.workspace import Workspace
+
+    ws = Workspace(root)
+    risks.refresh_table(root, open_index(ws))
+    if write_context:
+        write_branch_context(name, top, root, ws)
+
+
+def write_branch_context(name: str, top: Path, root: Path, ws: Any) -> None:
+    """``.ee/context.md``: the pack for the branch's task (its name and recent commit subjects)."""
+    task = gitinfo.branch_task(top)
+    if not task:
+        return
+    argv = [
+        "context",
+        task,
+        "--format",
+        "markdown",
+        "--profile",
+        CONTEXT_PROFILE,
+        "--max-tokens",
+        str(CONTEXT_TOKENS),
+    ]
+    text = warm.ask_text(root, argv) if warm.watcher_alive(root) else None
+    if text is None:
+        from ee.pack import build_pack
+        from ee.query.document import from_arguments
+        from ee.render.results import render
+
+        query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
+        text = render("context", build_pack(ws, query), "markdown")
+    task_line = " ".join(task.split())
+    header = (
+        f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "
+        f"{task_line}. Again: ee context --for-branch --format markdown -->\n\n"
+    )
+    _write(root / CONTEXT_FILE, header + text)
+
+
+def done_token(root: Path) -> str:
+    """The token of the last job that ended ('' when none has)."""
+    try:
+        return (root / DONE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _write(path: Path, text: str) -> None:
+    from ee.store import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))
