@@ -47,7 +47,7 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command("context")
-@click.argument("task", required=False)
+@click.argument("task", nargs=-1)
 @pack_options
 @click.option(
     "--mode",
@@ -60,10 +60,13 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin) instead of TASK."
 )
+@click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
+@click.option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths).")
+@click.option("--for-branch", is_flag=True, help="Pack for the branch (its name and recent commit subjects).")
 @click.pass_context
 def context_cmd(
     ctx: click.Context,
-    task: str | None,
+    task: tuple[str, ...],
     max_tokens: int | None,
     profile: str | None,
     quotas: tuple[str, ...],
@@ -76,21 +79,31 @@ def context_cmd(
     speed: str | None,
     tags: tuple[str, ...],
     query_file: str | None,
+    for_staged: bool,
+    for_paths: bool,
+    for_branch: bool,
 ) -> int:
-    """The memories that matter for TASK, as a token-budgeted pack to paste into a prompt."""
+    """The memories that matter for TASK, as a token-budgeted pack to paste into a prompt.
+
+    TASK '-' reads the task from stdin (an agent hook's JSON input: its "prompt"). With --format hook an
+    error prints an empty context and exits 0, so an agent harness never blocks on ee."""
+    from ee.hooks.agents import never_block
+    from ee.hooks.tasks import resolve_task
     from ee.query.document import from_arguments
 
-    if query_file:
-        if task:
-            raise QueryError(
-                "give TASK or --query-file, not both", "put the task in the document's query.text"
-            )
-        query = read_query_file(query_file)
-    elif task:
-        query = from_arguments(task, mode=mode, tags=list(tags), as_of=as_of, speed=speed)
-    else:
-        raise QueryError("nothing to pack for", 'describe the task: ee context "fix the flaky upload test"')
-    return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+    def pack() -> int:
+        if query_file:
+            if task or for_staged or for_paths or for_branch:
+                raise QueryError(
+                    "give TASK or --query-file, not both", "put the task in the document's query.text"
+                )
+            query = read_query_file(query_file)
+        else:
+            text = resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
+            query = from_arguments(text, mode=mode, tags=list(tags), as_of=as_of, speed=speed)
+        return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+
+    return never_block(fmt, pack)
 
 
 @click.command("pack")
