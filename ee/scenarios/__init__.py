@@ -6,18 +6,18 @@ A scenario file (``ee.scenario.v1``, YAML or JSON; see ``schemas/ee.scenario.v1.
   stable real id); ``links`` point at names; ``agent: true|NAME`` writes it as an agent (its own commit, trust
   ``agent_assertion``); ``hand_edit: true`` writes the file as a person would in an editor (no secret check on
   the way in), committed with plain git unless ``commit: false``.
-* ``date`` (optional): the commit date of the set-up; ``history``: steps ``{at, edit+body/set | expire |
-  forget | add}``, each one commit dated ``at`` (for ``asOf`` questions).
+* ``date``: the commit date of the set-up (required with history); ``history``: steps ``{at, edit + body/set
+  | expire | forget | add}`` in date order, each one commit dated ``at`` (for ``asOf`` questions).
 * ``feedback``: ``ee outcome`` events (``memory``, ``signal``, ``reason``, ``agent``).
 * ``checks``: a ``search`` text, a ``context`` task, or a ``query`` (ee.query.v1; ``pack: true`` packs it)
   with expectations — search: ``expect_top`` (within the top ``k``, default as many as named),
-  ``expect_order``, ``expect_absent``; packs: ``must_include`` (names, or name → section), ``must_exclude``,
+  ``expect_absent``; packs: ``must_include`` (names, or name → section), ``must_exclude``,
   ``must_be_advisory``, ``must_be_authoritative``, ``expect_omitted`` (name → reason), ``authoritative_only``;
-  both: ``expect_flags``, ``expect_not_flagged``, ``expect_body``, ``expect_text_absent``. Every pack is also
-  held to the invariants (within budget, nothing quarantined, only authoritative trust in the authoritative
-  block). ``before_feedback: true`` runs a check before the feedback is recorded (a baseline);
-  ``xfail: "<reason>"`` marks a check the engine is known to fail: reported as an expected failure (``xpass``
-  when it passes), not counted as a failure.
+  both: ``expect_order``, ``expect_flags``, ``expect_not_flagged``, ``expect_body``, ``expect_text_absent``.
+  Every pack is also held to the invariants (within budget, nothing quarantined, only authoritative trust in
+  the authoritative block). ``before_feedback: true`` runs a check before the feedback is recorded (a
+  baseline); ``xfail: "<reason>"`` marks a check the engine is known to fail: reported as an expected
+  failure (``xpass`` when it passes), not counted as a failure.
 
 The report lists each scenario's status and, for each failed expectation, what was seen: the ranks of the
 scenario's memories (search) or where each landed in the pack.

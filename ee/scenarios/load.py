@@ -143,6 +143,8 @@ def _parse_yaml(text: str, path: Path) -> tuple[Any, dict[Pointer, int]]:
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if exc.context_mark and mark and mark.line >= len(text.splitlines()):
+            mark = exc.context_mark  # "got <stream end>": where the unclosed thing began says more
         line = f":{mark.line + 1}" if mark else ""
         raise UsageError(
             f"{path}{line}: not valid YAML: {exc.problem or exc.context}",
@@ -199,18 +201,27 @@ def _line_map(node: Any, path: Path, pointer: Pointer = ()) -> dict[Pointer, int
 def _check_schema(scenario: Scenario) -> None:
     from ee.schemas import validator
 
-    errors = sorted(
-        validator("ee.scenario.v1").iter_errors(scenario.data),
-        key=lambda e: (scenario.line(*e.absolute_path), list(map(str, e.absolute_path))),
-    )
-    if errors:
-        first = errors[0]
-        pointer = "/" + "/".join(str(p) for p in first.absolute_path)
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    found = [(_pointer_of(e), e) for e in validator("ee.scenario.v1").iter_errors(scenario.data)]
+    found.sort(key=lambda pair: (scenario.line(*pair[0]), list(map(str, pair[0]))))
+    if found:
+        pointer, first = found[0]
+        shown = "/" + "/".join(str(p) for p in pointer)
+        more = f" (and {len(found) - 1} more problems)" if len(found) > 1 else ""
         raise UsageError(
-            f"{scenario.where(*first.absolute_path)}: {pointer}: {first.message}{more}",
+            f"{scenario.where(*pointer)}: {shown}: {first.message}{more}",
             "see `ee schema export ee.scenario.v1` for the scenario format",
         )
+
+
+def _pointer_of(error: Any) -> Pointer:
+    """Where the error is: for an unexpected key, the key itself (its line), not the mapping holding it."""
+    pointer: Pointer = tuple(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        extra = sorted(k for k in error.instance if k not in schema.get("properties", {}))
+        if extra:
+            return (*pointer, extra[0])
+    return pointer
 
 
 def _fail(scenario: Scenario, pointer: Pointer, message: str, hint: str = "") -> UsageError:
@@ -242,6 +253,7 @@ def _check_meaning(scenario: Scenario) -> None:
             _known(scenario, defined, link["to"], (*pointer, "links", i, "to"))
     for i, step in enumerate(data.get("history", [])):
         _check_step(scenario, defined, step, i)
+    _check_chronology(scenario)
     for i, event in enumerate(data.get("feedback", [])):
         _known(scenario, defined, event["memory"], ("feedback", i, "memory"))
     check_ids: set[str] = set()
@@ -267,6 +279,35 @@ def _known(scenario: Scenario, defined: set[str], name: str, pointer: Pointer) -
             f"no memory named {name!r} in this scenario",
             f"the names: {', '.join(sorted(defined))}",
         )
+
+
+def _check_chronology(scenario: Scenario) -> None:
+    """History commits come after the set-up and in order: asOf finds "the last commit at or before" a time
+    along the history, which only means something when commit dates grow along it."""
+    from ee.ids import parse_time
+
+    steps = scenario.data.get("history", [])
+    if not steps:
+        return
+    if "date" not in scenario.data:
+        raise _fail(
+            scenario,
+            ("history",),
+            "a scenario with history needs a set-up date",
+            "add e.g. date: '2025-01-01T00:00:00Z' (before the first step)",
+        )
+    where: Pointer = ("date",)
+    previous = parse_time(scenario.data["date"])
+    for i, step in enumerate(steps):
+        at = parse_time(step["at"])
+        if at < previous:
+            raise _fail(
+                scenario,
+                ("history", i, "at"),
+                f"this step is dated before {'/'.join(map(str, where))}",
+                "list the history steps in date order, after the set-up date",
+            )
+        previous, where = at, ("history", i, "at")
 
 
 def _check_step(scenario: Scenario, defined: set[str], step: dict[str, Any], i: int) -> None:
