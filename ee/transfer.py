@@ -86,7 +86,7 @@ def import_jsonl(
     errors: list[dict[str, Any]] = []
     explicit: set[str] = set()  # ids given by the file: another writer may add the same id meanwhile
     secret_classes: set[str] = set()
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(_bounded(lines, source_name), start=1):
         if not raw.strip():
             continue
         try:
@@ -140,6 +140,25 @@ def import_jsonl(
             raise
     report.imported = list(planned)
     return report
+
+
+def _bounded(lines: Iterable[str], source_name: str) -> Iterator[str]:
+    """The lines of a file, read at most :data:`MAX_LINE_CHARS` + 1 characters at a time: a file without
+    line breaks (/dev/zero, a huge minified dump) is refused instead of filling memory."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        yield from lines
+        return
+    number = 0
+    while line := readline(MAX_LINE_CHARS + 1):
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise UsageError(
+                f"{source_name}:{number}: the line is longer than {MAX_LINE_CHARS} characters; "
+                "nothing was imported",
+                "write one memory per line (JSON Lines)",
+            )
+        yield line
 
 
 def _refuse_taken(ws: Workspace, planned: dict[str, tuple[str, str]], explicit: set[str]) -> None:
@@ -216,7 +235,10 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
             "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
         )
     rel = ws.store.new_path(fields["id"], body)
-    frontmatter.parse(text, rel)  # what we write must read back
+    if "\\" in text.partition("\n---\n")[0] or extra:
+        # What we write must read back. The emitter writes a value plain only when YAML reads it back as
+        # that text, else as a JSON string (valid YAML); escapes and extra keys are checked by a real parse.
+        frontmatter.parse(text, rel)
     return fields["id"], rel, text, record.get("id") is not None
 
 
