@@ -296,6 +296,7 @@ CLI_CASES: list[CliCase] = [
     ),
     CliCase("query-stdin-not-json", ("search", "--query-file", "-"), EXIT_USAGE, "not JSON", input="{nope"),
     CliCase("import-missing-file", ("import", "jsonl", "/nonexistent/x.jsonl"), EXIT_NOT_FOUND, "no file"),
+    CliCase("import-dev-zero", ("import", "jsonl", "/dev/zero"), EXIT_USAGE, "longer than"),
 ]
 
 
