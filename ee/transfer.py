@@ -235,10 +235,7 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
             "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
         )
     rel = ws.store.new_path(fields["id"], body)
-    if "\\" in text.partition("\n---\n")[0] or extra:
-        # What we write must read back. The emitter writes a value plain only when YAML reads it back as
-        # that text, else as a JSON string (valid YAML); escapes and extra keys are checked by a real parse.
-        frontmatter.parse(text, rel)
+    frontmatter.parse(text, rel)  # what we write must read back
     return fields["id"], rel, text, record.get("id") is not None
 
 
