@@ -90,6 +90,14 @@ def test_stopwords_dropped_but_not_from_wholes() -> None:
     assert tokenize("scroll up") == ["scroll", "up"]
 
 
+def test_single_letters_dropped_but_flags_digits_and_cjk_kept() -> None:
+    assert tokenize("x y z") == []
+    assert tokenize("-v") == ["-v"]
+    assert tokenize("python 3") == ["python", "3"]
+    assert tokenize("\u65e5 \u672c") == ["\u65e5", "\u672c"]
+    assert tokenize("i_CTRL-D") == ["i_ctrl-d", "i_ctrl", "ctrl"]
+
+
 def test_numbers_kept() -> None:
     assert tokenize("version 9.0 released 2021") == ["version", "9.0", "9", "0", "releas", "2021"]
     assert tokenize("7") == ["7"]
@@ -108,7 +116,7 @@ def test_empty_and_punctuation() -> None:
     assert tokenize("   \n\t") == []
     assert tokenize("... --- /// ::") == []
     assert tokenize_many([]) == []
-    assert tokenize_many(["", "x"]) == [[], ["x"]]
+    assert tokenize_many(["", "xy"]) == [[], ["xy"]]
 
 
 def test_sentence_punctuation_is_not_part_of_words() -> None:
