@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tomllib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,13 +67,31 @@ class Config:
         return node if isinstance(node, dict) else {}
 
 
+_HEADER_RE = re.compile(r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?")
+
+
+def _only_comments(text: str) -> bool:
+    return all(
+        not line.strip() or line.lstrip().startswith("#") or _HEADER_RE.fullmatch(line)
+        for line in text.splitlines()
+    )
+
+
+def _toml() -> Any:
+    import tomllib
+
+    return tomllib
+
+
 def load_config(root: Path) -> Config:
     path = root / CONFIG_PATH
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        # The file ee writes holds only comments and table headers: no need to import the TOML parser.
+        raw = {} if _only_comments(text) else _toml().loads(text)
     except FileNotFoundError:
         raw = {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"{CONFIG_PATH}: {exc}", f"fix the TOML syntax in {path}") from None
     values: dict[str, Any] = {}
     for dotted, (kind, _default) in _SCHEMA.items():

@@ -9,6 +9,7 @@ key order, quoting and blank lines survive byte for byte outside the keys that c
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import json
 import math
@@ -16,16 +17,24 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from ee.errors import MemoryFormatError, UsageError
 from ee.ids import format_time, is_valid_id, parse_time
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
 
-try:  # the C loader is ~10x faster; fall back where libyaml is missing
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+
+@functools.cache
+def _yaml() -> Any:
+    """PyYAML, imported on first use: writing a new memory (``ee remember``) never needs it (~20 ms)."""
+    import yaml
+
+    return yaml
+
+
+@functools.cache
+def _loader() -> Any:
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
+
 
 TRUST_CLASSES = (
     "human_explicit",
@@ -189,6 +198,7 @@ def top_level_key_lines(fm_text: str) -> dict[str, int]:
 
 
 def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
+    yaml = _yaml()
     if len(fm_text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
         raise MemoryFormatError(
             f"frontmatter is larger than {MAX_FRONTMATTER_BYTES // 1024} KiB",
@@ -200,7 +210,7 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
     if _ALIAS_HINT_RE.search(fm_text):
         _refuse_aliases(fm_text, path)
     try:
-        data = yaml.load(fm_text, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(fm_text, Loader=_loader())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark is not None else 2
@@ -239,9 +249,10 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
 
 def _line_of_bad_value(fm_text: str) -> int:
     """The file line of the first frontmatter line that YAML cannot construct on its own (2 if none)."""
+    yaml = _yaml()
     for number, line in enumerate(fm_text.split("\n")):
         try:
-            yaml.load(line, Loader=_Loader)  # noqa: S506 - a safe loader
+            yaml.load(line, Loader=_loader())
         except (ValueError, OverflowError):
             return number + 2
         except yaml.YAMLError:
@@ -268,9 +279,10 @@ def _refuse_duplicates(fm_text: str, path: str) -> None:
 
 
 def _refuse_aliases(fm_text: str, path: str) -> None:
+    yaml = _yaml()
     # Anchors and aliases are how YAML bombs multiply; memory frontmatter never needs them.
     try:
-        for token in yaml.scan(fm_text, Loader=_Loader):
+        for token in yaml.scan(fm_text, Loader=_loader()):
             if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
                 raise MemoryFormatError(
                     "YAML anchors and aliases (&name / *name) are not allowed in frontmatter",
@@ -507,16 +519,23 @@ def _scalar(value: Any, in_flow: bool = False) -> str:
     return _double_quoted(text)
 
 
+# Plain words that YAML 1.1 reads as something other than text; anything else starting with a letter and
+# made of letters, digits, '_', '-', '.', '/' is plain text in YAML 1.1 and 1.2 alike.
+_YAML11_WORDS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null"])
+_SURELY_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
+
+
+@functools.lru_cache(maxsize=8192)
 def _misread(text: str) -> bool:
     """Would YAML read ``text``, written plain, as something else (a bool, number, date, null, mapping…)?
 
-    Checked in block and in flow context (``[:0]`` is not YAML, ``:0`` is).
+    Checked in block and in flow context (``[:0]`` is not YAML, ``:0`` is). Cached: tags repeat.
     """
+    if _SURELY_TEXT_RE.fullmatch(text) and text.lower() not in _YAML11_WORDS:
+        return False
+    yaml = _yaml()
     try:
-        return (
-            yaml.load(text, Loader=_Loader) != text  # noqa: S506 - a safe loader
-            or yaml.load(f"[{text}]", Loader=_Loader) != [text]  # noqa: S506
-        )
+        return yaml.load(text, Loader=_loader()) != text or yaml.load(f"[{text}]", Loader=_loader()) != [text]
     except yaml.YAMLError:
         return True
 
@@ -591,6 +610,43 @@ def render_new(fields: Mapping[str, Any], body: str, extra: Mapping[str, Any] | 
         lines.append(f"{key}: {_json_flow(value)}\n")
     lines.append("---\n")
     return "".join(lines) + body.strip() + "\n"
+
+
+def new_memory(fields: Mapping[str, Any], body: str, path: str) -> Memory:
+    """The memory :func:`render_new` writes, built without parsing (``parse(render_new(…))`` agrees)."""
+
+    def texts(key: str) -> tuple[str, ...]:
+        return tuple(fields.get(key) or ())
+
+    return Memory(
+        id=fields["id"],
+        body=body.strip(),
+        path=path,
+        level=fields.get("level") or "semantic",
+        kind=fields.get("kind") or "fact",
+        tags=texts("tags"),
+        trust=fields.get("trust"),
+        confidence=None if fields.get("confidence") is None else float(fields["confidence"]),
+        utility=0.5 if fields.get("utility") is None else float(fields["utility"]),
+        importance=0.5 if fields.get("importance") is None else float(fields["importance"]),
+        created=fields.get("created"),
+        valid_from=fields.get("valid_from"),
+        valid_to=fields.get("valid_to"),
+        source=texts("source"),
+        links=tuple(fields.get("links") or ()),
+        paths=texts("paths"),
+        redacted=texts("redacted"),
+        body_line=_line_count(fields) + 3,
+    )
+
+
+def _line_count(fields: Mapping[str, Any]) -> int:
+    return sum(
+        _emit_value(key, fields[key]).count("\n")
+        for key in KNOWN_KEYS
+        if fields.get(key) is not None
+        and not (key in ("links", "paths", "redacted", "source") and not fields[key])
+    )
 
 
 def update(text: str, changes: Mapping[str, Any], path: str = "") -> str:

@@ -13,10 +13,8 @@ real index, so a user's staged and unstaged work stays exactly as it was.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -37,6 +35,8 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 def blob_id(data: bytes) -> str:
     """The id git gives ``data`` as a blob (SHA-1 of ``blob <len>\\0<data>``), computed without git."""
+    import hashlib  # lazily: ~4 ms that a remember does not need
+
     digest = hashlib.sha1(b"blob %d\x00" % len(data))  # noqa: S324 - git's object id, not security
     digest.update(data)
     return digest.hexdigest()
@@ -161,7 +161,7 @@ class Git:
         out = self.run(*args, check=False).splitlines()
         if len(out) >= 2 and self._toplevel is None:
             self._toplevel, self._git_dir = Path(out[0]), Path(out[1])
-        if len(out) == 4:
+        if len(out) >= 4 and all(len(line) >= 40 and _is_hex(line) for line in out[2:4]):
             return out[2], out[3]
         head = self.head()  # no commit yet, or something odd: ask the careful way
         if head is None:
@@ -183,14 +183,13 @@ class Git:
         user's staged or unstaged change to such a file stays staged or unstaged.
         Returns the new commit id (HEAD's when nothing changed). The caller holds the workspace lock.
         """
+        parent, parent_tree = self.head_state()  # first: it also learns the top level, for repo_path
         fixed = {self.repo_path(p): sha for p, sha in (blobs or {}).items()}
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
         if not repo_paths and not fixed:
             raise UsageError("nothing to commit", "name at least one path")
-        parent, parent_tree = self.head_state()
-        fd, tmp_index = tempfile.mkstemp(prefix="ee-index-", dir=self.git_dir)
-        os.close(fd)
-        os.unlink(tmp_index)  # git wants to create it itself
+        # A fresh name git creates itself (no tempfile import on the remember path: it costs ~5 ms).
+        tmp_index = str(self.git_dir / f"ee-index-{os.getpid()}-{os.urandom(6).hex()}")
         env = {"GIT_INDEX_FILE": tmp_index}
         try:
             if parent:
@@ -226,8 +225,15 @@ class Git:
             # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged one
             # stays).
             back = "".join(p + "\0" for p in [*repo_paths, *(p for p in fixed if p not in staged)])
-            self.run("reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", check=False,
-                     input=back.encode("utf-8", "surrogateescape"), cwd=self.toplevel)
+            self.run(
+                "reset",
+                "-q",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+                check=False,
+                input=back.encode("utf-8", "surrogateescape"),
+                cwd=self.toplevel,
+            )
             raise
         return sha
 
@@ -335,8 +341,11 @@ class Git:
         out = self.run("rev-list", "-1", "--first-parent", f"--before={when_epoch}", "HEAD").strip()
         return out or None
 
-    def ls_tree(self, commit: str, folder: str = "memories") -> dict[str, str]:
-        """Workspace-relative paths of the ``.md`` files below ``folder`` at ``commit`` → blob ids."""
+    def ls_tree(self, commit: str, folder: str = "memories", suffix: str = ".md") -> dict[str, str]:
+        """Workspace-relative paths of the ``suffix`` files below ``folder`` at ``commit`` → blob ids.
+
+        Hidden folders (``memories/.events``) are skipped unless ``folder`` names one.
+        """
         repo_folder = self.repo_path(folder)
         out = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", repo_folder)
         files: dict[str, str] = {}
@@ -345,8 +354,10 @@ class Git:
                 continue
             meta, _, path = entry.partition("\t")
             mode, kind, sha = meta.split()
-            if kind == "blob" and mode in ("100644", "100755") and path.endswith(".md"):
-                files[self.workspace_path(path)] = sha
+            rel = self.workspace_path(path)
+            hidden = any(part.startswith(".") for part in rel.removeprefix(folder).split("/"))
+            if kind == "blob" and mode in ("100644", "100755") and path.endswith(suffix) and not hidden:
+                files[rel] = sha
         return files
 
     def read_blobs(self, blob_ids: Iterable[str]) -> dict[str, bytes]:
@@ -396,6 +407,10 @@ class Git:
             if len(entry) > 3:
                 changed[self.workspace_path(entry[3:])] = entry[:2]
         return changed
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 def parse_trailers(message: str) -> dict[str, str]:

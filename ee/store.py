@@ -5,11 +5,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -165,7 +163,8 @@ class Store:
             raise UsageError(f"path {rel!r} is not below memories/", "use a path below memories/")
         return path
 
-    def write(self, rel: str, text: str) -> None:
+    def write(self, rel: str, text: str, *, durable: bool = True) -> None:
+        """Write a memory file atomically; ``durable=False`` leaves the fsync to :func:`flush_to_disk`."""
         data = text.encode("utf-8")
         if len(data) > self.max_body_bytes:
             # Written, it could never be read back (read_bytes skips files over the cap).
@@ -173,7 +172,7 @@ class Store:
                 f"the memory would be {len(data)} bytes, more than the limit of {self.max_body_bytes}",
                 "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
             )
-        atomic_write(self.safe_path(rel), data, expected=self._seen.get(rel))
+        atomic_write(self.safe_path(rel), data, durable=durable, expected=self._seen.get(rel))
         self._seen[rel] = file_digest(data)
 
     def delete(self, rel: str) -> None:
@@ -231,14 +230,17 @@ def check_id(memory_id: str) -> None:
         )
 
 
-def atomic_write(path: Path, data: bytes, *, expected: str | None = None) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True, expected: str | None = None) -> None:
     """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part.
 
     ``expected`` (the :func:`file_digest` of what the caller read): refuse to replace a file that changed
     since, checked just before the rename (ConflictError).
+
+    ``durable`` syncs the file and its folder before returning. A bulk writer passes False for each file
+    and calls :func:`flush_to_disk` once at the end: 10,000 fsync pairs cost ~10 s, one sync a fraction.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ee-tmp-", dir=path.parent)
+    fd, tmp = _temporary_file(path.parent)
     try:
         # mkstemp makes the file 0600: give it the mode the file had, or what the umask allows a new file.
         try:
@@ -248,8 +250,9 @@ def atomic_write(path: Path, data: bytes, *, expected: str | None = None) -> Non
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         crash_point("write.temp")
         refuse_changed(path, expected)
         os.replace(tmp, path)
@@ -258,23 +261,14 @@ def atomic_write(path: Path, data: bytes, *, expected: str | None = None) -> Non
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-
-
-def _umask() -> int:
-    # Reading the umask means setting it; set it straight back (ee writes from one thread).
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
-
-
-def file_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def refuse_changed(path: Path, expected: str | None) -> None:
@@ -291,6 +285,38 @@ def refuse_changed(path: Path, expected: str | None) -> None:
             "look at the file (a person or another tool saved it), commit or undo that change, and run the "
             "command again",
         )
+
+
+def flush_to_disk() -> None:
+    """Make every write so far durable (after a batch of ``durable=False`` writes)."""
+    os.sync()
+
+
+def _umask() -> int:
+    # Reading the umask means setting it; set it straight back (ee writes from one thread).
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def _temporary_file(folder: Path) -> tuple[int, str]:
+    """A new, uniquely named file in ``folder`` (what ``tempfile.mkstemp`` does, without its ~5 ms import).
+
+    O_EXCL with 96 random bits: two writers, even two machines on a shared folder, never collide.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        name = os.path.join(folder, f".ee-tmp-{os.urandom(12).hex()}")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:  # pragma: no cover - 2**-96
+            continue
+
+
+def file_digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 @contextlib.contextmanager

@@ -211,7 +211,7 @@ class Workspace:
         )
         rel = self.store.new_path(fields["id"], body)
         content = frontmatter.render_new(fields, body)
-        memory, _ = frontmatter.parse(content, rel)
+        memory = frontmatter.new_memory(fields, body, rel)
         with self.lock():
             self.store.write(rel, content)
             try:

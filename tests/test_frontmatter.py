@@ -356,6 +356,8 @@ def test_parse_of_render_new_gives_the_fields_back(fields: dict, body: str, extr
         assert got == value, (key, text)
     assert memory.body == body
     assert dict(memory.extra) == extra
+    if not extra:
+        assert fm.new_memory(fields, body, "memories/x.md") == memory
     assert [p.code for p in problems] == ["unknown_key"] * len(extra)
 
 
