@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ee.schemas import validator
 from tests.conftest import REPO_ROOT, run_cli
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "eval"
@@ -55,7 +56,7 @@ def test_every_shipped_scenario_passes() -> None:
     res = run_cli("eval", "run", str(FIXTURES), "--json")
     assert res.code == 0, res.out[-3000:] + res.err
     doc = res.json
-    assert doc["schema"] == "ee.response.v1"
+    validator("ee.response.v1").validate(doc)
     report = doc["data"]
     assert report["summary"]["failed"] == 0
     assert report["summary"]["scenarios"] >= 12
@@ -106,7 +107,7 @@ def test_a_failing_expectation_exits_9_naming_it(tmp_path: Path) -> None:
     res = run_cli("eval", "run", str(tmp_path), "--json")
     assert res.code == 9, res.out + res.err
     doc = res.json
-    assert doc["schema"] == "ee.error.v1"
+    validator("ee.error.v1").validate(doc)
     assert doc["error"]["code"] == "eval_failed"
     check = only_check(doc)
     assert check["status"] == "fail"
