@@ -87,6 +87,10 @@ class Git:
             raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
         if check and proc.returncode != 0:
             message = proc.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} failed"
+            if "not a git repository" in message:
+                raise GitError(
+                    f"{self.workspace} is not in a git repository", f"run: ee init {self.workspace}"
+                )
             raise GitError(f"git {args[0]}: {message}", "run `ee doctor` to check the repository")
         return proc.stdout.decode("utf-8", "surrogateescape")
 

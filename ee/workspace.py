@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
-from ee.errors import ConflictError, NotFound, SecretFound, UsageError, WorkspaceNotFound
+from ee.errors import ConflictError, NotFound, SecretFound, StorageError, UsageError, WorkspaceNotFound
 from ee.gitrepo import Git, format_message
 from ee.ids import format_time, is_valid_id, new_id, parse_time, utcnow
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
@@ -105,7 +105,13 @@ class Workspace:
         only ee's lines: their uncommitted edits to those files stay uncommitted (staged or not).
         """
         root = Path(path).expanduser().resolve()
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot create the workspace folder {root}: {exc.strerror or exc}",
+                "choose a folder you can write to",
+            ) from None
         ws = cls(root)
         created: list[str] = []
         if not ws.git.is_repo():

@@ -19,6 +19,7 @@ from ee.errors import (
     LockTimeout,
     NotFound,
     SecretFound,
+    StorageError,
     UsageError,
     WorkspaceNotFound,
 )
@@ -64,7 +65,8 @@ def test_init_creates_the_layout_in_one_commit(tmp_path: Path) -> None:
     assert "memories/**/*.md merge=ee-memory" in (root / ".gitattributes").read_text()
     assert report["commit"] == git(root, "rev-parse", "HEAD").strip()
     assert trailers(root) == {"Ee-Op": "init", "Ee-Actor": "human"}
-    assert git(root, "config", "--get", "merge.ee-memory.driver").strip().endswith("-m ee merge-driver %O %A %B %P")
+    driver = git(root, "config", "--get", "merge.ee-memory.driver").strip()
+    assert driver.endswith("-m ee merge-driver %O %A %B %P")
     assert git(root, "status", "--porcelain") == ""
     assert set(report["created"]) >= {".git", "memories/", ".ee/config.toml", ".gitignore", ".gitattributes"}
 
@@ -605,3 +607,15 @@ def test_history_never_wanders_into_a_similar_memory(ws: Workspace) -> None:
     ws.forget(second.id)
     assert [v.op for v in history(ws, second.id)] == ["forget", "remember"]
     assert [v.op for v in history(ws, first.id)] == ["remember"]
+
+
+def test_init_where_no_folder_can_be_made_and_writes_without_git(tmp_path: Path) -> None:
+    with pytest.raises(StorageError) as info:
+        Workspace.init("/dev/null/ws")
+    assert "cannot create" in info.value.message
+    (tmp_path / "plain" / "memories").mkdir(parents=True)
+    ws = Workspace(tmp_path / "plain")
+    with pytest.raises(GitError) as git_info:
+        ws.remember("No repository here.")
+    assert git_info.value.hint.startswith("run: ee init")
+    assert list((tmp_path / "plain" / "memories").iterdir()) == []
