@@ -227,7 +227,9 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
             hint="fix the YAML on that line (quote a value that holds ': ' or starts with '[', '&', '*'…)",
         ) from None
     except yaml.YAMLError as exc:
-        raise MemoryFormatError(f"invalid YAML in frontmatter: {exc}", path, 2) from None
+        raise MemoryFormatError(
+            f"invalid YAML in frontmatter: {exc}", path, 2, hint="fix the YAML between the '---' lines"
+        ) from None
     except (ValueError, OverflowError) as exc:  # a plain value YAML reads as a date that does not exist
         raise MemoryFormatError(
             f"invalid value in frontmatter: {exc}",

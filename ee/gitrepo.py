@@ -377,7 +377,10 @@ class Git:
             check=False,
         )
         if proc.returncode != 0:
-            raise GitError("git cat-file failed: " + proc.stderr.decode("utf-8", "replace"))
+            raise GitError(
+                "git cat-file failed: " + proc.stderr.decode("utf-8", "replace").strip(),
+                "run `ee doctor --full` to check the repository",
+            )
         return _parse_batch(proc.stdout)
 
     def log(self, *paths: str, max_count: int | None = None, follow: bool = False) -> list[LogEntry]:

@@ -80,7 +80,9 @@ class Store:
             with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
                 st = os.fstat(handle.fileno())
                 if stat.S_ISDIR(st.st_mode):
-                    raise MemoryFormatError("is a folder, not a file", rel)
+                    raise MemoryFormatError(
+                        "is a folder, not a file", rel, hint="rename the folder: its name ends in .md"
+                    )
                 if not stat.S_ISREG(st.st_mode):
                     # A FIFO would block the read forever, a device would never end.
                     raise MemoryFormatError(
@@ -339,7 +341,9 @@ def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise StorageError(f"cannot lock {path}: {exc}") from None
+                    raise StorageError(
+                        f"cannot lock {path}: {exc}", "check that .ee/ is on a local, writable file system"
+                    ) from None
                 if time.monotonic() >= deadline:
                     holder = _lock_holder(path)
                     raise LockTimeout(

@@ -96,7 +96,8 @@ def import_jsonl(
                 raise UsageError(
                     f"id {memory_id} is already in the store"
                     if memory_id in existing
-                    else f"id {memory_id} appears twice in the file"
+                    else f"id {memory_id} appears twice in the file",
+                    "drop the line, or give it another id (or none: ee picks one)",
                 )
             while rel in taken_paths or (ws.root / rel).exists():
                 rel = rel.removesuffix(".md") + "-1.md"

@@ -419,3 +419,15 @@ def test_every_memory_file_ee_writes_matches_the_memory_schema(cli: Cli, ws: Wor
         memory_schema.validate(as_json)
     bad = {"id": "../x", "level": "cosmic", "confidence": 3, "tags": 5}
     assert {e.path[0] for e in memory_schema.iter_errors(bad)} == {"id", "level", "confidence", "tags"}
+
+
+def test_doctor_reports_a_held_lock(cli: Cli, ws: Workspace) -> None:
+    from ee.store import workspace_lock
+
+    with workspace_lock(ws.root):
+        data = check(cli("doctor", "--json"))
+    held = [p for p in data["problems"] if p["code"] == "lock_held"]
+    assert held
+    assert held[0]["severity"] == "info"
+    assert str(__import__("os").getpid()) in held[0]["message"]
+    assert data["healthy"] is True

@@ -122,7 +122,9 @@ def import_jsonl_cmd(
         except FileNotFoundError:
             raise NotFound(f"no file {file}", "check the path") from None
         except OSError as exc:
-            raise StorageError(f"cannot read {file}: {exc}") from None
+            raise StorageError(
+                f"cannot read {file}: {exc.strerror or exc}", "check the path and its permissions"
+            ) from None
         lines, name = handle, Path(file).name
     try:
         report = import_jsonl(
