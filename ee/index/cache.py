@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 3  # bump when the parse record or the tokenizer changes
+CACHE_VERSION = 4  # bump when the parse record or the tokenizer changes
 
 
 @dataclass(slots=True)

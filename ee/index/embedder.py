@@ -33,6 +33,8 @@ __all__ = ["DEFAULT_MODEL_DIR", "DEFAULT_MODEL_NAME", "ENV_VAR", "Embedder", "lo
 DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
 ENV_VAR = "EE_MODEL"
+LEAD_WORDS = 24  # see Embedder.encode_documents
+DOCUMENT_RECIPE = f"lead{LEAD_WORDS}+whole"  # part of the key cached document vectors are stored under
 
 _DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json names none
 _BATCH = 1024  # texts tokenised and pooled at a time (bounds memory; model2vec uses the same batch size)
@@ -130,6 +132,23 @@ class Embedder:
             cap = self._max_length * int(np.median(lengths))
             object.__setattr__(self, "_char_cap", cap)  # idempotent: a race computes the same value
         return cap
+
+    def encode_documents(self, texts: list[str], lead_words: int = LEAD_WORDS) -> np.ndarray:
+        """Document vectors: ``normalise(e(first lead_words words) + e(whole text))``.
+
+        A static model averages every token vector, so a long memory drifts towards a generic vector and
+        its opening (the title and first sentence, where a memory says what it is about) is drowned out.
+        Adding the lead's vector keeps it: on the development set semantic recall@10 rose from 0.432 to
+        0.493 and hybrid from 0.687 to 0.701 (scripts/tune_retrieval.py). Texts of at most ``lead_words``
+        words get their plain vector. Queries use :meth:`encode`.
+        """
+        import numpy as np
+
+        full = self.encode(texts)
+        leads = [" ".join(t.split()[:lead_words]) for t in texts]
+        both = full + self.encode(leads)
+        norms = np.linalg.norm(both, axis=1, keepdims=True)
+        return np.divide(both, norms, out=np.zeros_like(both), where=norms > 0).astype(np.float32)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Embed ``texts``: float32 array (len(texts), dim), each row L2-normalised.
