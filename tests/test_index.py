@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import git, run_cli
 
+from ee.index import derive as derive_module
 from ee.index import open_index, rebuild, status, sync
 from ee.index.segment import Entry, Generation
 from ee.index.sync import INDEX_DIR, read_manifest
@@ -234,6 +235,34 @@ def test_incremental_updates_equal_a_full_rebuild(ws: Workspace) -> None:
     report, _ = rebuild(ws)
     assert report.rebuilt
     assert picture(open_index(ws)) == incremental
+
+
+def test_a_large_batch_is_derived_in_worker_processes_with_the_same_result(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(30):
+        write(ws, f"memories/m{i}.md", f"alpha rollback number{i} snake_case_helper", f"mem_{i:02d}")
+    (ws.root / "memories/broken.md").write_text("---\nid: [half\n---\nbody\n", encoding="utf-8")
+    alone = picture(open_index(ws))
+    alone_problems = status(ws)["problems"]
+    shutil.rmtree(ws.root / ".ee/cache")
+    monkeypatch.setattr(derive_module, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(derive_module, "_CHUNK", 4)
+    in_workers = derive_module._derive_in_workers
+    calls: list[int] = []
+    monkeypatch.setattr(
+        derive_module,
+        "_derive_in_workers",
+        lambda items, report: calls.append(len(items)) or in_workers(items, report),
+    )
+    seen: list[tuple[str, int, int]] = []
+    report, _ = rebuild(ws, progress=lambda *step: seen.append(step))
+    assert calls == [31]
+    assert len(report.new) == 31  # the broken file is reported as new too
+    assert picture(open_index(ws)) == alone
+    assert status(ws)["problems"] == alone_problems
+    assert seen[-1] == ("embed", 30, 30)
+    assert [s[1:] for s in seen if s[0] == "parse"][-1] == (31, 31)
 
 
 def test_vocabulary_is_compacted_after_many_edits() -> None:

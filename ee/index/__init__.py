@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import ModelError
-from ee.index.sync import INDEX_DIR, SyncReport, index_lock, is_fresh, read_manifest, scan
+from ee.index.sync import INDEX_DIR, Progress, SyncReport, index_lock, is_fresh, read_manifest, scan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,6 +38,7 @@ class IndexView:
     root: Path | None = None
     git: Any = None
     _embedder: Any = None
+    model_key: str = ""
 
     def read_blob(self, blob: str) -> bytes:
         """The bytes of one stored version (for raw text an output policy may show)."""
@@ -50,9 +51,7 @@ class IndexView:
 
     def embedder(self) -> Any:
         if self._embedder is None and self.model_folder is not None:
-            from ee.index.embedder import load_embedder
-
-            self._embedder = load_embedder(self.model_folder)
+            self._embedder = _cached_embedder(self.model_folder, self.model_key)
         return self._embedder
 
     def query_vector(self, text: str) -> np.ndarray | None:
@@ -73,7 +72,8 @@ def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None
     try:
         st = weights.stat()
     except OSError:
-        return None, "", _model_degraded(folder, "the model folder is missing or incomplete", bool(configured))
+        why = "the model folder is missing or incomplete"
+        return None, "", _model_degraded(folder, why, bool(configured))
     return folder, f"{folder.resolve()}:{st.st_size}:{st.st_mtime_ns}", None
 
 
@@ -84,10 +84,26 @@ def _model_degraded(folder: Path, why: str, configured: bool) -> dict[str, Any]:
             "message": f"{why} ({folder}); searching lexically only", "repair": repair}
 
 
-def open_index(ws: Workspace, *, catch_up: bool = True) -> IndexView:
+def _model_unloadable(folder: Path) -> dict[str, Any]:
+    return {"code": "semantic_unavailable", "severity": "warning",
+            "message": f"the embedding model in {folder} could not be loaded; searching lexically only",
+            "repair": "unset EE_MODEL  # or fix model.path; then: ee index rebuild"}
+
+
+def open_index(ws: Workspace, *, catch_up: bool = True, progress: Progress | None = None) -> IndexView:
     """The index for the working tree, brought up to date first."""
+    from ee.index.segment import no_gc
+
+    # Tens of thousands of small acyclic objects (stamps, records) are made here: with the collector on,
+    # a process already holding a generation (ee watch, its server) spent more time in full collections
+    # than in the update itself.
+    with no_gc():
+        return _open_index(ws, catch_up, progress)
+
+
+def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
     from ee.index.segment import Generation
-    from ee.index.sync import Updater, load_state
+    from ee.index.sync import Updater, load_state, warm
 
     root = ws.root
     folder, model_key, model_problem = model_folder(ws)
@@ -98,49 +114,55 @@ def open_index(ws: Workspace, *, catch_up: bool = True) -> IndexView:
         head = ws.git.head_ref()
         if catch_up and not is_fresh(manifest, head, files, events, model_key or None):
             with index_lock(root):
+                seen = (manifest or {}).get("generation")
                 manifest = read_manifest(root)
-                files, events = scan(root)
-                head = ws.git.head_ref()
+                if (manifest or {}).get("generation") != seen:  # updated by another process meanwhile
+                    files, events = scan(root)
+                    head = ws.git.head_ref()
                 if not is_fresh(manifest, head, files, events, model_key or None):
                     embedder, problem = _load_embedder(folder, model_key)
                     if problem:
                         degraded.append(problem)
                         folder = None
-                    updater = Updater(root, ws.git, embedder, model_key or None)
+                    updater = Updater(root, ws.git, embedder, model_key or None, progress)
                     gen, manifest, report = updater.run(manifest, head, files, events)
-                    updater.cache.close()
                     state = manifest.pop("state")
                     if report.reason and report.reason != "full build":
                         degraded.append({"code": "index_repaired", "severity": "info",
                                          "message": report.reason, "repair": "ee index rebuild"})
-                    return _view(gen, manifest, state, folder, degraded, report, ws)
+                    return _view(gen, manifest, state, folder, degraded, report, ws, model_key)
         if manifest is None or manifest.get("corrupt"):
             from ee.errors import IndexError_
 
             raise IndexError_("the index is missing", "run: ee index rebuild")
         try:
             gen_folder = root / INDEX_DIR / manifest["generation"]
-            gen = Generation.load(gen_folder)
-            state = load_state(root, manifest)
-        except (OSError, ValueError, EOFError, KeyError):
+            gen, state = warm(gen_folder) or (Generation.load(gen_folder), load_state(root, manifest))
+        except (OSError, ValueError, EOFError, KeyError, TypeError):
             if not catch_up:
                 from ee.errors import IndexError_
 
                 raise IndexError_("the index is damaged", "run: ee index rebuild") from None
             time.sleep(0.02)  # a writer pruned it a moment ago, or it is damaged: look again
-            _mark_corrupt(root)
+            if read_manifest(root) == manifest:  # still the one that failed: damaged, rebuild it
+                _mark_corrupt(root)
             continue
-        return _view(gen, manifest, state, folder, degraded, None, ws)
+        return _view(gen, manifest, state, folder, degraded, None, ws, model_key)
     from ee.errors import IndexError_
 
     raise IndexError_("the index could not be opened", "run: ee index rebuild")
 
 
 def _view(gen: Any, manifest: dict[str, Any], state: dict[str, Any], folder: Path | None,
-          degraded: list[dict[str, Any]], report: SyncReport | None, ws: Any) -> IndexView:
+          degraded: list[dict[str, Any]], report: SyncReport | None, ws: Any, model_key: str) -> IndexView:
     if gen.vectors is None and folder is not None and gen.size:
+        if not any(d["code"] == "semantic_unavailable" for d in degraded):
+            # The model is there but did not load when this generation was built (reported then, and
+            # on every query after, until the model changes and the index is rebuilt).
+            degraded.append(_model_unloadable(folder))
         folder = None
-    view = IndexView(gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git)
+    view = IndexView(gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git,
+                     model_key=model_key)
     for problem in state.get("problems", []):
         if problem.get("severity") == "error":
             where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
@@ -150,13 +172,27 @@ def _view(gen: Any, manifest: dict[str, Any], state: dict[str, Any], folder: Pat
     return view
 
 
+_EMBEDDERS: dict[str, Any] = {}  # model key → loaded embedder: a long-lived process (ee watch) loads it once
+
+
+def _cached_embedder(folder: Path, model_key: str) -> Any:
+    """The embedder of ``folder``, loaded once per process while its weights file is unchanged."""
+    embedder = _EMBEDDERS.get(model_key) if model_key else None
+    if embedder is None:
+        from ee.index.embedder import load_embedder
+
+        embedder = load_embedder(folder)
+        if model_key:
+            _EMBEDDERS.clear()  # one model at a time: a changed key means the old one is gone
+            _EMBEDDERS[model_key] = embedder
+    return embedder
+
+
 def _load_embedder(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
     if folder is None:
         return None, None
-    from ee.index.embedder import load_embedder
-
     try:
-        embedder = load_embedder(folder)
+        embedder = _cached_embedder(folder, model_key)
     except ModelError as exc:
         return None, {"code": "semantic_unavailable", "severity": "warning",
                       "message": exc.message + "; searching lexically only", "repair": exc.hint}
@@ -175,6 +211,9 @@ class _KeyedEmbedder:
     def encode(self, texts: list[str]) -> Any:
         return self.inner.encode(texts)
 
+    def encode_documents(self, texts: list[str]) -> Any:
+        return self.inner.encode_documents(texts)
+
 
 def _mark_corrupt(root: Path) -> None:
     path = root / INDEX_DIR / "manifest.json"
@@ -182,48 +221,67 @@ def _mark_corrupt(root: Path) -> None:
         path.write_text("{}", encoding="utf-8")
 
 
-def rebuild(ws: Workspace) -> tuple[SyncReport, list[dict[str, Any]]]:
-    """Delete the saved index and build it again from the files (the derived cache is kept)."""
+def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport, list[dict[str, Any]]]:
+    """Delete the saved index and build it again from the files (the derived cache is kept).
+
+    ``progress(phase, done, total)`` is called while memories are parsed and embedded."""
     with index_lock(ws.root):
         folder = ws.root / INDEX_DIR
         for path in folder.glob("gen-*"):
             shutil.rmtree(path, ignore_errors=True)
         (folder / "manifest.json").unlink(missing_ok=True)
-    view = open_index(ws)
+    view = open_index(ws, progress=progress)
     assert view.report is not None
     return view.report, view.degraded
 
 
 def status(ws: Workspace) -> dict[str, Any]:
-    """ready / stale / missing / corrupt, with counts, model and generation (never updates anything)."""
+    """ready / stale / missing / corrupt, with counts, model and generation (never updates anything).
+
+    Every key is present in every state (None when unknown). ``stale`` is harmless (the next query
+    catches up); ``missing`` and ``corrupt`` are repaired by the next query too, or by ``ee index rebuild``.
+    """
     root = ws.root
     manifest = read_manifest(root)
     folder, model_key, model_problem = model_folder(ws)
     files, events = scan(root)
-    out: dict[str, Any] = {"root": str(root), "files": len(files)}
+    out: dict[str, Any] = {
+        "root": str(root), "state": "missing", "files": len(files), "memories": None, "generation": None,
+        "built": None, "model": folder.name if folder else None, "semantic": False, "problems": [],
+        "degraded": [model_problem] if model_problem else [], "repair": "ee index rebuild",
+    }
     if manifest is None:
-        return out | {"state": "missing", "repair": "ee index rebuild"}
+        return out
     if manifest.get("corrupt"):
-        return out | {"state": "corrupt", "repair": "ee index rebuild"}
+        return out | {"state": "corrupt"}
+    gen_folder = root / INDEX_DIR / manifest["generation"]
+    try:
+        semantic, problems = _check_generation(gen_folder)
+    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        return out | {"state": "corrupt", "generation": manifest["generation"]}
     fresh = is_fresh(manifest, ws.git.head_ref(), files, events, model_key or None)
-    gen_ok = (root / INDEX_DIR / manifest["generation"] / "DONE").exists()
-    state = "ready" if fresh and gen_ok else ("corrupt" if not gen_ok else "stale")
-    problems: list[dict[str, Any]] = []
-    if gen_ok:
-        from ee.index.sync import load_state
-
-        try:
-            problems = load_state(root, manifest).get("problems", [])
-        except (OSError, ValueError, EOFError):
-            state = "corrupt"
+    if folder is not None and not semantic and manifest["count"] and not model_problem:
+        out["degraded"].append(_model_unloadable(folder))
     return out | {
-        "state": state,
+        "state": "ready" if fresh else "stale",
         "memories": manifest["count"],
         "generation": manifest["generation"],
-        "model": manifest["model_id"] and Path(manifest["model_id"].split(":")[0]).name,
-        "semantic": manifest["model_id"] is not None,
         "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(manifest["built"])),
+        "semantic": semantic,
         "problems": problems,
-        "degraded": [model_problem] if model_problem else [],
-        "repair": "" if state == "ready" else "ee index rebuild",
+        "repair": "" if fresh else "ee index rebuild  # or let the next query catch up",
     }
+
+
+def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
+    """Open every file of a saved generation (raising when one is damaged): (has vectors, problems)."""
+    import numpy as np
+
+    from ee.index.segment import Generation
+    from ee.index.sync import _load_state
+
+    gen = Generation.load(folder)
+    for name in ("keys.npy", "tf.npy", "lengths.npy"):
+        np.load(folder / name, mmap_mode="r")
+    problems: list[dict[str, Any]] = _load_state(folder).get("problems", [])
+    return gen.vectors is not None, problems

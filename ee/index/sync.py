@@ -13,26 +13,35 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import marshal
 import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ee._crash import crash_point
-from ee.gitrepo import blob_id, iter_memory_files
+from ee.gitrepo import blob_id
 from ee.index.cache import CACHE_VERSION, DerivedCache
-from ee.index.derive import derive
-from ee.index.segment import Entry, Generation
+from ee.index.derive import derive_all
+from ee.index.segment import Entry, Generation, no_gc
 from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
-FORMAT = 2
+FORMAT = 4  # 3: file stamps in the generation's stamps.marshal; 4: stamps are tuples, blob ids apart
+STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
+_EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total): "parse" / "embed" while (re)building
+
+
+def _no_progress(phase: str, done: int, total: int) -> None:
+    """The default progress callback: report nothing."""
 
 
 @dataclass(slots=True)
@@ -66,44 +75,83 @@ class SyncReport:
         }
 
 
-def stamp(st: os.stat_result) -> list[int]:
-    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+# (mtime ns, ctime ns, size, inode): tuples, so that two stamp maps compare in one C-level ==
+Stamp = tuple[int, int, int, int]
 
 
-def scan(root: Path) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """Stat every memory file and every events file: the cheap picture of the store's state."""
-    files = {rel: stamp(st) for rel, st in iter_memory_files(root, MEMORIES)}
-    events: dict[str, list[int]] = {}
+def stamp(st: os.stat_result) -> Stamp:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, Stamp]]:
+    """Stat every memory file and every events file: the cheap picture of the store's state.
+
+    The same files as :func:`ee.gitrepo.iter_memory_files` (``*.md``, hidden names skipped, symlinks
+    stat'ed, not followed), with plain strings instead of ``Path`` objects: at 10k files this is the
+    cost every query pays, and pathlib made it ~3x slower.
+    """
+    top = os.fspath(root)
+    cut = len(top) + 1
+    files: dict[str, Stamp] = {}
+    stack = [os.path.join(top, MEMORIES)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif name.endswith(".md"):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:  # deleted since the listing
+                        continue
+                    rel = entry.path[cut:].replace(os.sep, "/")
+                    files[rel] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    events: dict[str, Stamp] = {}
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(root / EVENTS):
             if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
-                events[f"{EVENTS}/{entry.name}"] = stamp(entry.stat(follow_symlinks=False))
-    return files, events
+                with contextlib.suppress(FileNotFoundError):
+                    events[f"{EVENTS}/{entry.name}"] = stamp(entry.stat(follow_symlinks=False))
+    return dict(sorted(files.items())), dict(sorted(events.items()))
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
+    """The manifest with its generation's file stamps (``files``, ``events``); None when there is no
+    index (or one in an older format: rebuilt without fuss); ``{"corrupt": True}`` when it is damaged."""
     path = root / INDEX_DIR / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {"corrupt": True}
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        return {"corrupt": True}
-    return manifest
+    for _attempt in range(3):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {"corrupt": True}
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("generation"), str):
+            return {"corrupt": True}
+        if manifest.get("format") != FORMAT:
+            return None
+        try:
+            manifest.update(_load_marshal(root / INDEX_DIR / manifest["generation"] / STAMPS))
+        except (OSError, ValueError, EOFError, TypeError):
+            continue  # pruned by a writer since we read the manifest (look again), or damaged
+        return manifest
+    return {"corrupt": True}
 
 
-def is_fresh(manifest: dict[str, Any] | None, head: str, files: dict[str, list[int]],
-             events: dict[str, list[int]], model_id: str | None) -> bool:
+def is_fresh(manifest: dict[str, Any] | None, head: str, files: dict[str, Stamp],
+             events: dict[str, Stamp], model_id: str | None) -> bool:
     if not manifest or manifest.get("corrupt"):
         return False
     if manifest["head"] != head or manifest["model_id"] != model_id or manifest["cache"] != CACHE_VERSION:
         return False
-    known = manifest["files"]
-    if len(known) != len(files) or manifest["events"] != events:
-        return False
-    return all(known.get(rel, [None])[:4] == st for rel, st in files.items())
+    return bool(manifest["files"] == files and manifest["events"] == events)
 
 
 @contextlib.contextmanager
@@ -132,23 +180,27 @@ def index_lock(root: Path, timeout: float = 120.0) -> Iterator[None]:
 class Updater:
     """Brings the saved index up to the store's current state (call under :func:`index_lock`)."""
 
-    def __init__(self, root: Path, git: Any, embedder: Any, model_key: str | None) -> None:
+    def __init__(self, root: Path, git: Any, embedder: Any, model_key: str | None,
+                 progress: Progress | None = None) -> None:
         self.root = root
         self.git = git
         self.embedder = embedder  # None → lexical only
         self.model_key = model_key  # what the manifest compares; set even when the model failed to load
-        self.cache = DerivedCache(root / CACHE_PATH)
+        self.cache = shared_cache(root / CACHE_PATH)
         self.max_bytes = _max_body_bytes(root)
+        self.progress = progress or _no_progress
 
     @property
     def vector_key(self) -> str | None:
         """Vectors are cached under the model's content id, so a moved model folder keeps them."""
         if self.embedder is None:
             return None
-        return str(getattr(self.embedder, "real_id", self.embedder.model_id))
+        from ee.index.embedder import DOCUMENT_RECIPE
 
-    def run(self, manifest: dict[str, Any] | None, head: str, files: dict[str, list[int]],
-            events: dict[str, list[int]], force: bool = False) -> tuple[Generation, dict[str, Any], SyncReport]:
+        return f"{getattr(self.embedder, 'real_id', self.embedder.model_id)}/{DOCUMENT_RECIPE}"
+
+    def run(self, manifest: dict[str, Any] | None, head: str, files: dict[str, Stamp],
+            events: dict[str, Stamp], force: bool = False) -> tuple[Generation, dict[str, Any], SyncReport]:
         started = time.perf_counter()
         report = SyncReport()
         model_id = self.model_key
@@ -157,8 +209,8 @@ class Updater:
         if manifest and not manifest.get("corrupt") and not force and manifest["cache"] == CACHE_VERSION:
             try:
                 folder = self.root / INDEX_DIR / manifest["generation"]
-                old_gen = Generation.load(folder, for_update=True)
-                old_state = _load_state(folder)
+                old_gen, old_state = warm(folder) or (Generation.load(folder, for_update=True),
+                                                      _load_state(folder))
             except (OSError, ValueError, EOFError, KeyError, TypeError):
                 old_gen, report.reason = None, "the index was damaged and has been rebuilt"
         elif manifest and manifest.get("corrupt"):
@@ -166,17 +218,18 @@ class Updater:
         if old_gen is None or manifest is None or manifest.get("model_id") != model_id:
             report.rebuilt = True
             report.reason = report.reason or ("full build" if old_gen is None else "the embedding model changed")
-            old_gen, old_files = Generation(), {}
+            old_gen, old_files, old_blobs = Generation(), {}, {}
         else:
-            old_files = manifest["files"]
-        changed = [rel for rel, st in files.items() if old_files.get(rel, [None])[:4] != st]
+            old_files, old_blobs = manifest["files"], manifest["blobs"]
+        changed = [rel for rel, st in files.items() if old_files.get(rel) != st]
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
-        unchanged_blob = [rel for rel in changed if rel in old_files and blobs.get(rel) == old_files[rel][4]]
+        unchanged_blob = {rel for rel in changed if rel in old_files and blobs.get(rel) == old_blobs.get(rel)}
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
-        removed = [rel for rel in old_files if rel not in files or rel in really]
+        gone = [rel for rel in old_files if rel not in files]
+        removed = gone + [rel for rel in really if rel in old_files]
         head_info = self._head_info(manifest, head, old_state, report)
-        gone_blobs = {old_files[rel][4]: rel for rel in old_files if rel not in files}
+        gone_blobs = {old_blobs.get(rel): rel for rel in gone}
         for rel in really:
             if rel in old_files:
                 report.modified.append(rel)
@@ -184,7 +237,8 @@ class Updater:
                 report.moved.append((gone_blobs.pop(blobs[rel]), rel))
             else:
                 report.new.append(rel)
-        report.deleted = [rel for rel in old_files if rel not in files and rel in gone_blobs.values()]
+        still_gone = set(gone_blobs.values())  # (what was not matched to a moved file)
+        report.deleted = [rel for rel in gone if rel in still_gone]
         entries = self._entries(really, datas, blobs, head_info["head_blobs"])
         positions = {r["path"]: i for i, r in enumerate(old_gen.records)}
         remove = [positions[rel] for rel in removed if rel in positions]
@@ -204,7 +258,11 @@ class Updater:
             "head_blobs": head_info["head_blobs"],
             "head_commit": head_info["head_commit"],
         }
-        new_manifest = self._save(new_gen, state, head, files, events, blobs, old_files, model_id)
+        new_blobs = {rel: b for rel, b in old_blobs.items() if rel in files} if gone else dict(old_blobs)
+        new_blobs.update(blobs)
+        new_manifest = self._save(new_gen, state, head, files, events, new_blobs, model_id)
+        _WARM.clear()
+        _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state)
         new_manifest["semantic"] = new_gen.vectors is not None
         report.seconds = time.perf_counter() - started
         return new_gen, new_manifest | {"state": state}, report
@@ -216,24 +274,16 @@ class Updater:
         model_id = self.vector_key
         cached = self.cache.get_many((blobs[rel] for rel in rels), model_id)
         fresh: dict[str, Any] = {}
+        todo: dict[str, str] = {}  # blob → the first path holding it
         for rel in rels:
-            blob = blobs[rel]
-            if blob not in cached and blob not in fresh:
-                data = datas[rel]
-                assert data is not None
-                fresh[blob] = derive(data, rel)
+            if blobs[rel] not in cached:
+                todo.setdefault(blobs[rel], rel)
+        batch = {blob: (datas[rel] or b"", rel) for blob, rel in todo.items()}
+        fresh.update(derive_all(batch, self.progress))
         derived = cached | fresh
         need_vectors = {b: d for b, d in derived.items() if d.vector is None and "error" not in d.record}
         if self.embedder and need_vectors:
-            from ee.index.derive import embed_text
-
-            order = sorted(need_vectors)
-            texts = [embed_text(need_vectors[b].body, need_vectors[b].record["tags"], need_vectors[b].record["kind"])
-                     for b in order]
-            matrix = self.embedder.encode(texts)
-            for blob, row in zip(order, matrix, strict=True):
-                need_vectors[blob].vector = row.astype("float32").tobytes()
-                fresh[blob] = need_vectors[blob]
+            self._embed(need_vectors, fresh)
         self.cache.put_many(fresh, model_id)
         import numpy as np
 
@@ -251,6 +301,19 @@ class Updater:
             entries.append(Entry(rel, blobs[rel], head_blobs.get(rel) == blobs[rel], record, item.body,
                                  item.tokens, vector))
         return entries
+
+    def _embed(self, need: dict[str, Any], fresh: dict[str, Any]) -> None:
+        from ee.index.derive import embed_text
+
+        order = sorted(need)
+        for start in range(0, len(order), _EMBED_CHUNK):
+            chunk = order[start : start + _EMBED_CHUNK]
+            texts = [embed_text(need[b].body, need[b].record["tags"], need[b].record["kind"]) for b in chunk]
+            matrix = self.embedder.encode_documents(texts)
+            for blob, row in zip(chunk, matrix, strict=True):
+                need[blob].vector = row.astype("float32").tobytes()
+                fresh[blob] = need[blob]
+            self.progress("embed", start + len(chunk), len(order))
 
     def _problems(self, entries: list[Entry], changed: list[str], datas: dict[str, bytes | None]) -> list[dict[str, Any]]:
         """Errors of unreadable files, warnings of readable ones, and duplicate ids."""
@@ -288,7 +351,7 @@ class Updater:
 
         return provenance(self.git, old_state)
 
-    def _events(self, events: dict[str, list[int]], manifest: dict[str, Any] | None, old_state: dict[str, Any],
+    def _events(self, events: dict[str, Stamp], manifest: dict[str, Any] | None, old_state: dict[str, Any],
                 report: SyncReport) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
         from ee.feedback_store import read_events_file
 
@@ -308,16 +371,15 @@ class Updater:
             report.events_changed += 1
         return {k: v for k, v in sorted(event_map.items()) if v}, problems
 
-    def _save(self, gen: Generation, state: dict[str, Any], head: str, files: dict[str, list[int]],
-              events: dict[str, list[int]], blobs: dict[str, str], old_files: dict[str, Any],
-              model_id: str | None) -> dict[str, Any]:
-        import marshal
-
+    def _save(self, gen: Generation, state: dict[str, Any], head: str, files: dict[str, Stamp],
+              events: dict[str, Stamp], blobs: dict[str, str], model_id: str | None) -> dict[str, Any]:
         folder = self.root / INDEX_DIR
         name = f"gen-{time.time_ns():x}-{os.getpid()}"
         gen.save(folder / name)
         crash_point("index.generation")
         (folder / name / "state.marshal").write_bytes(marshal.dumps(state))
+        stamps = {"files": files, "blobs": blobs, "events": events}
+        (folder / name / STAMPS).write_bytes(marshal.dumps(stamps))
         manifest = {
             "format": FORMAT,
             "generation": name,
@@ -326,15 +388,45 @@ class Updater:
             "head": head,
             "count": gen.size,
             "built": time.time(),
-            "files": {rel: st + [blobs.get(rel) or old_files.get(rel, [None] * 5)[4]] for rel, st in files.items()},
-            "events": events,
         }
         tmp = folder / f"manifest.json.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(manifest), encoding="utf-8")
         crash_point("index.manifest")
         os.replace(tmp, folder / "manifest.json")
         _prune(folder, keep=name)
-        return manifest
+        return manifest | stamps
+
+
+_CACHES: dict[str, tuple[tuple[int, int], DerivedCache]] = {}
+
+
+def shared_cache(path: Path) -> DerivedCache:
+    """This process's connection to the derived cache at ``path``, opened once. Closing it after every
+    update cost a WAL checkpoint each time (~20 ms); a replaced file (``rm -rf .ee/cache``) is reopened."""
+    cached = _CACHES.get(str(path))
+    if cached is not None:
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == cached[0]:
+            return cached[1]
+        cached[1].close()
+    cache = DerivedCache(path)
+    st = path.stat()
+    _CACHES[str(path)] = ((st.st_dev, st.st_ino), cache)
+    return cache
+
+
+# The generation this process wrote last, kept in memory: a long-lived process (ee watch and its query
+# server) then updates and answers without reading it back. One entry, replaced on every update.
+# Records are shared with the views handed out, which treat them as read-only.
+_WARM: dict[str, tuple[Generation, dict[str, Any]]] = {}
+
+
+def warm(folder: Path) -> tuple[Generation, dict[str, Any]] | None:
+    """The generation saved in ``folder`` and its state, if this process wrote it (else None)."""
+    return _WARM.get(str(folder))
 
 
 def _read(path: Path, folder: Path, max_bytes: int = MAX_BODY_BYTES) -> bytes | None:
@@ -378,10 +470,19 @@ def _max_body_bytes(root: Path) -> int:
 
 
 def _load_state(folder: Path) -> dict[str, Any]:
-    import marshal
-
-    state: dict[str, Any] = marshal.loads((folder / "state.marshal").read_bytes())  # noqa: S302 - our own file
+    state: dict[str, Any] = _load_marshal(folder / "state.marshal")
     return state
+
+
+def _load_marshal(path: Path) -> Any:
+    """One of our own marshal files, read with the garbage collector paused (it is half the cost of
+    building 10k small dicts otherwise); not a dict → ValueError."""
+    data = path.read_bytes()
+    with no_gc():
+        value = marshal.loads(data)  # noqa: S302 - our own file
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} is damaged")
+    return value
 
 
 def load_state(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
