@@ -161,6 +161,7 @@ def test_install_honours_core_hooks_path(tmp_path: Path) -> None:
     assert (tmp_path / "user-post-commit").exists()
     wait_for((repo / ".ee/hooks/refresh.done").exists, "ee's post-commit job")  # ee's post-commit ran too
     assert (repo / ".ee/hooks/table.marshal").exists()
+    assert (repo / ".ee/hooks/refresh.log").read_text() == ""  # the job's output: nothing went wrong
 
 
 def test_install_is_idempotent_and_uninstall_restores_the_original_bytes(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ imported here. Every command inherits the hook's environment, so ``GIT_INDEX_FIL
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -35,7 +36,19 @@ def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
-def git_dir(cwd: Path | None = None) -> Path:
+def git_dir(cwd: Path) -> Path:
+    """The git folder of the work tree at ``cwd``: ``$GIT_DIR``, ``.git`` (a folder, or a ``gitdir:`` file
+    as in linked worktrees) without a process, else ``git rev-parse``."""
+    env = os.environ.get("GIT_DIR")
+    if env:
+        return (cwd / env).resolve()
+    dot = cwd / ".git"
+    if dot.is_dir():
+        return dot
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = dot.read_text(encoding="utf-8").strip()
+        if text.startswith("gitdir:"):
+            return (cwd / text[7:].strip()).resolve()
     return Path(git("rev-parse", "--absolute-git-dir", cwd=cwd).strip())
 
 

@@ -4,11 +4,12 @@
 names code paths (frontmatter ``paths``) or is a failure / anti-pattern / risk, what a hook needs: id,
 kind, title, file, path globs, whether it blocks, its validity window and — for the risky kinds — its
 *signature*: its :data:`SIGNATURE` index tokens of highest idf (BM25's idf over the whole store) with
-those weights. A hook reads this one small file instead of opening the index. The table is keyed by the
-index generation it was built from and rebuilt from the index when that moved (incrementally: an entry
-whose file blob did not change is kept, unless the store's size changed by more than a fifth). Without
-``ee watch`` the index's freshness is checked first (a stat of every memory file, as every query does);
-with the watcher running its manifest is trusted (it catches up within ~0.2 s of a change).
+those weights; plus postings (signature token → rows), so a check looks only at the rows a change can
+match. A hook reads this one small file instead of opening the index. The table is keyed by the index
+generation it was built from and rebuilt from the index when that moved (incrementally: a row whose file
+blob did not change is kept, unless the store's size changed by more than a fifth). Without ``ee watch``
+the index's freshness is checked first (a stat of every memory file, as every query does); with the
+watcher running its manifest is trusted (it catches up within ~0.2 s of a change).
 
 **Warnings** (pre-commit). A risky memory is about the staged change when
 
@@ -28,18 +29,22 @@ from __future__ import annotations
 import fnmatch
 import marshal
 import math
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
-TABLE_FORMAT = 2
+TABLE_FORMAT = 4
 RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
 MIN_MATCHED = 3
 _RESIZE = 0.2  # a store grown or shrunk by more than this recomputes every signature (idf moved)
+
+# A row: (id, kind, title, path, paths, blocks, valid_from, valid_to, blob, tokens, weights)
+_PATHS, _BLOB, _TOKENS = 4, 8, 9
 
 
 class Entry:
@@ -77,10 +82,6 @@ class Entry:
         self.tokens: tuple[str, ...] = tuple(tokens)
         self.weights: tuple[float, ...] = tuple(weights)
 
-    @property
-    def risky(self) -> bool:
-        return self.kind in RISK_KINDS
-
     def valid_now(self, now: Any) -> bool:
         return _at_or_before(self.valid_from, now, True) and not _at_or_before(self.valid_to, now, False)
 
@@ -92,7 +93,7 @@ class Finding:
 
     def __init__(
         self, entry: Entry, paths: Sequence[str] = (), words: Sequence[str] = (), share: float = 0.0
-    ):
+    ) -> None:
         self.entry, self.paths, self.words, self.share = entry, tuple(paths), tuple(words), share
 
     def reason(self) -> str:
@@ -104,7 +105,65 @@ class Finding:
         )
 
 
-# ------------------------------------------------------------------------------------------ the table
+class Table:
+    """A loaded hook table."""
+
+    __slots__ = ("_entries", "data")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self._entries: dict[int, Entry] = {}
+
+    @property
+    def risky(self) -> int:
+        """How many failure / anti-pattern / risk memories the store has."""
+        return int(self.data["risky"])
+
+    def entry(self, index: int) -> Entry:
+        if index not in self._entries:
+            self._entries[index] = Entry(marshal.loads(self.data["rows"][index]))  # noqa: S302 - ours
+        return self._entries[index]
+
+    def findings(
+        self, paths: Sequence[str], added_text: str | None, kinds: frozenset[str] | None = RISK_KINDS
+    ) -> list[Finding]:
+        """The memories of ``kinds`` (None: any kind) about a change of ``paths`` that adds ``added_text``
+        (None: paths only), valid now; path matches first, then by strength, ties by id."""
+        from datetime import UTC, datetime
+
+        now = datetime.now(UTC)
+        out: dict[int, Finding] = {}
+        for index in self.data["with_paths"]:
+            entry = self.entry(index)
+            hit = touched(entry, paths) if kinds is None or entry.kind in kinds else ()
+            if hit and entry.valid_now(now):
+                out[index] = Finding(entry, paths=hit)
+        tokens = self._added_tokens(added_text)
+        for index in self._candidates(tokens):
+            entry = self.entry(index)
+            if index in out or (kinds is not None and entry.kind not in kinds) or not entry.valid_now(now):
+                continue
+            words, share = word_match(entry, tokens)
+            if share >= STRONG_MATCH and len(words) >= MIN_MATCHED:
+                out[index] = Finding(entry, words=words, share=share)
+        return sorted(out.values(), key=lambda f: (not f.paths, -f.share, f.entry.id))
+
+    def _added_tokens(self, added_text: str | None) -> set[str]:
+        postings = self.data["postings"]
+        if not added_text or not postings:
+            return set()
+        return {token for token in tokenizer()(added_text) if token in postings}
+
+    def _candidates(self, tokens: set[str]) -> list[int]:
+        """Rows sharing at least :data:`MIN_MATCHED` signature tokens with ``tokens``."""
+        counts: dict[int, int] = {}
+        for token in tokens:
+            for index in self.data["postings"][token]:
+                counts[index] = counts.get(index, 0) + 1
+        return sorted(index for index, n in counts.items() if n >= MIN_MATCHED)
+
+
+# ------------------------------------------------------------------------------------------ building
 
 
 def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -113,19 +172,30 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
     n_docs = max(int(gen.lexical.n_docs), 1)
     reuse: dict[tuple[str, str], Any] = {}
     if previous and abs(previous.get("n_docs", 0) - n_docs) <= _RESIZE * n_docs:
-        reuse = {(row[0], row[8]): row for row in previous["rows"]}
+        old = [marshal.loads(data) for data in previous["rows"]]  # noqa: S302 - our own derived file
+        reuse = {(row[0], row[_BLOB]): row for row in old}
     rows = []
     for position, record in enumerate(gen.records):
         kind, paths = record.get("kind", ""), [str(p) for p in record.get("paths") or []]
-        if kind not in RISK_KINDS and not paths:
-            continue
-        row = reuse.get((record["id"], record["blob"])) or _row(gen, position, record, kind, paths, n_docs)
-        rows.append(row)
-    return {"format": TABLE_FORMAT, "generation": view.manifest["generation"], "n_docs": n_docs, "rows": rows}
+        if kind in RISK_KINDS or paths:
+            known = reuse.get((record["id"], record["blob"]))
+            rows.append(known or _row(gen, position, record, kind, paths, n_docs))
+    postings: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        for token in row[_TOKENS]:
+            postings.setdefault(token, []).append(index)
+    return {
+        "format": TABLE_FORMAT,
+        "generation": view.manifest["generation"],
+        "n_docs": n_docs,
+        "rows": [marshal.dumps(row) for row in rows],  # each read only when a change may match it
+        "postings": postings,
+        "with_paths": [i for i, row in enumerate(rows) if row[_PATHS]],
+        "risky": sum(1 for row in rows if row[1] in RISK_KINDS),
+    }
 
 
 def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list[str], n_docs: int) -> tuple:
-    from ee.index.tokenize import tokenize
     from ee.query.explain import title_of
 
     body = gen.body(position)
@@ -133,7 +203,7 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
     weights: list[float] = []
     if kind in RISK_KINDS:
         idf = {}
-        for token in set(tokenize(body)):
+        for token in set(tokenizer()(body)):
             df = gen.lexical.document_frequency(token)
             idf[token] = round(math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)), 4)
         tokens = sorted(idf, key=lambda t: (-idf[t], t))[:SIGNATURE]
@@ -155,6 +225,9 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
     )
 
 
+# ------------------------------------------------------------------------------------------ storing
+
+
 def manifest_generation(root: Path) -> str | None:
     import json
 
@@ -170,12 +243,7 @@ def load_table(root: Path) -> dict[str, Any] | None:
         table = marshal.loads((root / TABLE).read_bytes())  # noqa: S302 - our own derived file
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    ok = (
-        isinstance(table, dict)
-        and table.get("format") == TABLE_FORMAT
-        and isinstance(table.get("rows"), list)
-    )
-    return table if ok else None
+    return table if isinstance(table, dict) and table.get("format") == TABLE_FORMAT else None
 
 
 def save_table(root: Path, table: dict[str, Any]) -> None:
@@ -193,18 +261,18 @@ def refresh_table(root: Path, view: Any) -> dict[str, Any]:
     return table
 
 
-def current_entries(root: Path, trust_manifest: bool) -> list[Entry]:
-    """The table's entries for the store as it is now (catching the index up first when it moved)."""
+def current_table(root: Path, trust_manifest: bool) -> Table:
+    """The hook table for the store as it is now (catching the index up first when it moved)."""
     table = load_table(root)
     generation = manifest_generation(root)
-    fresh = table and generation and table.get("generation") == generation
+    fresh = table is not None and generation is not None and table.get("generation") == generation
     if not (fresh and (trust_manifest or _index_fresh(root))):
         from ee.index import open_index
         from ee.workspace import Workspace
 
         table = refresh_table(root, open_index(Workspace(root)))
     assert table is not None
-    return [Entry(row) for row in table["rows"]]
+    return Table(table)
 
 
 def _index_fresh(root: Path) -> bool:
@@ -246,30 +314,26 @@ def word_match(entry: Entry, tokens: set[str]) -> tuple[tuple[str, ...], float]:
     return tuple(t for t, _w in found), sum(w for _t, w in found) / total
 
 
-def findings(
-    entries: Iterable[Entry], paths: Sequence[str], added_text: str | None, kinds: frozenset[str] = RISK_KINDS
-) -> list[Finding]:
-    """The memories of ``kinds`` that are about a change of ``paths`` adding ``added_text`` (None: no
-    word match), path matches first, then by strength; ties by id."""
-    from datetime import UTC, datetime
+def tokenizer() -> Any:
+    """``ee.index.tokenize.tokenize`` without importing the ``ee.index`` package, whose ``__init__`` imports
+    numpy (~100 ms, most of a warm hook's time): the module itself needs only the standard library and
+    PyStemmer. Once ``ee.index`` is imported the usual module is used; both are the same file."""
+    module = sys.modules.get("ee.index.tokenize")
+    if module is None and "ee.index" in sys.modules:
+        from ee.index import tokenize as module
+    if module is None:
+        import importlib.util
 
-    now = datetime.now(UTC)
-    chosen = [e for e in entries if e.kind in kinds and e.valid_now(now)]
-    tokens: set[str] = set()
-    if added_text and any(e.weights for e in chosen):
-        from ee.index.tokenize import tokenize
+        path = Path(__file__).resolve().parent.parent / "index" / "tokenize.py"
+        spec = importlib.util.spec_from_file_location("ee.index.tokenize", path)
+        if spec is None or spec.loader is None:  # pragma: no cover - the file ships with ee
+            from ee.index.tokenize import tokenize
 
-        tokens = set(tokenize(added_text))
-    out = []
-    for entry in chosen:
-        hit = touched(entry, paths)
-        if hit:
-            out.append(Finding(entry, paths=hit))
-        elif tokens:
-            words, share = word_match(entry, tokens)
-            if share >= STRONG_MATCH and len(words) >= MIN_MATCHED:
-                out.append(Finding(entry, words=words, share=share))
-    return sorted(out, key=lambda f: (not f.paths, -f.share, f.entry.id))
+            return tokenize
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["ee.index.tokenize"] = module
+        spec.loader.exec_module(module)
+    return module.tokenize
 
 
 def _at_or_before(stamp: str | None, now: Any, if_missing: bool) -> bool:

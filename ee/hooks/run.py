@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ee.hooks import gitinfo, refresh, risks, warm
+from ee.hooks import gitinfo, risks, warm
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -75,15 +75,10 @@ def pre_commit(hook: Hook) -> int:
         return 0
     if refuse_secrets(hook, paths):
         return BLOCKED
-    entries = risks.current_entries(hook.root, trust_manifest=hook.warm)
-    if not any(e.risky for e in entries):
+    table = risks.current_table(hook.root, trust_manifest=hook.warm)
+    if not table.risky:
         return 0
-    added = (
-        gitinfo.staged_added_text(hook.top, exclude=[hook.memories])
-        if any(e.weights for e in entries)
-        else ""
-    )
-    found = risks.findings(entries, paths, added)
+    found = table.findings(paths, gitinfo.staged_added_text(hook.top, exclude=[hook.memories]))
     block_all = bool(found) and bool(hook.config.get("hooks.block"))
     blocking = [f for f in found if block_all or f.entry.blocks]
     for finding in found:
@@ -152,8 +147,8 @@ def prepare_commit_msg(hook: Hook) -> int:
 def message_memories(hook: Hook, paths: list[str]) -> list[tuple[str, str]]:
     """(id, title) of memories whose ``paths`` name a staged path, then the best lexical matches of the
     change's words (paths and added identifiers), at most :data:`MESSAGE_HITS` in all."""
-    entries = risks.current_entries(hook.root, trust_manifest=hook.warm)
-    named = risks.findings(entries, paths, None, kinds=frozenset(e.kind for e in entries))
+    table = risks.current_table(hook.root, trust_manifest=hook.warm)
+    named = table.findings(paths, None, kinds=None)
     chosen = {f.entry.id: f.entry.title for f in named}
     added = gitinfo.staged_added_text(hook.top, exclude=[hook.memories])
     text = " ".join(gitinfo.terms_of(paths, added))
@@ -208,15 +203,21 @@ def add_comment_lines(path: Path, lines: list[str], char: str) -> None:
 def post_checkout(hook: Hook) -> int:
     if len(hook.args) >= 3 and hook.args[2] == "0":  # a file checkout: the branch did not change
         return 0
+    from ee.hooks import refresh
+
     return refresh.start(hook.name, hook.top, hook.root, write_context=True)
 
 
 def post_merge(hook: Hook) -> int:
+    from ee.hooks import refresh
+
     return refresh.start(hook.name, hook.top, hook.root, write_context=True)
 
 
 def post_commit(hook: Hook) -> int:
     """post-commit and post-rewrite: the index and the hook table catch up (in the background)."""
+    from ee.hooks import refresh
+
     return refresh.start(hook.name, hook.top, hook.root, write_context=False)
 
 
