@@ -207,6 +207,9 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
             hint="move long text into the body; frontmatter holds short fields",
         )
     _refuse_duplicates(fm_text, path)
+    fast = _fast_mapping(fm_text)
+    if fast is not None:
+        return fast
     if _ALIAS_HINT_RE.search(fm_text):
         _refuse_aliases(fm_text, path)
     try:
@@ -247,6 +250,98 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
             hint="write one 'key: value' per line between the '---' lines",
         )
     return data
+
+
+# ---------------------------------------------------------------------------------------- the fast path
+# Frontmatter as ee writes it (and as most people write it): one `key: value` per line, values plain words,
+# numbers, true/false/null, times, quoted strings without escapes, flow lists of those, and a block list
+# of `{type: …, to: …}` links. Read by hand ~10x faster than PyYAML constructs it; anything else, or
+# anything in doubt, returns None and goes to PyYAML. A property test holds the two to the same result.
+_FAST_KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_FAST_PLAIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_./@+=~%-]*(?::[A-Za-z0-9_./@+=~%-]+)*")
+_FAST_INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_FAST_FLOAT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
+_FAST_QUOTED_RE = re.compile(r'"[^"\\]*"|\'[^\']*\'')
+_FAST_LINK_RE = re.compile(r"( +)- \{type: ([A-Za-z_]+), to: ([A-Za-z0-9][A-Za-z0-9_.:-]*)\}")
+_FAST_SPECIAL = {"null": None, "true": True, "false": False}
+# What YAML refuses to read anywhere in a document (the fast path must not be more lenient).
+_NOT_PRINTABLE_RE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _fast_mapping(fm_text: str) -> dict[str, Any] | None:
+    if any(c in fm_text for c in "#\t\x85\u2028\u2029") or _NOT_PRINTABLE_RE.search(fm_text):
+        return None  # comments, tabs, Unicode line breaks, what YAML refuses: PyYAML decides
+    out: dict[str, Any] = {}
+    open_list: list[Any] | None = None  # the links list being read, after a bare `key:`
+    for raw in fm_text.split("\n"):
+        line = raw.removesuffix("\r")
+        if "\r" in line:
+            return None
+        if not line.strip():
+            continue
+        if line[0] == " ":
+            link = _FAST_LINK_RE.fullmatch(line)
+            if open_list is None or link is None or any(_fast_scalar(v) != v for v in (link[2], link[3])):
+                return None
+            open_list.append({"type": link[2], "to": link[3]})
+            continue
+        match = _FAST_KEY_RE.fullmatch(line)
+        if match is None or match[1] in out or match[1].lower() in _YAML11_WORDS:
+            return None  # `on:` or `yes:` is a boolean key in YAML 1.1
+        key, text = match[1], match[2]
+        if text is None or not text.strip():
+            out[key] = open_list = []
+            continue
+        open_list = None
+        value = _fast_value(text)
+        if value is _NO:
+            return None
+        out[key] = value
+    # A bare `key:` with no list lines below it is null in YAML.
+    return {k: (None if v == [] and _bare(fm_text, k) else v) for k, v in out.items()}
+
+
+_NO = object()
+
+
+def _bare(fm_text: str, key: str) -> bool:
+    return re.search(rf"^{re.escape(key)}:[ \r]*$", fm_text, re.MULTILINE) is not None
+
+
+def _fast_value(text: str) -> Any:
+    if text != text.strip():
+        return _NO
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        if not inner:
+            return []
+        items = [_fast_scalar(part.strip()) for part in inner.split(",")]
+        if any(item is _NO or not isinstance(item, str) for item in items):
+            return _NO  # numbers or nulls inside a list: let YAML decide
+        if any(part.strip() == "" for part in inner.split(",")) or ('"' in inner and "," in inner):
+            return _NO  # a comma inside a quoted item would have been split
+        return items
+    return _fast_scalar(text)
+
+
+def _fast_scalar(text: str) -> Any:
+    if text in _FAST_SPECIAL:
+        return _FAST_SPECIAL[text]
+    if _FAST_QUOTED_RE.fullmatch(text):
+        return text[1:-1]
+    if _TIME_RE.match(text):
+        try:  # YAML gives a datetime (and refuses a date that does not exist); both become this string
+            dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            return _NO
+        return text
+    if _FAST_INT_RE.fullmatch(text):
+        return int(text)
+    if _FAST_FLOAT_RE.fullmatch(text):
+        return float(text)
+    if _FAST_PLAIN_RE.fullmatch(text) and text.lower() not in _YAML11_WORDS:
+        return text
+    return _NO
 
 
 def _line_of_bad_value(fm_text: str) -> int:

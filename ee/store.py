@@ -51,6 +51,8 @@ class Store:
         self.root = root
         self.folder = root / MEMORIES
         self.max_body_bytes = max_body_bytes
+        self._inside_cache: dict[Path, bool] = {}
+        self._folder_resolved: Path | None = None
         # path → digest of the bytes last read: a write or delete refuses a file that changed since (a
         # person's save between ee's read and ee's write would otherwise be lost).
         self._seen: dict[str, str] = {}
@@ -70,7 +72,7 @@ class Store:
         try:
             if path.is_symlink():
                 target = Path(os.path.realpath(path))  # never raises: a link loop fails the open (ELOOP)
-                if not target.is_relative_to(self.folder.resolve()):
+                if not self._inside(target.parent):
                     raise MemoryFormatError(
                         f"symlink points outside memories/ (to {target})",
                         rel,
@@ -161,9 +163,19 @@ class Store:
         if "\x00" in rel or rel.startswith("/") or ".." in Path(rel).parts:
             raise UsageError(f"path {rel!r} leaves memories/", "use a path below memories/")
         path = self.root / rel
-        if not path.parent.resolve().is_relative_to(self.folder.resolve()):
+        if not self._inside(path.parent):
             raise UsageError(f"path {rel!r} is not below memories/", "use a path below memories/")
         return path
+
+    def _inside(self, folder: Path) -> bool:
+        """Is ``folder`` (symlinks resolved) memories/ or below it? Remembered per folder: a snapshot of
+        10,000 files asks about a handful of folders, and resolving costs a system call per component."""
+        known = self._inside_cache.get(folder)
+        if known is None:
+            if self._folder_resolved is None:
+                self._folder_resolved = self.folder.resolve()
+            known = self._inside_cache[folder] = folder.resolve().is_relative_to(self._folder_resolved)
+        return known
 
     def write(self, rel: str, text: str, *, durable: bool = True) -> None:
         """Write a memory file atomically; ``durable=False`` leaves the fsync to :func:`flush_to_disk`."""

@@ -601,3 +601,150 @@ def _parse_error(text: str) -> MemoryFormatError | None:
     except MemoryFormatError as exc:
         return exc
     return None
+
+
+# --- the fast path agrees with PyYAML
+
+
+def _yaml_view(value: object) -> object:
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, dict):
+        return {k: _yaml_view(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_yaml_view(v) for v in value]
+    return value
+
+
+def _agrees(fm_text: str) -> bool:
+    """The fast reader either declines, or gives what PyYAML gives (and PyYAML does not refuse)."""
+    import yaml
+
+    fast = fm._fast_mapping(fm_text)
+    if fast is None:
+        return False
+    loaded = yaml.load(fm_text, Loader=yaml.CSafeLoader)  # raises if the fast path was too lenient
+    assert _yaml_view(loaded or {}) == _yaml_view(fast), fm_text
+    return True
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fields=_fields, body=_body, extra=_extra)
+def test_the_fast_reader_agrees_with_pyyaml_on_what_ee_writes(fields: dict, body: str, extra: dict) -> None:
+    fm_text, _body_text, _line = fm.split(fm.render_new(fields, body, extra))
+    assert fm_text is not None
+    _agrees(fm_text)
+
+
+def test_the_fast_reader_takes_ees_usual_files() -> None:
+    text = fm.render_new(
+        {
+            "id": new_id(),
+            "level": "procedural",
+            "kind": "rule",
+            "tags": ["ci", "rust"],
+            "trust": "human_explicit",
+            "confidence": 0.85,
+            "utility": 0.5,
+            "importance": 0.5,
+            "created": "2026-12-02T09:11:11Z",
+            "source": ["file://AGENTS.md"],
+            "links": [Link("supports", new_id())],
+            "paths": ["src/ci/*.yml"],
+        },
+        "Body.",
+    )
+    assert _agrees(fm.split(text)[0] or "")
+
+
+_FAST_TOKENS = st.sampled_from(
+    [
+        "a",
+        "ab-c",
+        "x.y",
+        "a:b",
+        "a: b",
+        "1",
+        "01",
+        "-0",
+        "1.5",
+        "1_0",
+        "0x1",
+        "1e3",
+        "yes",
+        "No",
+        "on",
+        "null",
+        "~",
+        "true",
+        "False",
+        "'q'",
+        "'it''s'",
+        '"d"',
+        '"e\\n"',
+        '"x, y"',
+        "[a, b]",
+        "[a,,b]",
+        "[]",
+        "[1, a]",
+        "['a, b']",
+        "[a]]",
+        "{a: 1}",
+        "2026-12-02T09:11:11Z",
+        "2026-13-02T09:11:11Z",
+        "2026-01-01",
+        "&a x",
+        "*a",
+        "a #c",
+        "%x",
+        "@x",
+        "`x",
+        "|",
+        ">",
+        "!x",
+        "? a",
+        "-",
+        "- a",
+        "a\rb",
+        "é",
+        "x\u0085y",
+        " ",
+    ]
+)
+_FAST_KEYS = st.sampled_from(
+    ["id", "tags", "kind", "on", "yes", "a-b", "_x", "1", "'q'", "links", "x y", "-a"]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(_FAST_KEYS, _FAST_TOKENS).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+            _FAST_KEYS.map(lambda k: f"{k}:"),
+            st.sampled_from(
+                [
+                    "  - {type: supports, to: mem_1}",
+                    "  - {type: yes, to: 1_0}",
+                    "  - a",
+                    "",
+                    "# c",
+                    "    - {type: x, to: y}",
+                ]
+            ),
+        ),
+        max_size=6,
+    )
+)
+def test_the_fast_reader_never_disagrees_with_pyyaml(lines: list[str]) -> None:
+    import yaml
+
+    fm_text = "\n".join(lines) + "\n"
+    fast = fm._fast_mapping(fm_text)
+    if fast is None:
+        return
+    try:
+        loaded = yaml.load(fm_text, Loader=yaml.CSafeLoader)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise AssertionError(f"fast path read what YAML refuses: {fm_text!r}") from exc
+    assert _yaml_view(loaded or {}) == _yaml_view(fast), fm_text
