@@ -57,6 +57,15 @@ class Context:
     now: datetime  # the day, for decay
     reference: datetime  # for validity
     degraded: list[dict[str, Any]]
+    memo: dict[str, Any] = field(default_factory=dict)  # per-query values computed once (ids, term masks)
+
+    @property
+    def ids(self) -> list[str]:
+        """Memory ids by position (built once per query: ``gen.ids`` makes a new list on every call)."""
+        ids: list[str] | None = self.memo.get("ids")
+        if ids is None:
+            ids = self.memo["ids"] = self.view.gen.ids
+        return ids
 
 
 def run_search(view: Any, query: Query, reference: datetime | None = None,
@@ -165,7 +174,7 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
         item.multipliers = st.multipliers(relaxed_invalid=posture == "relaxed")
         item.final = item.fused * math.prod(item.multipliers.values())
         out.append(item)
-    ids = gen.ids
+    ids = ctx.ids
     out.sort(key=lambda s: (-round(s.final, 12), ids[s.pos]))
     return out, len(out)
 
@@ -197,7 +206,7 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
     from ee.query.fusion import fuse
 
     gen, query = ctx.view.gen, ctx.query
-    ids = gen.ids
+    ids = ctx.ids
     pool = query.pool
     lex_top: list[tuple[int, float]] = []
     sem_top: list[tuple[int, float]] = []
