@@ -18,8 +18,105 @@ def error_envelope(error: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(value: Any, indent: int | None = 2) -> str:
-    """Deterministic JSON: key order as built, UTF-8 kept, no trailing spaces."""
+    """Deterministic JSON: key order as built, UTF-8 kept, no trailing spaces.
+
+    Byte for byte ``json.dumps(value, ensure_ascii=False, indent=indent, default=...)``. The standard
+    library encodes with ``indent`` in pure Python (its C encoder has no indentation), which took ~25 ms
+    for a 100-hit search; :func:`_pretty` writes the same bytes in about half the time.
+    """
+    if indent is not None and indent > 0:
+        try:
+            return _pretty(value, " " * indent)
+        except _Unusual:
+            pass
     return json.dumps(value, ensure_ascii=False, indent=indent, default=_default)
+
+
+class _Unusual(Exception):
+    """A value :func:`_pretty` leaves to the standard encoder (a dict key that is not a string)."""
+
+
+def _pretty(value: Any, step: str) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=len(step))``: one recursive pass appending to a
+    list, with the common types dispatched on their exact type."""
+    from json.encoder import encode_basestring
+
+    enc: Any = getattr(json.encoder, "c_encode_basestring", None) or encode_basestring
+    int_repr = int.__repr__
+    out: list[str] = []
+    append = out.append
+
+    def walk(o: Any, indent: str) -> None:
+        t = type(o)
+        if t is str:
+            append(enc(o))
+        elif t is dict or (t is not list and t is not tuple and isinstance(o, dict)):
+            if not o:
+                append("{}")
+                return
+            inner = indent + step
+            sep = ",\n" + inner
+            append("{\n" + inner)
+            first = True
+            for key, item in o.items():
+                if first:
+                    first = False
+                else:
+                    append(sep)
+                if type(key) is not str:
+                    raise _Unusual
+                append(enc(key) + ": ")
+                tt = type(item)
+                if tt is str:
+                    append(enc(item))
+                elif tt is int:
+                    append(int_repr(item))
+                else:
+                    walk(item, inner)
+            append("\n" + indent + "}")
+        elif t is list or t is tuple or isinstance(o, list | tuple):
+            if not o:
+                append("[]")
+                return
+            inner = indent + step
+            sep = ",\n" + inner
+            append("[\n" + inner)
+            first = True
+            for item in o:
+                if first:
+                    first = False
+                else:
+                    append(sep)
+                if type(item) is str:
+                    append(enc(item))
+                else:
+                    walk(item, inner)
+            append("\n" + indent + "]")
+        elif o is None:
+            append("null")
+        elif o is True:
+            append("true")
+        elif o is False:
+            append("false")
+        elif isinstance(o, str):
+            append(enc(o))
+        elif isinstance(o, int):
+            append(int_repr(o))
+        elif isinstance(o, float):
+            append(_float(o))
+        else:
+            walk(_default(o), indent)
+
+    walk(value, "")
+    return "".join(out)
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def _default(value: Any) -> Any:
