@@ -66,11 +66,12 @@ def _title(view: Any, pos: int) -> str:
 
 def standing_report(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
     from ee.policy.feedback import half_life_days
-    from ee.query.standing import standing_of
+    from ee.query.standing import standing_of, superseded_map
 
     events = ctx.view.state.get("events", {}).get(record["id"], [])
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
-    st = standing_of(record, events, prov, ctx.now, ctx.reference)
+    superseded = superseded_map(ctx.view.gen.records).get(record["id"])
+    st = standing_of(record, events, prov, ctx.now, ctx.reference, superseded)
     out = st.to_dict()
     out["utility"] = record.get("utility")
     out["importance"] = record.get("importance")

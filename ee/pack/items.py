@@ -32,12 +32,19 @@ REASONS = ("quarantined", "invalid_at_reference_time", "duplicate", "quota", "ma
 
 
 def candidates(
-    ctx: Any, ranked: list[Any], profile: Profile, limit: int, item_room: dict[bool, int]
+    ctx: Any,
+    ranked: list[Any],
+    profile: Profile,
+    limit: int,
+    item_room: dict[bool, int],
+    section_room: dict[str, int] | None = None,
 ) -> list[Candidate]:
     """The best ``limit`` ranked memories scoring at least ``profile.floor`` times the best score.
 
     ``item_room`` caps an item's tokens per block (the item budget less the headings it would open), so
-    at a small budget the best memory still fits, cut short, rather than not at all.
+    at a small budget the best memory still fits, cut short, rather than not at all. ``section_room``
+    (for a profile without spill, whose sections can never borrow room) caps it to its section's share
+    too: an item larger than its section's share could otherwise never be taken.
     """
     from ee.query.explain import body_for
 
@@ -54,6 +61,8 @@ def candidates(
         authoritative = st.posture == "authoritative" and not st.quarantined
         body = body_for(ctx, scored.pos, record)
         cap = min(profile.max_item_tokens, item_room[authoritative])
+        if section_room is not None and section_room[section_of(record["kind"])] > 0:
+            cap = min(cap, section_room[section_of(record["kind"])])
         shown, truncated, cost = fit_item(
             record["kind"], body, record["id"], st.trust, confidence_of(st), cap
         )
@@ -171,7 +180,9 @@ def omitted_dict(ctx: Any, c: Candidate, scored: Any) -> dict[str, Any]:
         "reason": reason,
         "section": c.section,
         "score": round(scored.final, 6),
-        "title": title_of(c.body),
+        # Quarantined text never reaches the agent, not even as an omitted entry's title.
+        "title": "[quarantined: instruction-like text from a non-human source]" if reason == "quarantined"
+        else title_of(c.body),
         "tokens": c.cost,
     }
     if detail:

@@ -20,7 +20,7 @@ from ee.ids import format_time, parse_time, utcnow
 from ee.index.tokenize import tokenize
 from ee.query import filters as flt
 from ee.query.document import Query, encode_cursor
-from ee.query.standing import Standing, standing_of
+from ee.query.standing import Standing, standing_of, superseded_map
 
 SUMMARY_FIELDS = ("rank", "id", "score", "title", "level", "kind", "tags", "trust", "posture", "why", "path",
                   "flags")
@@ -71,12 +71,7 @@ class Context:
 def run_search(view: Any, query: Query, reference: datetime | None = None,
                allow_bypass: bool = False) -> dict[str, Any]:
     """The search response data (the ``data`` of the ee.response.v1 envelope)."""
-    real_now = utcnow()
-    ref_spec = query.get("temporalValidity.referenceTime")
-    ref = parse_time(ref_spec) if ref_spec else (reference or real_now)
-    day = real_now.replace(hour=0, minute=0, second=0)
-    ctx = Context(view, query, day, ref, list(view.degraded))
-    _check_redaction(query, allow_bypass)
+    ctx = prepare(view, query, reference, allow_bypass)
     ranked, total = rank(ctx)
     offset = query.offset()
     page = ranked[offset : offset + query.limit]
@@ -89,7 +84,7 @@ def run_search(view: Any, query: Query, reference: datetime | None = None,
             "mode": query.mode,
             "effective_mode": _effective_mode(ctx),
             "speed": query.speed,
-            "as_of": {"commit": view.commit, "reference_time": format_time(ref)} if view.commit else None,
+            "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)} if view.commit else None,
         },
         "total": total,
         "returned": len(hits),
@@ -109,7 +104,9 @@ def prepare(view: Any, query: Query, reference: datetime | None = None,
     ref_spec = query.get("temporalValidity.referenceTime")
     ref = parse_time(ref_spec) if ref_spec else (reference or real_now)
     _check_redaction(query, allow_bypass)
-    return Context(view, query, real_now.replace(hour=0, minute=0, second=0), ref, list(view.degraded))
+    # Decay runs on the day the question is about: today, or the asOf time for a view of the past.
+    base = reference if view.commit and reference is not None else real_now
+    return Context(view, query, base.replace(hour=0, minute=0, second=0, microsecond=0), ref, list(view.degraded))
 
 
 def query_block(ctx: Context) -> dict[str, Any]:
@@ -161,11 +158,13 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
     scored = _retrieve(ctx, mode, eligible)
     scored = _graph(ctx, scored, eligible)
     out: list[Scored] = []
+    superseded = superseded_map(gen.records) if any(r.get("links") for r in gen.records) else {}
     posture = query.get("temporalValidity.posture", "relaxed")
     trust_spec = query.get("trust") or {}
     for item in scored:
         record = gen.records[item.pos]
-        st = standing_of(record, _events(ctx, record), _prov(ctx, record), ctx.now, ctx.reference)
+        st = standing_of(record, _events(ctx, record), _prov(ctx, record), ctx.now, ctx.reference,
+                         superseded.get(record["id"]))
         if trust_spec and not flt.passes_trust(st.trust, st.posture, trust_spec):
             continue
         if not st.valid and posture == "strict":

@@ -113,7 +113,7 @@ def _flags(record: dict[str, Any], st: Any) -> list[str]:
     if st.quarantined:
         flags.append("quarantined")
     if not st.valid:
-        flags.append("outside_validity")
+        flags.append("superseded" if st.validity_reason.startswith("superseded") else "outside_validity")
     if record.get("secrets"):
         flags.append("secret_masked")
     if record.get("conflict"):

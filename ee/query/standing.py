@@ -6,10 +6,10 @@ every memory has the same standing):
 
 | factor | multiplier | from |
 |---|---|---|
-| confidence | ``0.6 + 0.4 × effective`` | the frontmatter prior moved by feedback events (ee.policy.feedback) |
+| confidence | ``0.3 + 0.7 × effective`` | the frontmatter prior moved by feedback events (ee.policy.feedback) |
 | freshness | ``0.8 + 0.2 × 0.5^(age / half-life)`` | level half-lives (working 1 d … procedural 365 d) |
 | trust | authoritative 1.0, advisory 0.9, legacy evidence 0.8, quarantined 0.5 | ee.policy.trust, injection guard |
-| validity | 1.0 valid, 0.5 outside its window (relaxed posture) | valid_from / valid_to at the reference time |
+| validity | 1.0 valid, 0.5 outside its window, 0.25 superseded (relaxed posture) | valid_from / valid_to at the reference time; ``supersedes`` links |
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ee.policy import feedback, trust
 TRUST_MULTIPLIER = {"authoritative": 1.0, "advisory": 0.9, "legacy_evidence": 0.8}
 QUARANTINE_MULTIPLIER = 0.5
 INVALID_MULTIPLIER = 0.5
+SUPERSEDED_MULTIPLIER = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +42,16 @@ class Standing:
 
     def multipliers(self, relaxed_invalid: bool = True) -> dict[str, float]:
         return {
-            "confidence": 0.6 + 0.4 * self.effective,
+            "confidence": 0.3 + 0.7 * self.effective,
             "freshness": 0.8 + 0.2 * self.freshness,
             "trust": QUARANTINE_MULTIPLIER if self.quarantined else TRUST_MULTIPLIER[self.posture],
-            "validity": 1.0 if self.valid or not relaxed_invalid else INVALID_MULTIPLIER,
+            "validity": 1.0 if self.valid or not relaxed_invalid else self._invalid_multiplier(),
         }
+
+    def _invalid_multiplier(self) -> float:
+        # A memory another one explicitly supersedes is almost never the answer: it gives way harder than
+        # one that merely lies outside its validity window.
+        return SUPERSEDED_MULTIPLIER if self.validity_reason.startswith("superseded") else INVALID_MULTIPLIER
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,12 +74,22 @@ class Standing:
         }
 
 
+HUMAN_CLASSES = frozenset({"human_explicit", "peer_human_attested"})
+
+
 def resolve_trust(record: dict[str, Any], provenance: list[str] | None) -> str:
-    """The frontmatter's trust; for a file without one, who committed it (an agent trailer → agent)."""
-    if record.get("trust"):
-        return str(record["trust"])
+    """The frontmatter's trust, capped by who committed the file; for a file without one, who committed it.
+
+    An agent cannot make itself trusted: a human trust class in a file whose last commit an agent made
+    (``Ee-Actor: agent:…``, e.g. an agent's import that wrote ``trust: human_explicit``) counts as
+    ``agent_assertion``, so the injection guard and the advisory posture still apply.
+    """
     actor = provenance[4] if provenance else "human"
-    return "agent_assertion" if actor.startswith("agent:") else "human_explicit"
+    by_agent = actor.startswith("agent:")
+    declared = record.get("trust")
+    if declared:
+        return "agent_assertion" if by_agent and declared in HUMAN_CLASSES else str(declared)
+    return "agent_assertion" if by_agent else "human_explicit"
 
 
 def created_of(record: dict[str, Any], provenance: list[str] | None) -> str | None:
@@ -88,6 +104,7 @@ def standing_of(
     provenance: list[str] | None,
     now: datetime,
     reference: datetime,
+    superseded_by: str | None = None,
 ) -> Standing:
     cls = resolve_trust(record, provenance)
     prior = record["confidence"] if record.get("confidence") is not None else trust.initial_confidence(cls)
@@ -103,6 +120,8 @@ def standing_of(
     if quarantined:
         posture = "advisory"
     valid, reason = validity(record, reference)
+    if valid and superseded_by:
+        valid, reason = False, f"superseded by {superseded_by}"
     return Standing(
         cls, posture, quarantined, float(prior), state.effective, state, fresh, valid, reason, created
     )
@@ -112,6 +131,20 @@ def feedback_cutoff(now: datetime) -> datetime:
     """Feedback counts every event up to the end of ``now``'s UTC day (``now`` is the day the ranking runs
     on): an outcome recorded this morning moves this afternoon's ranking, and output stays stable all day."""
     return now.replace(hour=23, minute=59, second=59)
+
+
+def superseded_map(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Memory id → the id of a memory that supersedes it (a ``supersedes`` link pointing at it).
+
+    A superseded memory is treated like one outside its validity window: flagged and halved under the
+    relaxed posture, dropped under strict, left out of packs.
+    """
+    out: dict[str, str] = {}
+    for record in records:
+        for link_type, target in record.get("links", ()):
+            if link_type == "supersedes" and target != record["id"]:
+                out.setdefault(target, record["id"])
+    return out
 
 
 def validity(record: dict[str, Any], reference: datetime) -> tuple[bool, str]:
