@@ -619,3 +619,13 @@ def test_init_where_no_folder_can_be_made_and_writes_without_git(tmp_path: Path)
         ws.remember("No repository here.")
     assert git_info.value.hint.startswith("run: ee init")
     assert list((tmp_path / "plain" / "memories").iterdir()) == []
+
+
+def test_init_appends_to_a_crlf_gitignore_in_its_line_ending(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "win", {"README.md": "hi\n"})
+    (root / ".gitignore").write_bytes(b"bin/\r\nobj/")
+    git(root, "add", ".gitignore")
+    git(root, "commit", "-qm", "ignore")
+    Workspace.init(root)
+    assert (root / ".gitignore").read_bytes() == b"bin/\r\nobj/\r\n.ee/*\r\n!.ee/config.toml\r\n"
+    assert git(root, "status", "--porcelain") == ""
