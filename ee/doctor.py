@@ -146,15 +146,27 @@ def _policy_checks(memory: Any) -> list[Problem]:
     out: list[Problem] = []
     secrets = sorted({f.cls for f in find_secrets(memory.body)})
     if secrets:
-        out.append(Problem("secret_in_file", "error", f"{memory.id} holds secret(s): {', '.join(secrets)} "
-                           "(masked in output)", memory.path,
-                           repair=f"remove the secret from {memory.path}, commit, and rotate it"))
+        out.append(
+            Problem(
+                "secret_in_file",
+                "error",
+                f"{memory.id} holds secret(s): {', '.join(secrets)} (masked in output)",
+                memory.path,
+                repair=f"remove the secret from {memory.path}, commit, and rotate it",
+            )
+        )
     report = scan_injection(memory.body)
     if report.flagged and memory.trust and not is_human(memory.trust):
         signals = ", ".join(report.signals) or "injection"
-        out.append(Problem("memory_quarantined", "warning", f"{memory.id} ({memory.trust}) reads like "
-                           f"instructions to an agent ({signals}): quarantined, never authoritative",
-                           memory.path,
-                           repair=f"ee memory forget {memory.id}  # or, once a person has read it and "
-                           f"vouches for it: set 'trust: peer_human_attested' in {memory.path}"))
+        out.append(
+            Problem(
+                "memory_quarantined",
+                "warning",
+                f"{memory.id} ({memory.trust}) reads like "
+                f"instructions to an agent ({signals}): quarantined, never authoritative",
+                memory.path,
+                repair=f"ee memory forget {memory.id}  # or, once a person has read it and "
+                f"vouches for it: set 'trust: peer_human_attested' in {memory.path}",
+            )
+        )
     return out

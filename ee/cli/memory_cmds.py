@@ -74,7 +74,10 @@ def list_cmd(
     }
     Output(as_json).emit(
         data,
-        lambda: "\n".join(f"{memory_line(m)}  (confidence {effective[m.id]:.2f})" for m in memories) or "no memories",
+        lambda: (
+            "\n".join(f"{memory_line(m)}  (confidence {effective[m.id]:.2f})" for m in memories)
+            or "no memories"
+        ),
         degraded,
     )
 
