@@ -57,11 +57,92 @@ def workspace(ctx: click.Context) -> Any:
     return Workspace.discover(root)
 
 
+# The modules that register commands, in the order help lists them (it reads like the README).
+COMMAND_MODULES = (
+    "store_cmds",
+    "memory_cmds",
+    "index_cmds",
+    "query_cmds",
+    "context_cmds",
+    "hooks_cmds",
+    "sync_cmds",
+    "eval_cmds",
+    "mcp_cmds",
+)
+# Commands whose latency matters (agents and git hooks call them all the time) → the one module that
+# registers them: running one imports only that module. Any other name imports them all, in order.
+HOT_COMMANDS = {
+    "search": "query_cmds",
+    "context": "context_cmds",
+    "pack": "context_cmds",
+    "why": "context_cmds",
+    "outcome": "context_cmds",
+    "remember": "store_cmds",
+    "hook": "hooks_cmds",
+}
+
+
 class EeGroup(click.Group):
-    """Keeps commands in the order they were added (help reads like the README)."""
+    """Keeps commands in the order they were added (help reads like the README), and imports the module
+    of a command when it is first needed: ``ee search`` does not import the modules (and their
+    dependencies) of thirty other commands. ``commands`` read from outside (help, suggestions, the MCP
+    tool table, tests) holds every command."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._commands: dict[str, click.Command] = {}
+        self._loaded: dict[str, list[str]] = {}  # module → the names it registered
+        self._all = False
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def commands(self) -> dict[str, click.Command]:
+        self._load_all()
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = dict(value)
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        name = name or cmd.name
+        if name is None:
+            raise TypeError("Command has no name.")
+        self._commands[name] = cmd
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = HOT_COMMANDS.get(cmd_name)
+        if module is not None and not self._all:
+            self._load(module)
+        else:
+            self._load_all()
+        return self._commands.get(cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
+
+    def _load(self, module_name: str) -> None:
+        if module_name in self._loaded:
+            return
+        before = set(self._commands)
+        self._loaded[module_name] = []
+        try:
+            module = __import__(f"ee.cli.{module_name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:  # a command module still being written: ee works without it
+            if exc.name != f"ee.cli.{module_name}":
+                raise
+            return
+        module.register(self)
+        self._loaded[module_name] = [name for name in self._commands if name not in before]
+
+    def _load_all(self) -> None:
+        if self._all:
+            return
+        self._all = True
+        for module_name in COMMAND_MODULES:
+            self._load(module_name)
+        # Help order does not depend on which command ran first.
+        ordered = {name: self._commands[name] for m in COMMAND_MODULES for name in self._loaded.get(m, [])}
+        self._commands = ordered | self._commands
 
 
 @click.group(cls=EeGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -78,32 +159,6 @@ def cli(workspace: str | None) -> None:
 
     Memories are Markdown files under memories/, versioned in git. Indexes are derived.
     """
-
-
-def _register() -> None:
-    from ee.cli import memory_cmds, store_cmds
-
-    store_cmds.register(cli)
-    memory_cmds.register(cli)
-    for name in (
-        "index_cmds",
-        "query_cmds",
-        "context_cmds",
-        "hooks_cmds",
-        "sync_cmds",
-        "eval_cmds",
-        "mcp_cmds",
-    ):
-        try:
-            module = __import__(f"ee.cli.{name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"ee.cli.{name}":
-                raise
-            continue
-        module.register(cli)
-
-
-_register()
 
 
 # click ≥ 8.2 raises this for a group called without a command; older clicks print help and exit 0.
