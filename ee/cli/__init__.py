@@ -17,6 +17,12 @@ from ee import __version__
 from ee.errors import EeError, ExitCode
 from ee.render import dumps, envelope, error_envelope
 
+# A query multiplies one vector by the memory matrix (~1 ms on one core at 10k memories). OpenBLAS would
+# run that on every core and then spin its threads, which cost a fresh `ee search` ~20 ms of CPU on a
+# 2-core machine (and the other processes the cores it spun on). Set before numpy loads; the user's own
+# setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 class Output:
     """Where a command's result goes: the JSON envelope on stdout, or human text."""
