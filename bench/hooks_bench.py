@@ -228,12 +228,13 @@ def scenarios(root: Path, warm: bool, runs: int) -> list[dict[str, Any]]:
 
 
 def floor(root: Path, runs: int) -> dict[str, Any]:
-    """The runner alone (``EE_HOOKS=0``) and a Python start that finds nothing to do (nothing staged)."""
+    """Wall (and CPU) ms of the runner alone (``EE_HOOKS=0``) and of a hook that finds nothing to do."""
     git(root, "reset", "-q")
     out = {}
     for label, env in (("runner only", {"EE_HOOKS": "0"}), ("runner + python, nothing staged", {})):
-        seconds = []
+        wall, cpu = [], []
         for _ in range(runs):
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             subprocess.run(
                 [str(root / ".git/hooks/pre-commit")],
@@ -242,8 +243,10 @@ def floor(root: Path, runs: int) -> dict[str, Any]:
                 env=environment(False, **env),
                 check=False,
             )
-            seconds.append(time.perf_counter() - started)
-        out[label] = round(statistics.median(seconds) * 1000)
+            wall.append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime)
+        out[label] = f"{ms(wall)} ms (cpu {ms(cpu)})"
     return out
 
 
@@ -304,7 +307,7 @@ def human(report: dict[str, Any]) -> str:
     load = " ".join(f"{x:.1f}" for x in report["load_average"])
     lines = [
         f"ee hooks on {report['memories']} memories ({report['store']}); load average {load}",
-        "floor: " + ", ".join(f"{k} {v} ms" for k, v in report["floor_ms"].items()),
+        "floor: " + ", ".join(f"{k} {v}" for k, v in report["floor_ms"].items()),
         "wall = what git waits for (median), cpu = its CPU time, job = until the post-* background job ended",
         f"{'hook':<20}{'cold wall':>10}{'cpu':>6}{'job':>7}{'warm wall':>11}{'cpu':>6}{'job':>7}"
         "   (targets: ≤300 cold, ≤50 warm)",

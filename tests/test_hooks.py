@@ -217,6 +217,16 @@ def test_a_commit_touching_an_anti_pattern_path_warns(tmp_path: Path) -> None:
     assert "memories/mig.md" in proc.stderr
 
 
+def test_a_memory_written_since_the_last_check_is_seen(tmp_path: Path) -> None:
+    repo = hooked(tmp_path)
+    stage(repo, "a.txt", "a\n")
+    assert run_git(repo, "commit", "-q", "-m", "a").returncode == 0  # builds the hook table
+    write(repo, "memories/mig.md", ANTI_PATTERN)  # not committed, not staged: the working tree counts
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    proc = run_git(repo, "commit", "-m", "migration")
+    assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+
+
 def test_a_blocking_memory_stops_the_commit(tmp_path: Path) -> None:
     blocking = ANTI_PATTERN.replace("tags: [db]", "tags: [db, block]")
     repo = hooked(tmp_path, {"memories/mig.md": blocking})

@@ -81,11 +81,10 @@ def job(argv: list[str]) -> int:
 
 def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
     """Catch the index up, rebuild the hook table if it moved, and write the branch's context if asked."""
-    from ee.index import open_index
     from ee.workspace import Workspace
 
     ws = Workspace(root)
-    risks.refresh_table(root, open_index(ws))
+    risks.refresh_index_and_table(root, ws)
     if write_context:
         write_branch_context(name, top, root, ws)
 

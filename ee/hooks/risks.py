@@ -36,7 +36,7 @@ from typing import Any
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
-TABLE_FORMAT = 4
+TABLE_FORMAT = 5
 RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
@@ -252,38 +252,79 @@ def save_table(root: Path, table: dict[str, Any]) -> None:
     atomic_write(root / TABLE, marshal.dumps(table))
 
 
-def refresh_table(root: Path, view: Any) -> dict[str, Any]:
-    """The table for ``view``, rebuilt and saved when the saved one is for another generation."""
+def refresh_table(root: Path, view: Any, digest: str) -> dict[str, Any]:
+    """The table for ``view``, rebuilt and saved unless the saved one is for this generation or these files.
+
+    ``digest`` is :func:`memory_digest` taken *before* the view was opened (a file changed meanwhile makes
+    the next check rebuild: never a stale table taken for a fresh one)."""
     table = load_table(root)
-    if table is None or table.get("generation") != view.manifest["generation"]:
-        table = build_table(view, table)
+    generation = view.manifest["generation"]
+    if table is None or (table["generation"] != generation and table["digest"] != digest):
+        table = build_table(view, table) | {"digest": digest}
+        save_table(root, table)
+    elif (table["generation"], table["digest"]) != (generation, digest):  # same files, HEAD moved: relabel
+        table = table | {"generation": generation, "digest": digest}
         save_table(root, table)
     return table
 
 
 def current_table(root: Path, trust_manifest: bool) -> Table:
-    """The hook table for the store as it is now (catching the index up first when it moved)."""
-    table = load_table(root)
-    generation = manifest_generation(root)
-    fresh = table is not None and generation is not None and table.get("generation") == generation
-    if not (fresh and (trust_manifest or _index_fresh(root))):
-        from ee.index import open_index
-        from ee.workspace import Workspace
+    """The hook table for the memory files as they are now (the index catches up first when they moved).
 
-        table = refresh_table(root, open_index(Workspace(root)))
+    Fresh when the memory files are those it was built from (:func:`memory_digest`, a stat of each), or —
+    ``trust_manifest``, with ``ee watch`` keeping the index current — when the index generation is its
+    own, which needs no stat at all."""
+    table = load_table(root)
+    fresh = table is not None and (
+        (trust_manifest and table["generation"] == manifest_generation(root))
+        or table["digest"] == memory_digest(root)
+    )
+    if not fresh:
+        table = refresh_index_and_table(root)
     assert table is not None
     return Table(table)
 
 
-def _index_fresh(root: Path) -> bool:
-    from ee.index import model_folder
-    from ee.index.sync import is_fresh, read_manifest, scan
+def refresh_index_and_table(root: Path, ws: Any = None) -> dict[str, Any]:
+    from ee.index import open_index
     from ee.workspace import Workspace
 
-    ws = Workspace(root)
-    _folder, model_key, _problem = model_folder(ws)
-    files, events = scan(root)
-    return is_fresh(read_manifest(root), ws.git.head_ref(), files, events, model_key or None)
+    digest = memory_digest(root)
+    return refresh_table(root, open_index(ws or Workspace(root)), digest)
+
+
+def memory_digest(root: Path) -> str:
+    """A digest of every memory file's path and stat (mtime, ctime, size, inode): what the table is built
+    from. The same files as the index scans (``*.md`` below ``memories/``, hidden names skipped, symlinks
+    not followed), with the standard library only."""
+    import hashlib
+    import os
+
+    top = os.fspath(root)
+    cut = len(top) + 1
+    lines = []
+    stack = [os.path.join(top, "memories")]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.endswith(".md"):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    lines.append(
+                        f"{entry.path[cut:]}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_size}\0{st.st_ino}"
+                    )
+    lines.sort()
+    return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()  # noqa: S324
 
 
 # ------------------------------------------------------------------------------------------ matching

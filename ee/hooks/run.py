@@ -38,10 +38,10 @@ _SKIP_SOURCES = frozenset({"message", "commit", "merge", "squash"})  # no editor
 class Hook:
     """One hook run: its name and arguments, the work tree's top, the workspace and its settings."""
 
-    __slots__ = ("args", "config", "name", "prefix", "root", "top", "warm")
+    __slots__ = ("args", "name", "prefix", "root", "top", "warm")
 
-    def __init__(self, name: str, args: list[str], top: Path, root: Path, config: Any, warm: bool) -> None:
-        self.name, self.args, self.top, self.root, self.config = name, args, top, root, config
+    def __init__(self, name: str, args: list[str], top: Path, root: Path, warm: bool) -> None:
+        self.name, self.args, self.top, self.root = name, args, top, root
         self.prefix = gitinfo.relative_prefix(root, top)  # the workspace's folder in the work tree
         self.warm = warm  # `ee watch` runs for this workspace: trust its index, ask its server
 
@@ -52,10 +52,14 @@ class Hook:
         root = gitinfo.workspace_root(top)
         if root is None or gitinfo.busy(gitinfo.git_dir(top)):
             return None
+        return cls(name, args, top, root, warm.watcher_alive(root))
+
+    def setting(self, key: str) -> Any:
+        """A setting of ``.ee/config.toml``, read when first needed (a broken file is reported then, and
+        the hook skipped: git goes on)."""
         from ee.config import load_config
 
-        config = load_config(root)  # a broken config is reported (and the hook skipped) here
-        return cls(name, args, top, root, config, warm.watcher_alive(root))
+        return load_config(self.root).get(key)
 
     @property
     def memories(self) -> str:
@@ -79,7 +83,7 @@ def pre_commit(hook: Hook) -> int:
     if not table.risky:
         return 0
     found = table.findings(paths, gitinfo.staged_added_text(hook.top, exclude=[hook.memories]))
-    block_all = bool(found) and bool(hook.config.get("hooks.block"))
+    block_all = bool(found) and bool(hook.setting("hooks.block"))
     blocking = [f for f in found if block_all or f.entry.blocks]
     for finding in found:
         entry = finding.entry
