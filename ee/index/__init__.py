@@ -110,6 +110,7 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
     degraded = [model_problem] if model_problem else []
     for _attempt in range(3):
         manifest = read_manifest(root)
+        scanned_at = time.time_ns()
         files, events = scan(root)
         head = ws.git.head_ref()
         if catch_up and not is_fresh(manifest, head, files, events, model_key or None):
@@ -117,6 +118,7 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                 seen = (manifest or {}).get("generation")
                 manifest = read_manifest(root)
                 if (manifest or {}).get("generation") != seen:  # updated by another process meanwhile
+                    scanned_at = time.time_ns()
                     files, events = scan(root)
                     head = ws.git.head_ref()
                 if not is_fresh(manifest, head, files, events, model_key or None):
@@ -125,12 +127,13 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                         degraded.append(problem)
                         folder = None
                     updater = Updater(root, ws.git, embedder, model_key or None, progress)
-                    gen, manifest, report = updater.run(manifest, head, files, events)
+                    gen, manifest, report = updater.run(manifest, head, files, events, scanned_at=scanned_at)
                     state = manifest.pop("state")
                     if report.reason and report.reason != "full build":
                         degraded.append({"code": "index_repaired", "severity": "info",
                                          "message": report.reason, "repair": "ee index rebuild"})
-                    return _view(gen, manifest, state, folder, degraded, report, ws, model_key)
+                    done = report if report.changed else None  # only stamps moved: nothing to report
+                    return _view(gen, manifest, state, folder, degraded, done, ws, model_key)
         if manifest is None or manifest.get("corrupt"):
             from ee.errors import IndexError_
 
@@ -259,7 +262,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         semantic, problems = _check_generation(gen_folder)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return out | {"state": "corrupt", "generation": manifest["generation"]}
-    fresh = is_fresh(manifest, ws.git.head_ref(), files, events, model_key or None)
+    fresh = is_fresh(manifest, ws.git.head_ref(), files, events, model_key or None, trust_racy=True)
     if folder is not None and not semantic and manifest["count"] and not model_problem:
         out["degraded"].append(_model_unloadable(folder))
     return out | {

@@ -32,7 +32,7 @@ from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
-FORMAT = 4  # 3: file stamps in the generation's stamps.marshal; 4: stamps are tuples, blob ids apart
+FORMAT = 5  # 3: stamps in the generation's stamps.marshal; 4: tuples, blob ids apart; 5: racy files
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
@@ -146,12 +146,26 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
 
 
 def is_fresh(manifest: dict[str, Any] | None, head: str, files: dict[str, Stamp],
-             events: dict[str, Stamp], model_id: str | None) -> bool:
+             events: dict[str, Stamp], model_id: str | None, trust_racy: bool = False) -> bool:
+    """Does the saved index reflect this state? Racy files (see :func:`racy_files`) say no unless
+    ``trust_racy`` (``ee index status``: they are re-read by the next update, not stale)."""
     if not manifest or manifest.get("corrupt"):
         return False
     if manifest["head"] != head or manifest["model_id"] != model_id or manifest["cache"] != CACHE_VERSION:
         return False
-    return bool(manifest["files"] == files and manifest["events"] == events)
+    same = manifest["files"] == files and manifest["events"] == events
+    return bool(same and (trust_racy or not manifest["racy"]))
+
+
+RACY_NS = 50_000_000  # a file changed this close before its stat may change again with the same stamp
+
+
+def racy_files(files: dict[str, Stamp], scanned_at: int) -> list[str]:
+    """Files whose stamp is too recent to trust (git calls them racily clean). With a coarse file-system
+    clock (one tick is 1-10 ms on many kernels), a write right after the stat can leave mtime, ctime,
+    size and inode all unchanged: such files are read again by the next update, whatever their stamp."""
+    low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000  # far-future stamps are not racy
+    return [rel for rel, st in files.items() if low <= max(st[0], st[1]) <= high]
 
 
 @contextlib.contextmanager
@@ -200,8 +214,12 @@ class Updater:
         return f"{getattr(self.embedder, 'real_id', self.embedder.model_id)}/{DOCUMENT_RECIPE}"
 
     def run(self, manifest: dict[str, Any] | None, head: str, files: dict[str, Stamp],
-            events: dict[str, Stamp], force: bool = False) -> tuple[Generation, dict[str, Any], SyncReport]:
+            events: dict[str, Stamp], force: bool = False,
+            scanned_at: int | None = None) -> tuple[Generation, dict[str, Any], SyncReport]:
+        """Update from ``manifest`` to the state ``files`` / ``events`` / ``head`` (``scanned_at``: the
+        ``time.time_ns()`` taken just before ``files`` was stat'ed)."""
         started = time.perf_counter()
+        scanned_at = time.time_ns() if scanned_at is None else scanned_at
         report = SyncReport()
         model_id = self.model_key
         old_gen: Generation | None = None
@@ -218,10 +236,10 @@ class Updater:
         if old_gen is None or manifest is None or manifest.get("model_id") != model_id:
             report.rebuilt = True
             report.reason = report.reason or ("full build" if old_gen is None else "the embedding model changed")
-            old_gen, old_files, old_blobs = Generation(), {}, {}
+            old_gen, old_files, old_blobs, old_racy = Generation(), {}, {}, set()
         else:
-            old_files, old_blobs = manifest["files"], manifest["blobs"]
-        changed = [rel for rel, st in files.items() if old_files.get(rel) != st]
+            old_files, old_blobs, old_racy = manifest["files"], manifest["blobs"], set(manifest["racy"])
+        changed = [rel for rel, st in files.items() if old_files.get(rel) != st or rel in old_racy]
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
         unchanged_blob = {rel for rel in changed if rel in old_files and blobs.get(rel) == old_blobs.get(rel)}
@@ -239,6 +257,12 @@ class Updater:
                 report.new.append(rel)
         still_gone = set(gone_blobs.values())  # (what was not matched to a moved file)
         report.deleted = [rel for rel in gone if rel in still_gone]
+        recheck = [rel for rel in changed if rel not in unchanged_blob]
+        event_map, event_problems = self._events(events, manifest, old_state, report)
+        racy = racy_files(files, scanned_at)
+        if not (recheck or removed or report.events_changed or report.head_changed or report.rebuilt):
+            # Only stamps moved (a touch, a re-checked racy file): same generation, new stamps.
+            return self._restamp(old_gen, old_state, manifest or {}, files, events, racy, report, started)
         entries = self._entries(really, datas, blobs, head_info["head_blobs"])
         positions = {r["path"]: i for i, r in enumerate(old_gen.records)}
         remove = [positions[rel] for rel in removed if rel in positions]
@@ -247,10 +271,8 @@ class Updater:
         for record in new_gen.records:  # a commit of a hand edit changes only this flag
             record["committed"] = head_info["head_blobs"].get(record["path"]) == record["blob"]
         # A file touched but not changed (same blob) keeps its problems: it is not parsed again.
-        recheck = [rel for rel in changed if rel not in unchanged_blob]
         problems = [p for p in old_state.get("problems", []) if p["path"] in files and p["path"] not in recheck]
         problems += self._problems(entries, recheck, datas)
-        event_map, event_problems = self._events(events, manifest, old_state, report)
         state = {
             "problems": sorted(problems + event_problems, key=lambda p: (p["path"], p.get("line") or 0)),
             "events": event_map,
@@ -260,12 +282,26 @@ class Updater:
         }
         new_blobs = {rel: b for rel, b in old_blobs.items() if rel in files} if gone else dict(old_blobs)
         new_blobs.update(blobs)
-        new_manifest = self._save(new_gen, state, head, files, events, new_blobs, model_id)
+        new_manifest = self._save(new_gen, state, head, files, events, new_blobs, racy, model_id)
         _WARM.clear()
         _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state)
         new_manifest["semantic"] = new_gen.vectors is not None
         report.seconds = time.perf_counter() - started
         return new_gen, new_manifest | {"state": state}, report
+
+    def _restamp(self, gen: Generation, state: dict[str, Any], manifest: dict[str, Any],
+                 files: dict[str, Stamp], events: dict[str, Stamp], racy: list[str], report: SyncReport,
+                 started: float) -> tuple[Generation, dict[str, Any], SyncReport]:
+        """Record new stamps for the current generation (atomically replaced: a reader sees the old or
+        the new table, and either is correct for it)."""
+        folder = self.root / INDEX_DIR / manifest["generation"]
+        blobs = {rel: manifest["blobs"].get(rel) for rel in files}
+        stamps = {"files": files, "blobs": blobs, "events": events, "racy": racy}
+        tmp = folder / f"{STAMPS}.{os.getpid()}.tmp"
+        tmp.write_bytes(marshal.dumps(stamps))
+        os.replace(tmp, folder / STAMPS)
+        report.seconds = time.perf_counter() - started
+        return gen, {k: v for k, v in manifest.items() if k not in stamps} | stamps | {"state": state}, report
 
     # ---------------------------------------------------------------------------- pieces
 
@@ -372,13 +408,14 @@ class Updater:
         return {k: v for k, v in sorted(event_map.items()) if v}, problems
 
     def _save(self, gen: Generation, state: dict[str, Any], head: str, files: dict[str, Stamp],
-              events: dict[str, Stamp], blobs: dict[str, str], model_id: str | None) -> dict[str, Any]:
+              events: dict[str, Stamp], blobs: dict[str, str], racy: list[str],
+              model_id: str | None) -> dict[str, Any]:
         folder = self.root / INDEX_DIR
         name = f"gen-{time.time_ns():x}-{os.getpid()}"
         gen.save(folder / name)
         crash_point("index.generation")
         (folder / name / "state.marshal").write_bytes(marshal.dumps(state))
-        stamps = {"files": files, "blobs": blobs, "events": events}
+        stamps = {"files": files, "blobs": blobs, "events": events, "racy": racy}
         (folder / name / STAMPS).write_bytes(marshal.dumps(stamps))
         manifest = {
             "format": FORMAT,
