@@ -19,6 +19,10 @@ import os
 import socket
 import struct
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 SOCKET = os.path.join(".ee", "serve.sock")
 PROTOCOL = 1
@@ -88,13 +92,17 @@ def find_root(workspace: str | None, cwd: str) -> str | None:
         here = parent
 
 
-def socket_address(root: str) -> str:
-    """The socket's path, shortened through /proc when it is over the AF_UNIX limit (108 bytes)."""
-    path = os.path.join(root, SOCKET)
+@contextlib.contextmanager
+def socket_address(path: str) -> Iterator[str]:
+    """``path`` as an AF_UNIX address, shortened through /proc/self/fd when over the 108-byte limit."""
     if len(os.fsencode(path)) < 100 or not os.path.isdir("/proc/self/fd"):
-        return path
-    fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)  # closed with the process
-    return f"/proc/self/fd/{fd}/{os.path.basename(path)}"
+        yield path
+        return
+    fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{fd}/{os.path.basename(path)}"
+    finally:
+        os.close(fd)
 
 
 def try_server(argv: list[str] | None = None) -> int | None:
@@ -113,7 +121,8 @@ def try_server(argv: list[str] | None = None) -> int | None:
         request = _request(args, cwd)
         if request is None:
             return None
-        answer = _exchange(socket_address(root), request)
+        with socket_address(os.path.join(root, SOCKET)) as address:
+            answer = _exchange(address, request)
     except (OSError, ValueError, struct.error):
         return None
     if answer is None:

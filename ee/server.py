@@ -31,6 +31,7 @@ from ee.client import (
     parse_argv,
     recv_frame,
     send_frame,
+    socket_address,
 )
 
 MAX_CLIENTS = 32  # connections handled at once; more are told to run in-process
@@ -220,7 +221,7 @@ def _listen(path: Path) -> tuple[socket.socket, int]:
         tmp.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with _address(tmp) as address:
+        with socket_address(os.fspath(tmp)) as address:
             sock.bind(address)
         os.chmod(tmp, 0o600)
         sock.listen(64)
@@ -231,19 +232,6 @@ def _listen(path: Path) -> tuple[socket.socket, int]:
             tmp.unlink()
         raise
     return sock, path.stat().st_ino
-
-
-@contextlib.contextmanager
-def _address(path: Path) -> Any:
-    """``path`` as an AF_UNIX address; through /proc/self/fd when it is over the 108-byte limit."""
-    if len(os.fsencode(path)) < 100:
-        yield os.fspath(path)
-        return
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        yield f"/proc/self/fd/{fd}/{path.name}"
-    finally:
-        os.close(fd)
 
 
 def _version() -> str:
