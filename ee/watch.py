@@ -440,7 +440,7 @@ def _on_signals(stop: Callable[[], None]) -> dict[int, Any]:
     """SIGINT / SIGTERM / SIGHUP → a clean stop (only the main thread may install handlers)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    previous = {}
+    previous: dict[int, Any] = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         previous[sig] = signal.signal(sig, lambda _signum, _frame: stop())
     return previous
