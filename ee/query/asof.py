@@ -44,7 +44,15 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
         except ValueError:
             as_time = None
     if as_time is not None:
-        return ws.git.commit_at_or_before(int(as_time.timestamp())), as_time
+        # One git process for the usual case; the checks below (empty repository) only when it finds none.
+        found = ws.git.run("rev-list", "-1", "--first-parent", f"--before={int(as_time.timestamp())}", "HEAD",
+                           "--", check=False).strip()
+        return (found or ws.git.commit_at_or_before(int(as_time.timestamp()))), as_time
+    if not spec.startswith("-"):  # the commit and its date in one git process
+        out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).strip()
+        commit, _, date = out.partition("\x00")
+        if len(commit) >= 40 and date:
+            return commit, parse_time(date)
     if ws.git.head() is None:
         raise NotFound(f"no commit {spec!r}: the repository has no commits", "commit memories first")
     commit = ws.git.resolve(spec)
