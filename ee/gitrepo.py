@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -192,20 +193,7 @@ class Git:
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
         if not repo_paths and not fixed:
             raise UsageError("nothing to commit", "name at least one path")
-        # A fresh name git creates itself (no tempfile import on the remember path: it costs ~5 ms).
-        tmp_index = str(self.git_dir / f"ee-index-{os.getpid()}-{os.urandom(6).hex()}")
-        env = {"GIT_INDEX_FILE": tmp_index}
-        try:
-            if parent:
-                self.run("read-tree", parent, env=env, cwd=self.toplevel)
-            if repo_paths:
-                self._update_index(repo_paths, env)
-            if fixed:
-                self._set_index_blobs(fixed, env)
-            tree = self.run("write-tree", env=env, cwd=self.toplevel).strip()
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp_index)
+        tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
         if tree == parent_tree:
             return parent or ""
         crash_point("git.tree")
@@ -240,6 +228,53 @@ class Git:
             )
             raise
         return sha
+
+    def _build_tree(
+        self, parent: str | None, parent_tree: str, repo_paths: list[str], fixed: Mapping[str, str]
+    ) -> str:
+        """The tree of HEAD with ``repo_paths`` (as in the working tree) and ``fixed`` blobs: built in ee's
+        own index file, never git's, so nothing the user staged can slip in.
+
+        That file is kept (``.git/ee/index-<workspace>``) with a note of the tree it holds. When HEAD's tree
+        is still that tree (ee made the last commit), the next commit starts from it instead of reading
+        HEAD's whole tree again: ``read-tree`` is the slowest step in a large repository (~0.1-0.2 s at
+        20,000 files). The caller holds the workspace lock, so no other ee uses the file meanwhile.
+        """
+        folder = self.git_dir / "ee"
+        folder.mkdir(exist_ok=True)
+        index = folder / ("index-" + re.sub(r"[^A-Za-z0-9]+", "-", self.repo_path("memories")))
+        note = index.with_name(index.name + ".tree")
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            held = note.read_text().strip()
+        except OSError:
+            held = ""
+        # Without the note the file counts as holding anything until rebuilt; a .lock left beside it is a
+        # killed ee's (we hold the workspace lock).
+        for stale in (note, index.with_name(index.name + ".lock")):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+        reuse = held == parent_tree and index.exists()
+        while True:
+            if not reuse:
+                with contextlib.suppress(FileNotFoundError):
+                    index.unlink()
+                if parent:
+                    self.run("read-tree", parent, env=env, cwd=self.toplevel)
+            try:
+                if repo_paths:
+                    self._update_index(repo_paths, env)
+                if fixed:
+                    self._set_index_blobs(fixed, env)
+                tree = self.run("write-tree", env=env, cwd=self.toplevel).strip()
+                break
+            except GitError:
+                if not reuse:
+                    raise
+                reuse = False  # the kept file is damaged: build it again from HEAD
+        with contextlib.suppress(OSError):
+            note.write_text(tree + "\n")
+        return tree
 
     def _update_index(self, repo_paths: list[str], env: Mapping[str, str]) -> None:
         # --stdin takes any number of paths; --remove drops entries whose file is gone.

@@ -629,3 +629,40 @@ def test_init_appends_to_a_crlf_gitignore_in_its_line_ending(tmp_path: Path) -> 
     Workspace.init(root)
     assert (root / ".gitignore").read_bytes() == b"bin/\r\nobj/\r\n.ee/*\r\n!.ee/config.toml\r\n"
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_commits_after_a_users_commit_keep_the_users_work(ws: Workspace) -> None:
+    """ee keeps its own index file between commits; a commit made by someone else in between must never be
+    undone by ee's next commit, whatever the kept file holds."""
+    first = ws.remember("First.")
+    (ws.root / "app.txt").write_text("user's work\n")
+    git(ws.root, "add", "app.txt")
+    git(ws.root, "commit", "-qm", "user adds app.txt")
+    hand = ws.root / "memories" / "hand.md"
+    hand.write_text("A hand-written memory, committed by the user.\n")
+    git(ws.root, "add", "memories/hand.md")
+    git(ws.root, "commit", "-qm", "user adds a memory")
+    second = ws.remember("Second.")
+    tree = git(ws.root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert {"app.txt", "memories/hand.md", first.path, second.path} <= set(tree)
+    git(ws.root, "rm", "-q", "app.txt")
+    git(ws.root, "commit", "-qm", "user removes app.txt")
+    ws.edit_tags(first.id, add=["x"])
+    assert "app.txt" not in git(ws.root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    git(ws.root, "reset", "-q", "--hard", "HEAD~3")  # the user rewinds past ee's commits
+    third = ws.remember("Third.")
+    tree = git(ws.root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert second.path not in tree
+    assert {first.path, third.path} <= set(tree)
+    assert git(ws.root, "status", "--porcelain") == ""
+
+
+def test_a_damaged_or_locked_kept_index_is_rebuilt(ws: Workspace) -> None:
+    ws.remember("Builds the kept index.")
+    kept = [p for p in (ws.root / ".git" / "ee").iterdir() if "." not in p.name]
+    assert len(kept) == 1
+    kept[0].write_bytes(b"garbage, not an index")
+    kept[0].with_name(kept[0].name + ".lock").write_text("")
+    memory = ws.remember("Still commits.")
+    assert git(ws.root, "show", "--format=", "--name-only", "HEAD").split() == [memory.path]
+    assert len(git(ws.root, "ls-tree", "-r", "--name-only", "HEAD", "memories").split()) == 3
