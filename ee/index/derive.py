@@ -100,6 +100,7 @@ def _derive_in_workers(items: dict[str, tuple[bytes, str]], report: Any) -> dict
     pipe = subprocess.PIPE
     procs = [subprocess.Popen(command, stdin=pipe, stdout=pipe, env=env) for _ in shares]
     out: dict[str, Derived] = {}
+    failed: list[BaseException] = []
     lock = threading.Lock()
 
     def feed(proc: subprocess.Popen[bytes], share: list[str]) -> None:
@@ -108,26 +109,34 @@ def _derive_in_workers(items: dict[str, tuple[bytes, str]], report: Any) -> dict
             for start in range(0, len(share), _CHUNK):
                 _write_frame(proc.stdin, marshal.dumps([items[k] for k in share[start : start + _CHUNK]]))
 
-    pairs = list(zip(procs, shares, strict=True))
-    feeders = [threading.Thread(target=feed, args=pair, daemon=True) for pair in pairs]
-    for thread in feeders:
-        thread.start()
-    try:
-        for proc, share in pairs:
-            assert proc.stdout is not None
+    def drain(proc: subprocess.Popen[bytes], share: list[str]) -> None:
+        # One reader per worker: reading them in turn let a worker block on a full pipe meanwhile.
+        assert proc.stdout is not None
+        try:
             for start in range(0, len(share), _CHUNK):
                 batch = marshal.loads(_read_frame(proc.stdout))  # noqa: S302 - our own worker's output
                 with lock:
                     for key, (record, body, tokens) in zip(share[start : start + _CHUNK], batch, strict=True):
                         out[key] = Derived(record, body, tokens, None)
-                report("parse", len(out), len(keys))
+                    report("parse", len(out), len(keys))
+        except (OSError, ValueError, EOFError) as exc:
+            failed.append(exc)
+
+    pairs = list(zip(procs, shares, strict=True))
+    jobs = [(job, pair) for pair in pairs for job in (feed, drain)]
+    threads = [threading.Thread(target=job, args=pair, daemon=True) for job, pair in jobs]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-        for thread in feeders:
-            thread.join()
+    if failed:
+        raise failed[0]
     return out
 
 
