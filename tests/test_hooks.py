@@ -400,6 +400,38 @@ def test_checkout_writes_the_branch_context_file(tmp_path: Path) -> None:
     assert "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in text
 
 
+def test_with_ee_watch_running_the_hooks_use_its_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ee.hooks import warm
+
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    monkeypatch.delenv("EE_NO_SERVER")
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "ee", "--workspace", str(repo), "watch"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: (repo / ".ee/serve.sock").exists() and warm.watcher_alive(repo), "ee watch")
+        answer = warm.ask(repo, ["search", "schema migrations", "--limit", "1", "--format", "json"])
+        assert answer is not None  # served, not run here
+        assert answer["hits"][0]["id"] == "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
+        seen = tmp_path / "seen-message"
+        editor = tmp_path / "editor"
+        editor.write_text(f'#!/bin/sh\ncp "$1" "{seen}"\necho "warm commit" > "$1"\n')
+        editor.chmod(0o755)
+        stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+        proc = run_git(repo, "commit", env={"GIT_EDITOR": str(editor)})
+        assert proc.returncode == 0, proc.stderr
+        assert "skipped" not in proc.stderr
+        assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+        assert "(mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB)" in seen.read_text()
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=60)
+
+
 # ------------------------------------------------------------------------------------------ agents
 
 

@@ -59,9 +59,9 @@ def exchange(root: Path, argv: list[str]) -> tuple[int, bytes] | None:
         "uid": os.getuid(),
     }
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        with client.socket_address(str(path)) as address, socket.socket(socket.AF_UNIX) as sock:
             sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(client.socket_address(str(root)))
+            sock.connect(address)
             sock.settimeout(ANSWER_TIMEOUT)
             client.send_frame(sock, json.dumps(request).encode("utf-8"))
             header = json.loads(client.recv_frame(sock))
@@ -69,7 +69,7 @@ def exchange(root: Path, argv: list[str]) -> tuple[int, bytes] | None:
                 return None
             out = client.recv_frame(sock)
             client.recv_frame(sock)  # stderr: degradations the in-process run would print too
-    except (OSError, ValueError, AttributeError):
+    except Exception:  # any trouble with the server means "run it here": the same answer, only slower
         return None
     return int(header.get("code", 1)), out
 
