@@ -290,14 +290,19 @@ class Workspace:
         with self.lock():
             memory = self.get(memory_id)
             self._refuse_dirty(memory.path)
+            original = self.store.read_bytes(memory.path)
             self.store.delete(memory.path)
-            self.git.commit_paths(
-                [memory.path],
-                format_message(
-                    f"ee: forget {memory.title}",
-                    {"Ee-Op": "forget", "Ee-Memory": memory.id, "Ee-Actor": actor.label},
-                ),
-            )
+            try:
+                self.git.commit_paths(
+                    [memory.path],
+                    format_message(
+                        f"ee: forget {memory.title}",
+                        {"Ee-Op": "forget", "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+                    ),
+                )
+            except BaseException:
+                atomic_write(self.root / memory.path, original)  # a failed forget leaves the file as it was
+                raise
         return memory
 
     def _edit(self, memory_id: str, op: str, change: Any, actor: Actor | None) -> Memory:
@@ -316,13 +321,17 @@ class Workspace:
                 return memory
             updated, _ = frontmatter.parse(new_text, memory.path)
             self.store.write(memory.path, new_text)
-            self.git.commit_paths(
-                [memory.path],
-                format_message(
-                    f"ee: {op} {memory.title}",
-                    {"Ee-Op": op, "Ee-Memory": memory.id, "Ee-Actor": actor.label},
-                ),
-            )
+            try:
+                self.git.commit_paths(
+                    [memory.path],
+                    format_message(
+                        f"ee: {op} {memory.title}",
+                        {"Ee-Op": op, "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+                    ),
+                )
+            except BaseException:
+                atomic_write(self.root / memory.path, data)  # a failed edit leaves the file as it was
+                raise
         return updated
 
     def _refuse_dirty(self, rel: str) -> None:

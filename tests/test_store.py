@@ -245,6 +245,30 @@ def test_a_failed_commit_leaves_nothing_behind(ws: Workspace) -> None:
     assert git(ws.root, "status", "--porcelain") == ""
 
 
+def test_failed_edits_and_forgets_leave_the_file_as_it_was(ws: Workspace) -> None:
+    memory = ws.remember("Stays as it was.", tags=["a"])
+    path = ws.root / memory.path
+    before = path.read_bytes()
+    head = commits(ws.root)
+    branch = git(ws.root, "symbolic-ref", "--short", "HEAD").strip()
+    lock = ws.root / ".git" / "refs" / "heads" / f"{branch}.lock"
+    lock.write_text("")
+    try:
+        for action in (
+            lambda: ws.edit_tags(memory.id, add=["b"]),
+            lambda: ws.expire(memory.id),
+            lambda: ws.forget(memory.id),
+        ):
+            with pytest.raises(GitError):
+                action()
+            assert path.read_bytes() == before
+    finally:
+        lock.unlink()
+    assert commits(ws.root) == head
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert ws.edit_tags(memory.id, add=["b"]).tags == ("a", "b")
+
+
 def test_memory_files_get_normal_permissions(ws: Workspace) -> None:
     old = os.umask(0o022)
     try:
