@@ -337,6 +337,7 @@ DAMAGE = {
     "truncated vectors": lambda ws: _truncate(_generation(ws) / "vectors.npy"),
     "truncated records": lambda ws: _truncate(_generation(ws) / "records.marshal"),
     "garbage stamps": lambda ws: (_generation(ws) / "stamps.marshal").write_bytes(b"\x00garbage"),
+    "truncated head state": lambda ws: _truncate(_generation(ws) / "head.marshal"),
     "garbage manifest": lambda ws: (ws.root / INDEX_DIR / "manifest.json").write_text("{not json"),
     "generation folder deleted": lambda ws: shutil.rmtree(_generation(ws)),
 }

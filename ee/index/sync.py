@@ -32,7 +32,7 @@ from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
-FORMAT = 5  # 3: stamps in the generation's stamps.marshal; 4: tuples, blob ids apart; 5: racy files
+FORMAT = 6  # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
@@ -90,29 +90,27 @@ def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, Stamp]]:
     stat'ed, not followed), with plain strings instead of ``Path`` objects: at 10k files this is the
     cost every query pays, and pathlib made it ~3x slower.
     """
-    top = os.fspath(root)
-    cut = len(top) + 1
     files: dict[str, Stamp] = {}
-    stack = [os.path.join(top, MEMORIES)]
+    stack = [(os.path.join(os.fspath(root), MEMORIES), MEMORIES + "/")]  # (folder, its relative prefix)
     while stack:
+        folder, prefix = stack.pop()
         try:
-            entries = os.scandir(stack.pop())
+            entries = os.scandir(folder)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
         with entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith("."):
+                if name[0] == ".":
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
+                    stack.append((entry.path, prefix + name + "/"))
                 elif name.endswith(".md"):
                     try:
                         st = entry.stat(follow_symlinks=False)
                     except FileNotFoundError:  # deleted since the listing
                         continue
-                    rel = entry.path[cut:].replace(os.sep, "/")
-                    files[rel] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+                    files[prefix + name] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
     events: dict[str, Stamp] = {}
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(root / EVENTS):
@@ -164,8 +162,9 @@ def racy_files(files: dict[str, Stamp], scanned_at: int) -> list[str]:
     """Files whose stamp is too recent to trust (git calls them racily clean). With a coarse file-system
     clock (one tick is 1-10 ms on many kernels), a write right after the stat can leave mtime, ctime,
     size and inode all unchanged: such files are read again by the next update, whatever their stamp."""
-    low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000  # far-future stamps are not racy
-    return [rel for rel, st in files.items() if low <= max(st[0], st[1]) <= high]
+    # ctime alone: every write sets it to the (coarse) present, whatever mtime says (touch -d, git).
+    low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000
+    return [rel for rel, st in files.items() if low <= st[1] <= high]
 
 
 @contextlib.contextmanager
@@ -239,7 +238,8 @@ class Updater:
             old_gen, old_files, old_blobs, old_racy = Generation(), {}, {}, set()
         else:
             old_files, old_blobs, old_racy = manifest["files"], manifest["blobs"], set(manifest["racy"])
-        changed = [rel for rel, st in files.items() if old_files.get(rel) != st or rel in old_racy]
+        moved_stamps = {rel for rel, _st in files.items() - old_files.items()}  # set difference, in C
+        changed = sorted(moved_stamps | (old_racy & files.keys()))
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
         unchanged_blob = {rel for rel in changed if rel in old_files and blobs.get(rel) == old_blobs.get(rel)}
@@ -282,7 +282,11 @@ class Updater:
         }
         new_blobs = {rel: b for rel, b in old_blobs.items() if rel in files} if gone else dict(old_blobs)
         new_blobs.update(blobs)
-        new_manifest = self._save(new_gen, state, head, files, events, new_blobs, racy, model_id)
+        # The HEAD part of the state (provenance of every file) is shared with the previous generation
+        # while HEAD does not move: linked, not written again.
+        same_head = manifest and not report.head_changed and not report.rebuilt
+        old_head = self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if same_head else None
+        new_manifest = self._save(new_gen, state, head, files, events, new_blobs, racy, model_id, old_head)
         _WARM.clear()
         _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state)
         new_manifest["semantic"] = new_gen.vectors is not None
@@ -409,12 +413,12 @@ class Updater:
 
     def _save(self, gen: Generation, state: dict[str, Any], head: str, files: dict[str, Stamp],
               events: dict[str, Stamp], blobs: dict[str, str], racy: list[str],
-              model_id: str | None) -> dict[str, Any]:
+              model_id: str | None, old_head: Path | None = None) -> dict[str, Any]:
         folder = self.root / INDEX_DIR
         name = f"gen-{time.time_ns():x}-{os.getpid()}"
         gen.save(folder / name)
         crash_point("index.generation")
-        (folder / name / "state.marshal").write_bytes(marshal.dumps(state))
+        _save_state(folder / name, state, old_head)
         stamps = {"files": files, "blobs": blobs, "events": events, "racy": racy}
         (folder / name / STAMPS).write_bytes(marshal.dumps(stamps))
         manifest = {
@@ -506,8 +510,25 @@ def _max_body_bytes(root: Path) -> int:
         return MAX_BODY_BYTES  # a broken config is reported by `ee doctor`; the index keeps the default
 
 
+HEAD_STATE = "head.marshal"  # provenance, head_blobs, head_commit: what HEAD names (changes with HEAD only)
+_HEAD_KEYS = ("provenance", "head_blobs", "head_commit")
+
+
+def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> None:
+    rest = {k: v for k, v in state.items() if k not in _HEAD_KEYS}
+    (folder / "state.marshal").write_bytes(marshal.dumps(rest))
+    if old_head is not None:
+        try:
+            os.link(old_head, folder / HEAD_STATE)
+            return
+        except OSError:
+            pass  # pruned meanwhile, or a file system without hard links: write it
+    (folder / HEAD_STATE).write_bytes(marshal.dumps({k: state[k] for k in _HEAD_KEYS}))
+
+
 def _load_state(folder: Path) -> dict[str, Any]:
     state: dict[str, Any] = _load_marshal(folder / "state.marshal")
+    state.update(_load_marshal(folder / HEAD_STATE))
     return state
 
 
