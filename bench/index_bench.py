@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -140,9 +141,10 @@ def run(n: int, edits: int, keep: Path | None) -> dict[str, Any]:
             results["generate_s"] = round(time.perf_counter() - started, 2)
         ws = Workspace.discover(root)
         shutil.rmtree(root / ".ee" / "cache", ignore_errors=True)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         _report, degraded = rebuild(ws)
         results["rebuild_cold_s"] = round(time.perf_counter() - started, 3)
+        results["rebuild_cold_cpu_s"] = round(_cpu() - cpu, 2)  # this process and its derive workers
         results["degraded"] = [d["code"] for d in degraded]
         started = time.perf_counter()
         rebuild(ws)
@@ -158,6 +160,11 @@ def run(n: int, edits: int, keep: Path | None) -> dict[str, Any]:
         if keep is None:
             shutil.rmtree(base, ignore_errors=True)
     return results
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def incremental(ws: Any, open_index: Any, edits: int) -> dict[str, float]:
@@ -180,6 +187,7 @@ def incremental(ws: Any, open_index: Any, edits: int) -> dict[str, float]:
         "median": round(statistics.median(times), 1),
         "max": round(max(times), 1),
         "cpu_median": round(statistics.median(cpu), 1),
+        "cpu_min": round(min(cpu), 1),
     }
 
 
@@ -199,11 +207,15 @@ def main(argv: list[str] | None = None) -> int:
     q, qe, inc = results["query_process"], results["query_process_after_edit"], results["incremental_ms"]
     rows = [
         ("memories", f"{n:,}" if (n := results["n"]) else "0", ""),
-        ("full rebuild (cold cache)", f"{results['rebuild_cold_s']:.2f} s", "target ≤ 15 s"),
+        (
+            "full rebuild (cold cache)",
+            f"{results['rebuild_cold_s']:.2f} s (cpu {results['rebuild_cold_cpu_s']:.1f} s, all processes)",
+            "target ≤ 15 s",
+        ),
         ("full rebuild (warm cache)", f"{results['rebuild_warm_cache_s']:.2f} s", ""),
         (
             "incremental after one edit",
-            f"{inc['median']:.0f} ms median (max {inc['max']:.0f}, cpu {inc['cpu_median']:.0f})",
+            f"{inc['median']:.0f} ms median (cpu {inc['cpu_median']:.0f}, min {inc['cpu_min']:.0f})",
             "target ≤ 150 ms",
         ),
         ("query process peak RSS", f"{q['peak_rss_mb']:.0f} MB ({q['seconds']:.2f} s)", "target ≤ 400 MB"),
