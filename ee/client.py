@@ -141,6 +141,8 @@ def try_server(argv: list[str] | None = None) -> int | None:
 def _request(args: list[str], cwd: str) -> bytes | None:
     stdin = None
     if "-" in args:  # the command reads standard input ('-' as a file or text argument)
+        if _isatty(sys.stdin):
+            return None  # typed input: let the command read it itself, as it wants
         try:
             stdin = sys.stdin.buffer.read().decode("utf-8")
         except (UnicodeDecodeError, AttributeError):
