@@ -498,3 +498,39 @@ def test_index_commands_outside_a_workspace_exit_with_the_configuration_code(tmp
     result = run_cli("index", "status", "--json", cwd=tmp_path)
     assert result.code == 3
     assert result.json["error"]["code"] == "workspace_not_found"
+
+
+def test_index_rebuild_shows_a_progress_bar_on_a_terminal(ws: Workspace) -> None:
+    import pty
+    import subprocess
+    import sys
+
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ee", "--workspace", str(ws.root), "index", "rebuild", "--json"],
+            stderr=follower,
+            stdout=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["data"]["new"] == ["memories/a.md"]
+    assert b"parsing" in shown
+    assert b"embedding" in shown
