@@ -313,6 +313,23 @@ def test_a_slow_or_missing_ee_fails_open(tmp_path: Path, fallback: bool) -> None
     assert "ee: hook skipped (pre-commit: ee is not on PATH" in proc.stderr
 
 
+def test_an_uninstalled_ee_fails_open(tmp_path: Path) -> None:
+    """The Python that installed the hooks is gone and no ``ee`` is on the PATH git runs hooks with."""
+    repo = hooked(tmp_path)
+    runner = repo / ".git/hooks/ee-hook-run"
+    runner.write_bytes(runner.read_bytes().replace(sys.executable.encode(), b"/nonexistent/python3"))
+    stage(repo, "a.txt", "a\n")
+    proc = run_git(repo, "commit", "-m", "a", env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert [line.split(":")[1].split("(")[1] for line in lines] == [
+        "pre-commit",
+        "prepare-commit-msg",
+        "post-commit",
+    ]
+    assert all(line.startswith("ee: hook skipped (") and "ee is not on PATH" in line for line in lines)
+
+
 def test_hooks_are_quiet_during_a_rebase(tmp_path: Path) -> None:
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
