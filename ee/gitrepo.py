@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -32,6 +33,7 @@ _FALLBACK_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "ee@localhost",
 }
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+BULK_PATHS = 200  # from this many paths a commit packs their blobs with fast-import
 
 
 def blob_id(data: bytes) -> str:
@@ -262,10 +264,12 @@ class Git:
                 if parent:
                     self.run("read-tree", parent, env=env, cwd=self.toplevel)
             try:
-                if repo_paths:
-                    self._update_index(repo_paths, env)
-                if fixed:
-                    self._set_index_blobs(fixed, env)
+                packed = self._pack_blobs(repo_paths) if len(repo_paths) >= BULK_PATHS else {}
+                rest = [p for p in repo_paths if p not in packed]
+                if rest:
+                    self._update_index(rest, env)
+                if fixed or packed:
+                    self._set_index_blobs({**packed, **fixed}, env)
                 tree = self.run("write-tree", env=env, cwd=self.toplevel).strip()
                 break
             except GitError:
@@ -275,6 +279,46 @@ class Git:
         with contextlib.suppress(OSError):
             note.write_text(tree + "\n")
         return tree
+
+    def _pack_blobs(self, repo_paths: list[str]) -> dict[str, str]:
+        """Store the regular files among ``repo_paths`` as blobs in one pack (``git fast-import``): for a bulk
+        import, ~4x faster than ``update-index`` writing 10,000 loose objects. Path → blob id; what is not a
+        plain regular file (deleted, a symlink, executable) is left out, for ``update-index`` to handle."""
+        found: dict[str, str] = {}
+        proc = subprocess.Popen(
+            ["git", "fast-import", "--quiet"],
+            cwd=self.toplevel,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdin is not None
+        try:
+            for path in repo_paths:
+                full = self.toplevel / path
+                try:
+                    info = os.lstat(full)
+                    if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o111:
+                        continue
+                    data = full.read_bytes()
+                except OSError:
+                    continue
+                try:
+                    proc.stdin.write(b"blob\ndata %d\n%s\n" % (len(data), data))
+                except BrokenPipeError:  # fast-import stopped: its message follows
+                    break
+                found[path] = blob_id(data)
+            _, err = proc.communicate()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        if proc.returncode != 0:
+            raise GitError(
+                "git fast-import: " + err.decode("utf-8", "replace").strip(),
+                "run `ee doctor --full` to check the repository",
+            )
+        return found
 
     def _update_index(self, repo_paths: list[str], env: Mapping[str, str]) -> None:
         # --stdin takes any number of paths; --remove drops entries whose file is gone.

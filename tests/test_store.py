@@ -690,3 +690,33 @@ def test_a_damaged_or_locked_kept_index_is_rebuilt(ws: Workspace) -> None:
     memory = ws.remember("Still commits.")
     assert git(ws.root, "show", "--format=", "--name-only", "HEAD").split() == [memory.path]
     assert len(git(ws.root, "ls-tree", "-r", "--name-only", "HEAD", "memories").split()) == 3
+
+
+def test_a_bulk_commit_matches_what_git_add_would_commit(ws: Workspace) -> None:
+    """From BULK_PATHS paths on, blobs go through one fast-import pack: the tree must be git's own."""
+    from ee.gitrepo import BULK_PATHS
+
+    folder = ws.root / "memories" / "bulk"
+    folder.mkdir()
+    gone = ws.remember("Deleted in the bulk commit.")
+    paths = []
+    for n in range(BULK_PATHS + 20):
+        (folder / f"m{n}.md").write_text(f"Memory {n}.\n" * (n % 7 + 1))
+        paths.append(f"memories/bulk/m{n}.md")
+    (folder / "run.md").write_text("executable\n")
+    (folder / "run.md").chmod(0o755)
+    (folder / "link.md").symlink_to("m1.md")
+    (ws.root / gone.path).unlink()
+    paths += ["memories/bulk/run.md", "memories/bulk/link.md", gone.path]
+    with ws.lock():
+        ws.git.commit_paths(paths, "bulk\n")
+    env = {**os.environ, "GIT_INDEX_FILE": str(ws.root / ".git" / "check-index")}
+    subprocess.run(["git", "read-tree", "HEAD~1"], cwd=ws.root, check=True, env=env)
+    subprocess.run(["git", "add", "-A", "memories"], cwd=ws.root, check=True, env=env)
+    want = subprocess.run(
+        ["git", "write-tree"], cwd=ws.root, check=True, env=env, capture_output=True, text=True
+    )
+    assert git(ws.root, "rev-parse", "HEAD^{tree}").strip() == want.stdout.strip()
+    assert git(ws.root, "status", "--porcelain") == ""
+    fsck = subprocess.run(["git", "fsck", "--strict"], cwd=ws.root, capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stderr
