@@ -137,7 +137,7 @@ def _is_as_of_commitish(error: Any) -> bool:
     if path != ["asOf"] or error.validator != "format":
         return False
     value = error.instance
-    return isinstance(value, str) and not value[:4].isdigit()
+    return isinstance(value, str) and not _looks_like_time(value)
 
 
 def _expected(error: Any) -> str:
@@ -211,13 +211,19 @@ def from_arguments(
         raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"the query text is longer than {MAX_QUERY_CHARS} characters", "shorten it")
-    if as_of and as_of[:4].isdigit():
+    if as_of and _looks_like_time(as_of):
         from ee.schemas import is_rfc3339
 
         if not is_rfc3339(as_of) and not _is_date(as_of):
             raise QueryError(f"--as-of {as_of!r} is not an RFC 3339 time", "write e.g. 2026-12-01T09:00:00Z")
     # click's choices already constrain every other argument: skip jsonschema (~110 ms of imports).
     return Query(doc)
+
+
+def _looks_like_time(value: str) -> bool:
+    """A year and a dash: ``2026-12-01…`` is a time; ``1418a9c…`` (a commit id that starts with four digits)
+    or ``HEAD~3`` is a commit-ish (the same test as :func:`ee.query.asof.resolve`)."""
+    return value[:4].isdigit() and "-" in value
 
 
 def _is_date(value: str) -> bool:
