@@ -61,11 +61,25 @@ class Context:
 
     @property
     def ids(self) -> list[str]:
-        """Memory ids by position (built once per query: ``gen.ids`` makes a new list on every call)."""
-        ids: list[str] | None = self.memo.get("ids")
+        """Memory ids by position (``gen.ids`` makes a new list on every call; this one is kept)."""
+        memo = generation_memo(self.view.gen)
+        ids: list[str] | None = memo.get("ids")
         if ids is None:
-            ids = self.memo["ids"] = self.view.gen.ids
+            ids = memo["ids"] = self.view.gen.ids
         return ids
+
+
+_GENERATION_MEMO: dict[str, Any] = {}
+
+
+def generation_memo(gen: Any) -> dict[str, Any]:
+    """Values derived from a whole generation (ids, the superseded map), kept for the generation queried
+    last: a generation never changes once built, so a long-lived process (``ee watch``'s server) walks
+    its records once, not on every query."""
+    if _GENERATION_MEMO.get("gen") is not gen:
+        _GENERATION_MEMO.clear()
+        _GENERATION_MEMO["gen"] = gen
+    return _GENERATION_MEMO
 
 
 def run_search(view: Any, query: Query, reference: datetime | None = None,
@@ -158,7 +172,11 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
     scored = _retrieve(ctx, mode, eligible)
     scored = _graph(ctx, scored, eligible)
     out: list[Scored] = []
-    superseded = superseded_map(gen.records) if any(r.get("links") for r in gen.records) else {}
+    memo = generation_memo(gen)
+    superseded = memo.get("superseded")
+    if superseded is None:
+        superseded = memo["superseded"] = (
+            superseded_map(gen.records) if any(r.get("links") for r in gen.records) else {})
     posture = query.get("temporalValidity.posture", "relaxed")
     trust_spec = query.get("trust") or {}
     for item in scored:
