@@ -8,6 +8,7 @@ and the reference time (validity), so the same store and query give byte-identic
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -278,6 +279,16 @@ def _exact_matches(ctx: Context, eligible: np.ndarray) -> set[int]:
     """Memories whose body, title or tags contain the query as a literal (case-insensitive) phrase."""
     needle = " ".join(ctx.query.text.split()).casefold()
     gen = ctx.view.gen
+    index = _exact_index(gen) if needle and "\x00" not in needle else None
+    if index is not None:
+        found: set[int] = set()
+        for haystack, starts in index:
+            at = haystack.find(needle)
+            while at != -1:
+                pos = bisect.bisect_right(starts, at) - 1
+                found.add(pos)
+                at = haystack.find(needle, starts[pos + 1]) if pos + 1 < len(starts) else -1
+        return {pos for pos in found if eligible[pos]}
     out = set()
     for pos in np.flatnonzero(eligible).tolist():
         haystack = " ".join(gen.body(pos).split()).casefold()
@@ -285,6 +296,41 @@ def _exact_matches(ctx: Context, eligible: np.ndarray) -> set[int]:
         if needle in haystack or needle in tags:
             out.add(pos)
     return out
+
+
+def _exact_index(gen: Any) -> tuple[tuple[str, list[int]], tuple[str, list[int]]] | None:
+    """Every body, then every memory's tags, normalised as :func:`_exact_matches` compares them and joined
+    into one string each, built at the second exact query on a generation: later queries are two
+    ``str.find`` scans (~6 ms at 10k) instead of normalising 10k bodies in Python (~85 ms). Building costs
+    ~1.5 such loops, so a one-query process (a fresh ``ee search``) keeps the loop. None: use the loop
+    (the first query, or a text that holds a NUL)."""
+    memo = generation_memo(gen)
+    if "exact" not in memo:
+        if not memo.get("exact_seen"):
+            memo["exact_seen"] = True
+            return None
+        bodies = _joined([gen.body(p) for p in range(gen.size)], collapse=True)
+        tags = _joined([" ".join(r.get("tags", ())) for r in gen.records], collapse=False)
+        memo["exact"] = (bodies, tags) if len(bodies[1]) == len(tags[1]) == gen.size else None
+    index: tuple[tuple[str, list[int]], tuple[str, list[int]]] | None = memo["exact"]
+    return index
+
+
+def _joined(texts: list[str], collapse: bool) -> tuple[str, list[int]]:
+    """``texts`` case-folded and joined by NUL (whitespace runs collapsed to one space when ``collapse``),
+    with the offset where each text starts. A needle without NUL found in the joined string lies inside one
+    text, and is found there exactly when it is found in that text normalised on its own (its ends are not
+    blanks, so a blank left at a text's edge never takes part)."""
+    joined = "\x00".join(texts)
+    if collapse:
+        joined = " ".join(joined.split())
+    joined = joined.casefold()
+    starts = [0]
+    at = joined.find("\x00")
+    while at != -1:
+        starts.append(at + 1)
+        at = joined.find("\x00", at + 1)
+    return joined, starts
 
 
 def _graph(ctx: Context, scored: list[Scored], eligible: np.ndarray) -> list[Scored]:
