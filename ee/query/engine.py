@@ -205,18 +205,28 @@ def _eligible(ctx: Context) -> np.ndarray:
     mask = np.ones(gen.size, dtype=bool)
     if not (tags or filters or time_spec):
         return mask
-    unknown = flt.unknown_filter_fields(filters, gen.records)
+    memo = generation_memo(gen)
+    unknown = flt.unknown_filter_fields(filters, gen.records, memo)
     for name in unknown:
         ctx.degraded.append({"code": "filter_unknown_field", "severity": "warning",
                              "message": f"no memory has the field {name!r}: the filter matches nothing",
                              "repair": "check the field name (ee schema export ee.memory.v1)"})
-    for pos, record in enumerate(gen.records):
-        ok = (not tags or flt.passes_tags(record, tags)) and (not filters or flt.passes_filters(record, filters))
-        if ok and time_spec:
-            from ee.query.standing import created_of
+    # Masks over every memory, each predicate decided once per distinct value (see ee.query.filters).
+    if tags:
+        mask &= flt.tags_mask(gen.records, tags, memo)
+    if filters:
+        mask &= flt.filters_mask(gen.records, filters, memo)
+    if time_spec:
+        from ee.query.standing import created_of
 
-            ok = flt.passes_time(created_of(record, _prov(ctx, record)), time_spec)
-        mask[pos] = ok
+        verdicts: dict[str | None, bool] = {}
+        for pos in np.flatnonzero(mask).tolist():
+            record = gen.records[pos]
+            created = created_of(record, _prov(ctx, record))
+            ok = verdicts.get(created)
+            if ok is None:
+                ok = verdicts[created] = flt.passes_time(created, time_spec)
+            mask[pos] = ok
     return mask
 
 

@@ -141,7 +141,105 @@ def passes_time(created: str | None, spec: dict[str, str]) -> bool:
     return not ("before" in spec and not moment < parse_time(spec["before"]))
 
 
-def unknown_filter_fields(filters: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
+def unknown_filter_fields(filters: dict[str, Any], records: list[dict[str, Any]],
+                          cache: dict[str, Any] | None = None) -> list[str]:
     """Filter fields that no memory has (a likely typo, reported as a degradation)."""
-    extra_keys = {k for r in records for k in r.get("extra", {})}
+    if not any(name not in FIELDS for name in filters):
+        return []
+    cache = {} if cache is None else cache
+    extra_keys = cache.get("extra_keys")
+    if extra_keys is None:
+        extra_keys = cache["extra_keys"] = {k for r in records for k in r.get("extra", {})}
     return sorted(name for name in filters if name not in FIELDS and name not in extra_keys)
+
+
+# ------------------------------------------------------------------------------------------ masks
+# The same predicates as boolean masks over a generation's records (position order). ``cache`` is a dict
+# kept per generation (ee.query.engine.generation_memo): the tag index and each field's values grouped
+# by value are built once, then a predicate is decided once per distinct value, not once per memory
+# (a loop over 10k records took 15-20 ms per filtered query).
+
+
+def tags_mask(records: list[dict[str, Any]], tags: dict[str, list[str]], cache: dict[str, Any]) -> Any:
+    """:func:`passes_tags` for every record at once."""
+    import numpy as np
+
+    index: dict[str, Any] | None = cache.get("tag_index")
+    if index is None:
+        lists: dict[str, list[int]] = {}
+        for pos, record in enumerate(records):
+            for tag in set(record.get("tags", ())):
+                lists.setdefault(tag, []).append(pos)
+        index = cache["tag_index"] = {t: np.asarray(p, dtype=np.int64) for t, p in lists.items()}
+    size = len(records)
+
+    def having(tag: str) -> Any:
+        out = np.zeros(size, dtype=bool)
+        positions = index.get(tag)
+        if positions is not None:
+            out[positions] = True
+        return out
+
+    mask = np.ones(size, dtype=bool)
+    for tag in tags.get("require", []):
+        mask &= having(tag)
+    any_of = tags.get("requireAny")
+    if any_of:
+        some = np.zeros(size, dtype=bool)
+        for tag in any_of:
+            some |= having(tag)
+        mask &= some
+    for tag in tags.get("exclude", []):
+        mask &= ~having(tag)
+    return mask
+
+
+def filters_mask(records: list[dict[str, Any]], filters: dict[str, dict[str, Any]],
+                 cache: dict[str, Any]) -> Any:
+    """:func:`passes_filters` for every record at once."""
+    import numpy as np
+
+    size = len(records)
+    mask = np.ones(size, dtype=bool)
+    for name, predicates in filters.items():
+        groups = _value_groups(records, name, cache)
+        if groups is None:  # a value that cannot be grouped (a mapping): record by record
+            mask &= np.fromiter((passes_filters(r, {name: predicates}) for r in records), bool, size)
+            continue
+        for op, arg in predicates.items():
+            keep = np.zeros(size, dtype=bool)
+            for value, positions in groups:
+                if predicate_holds(value, op, arg, name):
+                    keep[positions] = True
+            mask &= keep
+    return mask
+
+
+def _value_groups(records: list[dict[str, Any]], name: str,
+                  cache: dict[str, Any]) -> list[tuple[Any, Any]] | None:
+    """``field_value`` of every record grouped by value (type included: ``1``, ``1.0`` and ``True`` are
+    compared differently): [(value, positions)], or None when a value is not hashable as a group key."""
+    import numpy as np
+
+    key = f"values:{name}"
+    if key not in cache:
+        groups: dict[Any, tuple[Any, list[int]]] = {}
+        try:
+            for pos, record in enumerate(records):
+                value = field_value(record, name)
+                groups.setdefault(_group_key(value), (value, []))[1].append(pos)
+        except TypeError:
+            cache[key] = None
+        else:
+            cache[key] = [(value, np.asarray(p, dtype=np.int64)) for value, p in groups.values()]
+    result: list[tuple[Any, Any]] | None = cache[key]
+    return result
+
+
+def _group_key(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return (type(value), tuple(_group_key(v) for v in value))
+    if isinstance(value, dict | set):
+        raise TypeError("not groupable")
+    hash(value)
+    return (type(value), value)
