@@ -264,8 +264,9 @@ _FAST_FLOAT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
 _FAST_QUOTED_RE = re.compile(r'"[^"\\]*"|\'[^\']*\'')
 _FAST_LINK_RE = re.compile(r"( +)- \{type: ([A-Za-z_]+), to: ([A-Za-z0-9][A-Za-z0-9_.:-]*)\}")
 _FAST_SPECIAL = {"null": None, "true": True, "false": False}
-# What YAML refuses to read anywhere in a document (the fast path must not be more lenient).
-_NOT_PRINTABLE_RE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What YAML refuses to read anywhere in a document (the fast path must not be more lenient). Written as
+# the small set refused, not the large set allowed: that one takes ~7 ms to compile.
+_NOT_PRINTABLE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def _fast_mapping(fm_text: str) -> dict[str, Any] | None:
