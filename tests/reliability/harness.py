@@ -384,8 +384,20 @@ def fresh_signature(root: Path) -> dict[str, Any]:
     touched: no derived cache, no generation reused)."""
     with tempfile.TemporaryDirectory(prefix="ee-fresh-") as tmp:
         copy = Path(tmp) / "ws"
-        shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns("index", "cache"))
+        shutil.copytree(root, copy, symlinks=True, ignore=_derived_and_special)
         return index_signature(copy)
+
+
+def _derived_and_special(folder: str, names: list[str]) -> list[str]:
+    """What a fresh copy leaves out: the derived index and cache, and sockets or FIFOs (a watcher's)."""
+    skip = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if name in ("index", "cache") or not (
+            os.path.isdir(path) or os.path.isfile(path) or os.path.islink(path)
+        ):
+            skip.append(name)
+    return skip
 
 
 def index_differences(root: Path) -> list[str]:
@@ -686,7 +698,8 @@ def run_concurrency(
     results.mkdir(parents=True)
     shared_ids = new_workspace(root, shared=shared, seed=seed)
     started = time.monotonic()
-    watcher = _start_watcher(root) if watch and "watch" in ee_commands() else None
+    watch_log = results / "watch.log"
+    watcher = _start_watcher(root, watch_log) if watch and "watch" in ee_commands() else None
     stop = results / "stop"
     procs: list[tuple[str, subprocess.Popen[bytes]]] = []
     roles = (
@@ -727,39 +740,38 @@ def run_concurrency(
         if role == "reader" and proc.wait(timeout=600) != 0:
             report.failures.append(f"a reader exited {proc.returncode}")
     if watcher is not None:
-        report.watcher = _stop_watcher(watcher, report.failures)
+        report.watcher = _stop_watcher(watcher, watch_log, report.failures)
     report.seconds = time.monotonic() - started
     items = [json.loads(line) for f in sorted(results.glob("*.jsonl")) for line in f.read_text().splitlines()]
     _verify(root, items, report)
     return report
 
 
-def _start_watcher(root: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        ee_args(root, "watch"),
-        cwd=root,
-        env=child_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+def _start_watcher(root: Path, log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "wb") as handle:  # a file, not a pipe: a long run's log would fill a pipe and block it
+        proc = subprocess.Popen(
+            ee_args(root, "watch"),
+            cwd=root,
+            env=child_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=handle,
+            start_new_session=True,
+        )
     time.sleep(1.0)
     return proc
 
 
-def _stop_watcher(proc: subprocess.Popen[bytes], failures: list[str]) -> str:
+def _stop_watcher(proc: subprocess.Popen[bytes], log: Path, failures: list[str]) -> str:
     if proc.poll() is not None:
-        failures.append(
-            f"ee watch died during the run (exit {proc.returncode}): "
-            + (proc.stderr.read().decode()[-1000:] if proc.stderr else "")
-        )
+        failures.append(f"ee watch died during the run (exit {proc.returncode}): {log.read_text()[-1000:]}")
         return "died"
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
-        failures.append("ee watch did not stop within 20 s of SIGINT")
+        proc.wait()
+        failures.append(f"ee watch did not stop within 20 s of SIGINT: {log.read_text()[-1000:]}")
     return "ran throughout"
 
 
