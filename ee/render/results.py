@@ -78,7 +78,8 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         if hit.get("why"):
             lines.append(f"     why: {hit['why']}")
     if data.get("next_cursor"):
-        lines.append(f"more: --query-file with pagination.cursor {data['next_cursor']}")
+        rest = data["total"] - data.get("offset", 0) - data["returned"]
+        lines.append(f"… {rest} more (raise --limit, or page with pagination.cursor {data['next_cursor']})")
     return "\n".join(lines)
 
 
