@@ -239,16 +239,24 @@ class Updater:
         else:
             old_files, old_blobs, old_racy = manifest["files"], manifest["blobs"], set(manifest["racy"])
         moved_stamps = {rel for rel, _st in files.items() - old_files.items()}  # set difference, in C
-        changed = sorted(moved_stamps | (old_racy & files.keys()))
+        changed_set = moved_stamps | (old_racy & files.keys()) | (old_files.keys() - files.keys())
+        # A file skipped for a duplicate id is looked at again whenever anything changed: the file that
+        # won may be the one that went away.
+        dup_paths = ({p["path"] for p in old_state.get("problems", []) if p.get("code") == "duplicate_id"}
+                     & files.keys()) if changed_set else set()
+        changed = sorted((changed_set & files.keys()) | dup_paths)
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
-        unchanged_blob = {rel for rel in changed if rel in old_files and blobs.get(rel) == old_blobs.get(rel)}
+        unchanged_blob = {rel for rel in changed
+                          if rel in old_files and blobs.get(rel) == old_blobs.get(rel) and rel not in dup_paths}
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
         gone = [rel for rel in old_files if rel not in files]
         removed = gone + [rel for rel in really if rel in old_files]
         head_info = self._head_info(manifest, head, old_state, report)
         gone_blobs = {old_blobs.get(rel): rel for rel in gone}
         for rel in really:
+            if rel in dup_paths and blobs.get(rel) == old_blobs.get(rel):
+                continue  # looked at again, not changed
             if rel in old_files:
                 report.modified.append(rel)
             elif blobs[rel] in gone_blobs:
@@ -268,11 +276,13 @@ class Updater:
         remove = [positions[rel] for rel in removed if rel in positions]
         dim = self.embedder.dim if self.embedder else None
         new_gen = old_gen.updated(remove, entries, dim)
+        new_gen, dup_problems = _drop_duplicate_ids(new_gen, dim)
         for record in new_gen.records:  # a commit of a hand edit changes only this flag
             record["committed"] = head_info["head_blobs"].get(record["path"]) == record["blob"]
         # A file touched but not changed (same blob) keeps its problems: it is not parsed again.
         problems = [p for p in old_state.get("problems", []) if p["path"] in files and p["path"] not in recheck]
-        problems += self._problems(entries, recheck, datas)
+        problems = [p for p in problems if p.get("code") != "duplicate_id"]
+        problems += self._problems(entries, recheck, datas) + dup_problems
         state = {
             "problems": sorted(problems + event_problems, key=lambda p: (p["path"], p.get("line") or 0)),
             "events": event_map,
@@ -468,6 +478,29 @@ _WARM: dict[str, tuple[Generation, dict[str, Any]]] = {}
 def warm(folder: Path) -> tuple[Generation, dict[str, Any]] | None:
     """The generation saved in ``folder`` and its state, if this process wrote it (else None)."""
     return _WARM.get(str(folder))
+
+
+def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
+    """Keep one file per memory id, the first path in sorted order (as the store does); report the rest."""
+    by_id: dict[str, list[int]] = {}
+    for pos, record in enumerate(gen.records):
+        by_id.setdefault(record["id"], []).append(pos)
+    drop: list[int] = []
+    problems: list[dict[str, Any]] = []
+    for memory_id, positions in by_id.items():
+        if len(positions) < 2:
+            continue
+        ordered = sorted(positions, key=lambda p: gen.records[p]["path"])
+        first = gen.records[ordered[0]]["path"]
+        for pos in ordered[1:]:
+            drop.append(pos)
+            path = gen.records[pos]["path"]
+            problems.append({"code": "duplicate_id", "severity": "error", "path": path, "line": 2, "key": "id",
+                             "message": f"id {memory_id} is also used by {first}; this file is not indexed",
+                             "repair": f"give one of the files a new id: edit the 'id:' line of {path}"})
+    if not drop:
+        return gen, []
+    return gen.updated(drop, [], dim), problems
 
 
 def _read(path: Path, folder: Path, max_bytes: int = MAX_BODY_BYTES) -> bytes | None:

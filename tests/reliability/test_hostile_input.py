@@ -118,9 +118,6 @@ def test_hostile_file_is_reported_and_skipped(root: Path, case: FileCase) -> Non
     _remember_still_works(root)
 
 
-@pytest.mark.xfail(
-    reason="the index serves both files of a duplicate id (the store skips the second)", strict=False
-)
 def test_search_serves_one_memory_per_id(root: Path) -> None:
     (root / "memories/dup-a.md").write_text("---\nid: shared-one\n---\nthe first file with this id\n")
     (root / "memories/dup-b.md").write_text("---\nid: shared-one\n---\nthe second file with this id\n")
@@ -128,6 +125,12 @@ def test_search_serves_one_memory_per_id(root: Path) -> None:
     ids = [h["id"] for h in found.json["data"]["hits"]]
     assert ids.count("shared-one") == 1, found.json["data"]["hits"]
     assert [d for d in found.json["degraded"] if "dup-b.md" in d["message"]]
+    # The first file goes away: the second one, skipped until now, is the memory.
+    (root / "memories/dup-a.md").unlink()
+    found = run_inprocess(root, "search", "file with this id", "--mode", "lexical", "--json")
+    hits = [h for h in found.json["data"]["hits"] if h["id"] == "shared-one"]
+    assert [h["path"] for h in hits] == ["memories/dup-b.md"]
+    assert not [d for d in found.json["degraded"] if "dup-b.md" in d["message"]]
 
 
 def _args(case_args: tuple[str, ...], root: Path) -> list[str]:
