@@ -252,7 +252,7 @@ class Workspace:
             and (kind is None or m.kind == kind)
             and all(t in m.tags for t in tag)
         ]
-        return (out[:limit] if limit else out), snap.problems
+        return [masked(m) for m in (out[:limit] if limit else out)], snap.problems
 
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
@@ -352,6 +352,20 @@ class Workspace:
 
 
 # -------------------------------------------------------------------------------- validation helpers
+
+
+def masked(memory: Memory) -> Memory:
+    """The memory as output may show it: a secret typed into the file by hand is masked (the file is not
+    changed; ``ee doctor`` reports it). ``redacted`` then names the masked classes too."""
+    import dataclasses
+
+    from ee.policy.secrets import find_secrets, redact
+
+    findings = find_secrets(memory.body)
+    if not findings:
+        return memory
+    classes = tuple(sorted(set(memory.redacted) | {f.cls for f in findings}))
+    return dataclasses.replace(memory, body=redact(memory.body, findings), redacted=classes)
 
 
 def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:

@@ -163,7 +163,10 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
 
     ws = workspace(ctx)
     snap = ws.store.snapshot()
-    lines = [dumps(record, indent=None) + "\n" for record in export_records(snap.memories.values())]
+    from ee.workspace import masked
+
+    memories = [masked(m) for m in snap.memories.values()]  # a secret typed in by hand is not exported
+    lines = [dumps(record, indent=None) + "\n" for record in export_records(memories)]
     if output == "-":
         sys.stdout.write("".join(lines))
         sys.stdout.flush()

@@ -171,9 +171,6 @@ def test_a_hand_typed_secret_is_reported(hand_secret: tuple[Path, list[str]]) ->
     assert [p for p in doctor["problems"] if p["code"] == "secret_in_file" and "deploy-notes" in p["path"]]
 
 
-@pytest.mark.xfail(
-    reason="memory show/list and export print the file as it is (masking is done by the index)", strict=False
-)
 @pytest.mark.parametrize(
     "args", [("memory", "list", "--json"), ("export", "jsonl"), ("memory", "show", "{id}")]
 )
