@@ -44,6 +44,8 @@ TRUST_CLASSES = (
     "cass_evidence",
     "legacy_import",
 )
+# Keys the merge driver writes (a conflicted memory, the values a merge set aside): kept in ``extra``.
+MERGE_KEYS = frozenset({"conflict", "ee_merge"})
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_TAGS = 256
 MAX_TAG_LENGTH = 100
@@ -141,6 +143,8 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
             )
         if key in KNOWN_KEYS:
             values[key] = _check_key(key, raw, path, line, problems)
+        elif key in MERGE_KEYS:
+            extra.append((key, _jsonable(raw)))  # written by ee's merge driver: ee's own, not unknown
         else:
             extra.append((key, _jsonable(raw)))
             problems.append(

@@ -23,7 +23,8 @@ from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id,
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-GITIGNORE_LINES = (".ee/*", "!.ee/config.toml")
+# ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
+GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
 GITATTRIBUTES_LINES = (
     "memories/**/*.md merge=ee-memory",
     "memories/.events/*.jsonl merge=union",

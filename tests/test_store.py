@@ -651,7 +651,7 @@ def test_init_appends_to_a_crlf_gitignore_in_its_line_ending(tmp_path: Path) -> 
     git(root, "add", ".gitignore")
     git(root, "commit", "-qm", "ignore")
     Workspace.init(root)
-    assert (root / ".gitignore").read_bytes() == b"bin/\r\nobj/\r\n.ee/*\r\n!.ee/config.toml\r\n"
+    assert (root / ".gitignore").read_bytes() == b"bin/\r\nobj/\r\n.ee/*\r\n!.ee/config.toml\r\n.ee-tmp-*\r\n"
     assert git(root, "status", "--porcelain") == ""
 
 

@@ -17,13 +17,18 @@ def read_query_file(path: str) -> Any:
     from ee.errors import NotFound
     from ee.query.document import parse_document
 
+    from ee.query.document import MAX_DOCUMENT_BYTES
+
+    # Read one byte past the cap: a huge document (or /dev/zero) is refused without filling memory.
     if path == "-":
-        return parse_document(sys.stdin.read(), "<stdin>")
+        return parse_document(sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1), "<stdin>")
     try:
         with open(path, "rb") as handle:
-            return parse_document(handle.read(), path)
+            return parse_document(handle.read(MAX_DOCUMENT_BYTES + 1), path)
     except FileNotFoundError:
         raise NotFound(f"no query file {path}", "check the path (or pass - to read stdin)") from None
+    except IsADirectoryError:
+        raise QueryError(f"{path} is a folder, not a query file", "pass a JSON file, or - for stdin") from None
 
 
 def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:

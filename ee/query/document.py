@@ -70,7 +70,7 @@ def parse_document(raw: str | bytes, source: str = "query document") -> Query:
     """Parse and validate a JSON query document; errors name the JSON pointer and what was expected."""
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise QueryError(
-            f"{source} is {len(raw)} bytes (at most {MAX_DOCUMENT_BYTES})", "send a smaller document"
+            f"{source} is larger than {MAX_DOCUMENT_BYTES} bytes", "send a smaller document"
         )
     try:
         doc = json.loads(raw)
