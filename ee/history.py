@@ -6,29 +6,13 @@ from typing import TYPE_CHECKING
 
 from ee import frontmatter
 from ee.errors import MemoryFormatError, NotFound
-from ee.model import Memory, Version
+from ee.model import KNOWN_KEYS, Memory, Version
 from ee.store import MEMORIES, check_id
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
 
-_COMPARED = (
-    "level",
-    "kind",
-    "tags",
-    "trust",
-    "confidence",
-    "utility",
-    "importance",
-    "created",
-    "valid_from",
-    "valid_to",
-    "source",
-    "links",
-    "paths",
-    "redacted",
-    "extra",
-)
+_COMPARED = (*(key for key in KNOWN_KEYS if key != "id"), "extra")
 
 
 def history(ws: Workspace, memory_id: str) -> list[Version]:

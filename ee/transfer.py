@@ -11,7 +11,7 @@ from ee import frontmatter
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.gitrepo import format_message
 from ee.ids import new_id
-from ee.model import Link, Memory
+from ee.model import KNOWN_KEYS, Link, Memory
 from ee.store import flush_to_disk
 from ee.workspace import Actor, build_fields, guard_secrets, parse_link
 
@@ -20,27 +20,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_CHARS = 4 * 1024 * 1024  # far above any memory (the file cap is 256 KiB by default)
 MAX_DEPTH = 32
-_ALLOWED = {
-    "id",
-    "body",
-    "text",
-    "level",
-    "kind",
-    "tags",
-    "trust",
-    "confidence",
-    "utility",
-    "importance",
-    "created",
-    "valid_from",
-    "valid_to",
-    "source",
-    "links",
-    "paths",
-    "redacted",
-    "extra",
-    "path",
-}
+_ALLOWED = {*KNOWN_KEYS, "body", "text", "extra", "path"}
 
 
 @dataclass(slots=True)

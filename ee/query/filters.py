@@ -13,29 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ee.ids import parse_time
+from ee.model import KNOWN_KEYS
 from ee.policy import trust as trust_policy
 
 TIME_FIELDS = frozenset({"created", "valid_from", "valid_to"})
-FIELDS = frozenset(
-    {
-        "id",
-        "path",
-        "level",
-        "kind",
-        "tags",
-        "trust",
-        "confidence",
-        "utility",
-        "importance",
-        "created",
-        "valid_from",
-        "valid_to",
-        "source",
-        "links",
-        "paths",
-        "redacted",
-    }
-)
+FIELDS = frozenset({"id", "path", *KNOWN_KEYS})
 
 
 def field_value(record: dict[str, Any], name: str) -> Any:
