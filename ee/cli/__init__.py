@@ -190,7 +190,39 @@ def report_error(exc: EeError, as_json: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``ee ARGV`` (default: this process's arguments); the exit code.
+
+    Called without ``argv`` (the ``ee`` process itself), a read-only command ends the process here once
+    its output is flushed: see :func:`_leave`."""
     args = list(sys.argv[1:] if argv is None else argv)
+    code = _run(args)
+    if argv is None:
+        _leave(args, code)
+    return code
+
+
+def _leave(args: list[str], code: int) -> None:
+    """End a read-only command's process now, without tearing the interpreter down.
+
+    Freeing what a query loaded (10k memory records, their state, the model) and the final garbage
+    collection cost a fresh `ee search` ~120 ms of CPU at 10k memories, after its answer was written.
+    Only read-only commands (the ones ``ee watch`` may answer) leave this way: a command that writes
+    returns normally, so nothing it left to finalizers is cut short. The index a query brought up to date
+    is already on disk (written, renamed and its lock released before the query ran).
+    """
+    from ee.client import is_read_only, parse_argv
+
+    if not is_read_only(parse_argv(args)[1]):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: let the usual exit path report it as before
+        return
+    os._exit(code)
+
+
+def _run(args: list[str]) -> int:
     try:
         result = cli.main(args=args, prog_name="ee", standalone_mode=False)
     except EeError as exc:
