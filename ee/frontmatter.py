@@ -709,7 +709,9 @@ def render_new(fields: Mapping[str, Any], body: str, extra: Mapping[str, Any] | 
                 f"extra key {key!r} is not usable",
                 "name extra keys with letters, digits, '_' and '-' (not a key ee knows)",
             )
-        lines.append(f"{key}: {_json_flow(value)}\n")
+        # A key YAML 1.1 reads as something else (on, yes, null, 1_0) is written quoted.
+        name = key if _scalar(key) == key else json.dumps(key)
+        lines.append(f"{name}: {_json_flow(value)}\n")
     lines.append("---\n")
     return "".join(lines) + body.strip() + "\n"
 
