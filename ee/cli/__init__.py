@@ -238,7 +238,8 @@ def _run(args: list[str]) -> int:
     except EeError as exc:
         return report_error(exc, wants_json(args))
     except _NO_ARGS_IS_HELP as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        help_ctx = getattr(exc, "ctx", None)
+        click.echo(help_ctx.get_help() if help_ctx else "", err=True)
         return int(ExitCode.USAGE)
     except click.UsageError as exc:
         if wants_json(args):

@@ -294,8 +294,8 @@ class Updater:
         new_blobs.update(blobs)
         # The HEAD part of the state (provenance of every file) is shared with the previous generation
         # while HEAD does not move: linked, not written again.
-        same_head = manifest and not report.head_changed and not report.rebuilt
-        old_head = self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if same_head else None
+        same_head = manifest is not None and not report.head_changed and not report.rebuilt
+        old_head = self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if manifest and same_head else None
         new_manifest = self._save(new_gen, state, head, files, events, new_blobs, racy, model_id, old_head)
         _WARM.clear()
         _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state)

@@ -393,7 +393,7 @@ def _hits(ctx: Context, page: list[Scored], offset: int) -> tuple[list[dict[str,
     budget = int(query.get("budget.maxTokens", 0) or 0)
     fields = query.get("output.fields", "standard")
     used = 0
-    out = []
+    out: list[dict[str, Any]] = []
     for i, item in enumerate(page):
         hit = hit_dict(ctx, item, offset + i + 1)
         cost = count_tokens(hit.get("body", "") or hit["title"])
