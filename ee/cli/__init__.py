@@ -196,10 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     Called without ``argv`` (the ``ee`` process itself), a read-only command ends the process here once
     its output is flushed: see :func:`_leave`."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if argv is None and _read_only(args):
+    if argv is None and _read_only(args) and "--batch" not in args:
         # A short-lived reader: no cyclic garbage collection. A 100k-memory index is ~2M objects; a full
         # collection that an allocation triggered halfway through a query cost ~0.5 s there (and the
-        # process ends in _leave without one).
+        # process ends in _leave without one). A --batch of queries may run long: it keeps the collector.
         gc.disable()
     code = _run(args)
     if argv is None:
