@@ -17,6 +17,11 @@ search, context, why, asof, sync, watch, floor.
 
 from __future__ import annotations
 
+import os
+
+# In-process rows run as the `ee` command does: one OpenBLAS thread (ee.cli sets it before numpy loads).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import json
 import shutil
