@@ -124,7 +124,9 @@ def _build(ws: Workspace, commit: str, folder: Path | None,
     embedder, problem = _load_embedder(folder, model_key) if folder else (None, None)
     if problem:
         degraded.append(problem)
-    vector_key = embedder.real_id if embedder else None
+    from ee.index.embedder import DOCUMENT_RECIPE
+
+    vector_key = f"{embedder.real_id}/{DOCUMENT_RECIPE}" if embedder else None
     cache = DerivedCache(ws.root / CACHE_PATH)
     try:
         derived = cache.get_many(files.values(), vector_key)
@@ -135,7 +137,7 @@ def _build(ws: Workspace, commit: str, folder: Path | None,
         derived |= fresh
         need = sorted(b for b, d in derived.items() if d.vector is None and "error" not in d.record)
         if embedder and need:
-            matrix = embedder.encode([embed_text(derived[b].body, derived[b].record["tags"], derived[b].record["kind"])
+            matrix = embedder.encode_documents([embed_text(derived[b].body, derived[b].record["tags"], derived[b].record["kind"])
                                       for b in need])
             for blob, row in zip(need, matrix, strict=True):
                 derived[blob].vector = row.astype("float32").tobytes()
