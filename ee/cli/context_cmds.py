@@ -180,10 +180,10 @@ def with_overrides(
     The document was validated when it was read, and click constrains every option (choices, ranges), so
     only a new asOf needs a check: no jsonschema here (~75 ms of imports on every plain `ee context`).
     """
-    from ee.query.document import Query, from_arguments
+    from ee.query.document import Query, check_as_of
 
     if as_of:
-        from_arguments("asOf check", as_of=as_of)  # the RFC 3339 / commit-ish check of plain arguments
+        check_as_of(as_of)
     doc = copy.deepcopy(query.doc)
     output = doc.setdefault("output", {})
     for key, value in (("profile", profile), ("fields", fields), ("explain", explain)):
