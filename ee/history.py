@@ -15,10 +15,14 @@ if TYPE_CHECKING:
 _COMPARED = (*(key for key in KNOWN_KEYS if key != "id"), "extra")
 
 
-def history(ws: Workspace, memory_id: str) -> list[Version]:
-    """Every committed version of ``memory_id``, newest first (a deletion is a version too)."""
+def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Version]:
+    """Every committed version of ``memory_id``, newest first (a deletion is a version too).
+
+    ``path``: the file that holds the memory now, when the caller knows it (``ee why`` has it from the
+    index it just brought up to date); otherwise it is looked up.
+    """
     check_id(memory_id)
-    path = _current_or_last_path(ws, memory_id)
+    path = path or _current_or_last_path(ws, memory_id)
     git = ws.git
     out = git.run(
         "log",
@@ -114,6 +118,9 @@ def _trailers(message: str) -> dict[str, str]:
 
 
 def _current_or_last_path(ws: Workspace, memory_id: str) -> str:
+    indexed = indexed_path(ws, memory_id)
+    if indexed is not None:
+        return indexed
     try:
         return ws.store.find(memory_id).path
     except NotFound:
@@ -136,3 +143,33 @@ def _current_or_last_path(ws: Workspace, memory_id: str) -> str:
     if not names:
         raise NotFound(f"no memory {memory_id}, now or in history", "run `ee memory list` to see the ids")
     return git.workspace_path(names[0])
+
+
+def indexed_path(ws: Workspace, memory_id: str) -> str | None:
+    """The file holding ``memory_id`` by the index (brought up to date first, as a query does), checked
+    by reading that one file; None when there is no usable index or it does not say (the caller then
+    looks through the files: a store of 10,000 memories costs seconds to parse, the index milliseconds).
+
+    Without a saved index nothing is built here: a first build embeds every memory, far dearer than the
+    scan it would save.
+    """
+    from ee.errors import EeError
+    from ee.index import open_index
+    from ee.index.sync import read_manifest
+
+    manifest = read_manifest(ws.root)
+    if manifest is None or manifest.get("corrupt"):
+        return None
+    try:
+        view = open_index(ws)
+    except EeError:
+        return None
+    pos = view.gen.position(memory_id)
+    if pos is None:
+        return None
+    rel: str = view.gen.records[pos]["path"]
+    try:
+        memory, _problems = ws.store.read(rel)
+    except (MemoryFormatError, NotFound):
+        return None  # changed since the index looked (a concurrent edit): the caller looks everywhere
+    return rel if memory.id == memory_id else None

@@ -30,7 +30,9 @@ def why(
     from ee.query import open_view
     from ee.query.document import from_arguments
     from ee.query.engine import prepare
+    from ee.store import check_id
 
+    check_id(memory_id)  # something that cannot be an id is a usage error, as for `ee memory show`
     query = from_arguments(query_text or memory_id, as_of=as_of, profile=profile)
     view, reference = open_view(ws, as_of)
     ctx = prepare(view, query, reference, bool(ws.config.get("redaction.allow_bypass")))
@@ -52,7 +54,7 @@ def why(
         "standing": standing_report(ctx, record),
         "links": links_report(view.gen, record),
         "injection": record.get("injection") or {"score": 0.0, "flagged": False, "signals": []},
-        "history": history_report(ws, memory_id) if not view.commit else {"as_of": view.commit},
+        "history": {"as_of": view.commit} if view.commit else history_report(ws, memory_id, record["path"]),
         "query": query_report(ctx, pos, profile, ws) if query_text else None,
     }
     return data | {"degraded": ctx.degraded}
@@ -124,11 +126,13 @@ def _gen_title(gen: Any, pos: int | None) -> str | None:
     return title_of(gen.body(pos))
 
 
-def history_report(ws: Workspace, memory_id: str) -> dict[str, Any]:
+def history_report(ws: Workspace, memory_id: str, path: str) -> dict[str, Any]:
+    """A summary of the git history of the file at ``path`` (where the up-to-date index found the memory:
+    no look through every file)."""
     from ee.history import history
 
     try:
-        versions = history(ws, memory_id)
+        versions = history(ws, memory_id, path)
     except NotFound:
         return {"versions": 0, "first": None, "last": None, "note": "not committed yet"}
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli
+from ee.workspace import Workspace
+from tests.conftest import git, run_cli
 from tests.memory_corpus import shared_store
 
 TASK = "fix the CI cache with the curl repair script"
@@ -114,3 +116,78 @@ def test_why_unknown_memory_and_human_view(store: dict[str, Any]) -> None:
     assert "QUARANTINED" in human
     assert "pack (balanced): omitted, quarantined" in human
     assert "history      1 version(s)" in human
+
+
+# ------------------------------------------------------------------ finding the memory through the index
+
+
+def _why_in(ws: Workspace, memory_id: str) -> dict[str, Any]:
+    res = run_cli("--workspace", str(ws.root), "why", memory_id, "--json")
+    assert res.code == 0, res.err
+    data: dict[str, Any] = res.data
+    return data
+
+
+def test_why_finds_a_memory_renamed_on_disk_and_follows_a_committed_rename(ws: Workspace) -> None:
+    memory = ws.remember("the staging cluster restarts at midnight", kind="fact")
+    _why_in(ws, memory.id)  # an index exists, with the old path
+    old = ws.root / memory.path
+    new = ws.root / "memories" / "ops" / "staging-restarts.md"
+    new.parent.mkdir()
+    old.rename(new)
+    data = _why_in(ws, memory.id)
+    assert data["path"] == "memories/ops/staging-restarts.md"
+    assert data["history"]["note"] == "not committed yet"  # that path has no history yet
+    git(ws.root, "add", "-A", "memories")
+    git(ws.root, "commit", "-q", "-m", "move the staging note")
+    history = _why_in(ws, memory.id)["history"]
+    assert history["versions"] == 2
+    assert history["first"]["op"] == "remember"
+    assert history["last"]["changed"] == ["path"]
+
+
+def test_why_finds_a_memory_added_by_hand(ws: Workspace) -> None:
+    ws.remember("an earlier memory, so that the index exists", kind="fact")
+    run_cli("--workspace", str(ws.root), "search", "earlier", "--json")
+    memory_id = "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YC"
+    (ws.root / "memories" / "by-hand.md").write_text(
+        f"---\nid: {memory_id}\nlevel: semantic\nkind: fact\n---\nwritten in an editor\n", encoding="utf-8"
+    )
+    data = _why_in(ws, memory_id)
+    assert data["path"] == "memories/by-hand.md"
+    assert data["title"] == "written in an editor"
+    assert data["history"] == {"versions": 0, "first": None, "last": None, "note": "not committed yet"}
+
+
+def test_why_and_history_of_an_unknown_or_malformed_id(ws: Workspace) -> None:
+    ws.remember("something to be indexed", kind="fact")
+    unknown = run_cli("--workspace", str(ws.root), "why", "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YD", "--json")
+    assert unknown.code == 7
+    assert unknown.json["error"]["message"] == "no memory mem_01JE4ZP6Q3V8R2K7M5T9W1X3YD in the store"
+    malformed = run_cli("--workspace", str(ws.root), "why", "../x", "--json")
+    assert malformed.code == 2
+    assert "is not a memory id" in malformed.json["error"]["message"]
+    history = run_cli("--workspace", str(ws.root), "memory", "history", "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YD")
+    assert history.code == 7
+
+
+def test_history_uses_the_index_and_falls_back_to_the_files_without_one(ws: Workspace) -> None:
+    from ee.history import history, indexed_path
+
+    memory = ws.remember("history is looked up through the index", kind="fact")
+    assert indexed_path(ws, memory.id) is None  # no index yet: nothing is built for a look-up
+    assert not (ws.root / ".ee" / "index" / "manifest.json").exists()
+    assert [v.op for v in history(ws, memory.id)] == ["remember"]  # found by reading the files
+    run_cli("--workspace", str(ws.root), "search", "history", "--json")  # builds the index
+    assert indexed_path(ws, memory.id) == memory.path
+    moved = "memories/moved-by-hand.md"
+    (ws.root / memory.path).rename(ws.root / moved)
+    assert indexed_path(ws, memory.id) == moved  # the index caught up first
+    # The file at the indexed path now holds another memory: the look-up does not trust the index.
+    other = "---\nid: mem_01JE4ZP6Q3V8R2K7M5T9W1X3YE\nlevel: semantic\nkind: fact\n---\nanother\n"
+    from ee.index import open_index
+
+    open_index(ws)
+    (ws.root / moved).write_text(other, encoding="utf-8")
+    os.utime(ws.root / moved, ns=(1, 1))  # (whatever its stamp, the id is read from the file)
+    assert indexed_path(ws, memory.id) is None
