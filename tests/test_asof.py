@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ee.index.segment import LAYOUT
 from tests.conftest import git, run_cli
 
 TIMES = ["2026-01-01T10:00:00Z", "2026-02-01T10:00:00Z", "2026-03-01T10:00:00Z", "2026-04-01T10:00:00Z",
@@ -120,3 +122,16 @@ def test_as_of_reuses_its_cached_view(history: dict[str, Any]) -> None:
     second = search_as_of(history["root"], "HEAD~2")
     assert first == second
     assert list((history["root"] / ".ee" / "index" / "asof").iterdir()) == views
+
+
+def test_an_as_of_view_in_an_older_layout_is_built_again(history: dict[str, Any]) -> None:
+    """A view saved by an older ee (no layout in its DONE file, whole-list records) is not read."""
+    first = search_as_of(history["root"], "HEAD~2")
+    (view,) = (history["root"] / ".ee" / "index" / "asof").iterdir()
+    for name in ("records.bin", "records.offsets.npy", "ids.marshal"):
+        (view / name).unlink()
+    (view / "records.marshal").write_bytes(b"\x00old")
+    (view / "DONE").write_text(json.dumps({"size": 1}))
+    assert search_as_of(history["root"], "HEAD~2") == first
+    assert json.loads((view / "DONE").read_text())["layout"] == LAYOUT
+    assert (view / "records.bin").exists()

@@ -52,9 +52,16 @@ def scores(view: Any, text: str) -> dict[str, float]:
 
 
 def picture(view: Any) -> dict[str, Any]:
-    """What a full rebuild must reproduce: every record (by id) and the scores of several queries."""
-    records = {r["id"]: r for r in view.gen.records}
-    return {"records": dict(sorted(records.items())), "scores": {q: scores(view, q) for q in QUERIES}}
+    """What a full rebuild must reproduce: every record and body (by id) and the scores of several queries.
+
+    The columns kept beside the packed records (ids, links) must say what the records say."""
+    gen = view.gen
+    assert gen.ids == [r["id"] for r in gen.records]
+    assert gen.links == [(p, r["id"], r["links"]) for p, r in enumerate(gen.records) if r.get("links")]
+    records = {r["id"]: r for r in gen.records}
+    bodies = {gen.ids[p]: gen.body(p) for p in range(gen.size)}
+    return {"records": dict(sorted(records.items())), "bodies": dict(sorted(bodies.items())),
+            "scores": {q: scores(view, q) for q in QUERIES}}
 
 
 def codes(view: Any) -> list[str]:
@@ -197,7 +204,9 @@ def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Work
     write(ws, "memories/a.md", "bravo", "mem_a")  # same size
     stamps_file = ws.root / INDEX_DIR / view.manifest["generation"] / sync.STAMPS
     stamps = marshal.loads(stamps_file.read_bytes())
-    stamps["files"]["memories/a.md"] = sync.stamp(path.stat())  # what a coarse clock would have left
+    assert sync._split(stamps["paths"]) == ["memories/a.md"]
+    # What a coarse clock would have left: the new text under the stamp the index saved.
+    stamps["stamps"] = np.asarray(sync.stamp(path.stat()), dtype=np.int64).tobytes()
     stamps_file.write_bytes(marshal.dumps(stamps))
     sync._WARM.clear()
     again = open_index(ws)
@@ -332,10 +341,18 @@ def _truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:40])
 
 
+def _chop(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-5])
+
+
 DAMAGE = {
     "truncated score matrix": lambda ws: _truncate(_generation(ws) / "bm25s" / "data.csc.index.npy"),
     "truncated vectors": lambda ws: _truncate(_generation(ws) / "vectors.npy"),
-    "truncated records": lambda ws: _truncate(_generation(ws) / "records.marshal"),
+    "truncated records": lambda ws: _truncate(_generation(ws) / "records.bin"),
+    "truncated record offsets": lambda ws: _truncate(_generation(ws) / "records.offsets.npy"),
+    "truncated bodies": lambda ws: _chop(_generation(ws) / "bodies.bin"),
+    "truncated ids": lambda ws: _chop(_generation(ws) / "ids.marshal"),
+    "truncated committed column": lambda ws: _truncate(_generation(ws) / "committed.npy"),
     "garbage stamps": lambda ws: (_generation(ws) / "stamps.marshal").write_bytes(b"\x00garbage"),
     "truncated head state": lambda ws: _truncate(_generation(ws) / "head.marshal"),
     "garbage manifest": lambda ws: (ws.root / INDEX_DIR / "manifest.json").write_text("{not json"),
@@ -358,6 +375,45 @@ def test_corrupt_index_files_are_detected_and_rebuilt(ws: Workspace, damage: str
     assert picture(view) == expected
     assert status(ws)["state"] == "ready"
     assert open_index(ws).degraded == []  # reported once, when it was repaired
+
+
+def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) -> None:
+    """An index written by an older ee (format 6: whole-list marshal files, stamps as a dict) is not read:
+    the next query builds the current layout from the files."""
+    write(ws, "memories/a.md", "alpha rollback", "mem_a")
+    write(ws, "memories/b.md", "bravo window", "mem_b")
+    expected = picture(open_index(ws))
+    folder = _generation(ws)
+    # What format 6 left on disk: records.marshal and stamps.marshal as whole dicts, no packed files.
+    records = [dict(r) for r in open_index(ws).gen.records]
+    for name in ("records.bin", "records.offsets.npy", "bodies.bin", "bodies.offsets.npy", "ids.marshal",
+                 "links.marshal", "columns.marshal", "committed.npy"):
+        (folder / name).unlink()
+    (folder / "records.marshal").write_bytes(marshal.dumps(records))
+    (folder / "DONE").write_text(json.dumps({"size": len(records)}))
+    (folder / sync.STAMPS).write_bytes(marshal.dumps({"files": {}, "blobs": {}, "events": {}, "racy": []}))
+    manifest_path = ws.root / INDEX_DIR / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps(manifest | {"format": 6}))
+    sync._WARM.clear()
+    assert read_manifest(ws.root) is None
+    assert status(ws)["state"] == "missing"
+    view = open_index(ws)
+    assert view.report is not None
+    assert view.report.rebuilt
+    assert view.report.reason == "full build"
+    assert view.degraded == []
+    assert picture(view) == expected
+    assert json.loads(manifest_path.read_text())["format"] == sync.FORMAT
+    assert status(ws)["state"] == "ready"
+
+    # A generation folder in the old layout under a current manifest (a half-upgraded index) is damage:
+    # detected and rebuilt too.
+    (_generation(ws) / "DONE").write_text(json.dumps({"size": 2}))
+    sync._WARM.clear()
+    assert status(ws)["state"] == "corrupt"
+    assert picture(open_index(ws)) == expected
+    assert status(ws)["state"] == "ready"
 
 
 def test_damage_in_update_only_arrays_is_repaired_by_the_next_update(ws: Workspace) -> None:
@@ -425,7 +481,7 @@ def test_hand_edited_secret_is_masked_and_reported(ws: Workspace) -> None:
     (problem,) = [d for d in view.degraded if d["code"] == "secret_in_file"]
     assert "memories/a.md" in problem["message"]
     assert problem["repair"]
-    assert token not in json.dumps(view.state)
+    assert token not in json.dumps(view.state, default=dict)  # (tables of the state are mappings)
 
 
 def test_broken_yaml_is_reported_and_skipped_then_indexed_when_fixed(ws: Workspace) -> None:

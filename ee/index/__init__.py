@@ -7,6 +7,7 @@ updates the saved index incrementally under the index lock before answering. No 
 
 from __future__ import annotations
 
+import marshal
 import os
 import shutil
 import time
@@ -111,23 +112,23 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
     for _attempt in range(3):
         manifest = read_manifest(root)
         scanned_at = time.time_ns()
-        files, events = scan(root)
+        found = scan(root)
         head = ws.git.head_ref()
-        if catch_up and not is_fresh(manifest, head, files, events, model_key or None):
+        if catch_up and not is_fresh(manifest, head, found, model_key or None):
             with index_lock(root):
                 seen = (manifest or {}).get("generation")
                 manifest = read_manifest(root)
                 if (manifest or {}).get("generation") != seen:  # updated by another process meanwhile
                     scanned_at = time.time_ns()
-                    files, events = scan(root)
+                    found = scan(root)
                     head = ws.git.head_ref()
-                if not is_fresh(manifest, head, files, events, model_key or None):
+                if not is_fresh(manifest, head, found, model_key or None):
                     embedder, problem = _load_embedder(folder, model_key)
                     if problem:
                         degraded.append(problem)
                         folder = None
                     updater = Updater(root, ws.git, embedder, model_key or None, progress)
-                    gen, manifest, report = updater.run(manifest, head, files, events, scanned_at=scanned_at)
+                    gen, manifest, report = updater.run(manifest, head, found, scanned_at=scanned_at)
                     state = manifest.pop("state")
                     if report.reason and report.reason != "full build":
                         degraded.append({"code": "index_repaired", "severity": "info",
@@ -247,9 +248,9 @@ def status(ws: Workspace) -> dict[str, Any]:
     root = ws.root
     manifest = read_manifest(root)
     folder, model_key, model_problem = model_folder(ws)
-    files, events = scan(root)
+    found = scan(root)
     out: dict[str, Any] = {
-        "root": str(root), "state": "missing", "files": len(files), "memories": None, "generation": None,
+        "root": str(root), "state": "missing", "files": len(found), "memories": None, "generation": None,
         "built": None, "model": folder.name if folder else None, "semantic": False, "problems": [],
         "degraded": [model_problem] if model_problem else [], "repair": "ee index rebuild",
     }
@@ -262,7 +263,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         semantic, problems = _check_generation(gen_folder)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return out | {"state": "corrupt", "generation": manifest["generation"]}
-    fresh = is_fresh(manifest, ws.git.head_ref(), files, events, model_key or None, trust_racy=True)
+    fresh = is_fresh(manifest, ws.git.head_ref(), found, model_key or None, trust_racy=True)
     if folder is not None and not semantic and manifest["count"] and not model_problem:
         out["degraded"].append(_model_unloadable(folder))
     return out | {
@@ -286,5 +287,7 @@ def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
     gen = Generation.load(folder)
     for name in ("keys.npy", "tf.npy", "lengths.npy"):
         np.load(folder / name, mmap_mode="r")
+    if not isinstance(marshal.loads((folder / "columns.marshal").read_bytes()), dict):  # noqa: S302 - ours
+        raise ValueError("generation columns damaged")
     problems: list[dict[str, Any]] = _load_state(folder).get("problems", [])
     return gen.vectors is not None, problems

@@ -4,20 +4,30 @@ A generation is immutable once saved (a folder under ``.ee/index/``); an update 
 BM25 matrix is recomputed exactly from term frequencies on every update (see :mod:`ee.index.lexical`),
 so the result of any sequence of updates equals a full rebuild. Document positions are arbitrary: every
 ranking breaks ties by memory id, so positions never show in results.
+
+Layout (``LAYOUT`` 2), so that opening costs little more than the files' sizes, whatever the store's:
+``records.bin`` / ``bodies.bin`` hold each record (marshal) and body (UTF-8) one after another, with
+``*.offsets.npy`` (int64, size + 1); both are memory-mapped and a position is decoded when read. Columns
+read over every document without decoding records: ``ids.marshal`` (ranking's tie-breaks),
+``links.marshal`` ((position, id, links) of the memories that have links), ``committed.npy``, and for
+updates ``columns.marshal`` (paths, blob ids). An update copies the kept records' and bodies' bytes in
+runs and encodes only the new ones. Then ``keys``/``tf``/``lengths``/``vectors`` ``.npy`` and ``bm25s/``.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import json
 import marshal
 import mmap
+import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -25,6 +35,7 @@ from ee._crash import crash_point
 from ee.index.lexical import K1, B, Lexical
 
 _MASK32 = np.int64(0xFFFFFFFF)
+LAYOUT = 2  # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart
 
 
 @dataclass(slots=True)
@@ -40,32 +51,232 @@ class Entry:
     vector: np.ndarray | None
 
 
+class Packed(Sequence[Any]):
+    """Values stored one after another in one buffer, with an offsets array: each is decoded when read.
+
+    A fresh query touches a few dozen of a generation's records; unmarshalling all of them was the largest
+    single cost of opening an index (~45 ms at 10k, ~0.4 s at 100k). An update copies the unchanged
+    values' bytes as they are (``spliced``) and encodes only the new ones.
+    """
+
+    __slots__ = ("_cache", "_data", "_decode", "_offsets")
+
+    def __init__(self, data: Any, offsets: np.ndarray, decode: Callable[[Any], Any]) -> None:
+        self._data = data  # bytes, or a read-only mmap (kept open: a writer may prune the file meanwhile)
+        self._offsets = offsets  # int64, len = size + 1
+        self._decode = decode
+        self._cache: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, pos: int) -> Any: ...
+    @overload
+    def __getitem__(self, pos: slice) -> list[Any]: ...
+    def __getitem__(self, pos: int | slice) -> Any:
+        if isinstance(pos, slice):
+            return [self[i] for i in range(*pos.indices(len(self)))]
+        value = self._cache.get(pos)
+        if value is None:
+            size = len(self)
+            if pos < 0:
+                pos += size
+            if not 0 <= pos < size:
+                raise IndexError("position out of range")
+            value = self._cache[pos] = self._decode(self._data[self._offsets[pos] : self._offsets[pos + 1]])
+        return value
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Packed | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def raw(self) -> tuple[bytes, np.ndarray]:
+        """The encoded buffer (as bytes) and its offsets, for saving."""
+        return bytes(self._data), self._offsets
+
+    def spliced(self, keep: np.ndarray, add: list[bytes]) -> Packed:
+        """The kept values' bytes copied in runs, then ``add`` (already encoded), in that order."""
+        offsets = self._offsets
+        parts: list[bytes] = []
+        if len(keep) and keep.all():
+            parts.append(bytes(self._data[: int(offsets[-1])]))
+        elif len(keep) and keep.any():
+            edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
+            for start, stop in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+                parts.append(bytes(self._data[int(offsets[start]) : int(offsets[stop])]))
+        sizes = np.diff(offsets)[keep] if len(keep) else np.zeros(0, np.int64)
+        added = np.fromiter((len(b) for b in add), np.int64, len(add))
+        new_offsets = np.zeros(len(sizes) + len(add) + 1, dtype=np.int64)
+        np.cumsum(np.concatenate([sizes, added]), out=new_offsets[1:])
+        return Packed(b"".join(parts + add), new_offsets, self._decode)
+
+    @classmethod
+    def empty(cls, decode: Callable[[Any], Any]) -> Packed:
+        return cls(b"", np.zeros(1, dtype=np.int64), decode)
+
+
+class PackedMap(Mapping[str, Any]):
+    """A read-only ``{str: value}`` map whose values are decoded on access: sorted keys (looked up by
+    bisection, no dict is built) and one :class:`Packed` buffer. What HEAD names for every file
+    (provenance, blob ids) is read this way: a query looks up the few paths it ranks."""
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, keys: list[str], values: Packed) -> None:
+        self._keys = keys
+        self._values = values
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, Any]) -> PackedMap:
+        if isinstance(mapping, PackedMap):
+            return mapping
+        keys = sorted(mapping)
+        return cls(keys, Packed.empty(_decode_record).spliced(np.zeros(0, dtype=bool),
+                                                              [marshal.dumps(mapping[k]) for k in keys]))
+
+    def to_record(self) -> dict[str, bytes]:
+        data, offsets = self._values.raw()
+        return {"keys": "\0".join(self._keys).encode("utf-8", "surrogateescape"), "data": data,
+                "offsets": offsets.astype(np.int64).tobytes()}
+
+    @classmethod
+    def from_record(cls, record: Any) -> PackedMap:
+        """Raises ValueError/KeyError/TypeError when ``record`` is damaged."""
+        keys_data, data, offsets = record["keys"], record["data"], record["offsets"]
+        keys = keys_data.decode("utf-8", "surrogateescape").split("\0") if keys_data else []
+        table = np.frombuffer(offsets, dtype=np.int64)
+        if len(table) != len(keys) + 1 or int(table[-1]) != len(data):
+            raise ValueError("packed map damaged")
+        return cls(keys, Packed(data, table, _decode_record))
+
+    def _find(self, key: object) -> int:
+        keys = self._keys
+        if not isinstance(key, str):
+            return -1
+        at = bisect.bisect_left(keys, key)
+        return at if at < len(keys) and keys[at] == key else -1
+
+    def __getitem__(self, key: str) -> Any:
+        at = self._find(key)
+        if at < 0:
+            raise KeyError(key)
+        return self._values[at]
+
+    def __contains__(self, key: object) -> bool:
+        return self._find(key) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _decode_record(data: Any) -> dict[str, Any]:
+    record: dict[str, Any] = marshal.loads(data)  # noqa: S302 - our own file
+    return record
+
+
+def _decode_body(data: Any) -> str:
+    return bytes(data).decode("utf-8", "surrogatepass")
+
+
+def _encode_body(body: str) -> bytes:
+    return body.encode("utf-8", "surrogatepass")
+
+
+class Records(Sequence[dict[str, Any]]):
+    """The generation's records by position, decoded on first access; ``committed`` comes from a column
+    (a commit of a hand edit changes only that flag: the records' bytes stay as they are)."""
+
+    __slots__ = ("committed", "packed")
+
+    def __init__(self, packed: Packed, committed: np.ndarray) -> None:
+        self.packed = packed
+        self.committed = committed  # bool, one per position
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    @overload
+    def __getitem__(self, pos: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, pos: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, pos: int | slice) -> Any:
+        if isinstance(pos, slice):
+            return [self[i] for i in range(*pos.indices(len(self)))]
+        record: dict[str, Any] = self.packed[pos]
+        record["committed"] = bool(self.committed[pos])
+        return record
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Records | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _empty_records() -> Records:
+    return Records(Packed.empty(_decode_record), np.zeros(0, dtype=bool))
+
+
 @dataclass(slots=True)
 class Generation:
-    records: list[dict[str, Any]] = field(default_factory=list)
-    bodies: list[str] = field(default_factory=list)
+    """Records and bodies are decoded per position on access; ``ids``, ``paths``, ``blobs`` and the
+    records' links are kept apart as plain columns, for what reads every document (ranking's tie-breaks,
+    an update's bookkeeping, the superseded map) without decoding records."""
+
+    records: Records = field(default_factory=_empty_records)
+    ids: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    blobs: list[str] = field(default_factory=list)
+    links: list[tuple[int, str, list[Any]]] = field(default_factory=list)  # (position, id, links), links only
+    packed_bodies: Packed = field(default_factory=lambda: Packed.empty(_decode_body))
     vocab: dict[str, int] = field(default_factory=dict)
     keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # token << 32 | position
     tf: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     vectors: np.ndarray | None = None
     lexical: Lexical | None = None
-    bodies_path: Path | None = None  # bodies are read on first use
-    _bodies_map: mmap.mmap | None = None
     _pos: dict[str, int] | None = None
 
     @property
     def size(self) -> int:
-        return len(self.records)
+        return len(self.ids)
 
     @property
-    def ids(self) -> list[str]:
-        return [r["id"] for r in self.records]
+    def bodies(self) -> list[str]:
+        """Every body, decoded (for tools that want them all)."""
+        return list(self.packed_bodies)
+
+    def body(self, position: int) -> str:
+        body: str = self.packed_bodies[position]
+        return body
 
     def position(self, memory_id: str) -> int | None:
         if self._pos is None:
-            self._pos = {r["id"]: i for i, r in enumerate(self.records)}
+            self._pos = {memory_id: i for i, memory_id in enumerate(self.ids)}
         return self._pos.get(memory_id)
+
+    def link_records(self) -> list[dict[str, Any]]:
+        """``{"id", "links"}`` of each memory that has links, in position order (what
+        :func:`ee.query.standing.superseded_map` and the graph read)."""
+        return [{"id": memory_id, "links": links} for _pos, memory_id, links in self.links]
+
+    def with_committed(self, committed: np.ndarray) -> None:
+        """Set the committed column (a commit changes only this flag)."""
+        self.records = Records(self.records.packed, committed)
 
     # -------------------------------------------------------------------------------- updating
 
@@ -85,12 +296,26 @@ class Generation:
         old_keys = ((self.keys[alive] >> 32) << 32) | new_pos[positions[alive]]
         old_tf = self.tf[alive].astype(np.int32)
         vocab = dict(self.vocab)
-        add_keys, add_tf = _count(add, vocab, base=int(keep.sum()))
+        base = int(keep.sum())
+        add_keys, add_tf = _count(add, vocab, base=base)
         at = np.searchsorted(old_keys, add_keys)
         lengths = np.fromiter((len(e.tokens) for e in add), np.int32, len(add))
+        kept = np.flatnonzero(keep).tolist() if remove else range(n)
+        links = list(self.links)
+        if remove:
+            links = [(int(new_pos[p]), memory_id, lk) for p, memory_id, lk in links if keep[p]]
+        records = [_record(e) for e in add]
+        links += [(base + k, r["id"], r["links"]) for k, r in enumerate(records) if r.get("links")]
+        committed = np.concatenate([self.records.committed[keep],
+                                    np.fromiter((e.committed for e in add), bool, len(add))])
         gen = Generation(
-            records=[r for r, k in zip(self.records, keep, strict=True) if k] + [_record(e) for e in add],
-            bodies=[b for b, k in zip(self.bodies, keep, strict=True) if k] + [e.body for e in add],
+            records=Records(self.records.packed.spliced(keep, [marshal.dumps(r) for r in records]),
+                            committed),
+            ids=[self.ids[p] for p in kept] + [r["id"] for r in records],
+            paths=[self.paths[p] for p in kept] + [e.path for e in add],
+            blobs=[self.blobs[p] for p in kept] + [e.blob for e in add],
+            links=links,
+            packed_bodies=self.packed_bodies.spliced(keep, [_encode_body(e.body) for e in add]),
             vocab=vocab,
             keys=np.insert(old_keys, at, add_keys),
             tf=np.insert(old_tf, at, add_tf),
@@ -139,8 +364,14 @@ class Generation:
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        (tmp / "records.marshal").write_bytes(marshal.dumps(self.records))
-        (tmp / "bodies.marshal").write_bytes(marshal.dumps(self.bodies))
+        for name, packed in (("records", self.records.packed), ("bodies", self.packed_bodies)):
+            data, offsets = packed.raw()
+            (tmp / f"{name}.bin").write_bytes(data)
+            np.save(tmp / f"{name}.offsets.npy", offsets)
+        np.save(tmp / "committed.npy", self.records.committed)
+        (tmp / "ids.marshal").write_bytes(marshal.dumps(self.ids))
+        (tmp / "links.marshal").write_bytes(marshal.dumps(self.links))
+        (tmp / "columns.marshal").write_bytes(marshal.dumps({"paths": self.paths, "blobs": self.blobs}))
         np.save(tmp / "keys.npy", self.keys)
         np.save(tmp / "tf.npy", self.tf)
         np.save(tmp / "lengths.npy", self.lengths)
@@ -149,51 +380,70 @@ class Generation:
             np.save(tmp / "vectors.npy", self.vectors)
         assert self.lexical is not None
         self.lexical.save(tmp / "bm25s")
-        (tmp / "DONE").write_text(json.dumps({"size": self.size}))
+        (tmp / "DONE").write_text(json.dumps({"size": self.size, "layout": LAYOUT}))
         tmp.rename(folder)
 
     @classmethod
     def load(cls, folder: Path, for_update: bool = False) -> Generation:
-        """Open a saved generation (arrays memory-mapped). Raises OSError/ValueError when it is damaged."""
+        """Open a saved generation (arrays and record/body buffers memory-mapped; records decoded when
+        read). Raises OSError/ValueError when it is damaged."""
         done = json.loads((folder / "DONE").read_text())
-        data = (folder / "records.marshal").read_bytes()
-        with no_gc():
-            records = marshal.loads(data)  # noqa: S302 - our own file
-        if len(records) != done["size"]:
+        if done.get("layout") != LAYOUT:
+            raise ValueError("generation in another layout")
+        size = done["size"]
+        ids = _load_list(folder / "ids.marshal")
+        committed = np.load(folder / "committed.npy")
+        records = Records(_load_packed(folder, "records", _decode_record, size, for_update), committed)
+        if not (len(ids) == len(records) == len(committed) == size):
             raise ValueError("generation size mismatch")
-        gen = cls(records=records)
+        links = marshal.loads((folder / "links.marshal").read_bytes())  # noqa: S302 - our own file
+        if not isinstance(links, list):
+            raise ValueError("links damaged")
+        gen = cls(records=records, ids=ids, links=links,
+                  packed_bodies=_load_packed(folder, "bodies", _decode_body, size, for_update))
         gen.lexical = Lexical.load(folder / "bm25s")
         gen.vocab = gen.lexical.vocab
-        if gen.lexical.n_docs != len(records):
+        if gen.lexical.n_docs != size:
             raise ValueError("lexical index does not match the records")
         vectors = folder / "vectors.npy"
         gen.vectors = np.load(vectors, mmap_mode="r") if vectors.exists() else None
-        if gen.vectors is not None and gen.vectors.shape[0] != len(records):
+        if gen.vectors is not None and gen.vectors.shape[0] != size:
             raise ValueError("vectors do not match the records")
         if for_update:
             gen.keys = np.load(folder / "keys.npy")
             gen.tf = np.load(folder / "tf.npy")
             gen.lengths = np.load(folder / "lengths.npy")
-            data = (folder / "bodies.marshal").read_bytes()
-            with no_gc():
-                gen.bodies = marshal.loads(data)  # noqa: S302 - our own file
-        else:
-            gen.bodies_path = folder / "bodies.marshal"
-            gen._bodies_map = _map(gen.bodies_path)
+            columns = marshal.loads((folder / "columns.marshal").read_bytes())  # noqa: S302 - our own file
+            gen.paths, gen.blobs = columns["paths"], columns["blobs"]
+            if not (len(gen.paths) == len(gen.blobs) == len(gen.lengths) == size):
+                raise ValueError("generation columns do not match the records")
         return gen
 
-    def body(self, position: int) -> str:
-        if not self.bodies and self._bodies_map is not None:
-            self.bodies = marshal.loads(self._bodies_map)  # noqa: S302 - our own file
-        elif not self.bodies and self.bodies_path is not None:
-            self.bodies = marshal.loads(self.bodies_path.read_bytes())  # noqa: S302 - our own file
-        return self.bodies[position]
+
+def _load_list(path: Path) -> list[Any]:
+    value = marshal.loads(path.read_bytes())  # noqa: S302 - our own file
+    if not isinstance(value, list):
+        raise ValueError(f"{path} is damaged")
+    return value
 
 
-def _map(path: Path) -> mmap.mmap:
+def _load_packed(folder: Path, name: str, decode: Callable[[Any], Any], size: int, read: bool) -> Packed:
+    """A packed buffer, read whole for an update (it is copied into the next generation), else mapped."""
+    offsets = np.load(folder / f"{name}.offsets.npy")
+    path = folder / f"{name}.bin"
+    data: Any = path.read_bytes() if read else _map(path)
+    if offsets.shape != (size + 1,) or (size and int(offsets[-1]) != len(data)):
+        raise ValueError(f"{name} do not match the records")
+    return Packed(data, offsets, decode)
+
+
+def _map(path: Path) -> Any:
     """``path`` mapped read-only now, read on first use: a mapping outlives its file, so a writer may prune
-    this generation (``ee.index.sync._prune``) while a query still reads bodies from it."""
+    this generation (``ee.index.sync._prune``) while a query still reads from it. (An empty file cannot
+    be mapped: its bytes are b"".)"""
     with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return b""
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
@@ -223,25 +473,27 @@ def _count(add: Sequence[Entry], vocab: dict[str, int], base: int) -> tuple[np.n
 
 
 def _record(entry: Entry) -> dict[str, Any]:
+    """What is stored of a record (``committed`` is a column: :class:`Records` adds it when read)."""
     record = dict(entry.record)
+    record.pop("committed", None)
     record["path"] = entry.path
     record["blob"] = entry.blob
-    record["committed"] = entry.committed
     return record
 
 
-def _vectors(old: np.ndarray | None, keep: np.ndarray, add: Sequence[Entry], dim: int | None) -> np.ndarray | None:
+def _vectors(old: np.ndarray | None, keep: np.ndarray, add: Sequence[Entry],
+             dim: int | None) -> np.ndarray | None:
     if dim is None:
         return None
-    parts = []
-    if old is not None and old.shape[1] == dim:
-        parts.append(np.asarray(old[keep], dtype=np.float32))
-    elif keep.any():
+    base = int(keep.sum())
+    if base and (old is None or old.shape[1] != dim):
         return None  # the model changed: the caller re-embeds everything
-    for entry in add:
-        if entry.vector is None:
-            return None
-        parts.append(entry.vector.reshape(1, dim).astype(np.float32))
-    if not parts:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.concatenate(parts, axis=0)
+    if any(entry.vector is None for entry in add):
+        return None
+    out = np.empty((base + len(add), dim), dtype=np.float32)
+    if base:
+        assert old is not None
+        out[:base] = old if base == len(old) else old[keep]
+    for i, entry in enumerate(add):
+        out[base + i] = entry.vector.reshape(dim)  # type: ignore[union-attr]
+    return out

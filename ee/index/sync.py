@@ -2,8 +2,10 @@
 
 The manifest (``.ee/index/manifest.json``) records the store state the current generation reflects:
 every memory and events file's (mtime, ctime, size, inode) stamp and blob id, and what HEAD named. A
-query stats the files (no reading, no git process) and compares; only when something differs does it
-take the index lock and update: read the changed files, reuse derived data by blob id from the cache,
+query stats the files (no reading, no git process) and compares: the paths in the order the scan met
+them as one byte string and their stamps as one int64 buffer, each against the saved one in a single
+C-level comparison (no per-file tuple or dict unless something differs). Only when something differs
+does it take the index lock and update: read the changed files, reuse derived data by blob id from the cache,
 derive the rest, and write a new generation. New, modified, deleted and moved (same blob, new path)
 files are reported like a sync.
 """
@@ -18,21 +20,26 @@ import os
 import shutil
 import stat
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ee._crash import crash_point
 from ee.gitrepo import blob_id
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.derive import derive_all
-from ee.index.segment import Entry, Generation, no_gc
+from ee.index.segment import Entry, Generation, PackedMap, no_gc
 from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
-FORMAT = 6  # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal
+# 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
+# 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT)
+FORMAT = 7
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
@@ -83,14 +90,118 @@ def stamp(st: os.stat_result) -> Stamp:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
-def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, Stamp]]:
+def _join(values: list[str]) -> bytes:
+    """Strings as one NUL-separated byte string (paths hold no NUL; undecodable names round-trip)."""
+    return "\0".join(values).encode("utf-8", "surrogateescape")
+
+
+def _split(data: bytes) -> list[str]:
+    return data.decode("utf-8", "surrogateescape").split("\0") if data else []
+
+
+@dataclass(slots=True)
+class Scan:
+    """Every memory file's stamp, in the order the directory walk met them (stable while no directory
+    changes), and the events files' stamps. ``files``, the sorted ``{path: stamp}`` map, is built only
+    when an update needs it."""
+
+    paths: list[str]
+    stamps: array[int]  # 'q': mtime ns, ctime ns, size, inode per path
+    events: dict[str, Stamp]
+    _files: dict[str, Stamp] | None = None
+    _key: tuple[bytes, bytes] | None = None
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @property
+    def files(self) -> dict[str, Stamp]:
+        if self._files is None:
+            it = iter(self.stamps)
+            pairs = zip(self.paths, zip(it, it, it, it, strict=True), strict=True)
+            self._files = dict(sorted(pairs))
+        return self._files
+
+    def key(self) -> tuple[bytes, bytes]:
+        """(paths, stamps) as the manifest stores them."""
+        if self._key is None:
+            self._key = (_join(self.paths), self.stamps.tobytes())
+        return self._key
+
+    @classmethod
+    def of(cls, files: dict[str, Stamp], events: dict[str, Stamp]) -> Scan:
+        """A scan made from a ``{path: stamp}`` map (tests, tools)."""
+        return cls(list(files), array("q", [v for st in files.values() for v in st]), dict(events))
+
+
+@dataclass(slots=True)
+class Stamps:
+    """The saved picture a generation reflects (``stamps.marshal``): the scan's key, each file's blob id
+    (in the same order; "" for a file that could not be read) and the racy files."""
+
+    paths: bytes
+    stamps: bytes
+    blob_ids: bytes
+    _files: dict[str, Stamp] | None = None
+
+    @property
+    def files(self) -> dict[str, Stamp]:
+        if self._files is None:
+            values = array("q")
+            values.frombytes(self.stamps)
+            it = iter(values)
+            self._files = dict(sorted(zip(_split(self.paths), zip(it, it, it, it, strict=True), strict=True)))
+        return self._files
+
+    @property
+    def blobs(self) -> dict[str, str | None]:
+        pairs = zip(_split(self.paths), _split(self.blob_ids), strict=True)
+        return {rel: blob or None for rel, blob in pairs}
+
+
+def _differences(saved: Stamps, found: Scan) -> tuple[set[str], list[str]]:
+    """(paths whose stamp is new or changed, paths gone, sorted) from the saved picture to ``found``.
+
+    The same paths in the same order (an edit in place, a touch) compare as two int64 tables; only a
+    different set or order of files builds the ``{path: stamp}`` maps."""
+    paths, stamps = found.key()
+    if saved.paths == paths:
+        old = np.frombuffer(saved.stamps, dtype=np.int64).reshape(-1, 4)
+        new = np.frombuffer(stamps, dtype=np.int64).reshape(-1, 4)
+        return {found.paths[i] for i in np.flatnonzero((old != new).any(axis=1)).tolist()}, []
+    old_files, files = saved.files, found.files
+    return {rel for rel, _st in files.items() - old_files.items()}, sorted(old_files.keys() - files.keys())
+
+
+def _stamps_record(found: Scan, blobs: dict[str, Any], racy: list[str]) -> dict[str, Any]:
+    """What ``stamps.marshal`` holds for ``found`` (bytes and small values only: it loads in microseconds)."""
+    paths, stamps = found.key()
+    blob_ids = _join([blobs.get(rel) or "" for rel in found.paths])
+    return {"paths": paths, "stamps": stamps, "blobs": blob_ids, "events": found.events, "racy": racy}
+
+
+def _parse_stamps(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), bytes) for k in ("paths", "stamps",
+                                                                                          "blobs")):
+        raise ValueError("stamps damaged")
+    if not isinstance(value.get("events"), dict) or not isinstance(value.get("racy"), list):
+        raise ValueError("stamps damaged")
+    if len(value["stamps"]) % 32:
+        raise ValueError("stamps damaged")
+    return {"stamps": Stamps(value["paths"], value["stamps"], value["blobs"]), "events": value["events"],
+            "racy": value["racy"]}
+
+
+def scan(root: Path) -> Scan:
     """Stat every memory file and every events file: the cheap picture of the store's state.
 
     The same files as :func:`ee.gitrepo.iter_memory_files` (``*.md``, hidden names skipped, symlinks
     stat'ed, not followed), with plain strings instead of ``Path`` objects: at 10k files this is the
-    cost every query pays, and pathlib made it ~3x slower.
+    cost every query pays, and pathlib made it ~3x slower. Stamps go straight into one int64 buffer.
     """
-    files: dict[str, Stamp] = {}
+    paths: list[str] = []
+    stamps = array("q")
+    add_path, add_stamp = paths.append, stamps.extend
     stack = [(os.path.join(os.fspath(root), MEMORIES), MEMORIES + "/")]  # (folder, its relative prefix)
     while stack:
         folder, prefix = stack.pop()
@@ -110,19 +221,20 @@ def scan(root: Path) -> tuple[dict[str, Stamp], dict[str, Stamp]]:
                         st = entry.stat(follow_symlinks=False)
                     except FileNotFoundError:  # deleted since the listing
                         continue
-                    files[prefix + name] = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+                    add_path(prefix + name)
+                    add_stamp((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
     events: dict[str, Stamp] = {}
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(root / EVENTS):
             if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(FileNotFoundError):
                     events[f"{EVENTS}/{entry.name}"] = stamp(entry.stat(follow_symlinks=False))
-    return dict(sorted(files.items())), dict(sorted(events.items()))
+    return Scan(paths, stamps, dict(sorted(events.items())))
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
-    """The manifest with its generation's file stamps (``files``, ``events``); None when there is no
-    index (or one in an older format: rebuilt without fuss); ``{"corrupt": True}`` when it is damaged."""
+    """The manifest with its generation's file stamps (``stamps``, ``events``, ``racy``); None when there is
+    no index (or one in an older format: rebuilt without fuss); ``{"corrupt": True}`` when it is damaged."""
     path = root / INDEX_DIR / "manifest.json"
     for _attempt in range(3):
         try:
@@ -136,35 +248,38 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
         if manifest.get("format") != FORMAT:
             return None
         try:
-            manifest.update(_load_marshal(root / INDEX_DIR / manifest["generation"] / STAMPS))
+            manifest.update(_parse_stamps(_load_marshal(root / INDEX_DIR / manifest["generation"] / STAMPS)))
         except (OSError, ValueError, EOFError, TypeError):
             continue  # pruned by a writer since we read the manifest (look again), or damaged
         return manifest
     return {"corrupt": True}
 
 
-def is_fresh(manifest: dict[str, Any] | None, head: str, files: dict[str, Stamp],
-             events: dict[str, Stamp], model_id: str | None, trust_racy: bool = False) -> bool:
+def is_fresh(manifest: dict[str, Any] | None, head: str, found: Scan, model_id: str | None,
+             trust_racy: bool = False) -> bool:
     """Does the saved index reflect this state? Racy files (see :func:`racy_files`) say no unless
     ``trust_racy`` (``ee index status``: they are re-read by the next update, not stale)."""
     if not manifest or manifest.get("corrupt"):
         return False
     if manifest["head"] != head or manifest["model_id"] != model_id or manifest["cache"] != CACHE_VERSION:
         return False
-    same = manifest["files"] == files and manifest["events"] == events
+    saved: Stamps = manifest["stamps"]
+    paths, stamps = found.key()
+    same = saved.stamps == stamps and saved.paths == paths and manifest["events"] == found.events
     return bool(same and (trust_racy or not manifest["racy"]))
 
 
 RACY_NS = 50_000_000  # a file changed this close before its stat may change again with the same stamp
 
 
-def racy_files(files: dict[str, Stamp], scanned_at: int) -> list[str]:
+def racy_files(found: Scan, scanned_at: int) -> list[str]:
     """Files whose stamp is too recent to trust (git calls them racily clean). With a coarse file-system
     clock (one tick is 1-10 ms on many kernels), a write right after the stat can leave mtime, ctime,
     size and inode all unchanged: such files are read again by the next update, whatever their stamp."""
     # ctime alone: every write sets it to the (coarse) present, whatever mtime says (touch -d, git).
     low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000
-    return [rel for rel, st in files.items() if low <= st[1] <= high]
+    ctimes = np.frombuffer(found.stamps, dtype=np.int64)[1::4] if len(found) else np.zeros(0, np.int64)
+    return sorted(found.paths[i] for i in np.flatnonzero((ctimes >= low) & (ctimes <= high)).tolist())
 
 
 @contextlib.contextmanager
@@ -212,11 +327,11 @@ class Updater:
 
         return f"{getattr(self.embedder, 'real_id', self.embedder.model_id)}/{DOCUMENT_RECIPE}"
 
-    def run(self, manifest: dict[str, Any] | None, head: str, files: dict[str, Stamp],
-            events: dict[str, Stamp], force: bool = False,
+    def run(self, manifest: dict[str, Any] | None, head: str, found: Scan, force: bool = False,
             scanned_at: int | None = None) -> tuple[Generation, dict[str, Any], SyncReport]:
-        """Update from ``manifest`` to the state ``files`` / ``events`` / ``head`` (``scanned_at``: the
-        ``time.time_ns()`` taken just before ``files`` was stat'ed)."""
+        """Update from ``manifest`` to the state ``found`` / ``head`` (``scanned_at``: the
+        ``time.time_ns()`` taken just before ``found`` was stat'ed)."""
+        events = found.events
         started = time.perf_counter()
         scanned_at = time.time_ns() if scanned_at is None else scanned_at
         report = SyncReport()
@@ -235,29 +350,33 @@ class Updater:
         if old_gen is None or manifest is None or manifest.get("model_id") != model_id:
             report.rebuilt = True
             report.reason = report.reason or ("full build" if old_gen is None else "the embedding model changed")
-            old_gen, old_files, old_blobs, old_racy = Generation(), {}, {}, set()
+            old_gen, old_blobs, old_racy = Generation(), {}, set()
+            present = set(found.paths)
+            moved_stamps, gone, old_present = present, list[str](), set()
         else:
-            old_files, old_blobs, old_racy = manifest["files"], manifest["blobs"], set(manifest["racy"])
-        moved_stamps = {rel for rel, _st in files.items() - old_files.items()}  # set difference, in C
-        changed_set = moved_stamps | (old_racy & files.keys()) | (old_files.keys() - files.keys())
+            saved: Stamps = manifest["stamps"]
+            old_blobs, old_racy = saved.blobs, set(manifest["racy"])
+            moved_stamps, gone = _differences(saved, found)
+            present = set(found.paths)
+            old_present = present if not gone and saved.paths == found.key()[0] else set(saved.files)
+        changed_set = moved_stamps | (old_racy & present) | set(gone)
         # A file skipped for a duplicate id is looked at again whenever anything changed: the file that
         # won may be the one that went away.
         dup_paths = ({p["path"] for p in old_state.get("problems", []) if p.get("code") == "duplicate_id"}
-                     & files.keys()) if changed_set else set()
-        changed = sorted((changed_set & files.keys()) | dup_paths)
+                     & present) if changed_set else set()
+        changed = sorted((changed_set & present) | dup_paths)
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
         unchanged_blob = {rel for rel in changed
-                          if rel in old_files and blobs.get(rel) == old_blobs.get(rel) and rel not in dup_paths}
+                          if rel in old_present and blobs.get(rel) == old_blobs.get(rel) and rel not in dup_paths}
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
-        gone = [rel for rel in old_files if rel not in files]
-        removed = gone + [rel for rel in really if rel in old_files]
+        removed = gone + [rel for rel in really if rel in old_present]
         head_info = self._head_info(manifest, head, old_state, report)
         gone_blobs = {old_blobs.get(rel): rel for rel in gone}
         for rel in really:
             if rel in dup_paths and blobs.get(rel) == old_blobs.get(rel):
                 continue  # looked at again, not changed
-            if rel in old_files:
+            if rel in old_present:
                 report.modified.append(rel)
             elif blobs[rel] in gone_blobs:
                 report.moved.append((gone_blobs.pop(blobs[rel]), rel))
@@ -267,20 +386,24 @@ class Updater:
         report.deleted = [rel for rel in gone if rel in still_gone]
         recheck = [rel for rel in changed if rel not in unchanged_blob]
         event_map, event_problems = self._events(events, manifest, old_state, report)
-        racy = racy_files(files, scanned_at)
+        racy = racy_files(found, scanned_at)
         if not (recheck or removed or report.events_changed or report.head_changed or report.rebuilt):
             # Only stamps moved (a touch, a re-checked racy file): same generation, new stamps.
-            return self._restamp(old_gen, old_state, manifest or {}, files, events, racy, report, started)
+            return self._restamp(old_gen, old_state, manifest or {}, found, old_blobs, racy, report, started)
         entries = self._entries(really, datas, blobs, head_info["head_blobs"])
-        positions = {r["path"]: i for i, r in enumerate(old_gen.records)}
+        positions = {p: i for i, p in enumerate(old_gen.paths)} if removed else {}
         remove = [positions[rel] for rel in removed if rel in positions]
         dim = self.embedder.dim if self.embedder else None
         new_gen = old_gen.updated(remove, entries, dim)
         new_gen, dup_problems = _drop_duplicate_ids(new_gen, dim)
-        for record in new_gen.records:  # a commit of a hand edit changes only this flag
-            record["committed"] = head_info["head_blobs"].get(record["path"]) == record["blob"]
+        if report.head_changed:  # a commit of a hand edit changes only this flag (kept records keep theirs
+            head_blobs = head_info["head_blobs"]  # while HEAD stays: the same path and blob, the same HEAD)
+            pairs = zip(new_gen.paths, new_gen.blobs, strict=True)
+            flags = np.fromiter((head_blobs.get(p) == b for p, b in pairs), bool, new_gen.size)
+            new_gen.with_committed(flags)
         # A file touched but not changed (same blob) keeps its problems: it is not parsed again.
-        problems = [p for p in old_state.get("problems", []) if p["path"] in files and p["path"] not in recheck]
+        problems = [p for p in old_state.get("problems", [])
+                    if p["path"] in present and p["path"] not in recheck]
         problems = [p for p in problems if p.get("code") != "duplicate_id"]
         problems += self._problems(entries, recheck, datas) + dup_problems
         state = {
@@ -290,31 +413,31 @@ class Updater:
             "head_blobs": head_info["head_blobs"],
             "head_commit": head_info["head_commit"],
         }
-        new_blobs = {rel: b for rel, b in old_blobs.items() if rel in files} if gone else dict(old_blobs)
+        new_blobs = {rel: b for rel, b in old_blobs.items() if rel in present} if gone else dict(old_blobs)
         new_blobs.update(blobs)
         # The HEAD part of the state (provenance of every file) is shared with the previous generation
         # while HEAD does not move: linked, not written again.
         same_head = manifest is not None and not report.head_changed and not report.rebuilt
         old_head = self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if manifest and same_head else None
-        new_manifest = self._save(new_gen, state, head, files, events, new_blobs, racy, model_id, old_head)
+        new_manifest = self._save(new_gen, state, head, found, new_blobs, racy, model_id, old_head)
         _WARM.clear()
         _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state)
         new_manifest["semantic"] = new_gen.vectors is not None
         report.seconds = time.perf_counter() - started
         return new_gen, new_manifest | {"state": state}, report
 
-    def _restamp(self, gen: Generation, state: dict[str, Any], manifest: dict[str, Any],
-                 files: dict[str, Stamp], events: dict[str, Stamp], racy: list[str], report: SyncReport,
+    def _restamp(self, gen: Generation, state: dict[str, Any], manifest: dict[str, Any], found: Scan,
+                 old_blobs: dict[str, str | None], racy: list[str], report: SyncReport,
                  started: float) -> tuple[Generation, dict[str, Any], SyncReport]:
         """Record new stamps for the current generation (atomically replaced: a reader sees the old or
         the new table, and either is correct for it)."""
         folder = self.root / INDEX_DIR / manifest["generation"]
-        blobs = {rel: manifest["blobs"].get(rel) for rel in files}
-        stamps = {"files": files, "blobs": blobs, "events": events, "racy": racy}
+        record = _stamps_record(found, old_blobs, racy)
         tmp = folder / f"{STAMPS}.{os.getpid()}.tmp"
-        tmp.write_bytes(marshal.dumps(stamps))
+        tmp.write_bytes(marshal.dumps(record))
         os.replace(tmp, folder / STAMPS)
         report.seconds = time.perf_counter() - started
+        stamps = _parse_stamps(record)
         return gen, {k: v for k, v in manifest.items() if k not in stamps} | stamps | {"state": state}, report
 
     # ---------------------------------------------------------------------------- pieces
@@ -421,16 +544,16 @@ class Updater:
             report.events_changed += 1
         return {k: v for k, v in sorted(event_map.items()) if v}, problems
 
-    def _save(self, gen: Generation, state: dict[str, Any], head: str, files: dict[str, Stamp],
-              events: dict[str, Stamp], blobs: dict[str, str], racy: list[str],
-              model_id: str | None, old_head: Path | None = None) -> dict[str, Any]:
+    def _save(self, gen: Generation, state: dict[str, Any], head: str, found: Scan, blobs: dict[str, Any],
+              racy: list[str], model_id: str | None, old_head: Path | None = None) -> dict[str, Any]:
         folder = self.root / INDEX_DIR
         name = f"gen-{time.time_ns():x}-{os.getpid()}"
         gen.save(folder / name)
         crash_point("index.generation")
         _save_state(folder / name, state, old_head)
-        stamps = {"files": files, "blobs": blobs, "events": events, "racy": racy}
-        (folder / name / STAMPS).write_bytes(marshal.dumps(stamps))
+        record = _stamps_record(found, blobs, racy)
+        (folder / name / STAMPS).write_bytes(marshal.dumps(record))
+        stamps = _parse_stamps(record)
         manifest = {
             "format": FORMAT,
             "generation": name,
@@ -482,19 +605,21 @@ def warm(folder: Path) -> tuple[Generation, dict[str, Any]] | None:
 
 def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
     """Keep one file per memory id, the first path in sorted order (as the store does); report the rest."""
+    if len(set(gen.ids)) == gen.size:
+        return gen, []
     by_id: dict[str, list[int]] = {}
-    for pos, record in enumerate(gen.records):
-        by_id.setdefault(record["id"], []).append(pos)
+    for pos, memory_id in enumerate(gen.ids):
+        by_id.setdefault(memory_id, []).append(pos)
     drop: list[int] = []
     problems: list[dict[str, Any]] = []
     for memory_id, positions in by_id.items():
         if len(positions) < 2:
             continue
-        ordered = sorted(positions, key=lambda p: gen.records[p]["path"])
-        first = gen.records[ordered[0]]["path"]
+        ordered = sorted(positions, key=lambda p: gen.paths[p])
+        first = gen.paths[ordered[0]]
         for pos in ordered[1:]:
             drop.append(pos)
-            path = gen.records[pos]["path"]
+            path = gen.paths[pos]
             problems.append({"code": "duplicate_id", "severity": "error", "path": path, "line": 2, "key": "id",
                              "message": f"id {memory_id} is also used by {first}; this file is not indexed",
                              "repair": f"give one of the files a new id: edit the 'id:' line of {path}"})
@@ -556,12 +681,19 @@ def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> N
             return
         except OSError:
             pass  # pruned meanwhile, or a file system without hard links: write it
-    (folder / HEAD_STATE).write_bytes(marshal.dumps({k: state[k] for k in _HEAD_KEYS}))
+    head = {"head_commit": state["head_commit"], "provenance": PackedMap.of(state["provenance"]).to_record(),
+            "head_blobs": PackedMap.of(state["head_blobs"]).to_record()}
+    (folder / HEAD_STATE).write_bytes(marshal.dumps(head))
 
 
 def _load_state(folder: Path) -> dict[str, Any]:
+    """The state; what HEAD names for every file (``provenance``, ``head_blobs``) as :class:`PackedMap`
+    tables whose entries are decoded when looked up."""
     state: dict[str, Any] = _load_marshal(folder / "state.marshal")
-    state.update(_load_marshal(folder / HEAD_STATE))
+    head = _load_marshal(folder / HEAD_STATE)
+    state["head_commit"] = head["head_commit"]
+    state["provenance"] = PackedMap.from_record(head["provenance"])
+    state["head_blobs"] = PackedMap.from_record(head["head_blobs"])
     return state
 
 

@@ -99,7 +99,7 @@ def _load(target: Path, folder: Path | None, degraded: list[dict[str, Any]], com
     try:
         gen = Generation.load(target)
         state = marshal.loads((target / "state.marshal").read_bytes())  # noqa: S302 - our own file
-    except (OSError, ValueError, EOFError, KeyError):
+    except (OSError, ValueError, EOFError, KeyError, TypeError):  # damaged, or an older layout: build again
         shutil.rmtree(target, ignore_errors=True)
         return None
     # The model key lets the view reuse the process's loaded embedder (a warm server, a test session):

@@ -62,11 +62,8 @@ class Context:
 
     @property
     def ids(self) -> list[str]:
-        """Memory ids by position (``gen.ids`` makes a new list on every call; this one is kept)."""
-        memo = generation_memo(self.view.gen)
-        ids: list[str] | None = memo.get("ids")
-        if ids is None:
-            ids = memo["ids"] = self.view.gen.ids
+        """Memory ids by position (a column of the generation: no record is decoded for them)."""
+        ids: list[str] = self.view.gen.ids
         return ids
 
 
@@ -175,9 +172,8 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
     out: list[Scored] = []
     memo = generation_memo(gen)
     superseded = memo.get("superseded")
-    if superseded is None:
-        superseded = memo["superseded"] = (
-            superseded_map(gen.records) if any(r.get("links") for r in gen.records) else {})
+    if superseded is None:  # from the links column: records are decoded for the scored memories only
+        superseded = memo["superseded"] = superseded_map(gen.link_records()) if gen.links else {}
     posture = query.get("temporalValidity.posture", "relaxed")
     trust_spec = query.get("trust") or {}
     for item in scored:
@@ -350,7 +346,7 @@ def _graph(ctx: Context, scored: list[Scored], eligible: np.ndarray) -> list[Sco
     from ee.query.graph import expand
 
     gen = ctx.view.gen
-    hops = expand(gen.records, spec, ctx.degraded)
+    hops = expand(_link_view(gen), spec, ctx.degraded)
     by_pos = {s.pos: s for s in scored}
     if spec.get("seedMemories"):
         keep = []
@@ -366,11 +362,22 @@ def _graph(ctx: Context, scored: list[Scored], eligible: np.ndarray) -> list[Sco
     if not spec.get("includeOrphans", True):
         from ee.query.graph import linked_positions
 
-        linked = linked_positions(gen.records, spec)
+        linked = linked_positions(_link_view(gen), spec)
         scored = [s for s in scored if s.pos in linked]
     return scored
 
 
+
+
+def _link_view(gen: Any) -> list[dict[str, Any]]:
+    """``{"id", "links"}`` for every position: what the graph reads, from the generation's columns."""
+    memo = generation_memo(gen)
+    view: list[dict[str, Any]] | None = memo.get("link_view")
+    if view is None:
+        view = memo["link_view"] = [{"id": memory_id, "links": []} for memory_id in gen.ids]
+        for pos, _memory_id, links in gen.links:
+            view[pos]["links"] = links
+    return view
 
 
 def _events(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -420,7 +427,7 @@ def evaluate(spec: dict[str, Any], ranked_positions: list[int], gen: Any, k: int
     expected = spec.get("expectedMemoryIds")
     if not expected:
         return out
-    order = {gen.records[p]["id"]: i + 1 for i, p in enumerate(ranked_positions)}
+    order = {gen.ids[p]: i + 1 for i, p in enumerate(ranked_positions)}
     ranks = {mid: order.get(mid) for mid in expected}
     found = [r for r in ranks.values() if r is not None and r <= k]
     first = min((r for r in ranks.values() if r is not None and r <= k), default=None)
