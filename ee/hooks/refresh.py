@@ -20,17 +20,18 @@ server when it runs, else in the job.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import signal
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 from ee.hooks import gitinfo, risks, warm
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook imports this module)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
+    from _typeshed import StrPath
 
 LOCK = ".ee/hooks/refresh.lock"
 LOG = ".ee/hooks/refresh.log"
@@ -44,33 +45,52 @@ _JOB = "import sys; from ee.hooks.refresh import job; sys.exit(job(sys.argv[1:])
 _DROPPED = ("GIT_INDEX_FILE", "GIT_PREFIX", "GIT_EDITOR")
 
 
-def start(name: str, top: Path, root: Path, write_context: bool) -> int:
-    """Start the job for hook ``name`` detached (its own session, no terminal) and return 0 at once."""
-    (root / LOG).parent.mkdir(parents=True, exist_ok=True)
+def start(name: str, top: StrPath, root: StrPath, write_context: bool) -> int:
+    """Start the job for hook ``name`` detached (its own session, no terminal) and return 0 at once.
+
+    ``os.posix_spawn`` rather than ``subprocess`` (~10 ms of imports for the hook): the job gets /dev/null
+    as stdin, the log as stdout and stderr, and no other descriptor (Python opens them non-inheritable)."""
+    import time
+
+    log_path = os.path.join(root, LOG)
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
-    token = str(time.time_ns())
-    with (root / LOG).open("wb") as log:
-        subprocess.Popen(
-            [sys.executable, "-P", "-c", _JOB, name, "1" if write_context else "0", token],
-            cwd=top,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
+    argv = [sys.executable, "-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        here = os.getcwd()
+        os.chdir(top)  # posix_spawn has no cwd of its own; the job runs in the work tree's top
+        try:
+            os.posix_spawn(
+                sys.executable,
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, log, 1),
+                    (os.POSIX_SPAWN_DUP2, log, 2),
+                ],
+                setsid=True,
+            )
+        finally:
+            os.chdir(here)
+    finally:
+        os.close(log)
     return 0
 
 
 def job(argv: list[str]) -> int:
     """The detached job: ``NAME WRITE_CONTEXT TOKEN`` (see the module's docstring)."""
+    import signal
+    from pathlib import Path
+
     name, write_context, token = argv[0], argv[1] == "1", argv[2]
     signal.alarm(TIME_LIMIT)
     top = Path.cwd()
-    root = gitinfo.workspace_root(top)
-    if root is None:
+    found = gitinfo.workspace_root(top)
+    if found is None:
         return 0
+    root = Path(found)
     try:
         with _locked(root / LOCK):
             refresh(name, top, root, write_context)
@@ -120,16 +140,19 @@ def write_branch_context(name: str, top: Path, root: Path, ws: Any) -> None:
     _write(root / CONTEXT_FILE, header + text)
 
 
-def done_token(root: Path) -> str:
+def done_token(root: StrPath) -> str:
     """The token of the last job that ended ('' when none has)."""
     try:
-        return (root / DONE).read_text(encoding="utf-8").strip()
+        with open(os.path.join(root, DONE), encoding="utf-8") as file:
+            return file.read().strip()
     except OSError:
         return ""
 
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:

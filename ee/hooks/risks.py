@@ -4,8 +4,9 @@
 names code paths (frontmatter ``paths``) or is a failure / anti-pattern / risk, what a hook needs: id,
 kind, title, file, path globs, whether it blocks, its validity window and — for the risky kinds — its
 *signature*: its :data:`SIGNATURE` index tokens of highest idf (BM25's idf over the whole store) with
-those weights; plus postings (signature token → rows), so a check looks only at the rows a change can
-match. A hook reads this one small file instead of opening the index. The table is keyed by the index
+those weights; plus two lookups, so a check decodes only the rows a change can match: postings
+(signature token → rows) and globs (path glob → rows; a store has few distinct globs, shared by many
+memories). A hook reads this one file instead of opening the index. The table is keyed by the index
 generation it was built from and rebuilt from the index when that moved (incrementally: a row whose file
 blob did not change is kept, unless the store's size changed by more than a fifth). Without ``ee watch``
 the index's freshness is checked first (a stat of every memory file, as every query does); with the
@@ -26,17 +27,20 @@ when ``[hooks] block = true`` in ``.ee/config.toml``.
 
 from __future__ import annotations
 
-import fnmatch
 import marshal
-import math
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of a hook's start)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from _typeshed import StrPath
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
-TABLE_FORMAT = 5
+TABLE_FORMAT = 6
 RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
@@ -82,8 +86,24 @@ class Entry:
         self.tokens: tuple[str, ...] = tuple(tokens)
         self.weights: tuple[float, ...] = tuple(weights)
 
-    def valid_now(self, now: Any) -> bool:
+    def valid_now(self, now: _Now) -> bool:
         return _at_or_before(self.valid_from, now, True) and not _at_or_before(self.valid_to, now, False)
+
+
+class _Now:
+    """The time of a check, taken (and ``datetime`` imported) only when a validity stamp needs it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+    def __call__(self) -> Any:
+        if self.value is None:
+            from datetime import UTC, datetime
+
+            self.value = datetime.now(UTC)
+        return self.value
 
 
 class Finding:
@@ -121,7 +141,7 @@ class Table:
 
     def entry(self, index: int) -> Entry:
         if index not in self._entries:
-            self._entries[index] = Entry(marshal.loads(self.data["rows"][index]))  # noqa: S302 - ours
+            self._entries[index] = Entry(_row_at(self.data, index))
         return self._entries[index]
 
     def findings(
@@ -129,24 +149,32 @@ class Table:
     ) -> list[Finding]:
         """The memories of ``kinds`` (None: any kind) about a change of ``paths`` that adds ``added_text``
         (None: paths only), valid now; path matches first, then by strength, ties by id."""
-        from datetime import UTC, datetime
-
-        now = datetime.now(UTC)
+        now = _Now()
         out: dict[int, Finding] = {}
-        for index in self.data["with_paths"]:
+        for index, hit in self._touched(paths).items():
             entry = self.entry(index)
-            hit = touched(entry, paths) if kinds is None or entry.kind in kinds else ()
-            if hit and entry.valid_now(now):
+            if (kinds is None or entry.kind in kinds) and entry.valid_now(now):
                 out[index] = Finding(entry, paths=hit)
         tokens = self._added_tokens(added_text)
         for index in self._candidates(tokens):
+            if index in out:
+                continue
             entry = self.entry(index)
-            if index in out or (kinds is not None and entry.kind not in kinds) or not entry.valid_now(now):
+            if (kinds is not None and entry.kind not in kinds) or not entry.valid_now(now):
                 continue
             words, share = word_match(entry, tokens)
             if share >= STRONG_MATCH and len(words) >= MIN_MATCHED:
                 out[index] = Finding(entry, words=words, share=share)
         return sorted(out.values(), key=lambda f: (not f.paths, -f.share, f.entry.id))
+
+    def _touched(self, paths: Sequence[str]) -> dict[int, tuple[str, ...]]:
+        """Row → the staged paths its globs name (in ``paths`` order), each distinct glob tried once."""
+        named: dict[int, set[str]] = {}
+        for glob, indexes in self.data["globs"].items():
+            hit = [p for p in paths if path_matches(glob, p)]
+            for index in indexes if hit else ():
+                named.setdefault(index, set()).update(hit)
+        return {index: tuple(p for p in paths if p in hit) for index, hit in sorted(named.items())}
 
     def _added_tokens(self, added_text: str | None) -> set[str]:
         postings = self.data["postings"]
@@ -172,7 +200,7 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
     n_docs = max(int(gen.lexical.n_docs), 1)
     reuse: dict[tuple[str, str], Any] = {}
     if previous and abs(previous.get("n_docs", 0) - n_docs) <= _RESIZE * n_docs:
-        old = [marshal.loads(data) for data in previous["rows"]]  # noqa: S302 - our own derived file
+        old = (_row_at(previous, i) for i in range(len(previous["offsets"]) - 1))
         reuse = {(row[0], row[_BLOB]): row for row in old}
     rows = []
     for position, record in enumerate(gen.records):
@@ -181,21 +209,38 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
             known = reuse.get((record["id"], record["blob"]))
             rows.append(known or _row(gen, position, record, kind, paths, n_docs))
     postings: dict[str, list[int]] = {}
+    globs: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         for token in row[_TOKENS]:
             postings.setdefault(token, []).append(index)
+        for glob in dict.fromkeys(row[_PATHS]):
+            globs.setdefault(glob, []).append(index)
+    # The rows as one byte string (each decoded only when a change may match it): one object to load,
+    # not thousands.
+    encoded = [marshal.dumps(row) for row in rows]
+    offsets = [0]
+    for data in encoded:
+        offsets.append(offsets[-1] + len(data))
     return {
         "format": TABLE_FORMAT,
         "generation": view.manifest["generation"],
         "n_docs": n_docs,
-        "rows": [marshal.dumps(row) for row in rows],  # each read only when a change may match it
+        "rows": b"".join(encoded),
+        "offsets": offsets,
         "postings": postings,
-        "with_paths": [i for i, row in enumerate(rows) if row[_PATHS]],
+        "globs": globs,
         "risky": sum(1 for row in rows if row[1] in RISK_KINDS),
     }
 
 
+def _row_at(table: dict[str, Any], index: int) -> Any:
+    start, end = table["offsets"][index], table["offsets"][index + 1]
+    return marshal.loads(table["rows"][start:end])  # noqa: S302 - our own derived file
+
+
 def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list[str], n_docs: int) -> tuple:
+    import math
+
     from ee.query.explain import title_of
 
     body = gen.body(position)
@@ -228,31 +273,35 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
 # ------------------------------------------------------------------------------------------ storing
 
 
-def manifest_generation(root: Path) -> str | None:
+def manifest_generation(root: StrPath) -> str | None:
     import json
 
     try:
-        generation = json.loads((root / MANIFEST).read_text(encoding="utf-8")).get("generation")
+        with open(os.path.join(root, MANIFEST), encoding="utf-8") as file:
+            generation = json.load(file).get("generation")
     except (OSError, ValueError, AttributeError):
         return None
     return generation if isinstance(generation, str) else None
 
 
-def load_table(root: Path) -> dict[str, Any] | None:
+def load_table(root: StrPath) -> dict[str, Any] | None:
     try:
-        table = marshal.loads((root / TABLE).read_bytes())  # noqa: S302 - our own derived file
+        with open(os.path.join(root, TABLE), "rb") as file:
+            table = marshal.load(file)  # noqa: S302 - our own derived file
     except (OSError, ValueError, EOFError, TypeError):
         return None
     return table if isinstance(table, dict) and table.get("format") == TABLE_FORMAT else None
 
 
-def save_table(root: Path, table: dict[str, Any]) -> None:
+def save_table(root: StrPath, table: dict[str, Any]) -> None:
+    from pathlib import Path
+
     from ee.store import atomic_write
 
-    atomic_write(root / TABLE, marshal.dumps(table))
+    atomic_write(Path(root, TABLE), marshal.dumps(table))
 
 
-def refresh_table(root: Path, view: Any, digest: str) -> dict[str, Any]:
+def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
     """The table for ``view``, rebuilt and saved unless the saved one is for this generation or these files.
 
     ``digest`` is :func:`memory_digest` taken *before* the view was opened (a file changed meanwhile makes
@@ -268,37 +317,46 @@ def refresh_table(root: Path, view: Any, digest: str) -> dict[str, Any]:
     return table
 
 
-def current_table(root: Path, trust_manifest: bool) -> Table:
+def current_table(root: StrPath, trust_manifest: bool, generation: str | None = None) -> Table:
     """The hook table for the memory files as they are now (the index catches up first when they moved).
 
     Fresh when the memory files are those it was built from (:func:`memory_digest`, a stat of each), or —
     ``trust_manifest``, with ``ee watch`` keeping the index current — when the index generation is its
-    own, which needs no stat at all."""
+    own, which needs no stat at all. ``generation``: that of an index view this process just opened
+    (caught up with the files by the opening), which proves the same without a stat.
+
+    With ``trust_manifest``, a table found fresh by its digest is relabelled with the manifest's
+    generation (read before the stat): the watcher writes a new generation for every change it sees, so
+    the next hook trusts it again without a stat until the next change."""
     table = load_table(root)
-    fresh = table is not None and (
-        (trust_manifest and table["generation"] == manifest_generation(root))
-        or table["digest"] == memory_digest(root)
-    )
-    if not fresh:
-        table = refresh_index_and_table(root)
-    assert table is not None
-    return Table(table)
+    if table is not None and generation is not None and table["generation"] == generation:
+        return Table(table)
+    current = manifest_generation(root) if trust_manifest else None
+    if table is not None and current is not None and table["generation"] == current:
+        return Table(table)
+    if table is not None and table["digest"] == memory_digest(root):
+        if current is not None:
+            table = table | {"generation": current}
+            save_table(root, table)
+        return Table(table)
+    return Table(refresh_index_and_table(root))
 
 
-def refresh_index_and_table(root: Path, ws: Any = None) -> dict[str, Any]:
+def refresh_index_and_table(root: StrPath, ws: Any = None) -> dict[str, Any]:
+    from pathlib import Path
+
     from ee.index import open_index
     from ee.workspace import Workspace
 
     digest = memory_digest(root)
-    return refresh_table(root, open_index(ws or Workspace(root)), digest)
+    return refresh_table(root, open_index(ws or Workspace(Path(root))), digest)
 
 
-def memory_digest(root: Path) -> str:
+def memory_digest(root: StrPath) -> str:
     """A digest of every memory file's path and stat (mtime, ctime, size, inode): what the table is built
     from. The same files as the index scans (``*.md`` below ``memories/``, hidden names skipped, symlinks
     not followed), with the standard library only."""
     import hashlib
-    import os
 
     top = os.fspath(root)
     cut = len(top) + 1
@@ -339,11 +397,23 @@ def path_matches(pattern: str, path: str) -> bool:
         folder = pattern.rstrip("/")
         return path == folder or path.startswith(folder + "/")
     candidates = {pattern, pattern.replace("**/", ""), pattern.replace("/**", "")}
-    return any(fnmatch.fnmatchcase(path, p) for p in candidates if p)
+    # A glob matches only paths starting with its text before the first wildcard: most globs are ruled
+    # out by that alone, without fnmatch (and its regular expressions) at all.
+    wanted = [p for p in candidates if p and path.startswith(_literal_prefix(p))]
+    if not wanted:
+        return False
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(path, p) for p in wanted)
 
 
-def touched(entry: Entry, paths: Sequence[str]) -> tuple[str, ...]:
-    return tuple(p for p in paths if any(path_matches(g, p) for g in entry.paths))
+def _literal_prefix(pattern: str) -> str:
+    end = len(pattern)
+    for wildcard in "*?[":
+        found = pattern.find(wildcard)
+        if 0 <= found < end:
+            end = found
+    return pattern[:end]
 
 
 def word_match(entry: Entry, tokens: set[str]) -> tuple[tuple[str, ...], float]:
@@ -365,7 +435,9 @@ def tokenizer() -> Any:
     if module is None:
         import importlib.util
 
-        path = Path(__file__).resolve().parent.parent / "index" / "tokenize.py"
+        path = os.path.join(
+            os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "index", "tokenize.py"
+        )
         spec = importlib.util.spec_from_file_location("ee.index.tokenize", path)
         if spec is None or spec.loader is None:  # pragma: no cover - the file ships with ee
             from ee.index.tokenize import tokenize
@@ -377,7 +449,7 @@ def tokenizer() -> Any:
     return module.tokenize
 
 
-def _at_or_before(stamp: str | None, now: Any, if_missing: bool) -> bool:
+def _at_or_before(stamp: str | None, now: _Now, if_missing: bool) -> bool:
     """Is ``stamp`` (RFC 3339) at or before ``now``? ``if_missing`` when there is none or it is unreadable."""
     if not stamp:
         return if_missing
@@ -387,4 +459,4 @@ def _at_or_before(stamp: str | None, now: Any, if_missing: bool) -> bool:
         when = datetime.fromisoformat(str(stamp))
     except ValueError:
         return if_missing
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)) <= now
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)) <= now()

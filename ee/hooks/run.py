@@ -8,18 +8,22 @@ any kind becomes the notice and exit 0, so a broken config or a bug never stops 
 Quiet cases (exit 0, no output): outside an ee workspace, and while a rebase, cherry-pick or revert is in
 progress (``rebase-merge``, ``rebase-apply``, ``CHERRY_PICK_HEAD``, ``REVERT_HEAD`` in the git folder).
 
-Only the standard library and small ee modules are imported up front; the index, the query engine and
-the pack builder are imported on the paths that use them, and not at all when ``ee watch`` answers.
+Only a few standard modules and small ee modules are imported up front (not ``typing``, ``pathlib`` or
+``subprocess``: a hook's start is most of its time); the index, the query engine and the pack builder are
+imported on the paths that use them, and not at all when ``ee watch`` answers.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from ee.hooks import gitinfo, risks, warm
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -40,7 +44,7 @@ class Hook:
 
     __slots__ = ("args", "name", "prefix", "root", "top", "warm")
 
-    def __init__(self, name: str, args: list[str], top: Path, root: Path, warm: bool) -> None:
+    def __init__(self, name: str, args: list[str], top: str, root: str, warm: bool) -> None:
         self.name, self.args, self.top, self.root = name, args, top, root
         self.prefix = gitinfo.relative_prefix(root, top)  # the workspace's folder in the work tree
         self.warm = warm  # `ee watch` runs for this workspace: trust its index, ask its server
@@ -48,7 +52,7 @@ class Hook:
     @classmethod
     def open(cls, name: str, args: list[str]) -> Hook | None:
         """The hook in the current folder, or None when it has nothing to do here (no workspace, a rebase)."""
-        top = Path.cwd()
+        top = os.getcwd()
         root = gitinfo.workspace_root(top)
         if root is None or gitinfo.busy(gitinfo.git_dir(top)):
             return None
@@ -57,9 +61,11 @@ class Hook:
     def setting(self, key: str) -> Any:
         """A setting of ``.ee/config.toml``, read when first needed (a broken file is reported then, and
         the hook skipped: git goes on)."""
+        from pathlib import Path
+
         from ee.config import load_config
 
-        return load_config(self.root).get(key)
+        return load_config(Path(self.root)).get(key)
 
     @property
     def memories(self) -> str:
@@ -74,7 +80,7 @@ class Hook:
 
 def pre_commit(hook: Hook) -> int:
     """Refuse secrets in staged memory files; warn (or block) on risky memories about the change."""
-    paths = gitinfo.staged_paths(hook.top)
+    paths, added = gitinfo.StagedChange(hook.top, exclude=[hook.memories]).read()
     if not paths:
         return 0
     if refuse_secrets(hook, paths):
@@ -82,7 +88,7 @@ def pre_commit(hook: Hook) -> int:
     table = risks.current_table(hook.root, trust_manifest=hook.warm)
     if not table.risky:
         return 0
-    found = table.findings(paths, gitinfo.staged_added_text(hook.top, exclude=[hook.memories]))
+    found = table.findings(paths, added)
     block_all = bool(found) and bool(hook.setting("hooks.block"))
     blocking = [f for f in found if block_all or f.entry.blocks]
     for finding in found:
@@ -130,40 +136,56 @@ def prepare_commit_msg(hook: Hook) -> int:
 
     Skipped when git will not strip them: a message given with -m/-F, reused with -c/-C/--amend, a merge
     or squash message, ``commit.cleanup`` other than strip/default, or ``core.commentChar = auto``."""
-    if not hook.args:
+    if not hook.args or (hook.args[1] if len(hook.args) > 1 else "") in _SKIP_SOURCES:
         return 0
-    source = hook.args[1] if len(hook.args) > 1 else ""
-    cleanup, char = gitinfo.message_settings(hook.top)
-    if source in _SKIP_SOURCES or cleanup not in ("", "default", "strip") or char == "auto" or len(char) > 1:
-        return 0
-    paths = gitinfo.staged_paths(hook.top)
-    if not paths:
+    # Both git processes run side by side.
+    settings = gitinfo.MessageSettings(hook.top)
+    change = gitinfo.StagedChange(hook.top, exclude=[hook.memories])
+    cleanup, char = settings.read()
+    paths, added = change.read()
+    if cleanup not in ("", "default", "strip") or char == "auto" or len(char) > 1 or not paths:
         return 0
     lines = [
         f"{char or '#'} ee: {_one_line(title)} ({memory_id})"
-        for memory_id, title in message_memories(hook, paths)
+        for memory_id, title in message_memories(hook, paths, added)
     ]
     if lines:
-        add_comment_lines(Path(hook.args[0]), lines, char or "#")
+        add_comment_lines(hook.args[0], lines, char or "#")
     return 0
 
 
-def message_memories(hook: Hook, paths: list[str]) -> list[tuple[str, str]]:
+def message_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str, str]]:
     """(id, title) of memories whose ``paths`` name a staged path, then the best lexical matches of the
-    change's words (paths and added identifiers), at most :data:`MESSAGE_HITS` in all."""
-    table = risks.current_table(hook.root, trust_manifest=hook.warm)
+    change's words (paths and added identifiers), at most :data:`MESSAGE_HITS` in all.
+
+    Without ``ee watch`` the index is opened here anyway (for the search), and opening it catches it up
+    with the files: so it is opened first, and its generation tells whether the hook table is current —
+    no second stat of every memory file."""
+    text = " ".join(gitinfo.terms_of(paths, added))
+    view = None if hook.warm or not text else open_view(hook)
+    generation = None if view is None else view.manifest.get("generation")
+    table = risks.current_table(hook.root, trust_manifest=hook.warm, generation=generation)
     named = table.findings(paths, None, kinds=None)
     chosen = {f.entry.id: f.entry.title for f in named}
-    added = gitinfo.staged_added_text(hook.top, exclude=[hook.memories])
-    text = " ".join(gitinfo.terms_of(paths, added))
     if text and len(chosen) < MESSAGE_HITS:
-        for hit in search_hits(hook, text, MESSAGE_HITS):
+        for hit in search_hits(hook, text, MESSAGE_HITS, view):
             chosen.setdefault(hit["id"], hit.get("title") or "")
     return list(chosen.items())[:MESSAGE_HITS]
 
 
-def search_hits(hook: Hook, text: str, limit: int) -> list[dict[str, Any]]:
-    """Lexical hits for ``text``: from ``ee watch``'s server when it runs, else in this process."""
+def open_view(hook: Hook) -> Any:
+    """The workspace's index, caught up with the files (as ``ee.query.search`` opens it)."""
+    from pathlib import Path
+
+    from ee.query import open_view
+    from ee.workspace import Workspace
+
+    return open_view(Workspace(Path(hook.root)), None)[0]
+
+
+def search_hits(hook: Hook, text: str, limit: int, view: Any = None) -> list[dict[str, Any]]:
+    """Lexical hits for ``text``: from ``ee watch``'s server when it runs, else in this process (over
+    ``view`` when given)."""
     argv = [
         "search",
         text,
@@ -180,25 +202,28 @@ def search_hits(hook: Hook, text: str, limit: int) -> list[dict[str, Any]]:
     ]
     data = warm.ask(hook.root, argv) if hook.warm else None
     if data is None:
-        from ee.query import search
         from ee.query.document import from_arguments
-        from ee.workspace import Workspace
+        from ee.query.engine import run_search
 
         query = from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
-        data = search(Workspace(hook.root), query)
+        view = view or open_view(hook)
+        # As ee.query.search runs it, over the view opened above.
+        data = run_search(view, query, None, bool(hook.setting("redaction.allow_bypass")))
     return list(data.get("hits", []))
 
 
-def add_comment_lines(path: Path, lines: list[str], char: str) -> None:
+def add_comment_lines(path: str, lines: list[str], char: str) -> None:
     """Put ``lines`` before git's scissors line (``git commit -v``) or at the end; replace earlier ones."""
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    with open(path, encoding="utf-8", errors="surrogateescape") as file:
+        text = file.read()
     kept = [line for line in text.splitlines() if not line.startswith(f"{char} ee: ")]
     scissors = next(
         (i for i, line in enumerate(kept) if line.startswith(f"{char} ---") and ">8" in line), len(kept)
     )
     block = ["", *lines] if scissors and kept[scissors - 1].strip() else lines
     kept[scissors:scissors] = block
-    path.write_text("\n".join(kept) + "\n", encoding="utf-8", errors="surrogateescape")
+    with open(path, "w", encoding="utf-8", errors="surrogateescape") as file:
+        file.write("\n".join(kept) + "\n")
 
 
 # ------------------------------------------------------------------------------------------ post-* hooks

@@ -67,13 +67,11 @@ def resolve_task(
 
 
 def staged_task(cwd: Path) -> str:
-    paths = gitinfo.staged_paths(cwd)
-    if not paths:
-        return ""
-    top = Path(gitinfo.git("rev-parse", "--show-toplevel", cwd=cwd).strip())
+    top = gitinfo.git("rev-parse", "--show-toplevel", cwd=cwd).strip()
     root = gitinfo.workspace_root(top)
     exclude = [gitinfo.relative_prefix(root, top) + "memories"] if root is not None else []
-    return " ".join(gitinfo.terms_of(paths, gitinfo.staged_added_text(cwd, exclude=exclude)))
+    paths, added = gitinfo.StagedChange(cwd, exclude=exclude).read()
+    return " ".join(gitinfo.terms_of(paths, added)) if paths else ""
 
 
 def task_from_input(text: str) -> str:

@@ -8,13 +8,13 @@ command in-process, which gives the same answer, only slower.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
 import os
-import socket
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (json, socket and the client are
+if TYPE_CHECKING:  # imported only to ask the server: every hook checks for a watcher, few ask it)
+    from typing import Any
+
+    from _typeshed import StrPath
 
 PID_FILE = ".ee/watch.pid"  # as ee.watch.PID_FILE (not imported: ee.watch costs ~80 ms of imports)
 SOCKET = ".ee/serve.sock"
@@ -22,12 +22,14 @@ CONNECT_TIMEOUT = 0.25
 ANSWER_TIMEOUT = 30.0
 
 
-def watcher_alive(root: Path) -> bool:
+def watcher_alive(root: StrPath) -> bool:
     """Is an ``ee watch`` holding its pid file's lock for ``root``? (as ``ee.watch.watcher_pid``)"""
     if os.environ.get("EE_NO_SERVER", "") not in ("", "0"):
         return False
+    import fcntl
+
     try:
-        fd = os.open(root / PID_FILE, os.O_RDONLY)
+        fd = os.open(os.path.join(root, PID_FILE), os.O_RDONLY)
     except OSError:
         return False
     try:
@@ -39,27 +41,30 @@ def watcher_alive(root: Path) -> bool:
     return False
 
 
-def exchange(root: Path, argv: list[str]) -> tuple[int, bytes] | None:
+def exchange(root: StrPath, argv: list[str]) -> tuple[int, bytes] | None:
     """(exit code, stdout) of ``ee --workspace ROOT ARGV`` run by the server, or None."""
+    path = os.path.join(root, SOCKET)
+    if not os.path.exists(path):
+        return None
+    import json
+    import socket
+
     try:
         from ee import __version__, client
     except ImportError:  # pragma: no cover - the client ships with ee
         return None
-    path = root / SOCKET
-    if not path.exists():
-        return None
     request = {
         "protocol": client.PROTOCOL,
         "version": __version__,
-        "argv": ["--workspace", str(root), *argv],
-        "cwd": str(root),
+        "argv": ["--workspace", os.fspath(root), *argv],
+        "cwd": os.fspath(root),
         "env": {k: v for k, v in os.environ.items() if k.startswith("EE_")},
         "stdin": None,
         "tty": {"stdout": False, "stderr": False},
         "uid": os.getuid(),
     }
     try:
-        with client.socket_address(str(path)) as address, socket.socket(socket.AF_UNIX) as sock:
+        with client.socket_address(path) as address, socket.socket(socket.AF_UNIX) as sock:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(address)
             sock.settimeout(ANSWER_TIMEOUT)
@@ -74,20 +79,24 @@ def exchange(root: Path, argv: list[str]) -> tuple[int, bytes] | None:
     return int(header.get("code", 1)), out
 
 
-def ask(root: Path, argv: list[str]) -> dict[str, Any] | None:
+def ask(root: StrPath, argv: list[str]) -> dict[str, Any] | None:
     """The ``data`` of the JSON envelope the server answers ``argv`` (which must ask for JSON), or None."""
     answer = exchange(root, argv)
     if answer is None or answer[0] != 0:
         return None
-    with contextlib.suppress(ValueError, AttributeError):
+    import json
+
+    try:
         doc = json.loads(answer[1])
         if doc.get("success") is True and isinstance(doc.get("data"), dict):
             data: dict[str, Any] = doc["data"]
             return data
+    except (ValueError, AttributeError):
+        pass
     return None
 
 
-def ask_text(root: Path, argv: list[str]) -> str | None:
+def ask_text(root: StrPath, argv: list[str]) -> str | None:
     """The text the server prints for ``argv``, or None."""
     answer = exchange(root, argv)
     if answer is None or answer[0] != 0:

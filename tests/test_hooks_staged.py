@@ -1,0 +1,154 @@
+"""The hooks' fast paths: one ``git diff`` for the staged paths and lines, the hook table's glob lookup, and
+when the table counts as current. Real git repositories and real index files; no hook process here (the
+hooks themselves are driven through git in tests/test_hooks.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ee.hooks import gitinfo, risks
+from ee.index import open_index
+from ee.workspace import Workspace
+from tests.conftest import git, make_repo
+
+
+def stage(repo: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    git(repo, "add", "-A")
+
+
+def name_only(repo: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "diff", "--cached", "--name-only", "--no-renames", "-z"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def test_one_diff_gives_the_paths_and_the_added_lines(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {"src/app.py": "def main():\n    return 1\n", "old.txt": "bye\n", "moved.txt": "same text\n"},
+    )
+    git(repo, "rm", "-q", "old.txt")
+    git(repo, "mv", "moved.txt", "renamed.txt")
+    stage(
+        repo,
+        {
+            "src/app.py": b"def main():\n    return retry_upload(2)\n",
+            "dir with space/ä file.py": b"++plus_line()\nnew_name = 1\n",
+            "data.bin": b"\x00\x01binary\x00",
+            "memories/note.md": b"---\nkind: note\n---\nsecret_words_of_the_memory\n",
+        },
+    )
+    paths, added = gitinfo.StagedChange(repo, exclude=["memories"]).read()
+    assert paths == name_only(repo)  # as `git diff --name-only`: a rename is both paths, names unquoted
+    assert "dir with space/ä file.py" in paths
+    assert {"old.txt", "moved.txt", "renamed.txt", "data.bin", "memories/note.md"} <= set(paths)
+    lines = added.splitlines()
+    assert "    return retry_upload(2)" in lines
+    assert "++plus_line()" in lines  # an added line starting with "++" is a line, not a header
+    assert "new_name = 1" in lines
+    assert "secret_words_of_the_memory" not in added  # the memory folder is left out of the lines only
+    assert not any(line.startswith(("+++", "---", "diff --git")) for line in lines)
+    assert gitinfo.staged_added_text(repo, exclude=["memories"]) == added
+    assert gitinfo.StagedChange(make_repo(tmp_path / "clean", {"a": "a\n"})).read() == ([], "")
+
+
+def test_a_huge_change_keeps_every_path_and_caps_the_lines(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    big = "".join(f"line_{i} = {i}\n" for i in range(gitinfo.MAX_DIFF_BYTES // 8))
+    files = {"a/big.py": big.encode()}
+    files |= {f"z/{i:04d}.txt": f"after {i}\n".encode() for i in range(300)}
+    stage(repo, files)
+    paths, added = gitinfo.StagedChange(repo).read()
+    assert paths == name_only(repo)
+    assert len(paths) == 301
+    assert len(added.encode()) <= gitinfo.MAX_DIFF_BYTES
+    assert added.startswith("line_0 = 0\n")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("src/upload/**", "src/upload", True),  # `/**` also names the folder itself
+        ("src/upload/**", "src/uploads/x.py", False),
+        ("**/x.py", "x.py", True),
+        ("**/x.py", "deep/er/x.py", True),
+        ("src/[ab].py", "src/a.py", True),
+        ("src/[ab].py", "src/c.py", False),
+        ("src/?.py", "src/a.py", True),
+        ("db/*.sql", "DB/a.sql", False),  # case matters, as in git
+    ],
+)
+def test_more_path_globs(pattern: str, path: str, expected: bool) -> None:
+    assert risks.path_matches(pattern, path) is expected
+
+
+MEMORY = "---\nid: {id}\nkind: {kind}\npaths: [{paths}]\n---\n{body}\n"
+
+
+def workspace(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    Workspace.init(repo)
+    memories = {
+        "a": ("anti-pattern", "src/api/**, db/*.sql", "Never skip the API review."),
+        "b": ("convention", "src/api/**", "API handlers return problem+json."),
+        "c": ("risk", "src/api/**", "The API gateway caches for an hour."),
+        "d": ("failure", "docs", "The docs build broke on a bad link."),
+    }
+    for name, (kind, paths, body) in memories.items():
+        text = MEMORY.format(id=f"mem_{name}", kind=kind, paths=paths, body=body)
+        (repo / "memories" / f"{name}.md").write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memories")
+    return repo
+
+
+def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
+    repo = workspace(tmp_path)
+    table = risks.current_table(repo, trust_manifest=False)
+    assert sorted(table.data["globs"]) == ["db/*.sql", "docs", "src/api/**"]
+    paths = ["db/x.sql", "docs/index.md", "src/api/v1.py", "src/other.py"]
+    found = {f.entry.id: f.paths for f in table.findings(paths, None, kinds=None)}
+    assert found == {
+        "mem_a": ("db/x.sql", "src/api/v1.py"),  # in the order of the staged paths, each once
+        "mem_b": ("src/api/v1.py",),
+        "mem_c": ("src/api/v1.py",),
+        "mem_d": ("docs/index.md",),
+    }
+    risky = [f.entry.id for f in table.findings(paths, None)]
+    assert risky == ["mem_a", "mem_c", "mem_d"]  # the convention is not a risk
+    assert table.findings(["README.md"], None, kinds=None) == []
+
+
+def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Path) -> None:
+    repo = workspace(tmp_path)
+    built = risks.current_table(repo, trust_manifest=False).data
+    (repo / "notes.txt").write_text("code, not memories\n", encoding="utf-8")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "HEAD moves, the memories do not")
+    view = open_index(Workspace(repo))
+    moved = view.manifest["generation"]
+    assert moved != built["generation"]
+    # Trusting the manifest (ee watch runs): the stat finds the same files, so the table is relabelled
+    # with the new generation and later hooks trust it without a stat.
+    risks.current_table(repo, trust_manifest=True)
+    saved = risks.load_table(repo)
+    assert saved is not None
+    assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
+    # A memory file written since: no generation vouches for the table, the stat sees it, it is rebuilt.
+    (repo / "memories/e.md").write_text(
+        MEMORY.format(id="mem_e", kind="anti-pattern", paths="lib/**", body="Never vendor lib."),
+        encoding="utf-8",
+    )
+    table = risks.current_table(repo, trust_manifest=False, generation="gen-from-another-view")
+    assert [f.entry.id for f in table.findings(["lib/x.c"], None)] == ["mem_e"]
