@@ -5,7 +5,9 @@ The public façade is :class:`ee.workspace.Workspace`; importing :mod:`ee` does 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: git hooks start here (~5 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["Workspace", "__version__"]
