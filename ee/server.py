@@ -1,23 +1,32 @@
-"""The warm query server of ``ee watch``: read-only commands answered in-process over a Unix socket.
+"""The warm server of ``ee watch``: read-only commands and ``ee remember`` run in-process over a Unix socket.
 
 ``.ee/serve.sock`` (mode 0600, and the peer's uid is checked: only the owner is served; never TCP). A
-request is ``{argv, cwd, env, stdin, tty}``; the answer is the exit code, stdout and stderr of
-``ee.cli.main(argv)`` run here with the client's working directory and ``EE_*`` environment, so the bytes
-are those an in-process run prints. The process keeps its imports, the loaded embedding model and the
-last index generation warm, which is the point. Commands run one at a time (they swap process-wide
-state: standard streams, environment, working directory) under the lock the watcher's updates take too.
-Only the read-only commands of :data:`ee.client.READ_ONLY` are served; the client runs the rest.
+request is ``{argv, cwd, env, stdin, tty}`` (and ``umask`` for a write); the answer is the exit code,
+stdout and stderr of ``ee.cli.main(argv)`` run here with the client's working directory and ``EE_*``
+environment, so the bytes are those an in-process run prints. The process keeps its imports, the loaded
+embedding model and the last index view warm, which is the point; while :mod:`ee.sentinel` proves the
+store unchanged, a query does not even stat it. Commands run one at a time (they swap process-wide
+state: standard streams, environment, working directory, umask) under the lock the watcher's updates
+take too.
+
+Served: the read-only commands of :data:`ee.client.READ_ONLY`, and the writes of
+:data:`ee.client.WRITES`. A write runs with the client's *whole* environment in place of ours (git reads
+``HOME``, ``GIT_AUTHOR_*``, ``GIT_CONFIG_*``, ``PATH``, ``TZ`` …) and its umask, under the workspace write
+lock as in-process, so its commit and files are the ones the client would have made. The client runs the
+rest.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import socket
 import struct
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -28,6 +37,7 @@ from ee.client import (
     PROTOCOL,
     SOCKET,
     is_read_only,
+    is_served_write,
     parse_argv,
     recv_frame,
     send_frame,
@@ -49,19 +59,36 @@ class Server:
         self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
         self._closing = threading.Event()
         self.served = 0
+        self.voucher: Any = None
+        self._settled: int | None = None
 
     # ---------------------------------------------------------------- lifecycle
 
     def start(self, warm: bool = True) -> None:
         """Listen on ``.ee/serve.sock`` (replacing a stale one: the caller holds the watch lock)."""
         self._listener, self._inode = _listen(self.path)
+        self._vouch()
         threading.Thread(target=self._accept_loop, name="ee-serve", daemon=True).start()
         if warm:
             threading.Thread(target=self._warm_up, name="ee-serve-warm", daemon=True).start()
 
+    def _vouch(self) -> None:
+        """Let ``open_index`` answer from the view it holds while the sentinel proves it exact."""
+        import ee.index
+        from ee.sentinel import Voucher
+
+        if ee.index.VOUCHER is None:
+            self.voucher = ee.index.VOUCHER = Voucher(self.root)
+
     def close(self) -> None:
         """Stop listening and remove the socket (only if it is still ours)."""
         self._closing.set()
+        if self.voucher is not None:
+            import ee.index
+
+            if ee.index.VOUCHER is self.voucher:
+                ee.index.VOUCHER = None
+            self.voucher.close()
         if self._listener is not None:
             with contextlib.suppress(OSError):
                 self._listener.shutdown(socket.SHUT_RDWR)
@@ -100,6 +127,7 @@ class Server:
                 send_frame(conn, json.dumps({"code": code}).encode())
                 send_frame(conn, out)
                 send_frame(conn, err)
+            self.settle()
         except (OSError, ValueError, struct.error) as exc:
             if not isinstance(exc, BrokenPipeError | ConnectionResetError | TimeoutError):
                 self.log(f"serve: a request failed: {exc!r}")
@@ -114,54 +142,82 @@ class Server:
             return None
         argv = [str(a) for a in request["argv"]]
         _workspace, command = parse_argv(argv)
-        if not is_read_only(command) or not os.path.isdir(str(request.get("cwd", ""))):
+        write = is_served_write(command)
+        if not (write or is_read_only(command)) or not os.path.isdir(str(request.get("cwd", ""))):
             return None
+        umask = request.get("umask")
+        if write and not (isinstance(umask, int) and 0 <= umask <= 0o777):
+            return None  # an older client: it would not send what a write depends on
         tty = bool((request.get("tty") or {}).get("stdout"))
-        env = _environment(request.get("env") or {}, tty)
+        client_env = request.get("env") or {}
+        env = _write_environment(client_env, tty) if write else _environment(client_env, tty)
         stdin = request.get("stdin") if isinstance(request.get("stdin"), str) else None
         with self.exec_lock:
-            result = run_in_process(argv, str(request["cwd"]), env, stdin, tty)
+            # No cyclic collection in the middle of a request (see settle).
+            gc.disable()
+            try:
+                result = run_in_process(argv, str(request["cwd"]), env, stdin, tty,
+                                        umask=umask if write else None)
+            finally:
+                gc.enable()
         self.served += 1
         return result
 
+    def settle(self) -> None:
+        """After an answer was sent: when a new index view was opened since the last time, collect once
+        and freeze what survives. The process holds ~10^5 long-lived objects (records, state, the
+        model) that every full collection would otherwise walk again, in the middle of some request;
+        frozen, they are still freed by reference counting when a newer view replaces them."""
+        opened = getattr(self.voucher, "opened", None)
+        if opened is None or opened == self._settled:
+            return
+        with self.exec_lock:
+            self._settled = opened
+            gc.collect()
+            gc.freeze()
+
     def _warm_up(self) -> None:
-        """Import the query path and load the model now, so the first real query is warm too."""
-        try:
-            self.answer(
-                {
-                    "protocol": PROTOCOL,
-                    "version": _version(),
-                    "cwd": os.fspath(self.root),
-                    "env": {},
-                    "argv": [
-                        "--workspace",
-                        os.fspath(self.root),
-                        "search",
-                        "warm up",
-                        "--limit",
-                        "1",
-                        "--json",
-                    ],
-                }
-            )
-        except Exception as exc:  # warming is an optimisation: never let it take the server down
-            self.log(f"serve: warm-up failed: {exc!r}")
+        """Import the query and pack paths and load the model now, so the first real query is warm too."""
+        root = os.fspath(self.root)
+        for command in (["search", "warm up", "--limit", "1"], ["context", "warm up", "--max-tokens", "200"]):
+            try:
+                self.answer(
+                    {
+                        "protocol": PROTOCOL,
+                        "version": _version(),
+                        "cwd": root,
+                        "env": {},
+                        "argv": ["--workspace", root, *command, "--json"],
+                    }
+                )
+            except Exception as exc:  # warming is an optimisation: never let it take the server down
+                self.log(f"serve: warm-up failed: {exc!r}")
 
 
 def run_in_process(
-    argv: list[str], cwd: str, env: dict[str, str | None], stdin: str | None, tty: bool
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str | None],
+    stdin: str | None,
+    tty: bool,
+    umask: int | None = None,
 ) -> tuple[int, bytes, bytes]:
-    """``ee.cli.main(argv)`` with captured streams, ``env`` applied and ``cwd`` as working directory.
+    """``ee.cli.main(argv)`` with captured streams, ``env`` applied and ``cwd`` as working directory
+    (and ``umask``, when given, as the file mode mask).
 
-    The caller serialises calls: streams, environment and working directory are process-wide."""
+    The caller serialises calls: streams, environment, working directory and umask are process-wide."""
     from click.testing import CliRunner
 
     from ee.cli import main
 
     previous = os.getcwd()
     os.chdir(cwd)
+    old_mask = os.umask(umask) if umask is not None else None
+    other_tz = "TZ" in env and env["TZ"] != os.environ.get("TZ")  # (local time, as the client has it)
     try:
         with CliRunner().isolation(input=stdin, env=env, color=tty) as (out, err, _mixed):
+            if other_tz:
+                time.tzset()
             try:
                 code = main(argv)
             except SystemExit as exc:
@@ -175,6 +231,10 @@ def run_in_process(
             return int(code or 0), out.getvalue(), err.getvalue()
     finally:
         os.chdir(previous)
+        if old_mask is not None:
+            os.umask(old_mask)
+        if other_tz:
+            time.tzset()
 
 
 def _environment(client: dict[str, Any], tty: bool) -> dict[str, str | None]:
@@ -188,6 +248,16 @@ def _environment(client: dict[str, Any], tty: bool) -> dict[str, str | None]:
     env.pop("EE_NO_SERVER", None)
     if tty and not env.get("EE_FORMAT"):
         env["EE_FORMAT"] = "human"  # in-process, a terminal on stdout means human output
+    return env
+
+
+def _write_environment(client: dict[str, Any], tty: bool) -> dict[str, str | None]:
+    """A write runs with the client's whole environment: every variable of ours not set there is removed."""
+    env: dict[str, str | None] = dict.fromkeys(os.environ)
+    env.update({str(k): str(v) for k, v in client.items()})
+    env.pop("EE_NO_SERVER", None)
+    if tty and not env.get("EE_FORMAT"):
+        env["EE_FORMAT"] = "human"
     return env
 
 

@@ -122,11 +122,14 @@ def test_requests_are_really_served(
     assert served_directly(argv, monkeypatch, capfd) == 0
     assert served_directly(["-W", str(served_ws.root), "memory", "show", "mem_nope"], monkeypatch, capfd) == 7
     for writes in (
-        ["remember", "a new fact"],
         ["memory", "tags", "mem_a", "--add", "x"],
         ["index", "rebuild"],
     ):
         assert served_directly(["--workspace", str(served_ws.root), *writes], monkeypatch, capfd) is None
+    # ee remember is a write the server runs (with the client's environment: see the tests below)
+    remember = ["--workspace", str(served_ws.root), "remember", "a new fact"]
+    assert served_directly(remember, monkeypatch, capfd) == 0
+    assert "a new fact" in git(served_ws.root, "show", "HEAD", "--", "memories")
     assert (
         served_directly(["--workspace", str(served_ws.root), "search", "--help"], monkeypatch, capfd) is None
     )
@@ -247,3 +250,171 @@ def test_the_client_imports_nothing_heavy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_client_fast_path_imports_no_typing_json_or_socket() -> None:
+    # Each of these costs milliseconds on every `ee` command (typing alone ~15 ms): measured against
+    # what Python's own start imported, so a site customisation does not count against ee.
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import ee.client\n"
+        "print(sorted(set(sys.modules) - before))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    added = set(eval(out))  # a printed list of module names
+    assert not added & {"typing", "json", "re", "socket", "contextlib", "enum", "selectors"}, added
+
+
+# ------------------------------------------------------------------------------------------ served writes
+
+
+def _normalised(text: str, memory_id: str) -> str:
+    """``text`` with what differs between two remembers of the same thing (id, its suffix, time) masked."""
+    import re
+
+    text = text.replace(memory_id, "mem_ID").replace(memory_id[-8:].lower(), "SUFFIX")
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", text)
+
+
+def _last_commit(root: Path) -> tuple[str, str]:
+    """(author and committer of HEAD, its message) and the id it names."""
+    shown = git(root, "log", "-1", "--format=%an|%ae|%cn|%ce%n%B")
+    memory_id = next(line.split(": ")[1] for line in shown.splitlines() if line.startswith("Ee-Memory: "))
+    return shown, memory_id
+
+
+def test_served_remember_is_the_in_process_remember(
+    served_ws: Workspace, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The client's identity differs from the watcher's (its own HOME, git config and author variables),
+    # and its umask too: the served commit and file must be the client's, as in-process.
+    home = tmp_path / "client-home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Config Name\n\temail = config@example.com\n")
+    client_env = {
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_AUTHOR_NAME": "Client Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "EE_AGENT": "codex",
+    }
+    args = ["remember", "run the linter before pushing", "--tags", "ci,lint", "--kind", "rule", "--json"]
+    for name in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(name)  # the committer comes from the client's git config
+    for name, value in client_env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("EE_NO_SERVER")
+    monkeypatch.chdir(served_ws.root / "memories")
+    old_mask = os.umask(0o027)
+    try:
+        capfd.readouterr()
+        assert try_server(args) == 0  # served (None would mean it ran nowhere)
+        served_out = capfd.readouterr().out
+    finally:
+        os.umask(old_mask)
+    served_commit, served_id = _last_commit(served_ws.root)
+    served_file = next(served_ws.root.glob(f"memories/*{served_id[-8:].lower()}.md"))
+
+    full = {k: v for k, v in os.environ.items() if k not in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")}
+    local = subprocess.run(
+        [sys.executable, "-m", "ee", *args],
+        cwd=served_ws.root / "memories",
+        capture_output=True,
+        env=full | client_env | {"EE_NO_SERVER": "1"},
+        umask=0o027,
+        timeout=DEADLINE,
+        check=True,
+    )
+    local_commit, local_id = _last_commit(served_ws.root)
+    local_file = next(served_ws.root.glob(f"memories/*{local_id[-8:].lower()}.md"))
+
+    assert served_id != local_id
+    assert _normalised(served_out, served_id) == _normalised(local.stdout.decode(), local_id)
+    assert _normalised(served_commit, served_id) == _normalised(local_commit, local_id)
+    assert served_commit.startswith("Client Author|author@example.com|Config Name|config@example.com\n")
+    assert "Ee-Actor: agent:codex" in served_commit
+    assert _normalised(served_file.read_text(), served_id) == _normalised(local_file.read_text(), local_id)
+    assert stat.S_IMODE(served_file.stat().st_mode) == stat.S_IMODE(local_file.stat().st_mode) == 0o640
+    assert os.umask(0o022) == 0o022  # (the test process's own umask is back; only the request had 027)
+    assert not git(served_ws.root, "status", "--porcelain", "--", "memories")  # both committed, nothing left
+
+
+def test_served_remember_errors_are_the_in_process_ones(served_ws: Workspace) -> None:
+    secret = "deploy token ghp_R8x2LmQ9vT4kW7nB3cY6pZ1sD5fH0jK2aE9u for CI"
+    for args in (["remember", secret, "--json"], ["remember", "x", "--level", "nope", "--json"]):
+        served = ee(*args, cwd=served_ws.root, served=True)
+        local = ee(*args, cwd=served_ws.root, served=False)
+        assert served.returncode == local.returncode != 0
+        assert served.stdout == local.stdout
+        assert served.stderr == local.stderr
+    assert not git(served_ws.root, "status", "--porcelain")
+
+
+def test_a_served_write_whose_answer_is_lost_is_an_error_not_a_second_write(served_ws: Workspace) -> None:
+    # The server dies in the middle of the commit: the client cannot know whether it happened, so it
+    # says so (exit 8) instead of running the write again in-process.
+    head = git(served_ws.root, "rev-parse", "HEAD")
+    args = ("remember", "lost in the crash", "--json")
+    result = ee(*args, cwd=served_ws.root, served=True, EE_CRASH_AT="git.commit")
+    assert result.returncode == 8
+    assert b"may or may not" in result.stderr
+    assert json.loads(result.stdout)["success"] is False
+    assert git(served_ws.root, "rev-parse", "HEAD") == head  # (killed before HEAD moved: not written twice)
+
+
+def test_a_served_remember_is_seen_by_the_next_served_query(served_ws: Workspace) -> None:
+    for word in ("xray", "yankee", "whiskey", "victor", "tango"):
+        made = ee("remember", f"{word} fact", "--json", cwd=served_ws.root, served=True)
+        assert made.returncode == 0
+        memory_id = json.loads(made.stdout)["data"]["id"]
+        found = ee("search", word, "--mode", "lexical", "--json", cwd=served_ws.root, served=True)
+        assert [h["id"] for h in json.loads(found.stdout)["data"]["hits"]] == [memory_id]
+
+
+# ------------------------------------------------------------------------------------------ no stale answer
+
+
+def test_served_queries_see_every_change_at_once(served_ws: Workspace) -> None:
+    """Change the store, then query through the server at once: the same bytes as in-process, every round
+    (the server answers from the view it holds only while its inotify queue is empty)."""
+    root = served_ws.root
+    main = git(root, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(root, "checkout", "-q", "-b", "other")
+    (root / "memories/c.md").write_text("---\nid: mem_c\ntags: [ci]\n---\nalpha on the other branch\n")
+    git(root, "commit", "-q", "-am", "other")
+    git(root, "checkout", "-q", main)
+
+    def edit(i: int) -> None:
+        (root / "memories/a.md").write_text(f"---\nid: mem_a\ntags: [ci]\n---\nalpha edit{i}\n")
+
+    def replace(i: int) -> None:
+        tmp = root / "memories/.a.tmp"
+        tmp.write_text(f"---\nid: mem_a\ntags: [ci]\n---\nalpha replaced{i}\n")
+        os.replace(tmp, root / "memories/a.md")
+
+    def delete(i: int) -> None:
+        path = root / "memories/b.md"
+        if path.exists():
+            path.unlink()
+        else:
+            path.write_text(f"---\nid: mem_b\n---\nalpha bravo back{i}\n")
+
+    def folder(i: int) -> None:
+        (root / f"memories/new{i}").mkdir()
+        (root / f"memories/new{i}/n.md").write_text(f"---\nid: mem_n{i}\n---\nalpha new{i}\n")
+
+    def checkout(i: int) -> None:
+        git(root, "checkout", "-q", "other" if i % 2 == 0 else main)
+
+    def commit(i: int) -> None:
+        edit(i)
+        git(root, "commit", "-q", "-am", f"commit {i}")
+
+    for change in (edit, replace, delete, folder, checkout, commit):
+        for i in range(6):
+            change(i)
+            served = ee("search", "alpha", "--json", cwd=root, served=True)
+            local = ee("search", "alpha", "--json", cwd=root, served=False)
+            assert served.stdout == local.stdout, f"{change.__name__} round {i}"
+    git(root, "checkout", "-q", main)
