@@ -313,6 +313,26 @@ def test_a_slow_or_missing_ee_fails_open(tmp_path: Path, fallback: bool) -> None
     assert "ee: hook skipped (pre-commit: ee is not on PATH" in proc.stderr
 
 
+def test_the_time_limit_comes_from_the_hooks_table_of_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EE_HOOK_TIMEOUT")
+    repo = hooked(tmp_path)
+    slow = tmp_path / "slow-ee"
+    slow.write_text("#!/bin/sh\nexec sleep 20\n")
+    slow.chmod(0o755)
+    config = "[store]\ntimeout = 9\n[hooks]  # limits\n  block = false\n\ttimeout\t=  0.5 # s\n"
+    write(repo, ".ee/config.toml", config + "[sync]\ntimeout = 7\n")
+    stage(repo, "a.txt", "a\n")
+    proc = run_git(repo, "commit", "-m", "a", env={"EE_HOOK_EE": str(slow)})
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: hook skipped (pre-commit took over 0.5s" in proc.stderr
+    write(repo, ".ee/config.toml", "[hooks]\ntimeout = soon\n")  # not a number: the default, 2 s
+    stage(repo, "b.txt", "b\n")
+    proc = run_git(repo, "commit", "-m", "b", env={"EE_HOOK_EE": str(slow)})
+    assert "ee: hook skipped (pre-commit took over 2s" in proc.stderr
+
+
 def test_an_uninstalled_ee_fails_open(tmp_path: Path) -> None:
     """The Python that installed the hooks is gone and no ``ee`` is on the PATH git runs hooks with."""
     repo = hooked(tmp_path)

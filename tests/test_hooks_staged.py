@@ -152,3 +152,19 @@ def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Pat
     )
     table = risks.current_table(repo, trust_manifest=False, generation="gen-from-another-view")
     assert [f.entry.id for f in table.findings(["lib/x.c"], None)] == ["mem_e"]
+
+
+def test_settings_a_hook_reads_without_ee_config(tmp_path: Path) -> None:
+    from ee.config import DEFAULT_CONFIG_TEXT, Config
+    from ee.hooks import run
+
+    assert {key: Config().get(key) for key in run.DEFAULT_SETTINGS} == run.DEFAULT_SETTINGS
+    root = tmp_path / "ws"
+    assert run.config_is_defaults(str(root))  # no file
+    (root / ".ee").mkdir(parents=True)
+    (root / ".ee/config.toml").write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+    assert run.config_is_defaults(str(root))
+    (root / ".ee/config.toml").write_text("[hooks]  # mine\nblock = true\n", encoding="utf-8")
+    assert not run.config_is_defaults(str(root))
+    hook = run.Hook("pre-commit", [], str(root), str(root), warm=False)
+    assert hook.setting("hooks.block") is True

@@ -19,7 +19,6 @@ server when it runs, else in the job.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -27,7 +26,6 @@ from ee.hooks import gitinfo, risks, warm
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook imports this module)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -91,10 +89,13 @@ def job(argv: list[str]) -> int:
     if found is None:
         return 0
     root = Path(found)
+    lock = None
     try:
-        with _locked(root / LOCK):
-            refresh(name, top, root, write_context)
+        lock = _lock(root / LOCK)
+        refresh(name, top, root, write_context)
     finally:
+        if lock is not None:
+            os.close(lock)
         _write(root / DONE, token + "\n")
     return 0
 
@@ -149,17 +150,18 @@ def done_token(root: StrPath) -> str:
         return ""
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _lock(path: Path) -> int:
+    """The descriptor of ``path``, exclusively locked (closing it unlocks)."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def _write(path: Path, text: str) -> None:

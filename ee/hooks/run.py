@@ -61,6 +61,8 @@ class Hook:
     def setting(self, key: str) -> Any:
         """A setting of ``.ee/config.toml``, read when first needed (a broken file is reported then, and
         the hook skipped: git goes on)."""
+        if key in DEFAULT_SETTINGS and config_is_defaults(self.root):
+            return DEFAULT_SETTINGS[key]
         from pathlib import Path
 
         from ee.config import load_config
@@ -73,6 +75,30 @@ class Hook:
 
     def say(self, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
+
+
+# The defaults of the settings a hook reads, as ee.config has them (a test checks): a config file that
+# sets nothing needs no ee.config, whose imports (dataclasses, pathlib, typing) cost a hook ~10 ms.
+DEFAULT_SETTINGS = {"hooks.block": False, "redaction.allow_bypass": False}
+_HEADER = r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?"  # a TOML table header, as ee.config reads one
+
+
+def config_is_defaults(root: str) -> bool:
+    """Is ``.ee/config.toml`` missing, or only comments, blank lines and table headers (as ``ee init``
+    writes it)? Then every setting has its default."""
+    try:
+        with open(os.path.join(root, ".ee", "config.toml"), encoding="utf-8") as file:
+            text = file.read()
+    except FileNotFoundError:
+        return True
+    except (OSError, UnicodeDecodeError):
+        return False  # ee.config reports it
+    import re
+
+    return all(
+        not line.strip() or line.lstrip().startswith("#") or re.fullmatch(_HEADER, line)
+        for line in text.splitlines()
+    )
 
 
 # ------------------------------------------------------------------------------------------ pre-commit

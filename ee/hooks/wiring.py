@@ -3,7 +3,7 @@
 **Where.** The folder git runs hooks from: ``git rev-parse --git-path hooks``, so ``core.hooksPath`` (and
 linked worktrees) are honoured. Created when missing.
 
-**What.** One shim per hook (``exec "$(dirname -- "$0")/ee-hook-run" NAME "$@"``) and the runner
+**What.** One shim per hook (``exec "${0%/*}/ee-hook-run" NAME "$@"``: no ``dirname`` process) and the runner
 ``ee-hook-run`` beside them (the time limit, the chaining and the fail-open rules; see ``hooks/``). Every
 file ee writes carries the line ``ee-managed-hook``; that is how ee recognises its own files.
 
