@@ -8,7 +8,8 @@ For each size it generates a store (:func:`bench.common.make_store`: varied memo
 commits), then measures, on this machine, what an agent or a hook waits for: remember, import, full
 rebuild, incremental update, search in each mode (in-process and as a fresh ``ee search`` process),
 context (4,000 tokens), why, asOf search 500 commits back (cold and warm), sync, and — with ``ee watch``
-running — fresh ``ee search`` / ``ee context`` end to end; plus the peak RSS of a query process, the index
+running — fresh ``ee search`` / ``ee context`` / ``ee remember`` end to end (the server's CPU per
+request in the row's note); plus the peak RSS of a query process, the index
 size on disk, and the cost of the libraries alone on the same data (bm25s with its own index, the
 embedder, a numpy cosine, Python and numpy start-up), so the table shows how close to the floor ee runs.
 bench/README.md explains every row. ``--skip`` takes row groups: remember, import, rebuild, incremental,
@@ -24,6 +25,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -103,6 +105,7 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
     ("sync_noop", "ee sync, nothing to do (fresh process)", None),
     ("watch_search", "ee watch running: fresh `ee search` (hybrid)", {10_000: 40}),
     ("watch_context", "ee watch running: fresh `ee context` (4k)", {10_000: 90}),
+    ("watch_remember", "ee watch running: fresh `ee remember`", {10_000: 60}),
     ("floor_python", "floor: python -c pass", None),
     ("floor_numpy", "floor: python -c 'import numpy'", None),
     ("floor_version", "floor: ee --version (CLI imports)", None),
@@ -299,17 +302,27 @@ class Bench:
             while not served and time.monotonic() < deadline:  # the server warms up before it answers
                 time.sleep(0.2)
                 served = self._served(root)
-            search = self.fresh(
-                root, [], server=True, vary=lambda i: ["search", TASKS[i % len(TASKS)], "--json"]
-            )
-            context = self.fresh(
-                root,
-                [],
-                server=True,
-                vary=lambda i: ["context", TASKS[i % len(TASKS)], "--max-tokens", str(MAX_TOKENS), "--json"],
-            )
+            rows: dict[str, Samples] = {}
+            for key, vary in (
+                ("watch_search", lambda i: ["search", TASKS[i % len(TASKS)], "--json"]),
+                (
+                    "watch_context",
+                    lambda i: ["context", TASKS[i % len(TASKS)], "--max-tokens", str(MAX_TOKENS), "--json"],
+                ),
+                ("watch_remember", lambda i: self._remember_args(f"served {i}")),
+            ):
+                if key == "watch_remember" and not self.wants("remember"):
+                    continue
+                cpu_before = process_cpu(proc.pid)
+                rows[key] = self.fresh(root, [], server=True, vary=vary)
+                # The client's CPU is in the row; the server's (the watch process, all threads) is here.
+                server_ms = (process_cpu(proc.pid) - cpu_before) * 1000 / (self.runs + 1)
+                rows[key].note = f"server cpu {server_ms:.1f} ms per request (mean, /proc ticks)"
             if not served:
-                search.note = context.note = "NOT served by the watcher (fell back in-process)"
+                for samples in rows.values():
+                    samples.note = "NOT served by the watcher (fell back in-process)"
+            elif "watch_remember" in rows and not self._served(root, self._remember_args("served check")):
+                rows["watch_remember"].note = "NOT served by the watcher (ran in-process)"
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -317,13 +330,16 @@ class Bench:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        return {"watch_search": search, "watch_context": context}, served
+        return rows, served
 
-    def _served(self, root: Path) -> bool:
-        """Whether a fresh ``ee search`` was answered by the server: the query engine was never imported."""
-        args = [sys.executable, "-X", "importtime", "-m", "ee", "search", TASKS[0], "--json"]
+    def _served(self, root: Path, command: list[str] | None = None) -> bool:
+        """Whether a fresh ``ee COMMAND`` (a search by default) was answered by the server: the CLI was
+        never imported."""
+        command = command or ["search", TASKS[0], "--json"]
+        args = [sys.executable, "-X", "importtime", "-m", "ee", *command]
         done = run_process(args, root, self.server_env)
-        return b"ee.query.engine" not in done.stderr and b'"success": true' in done.stdout
+        cli_imported = re.search(rb"\|\s+ee\.cli\s*$", done.stderr, re.MULTILINE)
+        return cli_imported is None and b'"success": true' in done.stdout
 
     def incremental(self, root: Path) -> Samples:
         from ee.index import open_index
@@ -346,19 +362,19 @@ class Bench:
         return samples
 
     def remember(self, root: Path) -> Samples:
-        return self.fresh(
-            root,
-            [],
-            vary=lambda i: [
-                "remember",
-                f"Bench note {i}: run the linter before pushing, CI rejects warnings.",
-                "--kind",
-                "rule",
-                "--tags",
-                "ci,lint",
-                "--json",
-            ],
-        )
+        return self.fresh(root, [], vary=lambda i: self._remember_args(str(i)))
+
+    @staticmethod
+    def _remember_args(tag: str) -> list[str]:
+        return [
+            "remember",
+            f"Bench note {tag}: run the linter before pushing, CI rejects warnings.",
+            "--kind",
+            "rule",
+            "--tags",
+            "ci,lint",
+            "--json",
+        ]
 
     def sync_noop(self, root: Path) -> Samples:
         remote = self.base / f"remote-{root.name}.git"
@@ -403,6 +419,12 @@ class Bench:
             done = run_process(args, root, env)
             samples.add_run(done)
         return samples
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, every thread, the dead ones too) a running process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def library_floors(root: Path, runs: int) -> dict[str, Samples]:
@@ -566,6 +588,10 @@ def main(argv: list[str] | None = None) -> int:
             + (", watcher served" if store.get("watch_served") else "")
         )
     print(table(results))
+    for n in sizes:
+        for key, row in results["sizes"][str(n)]["rows"].items():
+            if key.startswith("watch_") and row.get("note"):
+                print(f"{n:,} {key}: {row['note']}")
     if args.json:
         Path(args.json).write_text(dumps(results) + "\n", encoding="utf-8")
     return 0
