@@ -1,4 +1,4 @@
-"""``ee watch``: keep the index current while files change, and serve read-only queries warm.
+"""``ee watch``: keep the index current while files change, and serve queries (and ``ee remember``) warm.
 
 A watchdog observer reports changes below ``memories/`` (memory files, ``.events/*.jsonl``, folders) and
 to the git refs (``HEAD``, ``refs/…``, ``packed-refs``: a commit, checkout or pull). Events only mark the
@@ -424,7 +424,7 @@ def run_watch(ws: Any, *, serve: bool = True, log: Log = stderr_log) -> int:
 
                 server = Server(ws.root, exec_lock=watcher.exec_lock, log=log)
                 server.start()
-            where = f"; serving read-only queries on {server.path}" if server else ""
+            where = f"; serving queries and ee remember on {server.path}" if server else ""
             log(f"watching {ws.root} (pid {os.getpid()}){where}; stop with Ctrl-C")
             watcher.run()
         finally:
