@@ -419,7 +419,7 @@ def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) 
 def test_damage_in_update_only_arrays_is_repaired_by_the_next_update(ws: Workspace) -> None:
     write(ws, "memories/a.md", "alpha", "mem_a")
     open_index(ws)
-    _truncate(_generation(ws) / "keys.npy")  # read only when updating
+    _truncate(_generation(ws) / "tf.npy")  # read only when updating
     sync._WARM.clear()
     assert status(ws)["state"] == "corrupt"
     write(ws, "memories/b.md", "bravo alpha", "mem_b")

@@ -300,7 +300,7 @@ def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
     from ee.index.sync import _load_state
 
     gen = Generation.load(folder)
-    for name in ("keys.npy", "tf.npy", "lengths.npy"):
+    for name in ("tf.npy", "lengths.npy"):
         np.load(folder / name, mmap_mode="r")
     if not isinstance(marshal.loads((folder / "columns.marshal").read_bytes()), dict):  # noqa: S302 - ours
         raise ValueError("generation columns damaged")

@@ -11,7 +11,8 @@ Layout (``LAYOUT`` 2), so that opening costs little more than the files' sizes, 
 read over every document without decoding records: ``ids.marshal`` (ranking's tie-breaks),
 ``links.marshal`` ((position, id, links) of the memories that have links), ``committed.npy``, and for
 updates ``columns.marshal`` (paths, blob ids). An update copies the kept records' and bodies' bytes in
-runs and encodes only the new ones. Then ``keys``/``tf``/``lengths``/``vectors`` ``.npy`` and ``bm25s/``.
+runs and encodes only the new ones. Then ``tf``/``lengths``/``vectors`` ``.npy`` and ``bm25s/`` (whose
+columns give back the (token, position) keys an update needs).
 """
 
 from __future__ import annotations
@@ -127,11 +128,19 @@ class PackedMap(Mapping[str, Any]):
     bisection, no dict is built) and one :class:`Packed` buffer. What HEAD names for every file
     (provenance, blob ids) is read this way: a query looks up the few paths it ranks."""
 
-    __slots__ = ("_keys", "_values")
+    __slots__ = ("_keys", "_keys_data", "_values")
 
-    def __init__(self, keys: list[str], values: Packed) -> None:
-        self._keys = keys
+    def __init__(self, keys: list[str] | None, values: Packed, keys_data: bytes = b"") -> None:
+        self._keys = keys  # None: split from ``keys_data`` at the first lookup (a query never reads
+        self._keys_data = keys_data  # head_blobs, an update never reads provenance)
         self._values = values
+
+    @property
+    def keys_list(self) -> list[str]:
+        if self._keys is None:
+            data = self._keys_data
+            self._keys = data.decode("utf-8", "surrogateescape").split("\0") if data else []
+        return self._keys
 
     @classmethod
     def of(cls, mapping: Mapping[str, Any]) -> PackedMap:
@@ -143,21 +152,21 @@ class PackedMap(Mapping[str, Any]):
 
     def to_record(self) -> dict[str, bytes]:
         data, offsets = self._values.raw()
-        return {"keys": "\0".join(self._keys).encode("utf-8", "surrogateescape"), "data": data,
+        return {"keys": "\0".join(self.keys_list).encode("utf-8", "surrogateescape"), "data": data,
                 "offsets": offsets.astype(np.int64).tobytes()}
 
     @classmethod
     def from_record(cls, record: Any) -> PackedMap:
         """Raises ValueError/KeyError/TypeError when ``record`` is damaged."""
         keys_data, data, offsets = record["keys"], record["data"], record["offsets"]
-        keys = keys_data.decode("utf-8", "surrogateescape").split("\0") if keys_data else []
         table = np.frombuffer(offsets, dtype=np.int64)
-        if len(table) != len(keys) + 1 or int(table[-1]) != len(data):
+        count = keys_data.count(b"\0") + 1 if keys_data else 0
+        if not isinstance(keys_data, bytes) or len(table) != count + 1 or int(table[-1]) != len(data):
             raise ValueError("packed map damaged")
-        return cls(keys, Packed(data, table, _decode_record))
+        return cls(None, Packed(data, table, _decode_record), keys_data)
 
     def _find(self, key: object) -> int:
-        keys = self._keys
+        keys = self.keys_list
         if not isinstance(key, str):
             return -1
         at = bisect.bisect_left(keys, key)
@@ -173,10 +182,10 @@ class PackedMap(Mapping[str, Any]):
         return self._find(key) >= 0
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._keys)
+        return iter(self.keys_list)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._values)
 
 
 def _decode_record(data: Any) -> dict[str, Any]:
@@ -372,7 +381,6 @@ class Generation:
         (tmp / "ids.marshal").write_bytes(marshal.dumps(self.ids))
         (tmp / "links.marshal").write_bytes(marshal.dumps(self.links))
         (tmp / "columns.marshal").write_bytes(marshal.dumps({"paths": self.paths, "blobs": self.blobs}))
-        np.save(tmp / "keys.npy", self.keys)
         np.save(tmp / "tf.npy", self.tf)
         np.save(tmp / "lengths.npy", self.lengths)
         crash_point("index.segment")
@@ -410,14 +418,24 @@ class Generation:
         if gen.vectors is not None and gen.vectors.shape[0] != size:
             raise ValueError("vectors do not match the records")
         if for_update:
-            gen.keys = np.load(folder / "keys.npy")
+            gen.keys = _keys_of(gen.lexical)
             gen.tf = np.load(folder / "tf.npy")
+            if len(gen.tf) != len(gen.keys):
+                raise ValueError("term frequencies do not match the score matrix")
             gen.lengths = np.load(folder / "lengths.npy")
             columns = marshal.loads((folder / "columns.marshal").read_bytes())  # noqa: S302 - our own file
             gen.paths, gen.blobs = columns["paths"], columns["blobs"]
             if not (len(gen.paths) == len(gen.blobs) == len(gen.lengths) == size):
                 raise ValueError("generation columns do not match the records")
         return gen
+
+
+def _keys_of(lexical: Lexical) -> np.ndarray:
+    """The sorted (token << 32 | position) keys, read back from the score matrix: its columns are the
+    tokens and hold the positions in key order (see ``compute_lexical``), so they are not saved twice."""
+    indptr = np.asarray(lexical.indptr)
+    tokens = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+    return (tokens << 32) | np.asarray(lexical.indices).astype(np.int64)
 
 
 def _load_list(path: Path) -> list[Any]:

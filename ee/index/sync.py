@@ -154,9 +154,9 @@ class Stamps:
         return self._files
 
     @property
-    def blobs(self) -> dict[str, str | None]:
-        pairs = zip(_split(self.paths), _split(self.blob_ids), strict=True)
-        return {rel: blob or None for rel, blob in pairs}
+    def blobs(self) -> dict[str, str]:
+        """Path → blob id ("" for a file that could not be read)."""
+        return dict(zip(_split(self.paths), _split(self.blob_ids), strict=True))
 
 
 def _differences(saved: Stamps, found: Scan) -> tuple[set[str], list[str]]:
@@ -355,7 +355,7 @@ class Updater:
             moved_stamps, gone, old_present = present, list[str](), set()
         else:
             saved: Stamps = manifest["stamps"]
-            old_blobs, old_racy = saved.blobs, set(manifest["racy"])
+            old_blobs, old_racy = saved.blobs, set(manifest["racy"])  # ("" for an unreadable file)
             moved_stamps, gone = _differences(saved, found)
             present = set(found.paths)
             old_present = present if not gone and saved.paths == found.key()[0] else set(saved.files)
@@ -368,13 +368,14 @@ class Updater:
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
         unchanged_blob = {rel for rel in changed
-                          if rel in old_present and blobs.get(rel) == old_blobs.get(rel) and rel not in dup_paths}
+                          if rel in old_present and blobs.get(rel) == (old_blobs.get(rel) or None)
+                          and rel not in dup_paths}
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
         removed = gone + [rel for rel in really if rel in old_present]
         head_info = self._head_info(manifest, head, old_state, report)
-        gone_blobs = {old_blobs.get(rel): rel for rel in gone}
+        gone_blobs = {old_blobs.get(rel) or None: rel for rel in gone}
         for rel in really:
-            if rel in dup_paths and blobs.get(rel) == old_blobs.get(rel):
+            if rel in dup_paths and blobs.get(rel) == (old_blobs.get(rel) or None):
                 continue  # looked at again, not changed
             if rel in old_present:
                 report.modified.append(rel)
@@ -427,7 +428,7 @@ class Updater:
         return new_gen, new_manifest | {"state": state}, report
 
     def _restamp(self, gen: Generation, state: dict[str, Any], manifest: dict[str, Any], found: Scan,
-                 old_blobs: dict[str, str | None], racy: list[str], report: SyncReport,
+                 old_blobs: dict[str, str], racy: list[str], report: SyncReport,
                  started: float) -> tuple[Generation, dict[str, Any], SyncReport]:
         """Record new stamps for the current generation (atomically replaced: a reader sees the old or
         the new table, and either is correct for it)."""
