@@ -145,6 +145,7 @@ def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Pat
     saved = risks.load_table(repo)
     assert saved is not None
     assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
+    assert saved["manifest"] == risks.manifest_stamp(repo)  # the next hooks need not read the manifest
     # A memory file written since: no generation vouches for the table, the stat sees it, it is rebuilt.
     (repo / "memories/e.md").write_text(
         MEMORY.format(id="mem_e", kind="anti-pattern", paths="lib/**", body="Never vendor lib."),

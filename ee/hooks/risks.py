@@ -273,6 +273,16 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
 # ------------------------------------------------------------------------------------------ storing
 
 
+def manifest_stamp(root: StrPath) -> list[int] | None:
+    """The index manifest's stat (mtime, ctime, size, inode; it is replaced whole on every change), or
+    None when there is none."""
+    try:
+        st = os.stat(os.path.join(root, MANIFEST))
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+
+
 def manifest_generation(root: StrPath) -> str | None:
     import json
 
@@ -325,7 +335,7 @@ def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
         table = build_table(view, table) | {"digest": digest}
         save_table(root, table)
     elif (table["generation"], table["digest"]) != (generation, digest):  # same files, HEAD moved: relabel
-        table = table | {"generation": generation, "digest": digest}
+        table = _relabelled(table, generation, digest=digest)
         save_table(root, table)
     return table
 
@@ -340,19 +350,33 @@ def current_table(root: StrPath, trust_manifest: bool, generation: str | None = 
 
     With ``trust_manifest``, a table found fresh by its digest is relabelled with the manifest's
     generation (read before the stat): the watcher writes a new generation for every change it sees, so
-    the next hook trusts it again without a stat until the next change."""
+    the next hook trusts it again without a stat until the next change. The table also keeps the stat of
+    the manifest it was found current with: while that file is unchanged, the next hook need not read it
+    (nor import json)."""
     table = load_table(root)
     if table is not None and generation is not None and table["generation"] == generation:
         return Table(table)
+    stamp = manifest_stamp(root) if trust_manifest else None
+    if table is not None and stamp is not None and table.get("manifest") == stamp:
+        return Table(table)
     current = manifest_generation(root) if trust_manifest else None
+    if current is not None and manifest_stamp(root) != stamp:
+        stamp = None  # replaced while read: do not pair the two
     if table is not None and current is not None and table["generation"] == current:
+        if stamp is not None:
+            save_table(root, table | {"manifest": stamp})
         return Table(table)
     if table is not None and table["digest"] == memory_digest(root):
         if current is not None:
-            table = table | {"generation": current}
+            table = _relabelled(table, current) | ({"manifest": stamp} if stamp is not None else {})
             save_table(root, table)
         return Table(table)
     return Table(refresh_index_and_table(root))
+
+
+def _relabelled(table: dict[str, Any], generation: str, **labels: Any) -> dict[str, Any]:
+    """``table`` for ``generation``, without the manifest stat it was checked against (another file)."""
+    return {k: v for k, v in table.items() if k != "manifest"} | {"generation": generation, **labels}
 
 
 def refresh_index_and_table(root: StrPath, ws: Any = None) -> dict[str, Any]:
@@ -446,19 +470,24 @@ def tokenizer() -> Any:
     if module is None and "ee.index" in sys.modules:
         from ee.index import tokenize as module
     if module is None:
-        import importlib.util
+        # importlib.machinery, not importlib.util (~2 ms more of imports); the loader uses the .pyc cache.
+        from importlib.machinery import ModuleSpec, SourceFileLoader
 
+        name = "ee.index.tokenize"
         path = os.path.join(
             os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "index", "tokenize.py"
         )
-        spec = importlib.util.spec_from_file_location("ee.index.tokenize", path)
-        if spec is None or spec.loader is None:  # pragma: no cover - the file ships with ee
-            from ee.index.tokenize import tokenize
-
-            return tokenize
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["ee.index.tokenize"] = module
-        spec.loader.exec_module(module)
+        loader = SourceFileLoader(name, path)
+        module = type(sys)(name)
+        module.__spec__ = ModuleSpec(name, loader, origin=path)
+        module.__spec__.has_location = True
+        module.__file__, module.__loader__ = path, loader
+        sys.modules[name] = module
+        try:
+            loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
     return module.tokenize
 
 
