@@ -692,6 +692,26 @@ def test_a_damaged_or_locked_kept_index_is_rebuilt(ws: Workspace) -> None:
     assert len(git(ws.root, "ls-tree", "-r", "--name-only", "HEAD", "memories").split()) == 3
 
 
+def test_the_kept_index_is_split_and_survives_losing_its_shared_part(ws: Workspace) -> None:
+    """ee's kept index is a split index (its entries in .git/sharedindex.*, each commit writing only what
+    changed). If git expires that shared file, the next commit rebuilds the index from HEAD."""
+    first = ws.remember("Builds the kept index.")
+    git_dir = ws.root / ".git"
+    assert list(git_dir.glob("sharedindex.*"))
+    kept = next(p for p in (git_dir / "ee").iterdir() if "." not in p.name)
+    assert b"link" in kept.read_bytes()  # the split index's extension naming its shared file
+    second = ws.remember("Written with the split index.")
+    assert git(ws.root, "show", "--format=", "--name-only", "HEAD").split() == [second.path]
+    for path in git_dir.glob("sharedindex.*"):
+        path.unlink()
+    third = ws.remember("Still commits once the shared part is gone.")
+    assert git(ws.root, "show", "--format=", "--name-only", "HEAD").split() == [third.path]
+    tree = git(ws.root, "ls-tree", "-r", "--name-only", "HEAD", "memories").split()
+    assert {first.path, second.path, third.path} <= set(tree)
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert "sharedindex" not in git(ws.root, "ls-files", "--others")
+
+
 def test_a_bulk_commit_matches_what_git_add_would_commit(ws: Workspace) -> None:
     """From BULK_PATHS paths on, blobs go through one fast-import pack: the tree must be git's own."""
     from ee.gitrepo import BULK_PATHS
