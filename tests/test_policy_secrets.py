@@ -10,12 +10,14 @@ import base64
 import itertools
 import json
 import random
+import re
 import string
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ee.policy import secrets
 from ee.policy.entropy import shannon_entropy
 from ee.policy.secrets import SecretFinding, find_secrets, redact
 
@@ -425,3 +427,59 @@ def test_redaction_is_a_fixpoint(text: str) -> None:
     assert find_secrets(once) == []
     assert redact(once) == once
     assert redact(text, find_secrets(text)) == once  # one pass with the findings is already clean
+
+
+# --- the needle pre-filter (a rule whose needles a text lacks is skipped): never changes a finding
+
+_FOLD_PIECES = ["\u0130", "\u0131", "\u017f", "\u212a", "é", "ß", "Σ", "日本"]
+
+
+def _scan_every_rule(monkeypatch: pytest.MonkeyPatch, text: str) -> list[SecretFinding]:
+    with monkeypatch.context() as patch:
+        patch.setattr(secrets._Rule, "may_match", lambda self, text, lowered: True)
+        return find_secrets(text)
+
+
+def test_fold_extras_are_every_non_ascii_character_case_insensitive_ascii_matches() -> None:
+    ignorecase_letter = re.compile("(?i)[a-z]")
+    extras = {chr(cp) for cp in range(128, 0x110000) if ignorecase_letter.fullmatch(chr(cp))}
+    assert extras == set(secrets._FOLD_EXTRAS)
+
+
+def test_every_rule_can_only_match_a_text_holding_one_of_its_needles() -> None:
+    """Each positive example of a rule holds one of that rule's needles (folded where the rule says)."""
+    by_cls: dict[str, list[secrets._Rule]] = {}
+    for rule in secrets._rules():
+        by_cls.setdefault(rule.cls, []).append(rule)
+    by_cls["secret_assignment"] = by_cls["password_assignment"]
+    for _name, text, cls, _secret in POSITIVES:
+        if cls == "high_entropy":
+            continue
+        assert any(rule.may_match(text, text.lower()) for rule in by_cls[cls]), (cls, text)
+
+
+@pytest.mark.parametrize("text", [p[1] for p in POSITIVES] + [p[1] for p in LOOKALIKES])
+def test_the_prefilter_finds_what_every_rule_finds(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    assert find_secrets(text) == _scan_every_rule(monkeypatch, text)
+    for piece in _FOLD_PIECES:  # characters (?i) folds to ASCII letters, and other non-ASCII text
+        glued = text.replace("s", piece, 1).replace("k", "\u212a", 1)
+        assert find_secrets(glued) == _scan_every_rule(monkeypatch, glued)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_PIECES),
+            st.sampled_from(_SEPARATORS + _FOLD_PIECES),
+            st.text(alphabet=st.characters(codec="utf-8"), max_size=30),
+            st.text(alphabet=ALNUM + "+/=_-:@.$ \n\u017f\u212a\u0130\u0131", max_size=40),
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_the_prefilter_never_changes_a_finding(text: str) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(secrets._Rule, "may_match", lambda self, text, lowered: True)
+        every = find_secrets(text)
+    assert find_secrets(text) == every
