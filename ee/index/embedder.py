@@ -18,6 +18,7 @@ Heavy imports (numpy, safetensors, tokenizers) happen inside functions: importin
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,7 +235,6 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
     Raises :class:`ee.errors.ModelError` (with a copy-paste repair hint) when the folder is missing,
     unreadable or incomplete. Reads local files only: never the network.
     """
-    import hashlib
     import json
 
     folder, source = _resolve(path)
@@ -263,7 +263,6 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
     config_name, weights_name, tokenizer_name, tensor_name = layout
 
     try:
-        from safetensors.numpy import load as load_safetensors
         from tokenizers import Tokenizer
     except ImportError as exc:  # pragma: no cover - runtime deps of ee
         raise ModelError(
@@ -271,10 +270,10 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
             "pip install 'numpy' 'safetensors' 'tokenizers'   # or reinstall ee with its dependencies",
         ) from exc
 
+    weights_path = folder / weights_name
     try:
-        raw = (folder / weights_name).read_bytes()
         config: dict[str, Any] = json.loads((folder / config_name).read_text(encoding="utf-8"))
-        tensors = load_safetensors(raw)
+        tensors, digest = _read_weights(weights_path)
         tokenizer = Tokenizer.from_file(str(folder / tokenizer_name))
     except Exception as exc:  # OSError, JSON errors, and safetensors'/tokenizers' own exception types
         raise fail(f"cannot read the model files ({type(exc).__name__}: {exc})", exc) from exc
@@ -325,9 +324,8 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
         if array is not None:
             array.flags.writeable = False
 
-    digest = hashlib.sha256(raw).hexdigest()[:12]
     return Embedder(
-        model_id=f"{folder.resolve().name}@{digest}",
+        model_id=f"{folder.resolve().name}@{digest[:12]}",
         path=folder,
         vectors=vectors,
         weights=weights,
@@ -336,3 +334,125 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
         unk_id=unk_id,
         max_length=max_length,
     )
+
+
+# safetensors dtype → numpy (little-endian, as the format stores them); anything else goes to safetensors.
+_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+}
+
+
+def _read_weights(path: Path) -> tuple[dict[str, np.ndarray], str]:
+    """The tensors of a safetensors file (read-only arrays) and the file's sha256 (hex).
+
+    The arrays are views of a read-only memory map: a query touches only the rows of its own tokens, not
+    the 7.5 MB of the file (reading and copying it cost a fresh query ~5 ms). The sha256, which names the
+    model in ``model_id``, comes from :func:`_weights_digest`'s cache when the file is unchanged (hashing
+    cost ~7 ms a load). A header this reader does not follow goes to ``safetensors`` itself.
+    """
+    import mmap
+
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        try:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped
+            mapped = None
+    data: Any = mapped if mapped is not None else b""
+    tensors = _parse_safetensors(data)
+    if tensors is None:
+        from safetensors.numpy import load as load_safetensors
+
+        tensors = load_safetensors(bytes(data))
+    return tensors, _weights_digest(path, info, data)
+
+
+def _parse_safetensors(data: Any) -> dict[str, np.ndarray] | None:
+    """Arrays over ``data`` (bytes or a memory map) for each tensor, or None for anything unusual."""
+    import json
+
+    import numpy as np
+
+    if len(data) < 8:
+        return None
+    size = int.from_bytes(data[:8], "little")
+    if size > len(data) - 8 or size > 100 * 2**20:
+        return None
+    try:
+        header = json.loads(bytes(data[8 : 8 + size]))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    start = 8 + size
+    out: dict[str, np.ndarray] = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(spec, dict) or spec.get("dtype") not in _DTYPES:
+            return None
+        dtype = np.dtype(_DTYPES[spec["dtype"]])
+        shape, offsets = spec.get("shape"), spec.get("data_offsets")
+        if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)):
+            return None
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(n, int) for n in offsets)):
+            return None
+        begin, end = offsets
+        count = 1
+        for n in shape:
+            count *= n
+        if not 0 <= begin <= end <= len(data) - start or end - begin != count * dtype.itemsize:
+            return None
+        array = np.frombuffer(data, dtype=dtype, count=count, offset=start + begin).reshape(shape)
+        out[name] = array.astype(dtype.newbyteorder("="), copy=False)
+    return out
+
+
+def _weights_digest(path: Path, info: os.stat_result, data: Any) -> str:
+    """sha256 of the weights file, remembered per user by path, size, inode and change times.
+
+    Any write to the file changes its mtime and ctime (ctime cannot be set back by the user), so an
+    unchanged key means unchanged bytes. The cache (``$XDG_CACHE_HOME/ee/model-digests.json``) is only a
+    shortcut: unreadable, missing or unwritable, the digest is computed as before.
+    """
+    import hashlib
+    import json
+
+    key = os.path.realpath(path)
+    stamp = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    cache = Path(cache_home) / "ee" / "model-digests.json"
+    try:
+        known = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    entry = known.get(key)
+    if isinstance(entry, dict) and entry.get("stat") == stamp and isinstance(entry.get("sha256"), str):
+        return str(entry["sha256"])
+    digest = hashlib.sha256(data).hexdigest()
+    known[key] = {"stat": stamp, "sha256": digest}
+    import tempfile
+
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".model-digests-", dir=cache.parent)
+    except OSError:
+        return digest
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(known, handle)
+        os.replace(tmp, cache)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return digest
