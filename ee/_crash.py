@@ -9,7 +9,9 @@ Labels: ``write.temp`` (temporary file written and synced, not yet renamed), ``w
 into place), ``git.tree`` (tree written, no commit yet), ``git.commit`` (commit object written, HEAD not
 moved), ``git.index`` (git's index refreshed, HEAD not yet moved), ``index.generation`` (generation folder
 saved, state not yet written), ``index.manifest`` (new manifest written to its temporary name, not yet
-replaced), ``index.segment`` (half of a generation's files written).
+replaced), ``index.segment`` (half of a generation's files written), ``import.journal`` (an import's
+journal written, no memory file yet), ``import.committed`` (an import committed, its journal not yet
+removed).
 """
 
 from __future__ import annotations

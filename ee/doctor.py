@@ -1,4 +1,5 @@
-"""``ee doctor``: every check of a workspace, each problem with a repair command."""
+"""``ee doctor``: every check of a workspace, each problem with a repair command; ``--fix`` repairs what a
+killed process left (see :mod:`ee.recovery`)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,15 @@ if TYPE_CHECKING:
     from ee.workspace import Workspace
 
 
-def doctor(ws: Workspace, full: bool = False) -> dict[str, Any]:
-    """Run every check; ``full`` adds ``git fsck``. Returns counts, problems and a verdict."""
+def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, Any]:
+    """Run every check; ``full`` adds ``git fsck``. Returns counts, problems and a verdict.
+
+    ``fix`` first repairs what killed processes left (an interrupted import, temporary files), then checks:
+    the problems are those that remain, and ``fixed`` says what was done.
+    """
+    from ee.recovery import repair
+
+    repairs = repair(ws) if fix else None
     problems: list[Problem] = []
     problems += _check_git(ws, full)
     problems += _check_layout(ws)
@@ -41,9 +49,10 @@ def doctor(ws: Workspace, full: bool = False) -> dict[str, Any]:
     snap = store.snapshot()
     problems += snap.problems
     problems += _extra_checks(ws, snap)
+    problems += _check_leftovers(ws, bool(lock_is_held(ws.root)))
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = sum(1 for p in problems if p.severity == "warning")
-    return {
+    out = {
         "root": str(ws.root),
         "memories": len(snap.memories),
         "errors": errors,
@@ -51,6 +60,25 @@ def doctor(ws: Workspace, full: bool = False) -> dict[str, Any]:
         "healthy": errors == 0,
         "problems": [p.to_dict() for p in problems],
     }
+    if repairs is not None:
+        out["fixed"] = repairs.to_dict()
+    return out
+
+
+def _check_leftovers(ws: Workspace, writing: bool) -> list[Problem]:
+    """An import killed before its commit, and the temporary files killed processes left. While a writer
+    holds a lock (``writing``: the workspace lock), what it may be using is not reported: it is no
+    leftover yet."""
+    from ee.recovery import find_leftovers, index_busy, journal_problem
+
+    out: list[Problem] = []
+    interrupted = None if writing else journal_problem(ws.root)
+    if interrupted is not None:
+        out.append(interrupted)
+    git = ws.git if ws.git.is_repo() else None
+    found = find_leftovers(ws.root, git)
+    busy = {"workspace": writing, "index": any(i.lock == "index" for i in found) and index_busy(ws.root)}
+    return out + [item.problem(ws.root) for item in found if not busy[item.lock]]
 
 
 def _check_git(ws: Workspace, full: bool) -> list[Problem]:

@@ -8,10 +8,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee import frontmatter
+from ee._crash import crash_point
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
-from ee.gitrepo import format_message
+from ee.gitrepo import blob_id, format_message
 from ee.ids import new_id
 from ee.model import KNOWN_KEYS, Link, Memory
+from ee.recovery import (
+    begin_import,
+    end_import,
+    has_journal,
+    memory_temporaries,
+    recover_import,
+    sweep_memory_temporaries,
+)
 from ee.store import flush_to_disk
 from ee.workspace import Actor, build_fields, guard_secrets, parse_link
 
@@ -28,14 +37,16 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     commit: str | None = None
+    recovered: dict[str, Any] | None = None  # an earlier import, killed before its commit, dealt with first
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "imported": len(self.imported),
             "skipped": self.skipped,
             "commit": self.commit,
             "ids": self.imported,
         }
+        return out | ({"recovered": self.recovered} if self.recovered else {})
 
 
 def export_records(memories: Iterable[Memory]) -> Iterator[dict[str, Any]]:
@@ -61,6 +72,7 @@ def import_jsonl(
     """
     actor = actor or Actor.from_env()
     report = ImportReport()
+    _recover(ws, report)
     existing = set(ws.store.snapshot().memories)
     planned: dict[str, tuple[str, str]] = {}  # id → (path, text)
     taken_paths: set[str] = set()
@@ -102,27 +114,39 @@ def import_jsonl(
     report.skipped = errors
     if not planned:
         return report
+    subject = f"ee: import {len(planned)} memories from {source_name}"
+    trailers = {"Ee-Op": "import", "Ee-Count": str(len(planned)), "Ee-Actor": actor.label}
     with ws.lock():
         _refuse_taken(ws, planned, explicit)
+        # Killed from here to the commit, the files are on disk and not in git: the journal lets the next
+        # import or `ee doctor --fix` commit or remove exactly them (see ee.recovery).
+        datas = {rel: text.encode("utf-8") for rel, text in planned.values()}
+        begin_import(ws.root, {rel: blob_id(data) for rel, data in datas.items()}, subject, trailers)
         written: list[str] = []
         try:
             for rel, text in planned.values():
                 ws.store.write(rel, text, durable=False)
                 written.append(rel)
             flush_to_disk()  # one sync for the batch instead of an fsync pair per file
-            report.commit = ws.git.commit_paths(
-                written,
-                format_message(
-                    f"ee: import {len(planned)} memories from {source_name}",
-                    {"Ee-Op": "import", "Ee-Count": str(len(planned)), "Ee-Actor": actor.label},
-                ),
-            )
+            report.commit = ws.git.commit_paths(written, format_message(subject, trailers))
+            crash_point("import.committed")
         except BaseException:
             for rel in written:  # all or nothing
                 (ws.root / rel).unlink(missing_ok=True)
+            end_import(ws.root)
             raise
+        end_import(ws.root)
     report.imported = list(planned)
     return report
+
+
+def _recover(ws: Workspace, report: ImportReport) -> None:
+    """Before planning: finish or undo an import that was killed before its commit (its files would
+    otherwise count as taken ids and paths), and remove the temporaries killed writers left."""
+    if has_journal(ws.root) or memory_temporaries(ws.root):
+        with ws.lock():
+            report.recovered = recover_import(ws, "ee import")
+            sweep_memory_temporaries(ws.root)
 
 
 def _bounded(lines: Iterable[str], source_name: str) -> Iterator[str]:

@@ -181,23 +181,40 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
 
 @click.command("doctor")
 @click.option("--full", is_flag=True, help="Also run `git fsck` (slow on large repositories).")
+@click.option("--fix", is_flag=True, help="First repair what killed ee processes left (safe while ee runs).")
 @json_option
 @click.pass_context
-def doctor_cmd(ctx: click.Context, full: bool, as_json: bool | None) -> int:
+def doctor_cmd(ctx: click.Context, full: bool, fix: bool, as_json: bool | None) -> int:
     """Check the repository, every memory file, the lock, the config; print a repair for each problem."""
     from ee.doctor import doctor
 
-    report = doctor(workspace(ctx), full=full)
+    report = doctor(workspace(ctx), full=full, fix=fix)
 
     def human() -> str:
         from ee.model import Problem
 
         head = f"{report['memories']} memories, {report['errors']} errors, {report['warnings']} warnings"
+        fixed = report.get("fixed")
+        if fixed:
+            head = fixed_lines(fixed) + head
         problems = [Problem(**p) for p in report["problems"]]
         return head + ("\n" + problem_lines(problems) if problems else "\nall good")
 
     Output(as_json).emit(report, human)
     return 0 if report["healthy"] else int(StorageError.exit_code)
+
+
+def fixed_lines(fixed: dict[str, Any]) -> str:
+    """What ``ee doctor --fix`` did, one line each."""
+    lines = [f"removed {path}" for path in fixed["removed"]]
+    lines += [f"skipped {item['path']}: {item['reason']}" for item in fixed["skipped"]]
+    recovered = fixed.get("recovered")
+    if recovered:
+        done = recovered["committed"] or recovered["removed"]
+        action = recovered["action"].replace("_", " ")
+        lines.append(f"interrupted import ({action}): {len(done)} file(s)")
+        lines += [f"  left as it is (changed since): {path}" for path in recovered["kept"]]
+    return "".join(line + "\n" for line in lines)
 
 
 @click.group("schema")
