@@ -440,7 +440,8 @@ def test_checkout_writes_the_branch_context_file(tmp_path: Path) -> None:
 def test_with_ee_watch_running_the_hooks_use_its_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ee.hooks import warm
+    from ee.hooks import risks, warm
+    from ee.hooks.refresh import done_token
 
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     monkeypatch.delenv("EE_NO_SERVER")
@@ -459,11 +460,34 @@ def test_with_ee_watch_running_the_hooks_use_its_server(
         editor.write_text(f'#!/bin/sh\ncp "$1" "{seen}"\necho "warm commit" > "$1"\n')
         editor.chmod(0o755)
         stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+        before = done_token(repo)
         proc = run_git(repo, "commit", env={"GIT_EDITOR": str(editor)})
         assert proc.returncode == 0, proc.stderr
         assert "skipped" not in proc.stderr
         assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
         assert "(mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB)" in seen.read_text()
+        # post-commit: the server caught the index up with the new HEAD, and the hook table (the memory
+        # files did not change) was relabelled with that generation, so the next pre-commit trusts it.
+        wait_for(lambda: done_token(repo) != before, "ee's post-commit job")
+        assert (repo / ".ee/hooks/refresh.log").read_text() == ""
+        table = risks.load_table(repo)
+        assert table is not None
+        assert table["generation"] == risks.manifest_generation(repo)
+        # A commit that adds a memory: the job rebuilds the table, and the next commit is checked with it.
+        before = done_token(repo)
+        write(
+            repo,
+            "memories/upload.md",
+            ANTI_PATTERN.replace("01JE4ZP6Q3V8R2K7M5T9W1X3YB", "01JE4ZP6Q3V8R2K7M5T9W1X3YC").replace(
+                "db/migrations/*.sql", "src/upload/**"
+            ),
+        )
+        run_git(repo, "add", "memories/upload.md")
+        assert run_git(repo, "commit", "-q", "-m", "a memory").returncode == 0
+        wait_for(lambda: done_token(repo) != before, "ee's post-commit job")
+        stage(repo, "src/upload/client.py", "x = 1\n")
+        proc = run_git(repo, "commit", "-m", "upload")
+        assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YC" in proc.stderr
     finally:
         watcher.terminate()
         watcher.wait(timeout=60)

@@ -27,7 +27,6 @@ from ee.hooks import gitinfo, risks, warm
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook imports this module)
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
 
     from _typeshed import StrPath
 
@@ -102,15 +101,39 @@ def job(argv: list[str]) -> int:
 
 def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
     """Catch the index up, rebuild the hook table if it moved, and write the branch's context if asked."""
-    from ee.workspace import Workspace
-
-    ws = Workspace(root)
-    risks.refresh_index_and_table(root, ws)
+    alive = warm.watcher_alive(root)
+    if not (alive and caught_up_by_server(root)):
+        risks.refresh_index_and_table(root)
     if write_context:
-        write_branch_context(name, top, root, ws)
+        write_branch_context(name, top, root, alive)
 
 
-def write_branch_context(name: str, top: Path, root: Path, ws: Any) -> None:
+# A query that makes the server open the index (catching it up with HEAD and the files) and answers fast.
+_CATCH_UP = ["search", "ee", "--mode", "lexical", "--speed", "instant", "--limit", "1", "--format", "json"]
+
+
+def caught_up_by_server(root: Path) -> bool:
+    """With ``ee watch``: its server catches the index up (any query opens it), and the hook table, when
+    the memory files are those it was built from, is relabelled with the new generation — without
+    opening the index here (numpy and the whole index: ~0.5 s of CPU after every commit, beside a
+    watcher that does the same). False when the table must be rebuilt or the server did not answer.
+
+    The stat is taken before the server opens the index, as :func:`ee.hooks.risks.refresh_table` takes
+    it before opening a view."""
+    table = risks.load_table(root)
+    if table is None or table["digest"] != risks.memory_digest(root):
+        return False
+    if warm.ask(root, _CATCH_UP) is None:
+        return False
+    generation = risks.manifest_generation(root)
+    if generation is None:
+        return False
+    if generation != table["generation"]:
+        risks.save_table(root, risks.relabelled(table, generation))
+    return True
+
+
+def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
     """``.ee/context.md``: the pack for the branch's task (its name and recent commit subjects)."""
     task = gitinfo.branch_task(top)
     if not task:
@@ -125,14 +148,15 @@ def write_branch_context(name: str, top: Path, root: Path, ws: Any) -> None:
         "--max-tokens",
         str(CONTEXT_TOKENS),
     ]
-    text = warm.ask_text(root, argv) if warm.watcher_alive(root) else None
+    text = warm.ask_text(root, argv) if alive else None
     if text is None:
         from ee.pack import build_pack
         from ee.query.document import from_arguments
         from ee.render.results import render
+        from ee.workspace import Workspace
 
         query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
-        text = render("context", build_pack(ws, query), "markdown")
+        text = render("context", build_pack(Workspace(root), query), "markdown")
     task_line = " ".join(task.split())
     header = (
         f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "

@@ -335,7 +335,7 @@ def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
         table = build_table(view, table) | {"digest": digest}
         save_table(root, table)
     elif (table["generation"], table["digest"]) != (generation, digest):  # same files, HEAD moved: relabel
-        table = _relabelled(table, generation, digest=digest)
+        table = relabelled(table, generation, digest=digest)
         save_table(root, table)
     return table
 
@@ -368,13 +368,13 @@ def current_table(root: StrPath, trust_manifest: bool, generation: str | None = 
         return Table(table)
     if table is not None and table["digest"] == memory_digest(root):
         if current is not None:
-            table = _relabelled(table, current) | ({"manifest": stamp} if stamp is not None else {})
+            table = relabelled(table, current) | ({"manifest": stamp} if stamp is not None else {})
             save_table(root, table)
         return Table(table)
     return Table(refresh_index_and_table(root))
 
 
-def _relabelled(table: dict[str, Any], generation: str, **labels: Any) -> dict[str, Any]:
+def relabelled(table: dict[str, Any], generation: str, **labels: Any) -> dict[str, Any]:
     """``table`` for ``generation``, without the manifest stat it was checked against (another file)."""
     return {k: v for k, v in table.items() if k != "manifest"} | {"generation": generation, **labels}
 
