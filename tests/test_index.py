@@ -314,6 +314,28 @@ def test_vocabulary_is_compacted_after_many_edits() -> None:
         assert np.allclose(np.sort(gen.lexical.scores(query)), np.sort(fresh.lexical.scores(query)))
 
 
+def test_packed_records_read_one_by_one_or_all_at_once_are_the_same(tmp_path: Path) -> None:
+    """A query decodes the records it ranks; a filter decodes them all in one pass: the same records."""
+    def entry(name: str, tokens: list[str], committed: bool) -> Entry:
+        record = {"id": name, "tags": ["ci", name], "links": [["supersedes", "m0"]] if name == "m3" else [],
+                  "confidence": 0.5, "extra": {"team": "core", "n": len(tokens)}, "title": "é ✓ \udcff"}
+        body = f"body of {name} ✓"
+        return Entry(f"memories/{name}.md", f"blob-{name}", committed, record, body, tokens, None)
+
+    gen = Generation().updated([], [entry(f"m{i}", ["w", f"t{i}"], i % 2 == 0) for i in range(6)], None)
+    gen = gen.updated([1, 4], [entry("m9", ["late"], True)], None)
+    gen.save(tmp_path / "gen")
+    one_by_one = Generation.load(tmp_path / "gen")
+    singles = [one_by_one.records[p] for p in reversed(range(one_by_one.size))][::-1]
+    at_once = Generation.load(tmp_path / "gen").records.all()
+    assert singles == at_once == list(gen.records)
+    assert [r["id"] for r in at_once] == one_by_one.ids == ["m0", "m2", "m3", "m5", "m9"]
+    assert [r["committed"] for r in at_once] == [True, True, False, False, True]
+    assert one_by_one.links == [(2, "m3", [["supersedes", "m0"]])]
+    names = ("m0", "m2", "m3", "m5", "m9")
+    assert [one_by_one.body(p) for p in range(5)] == [f"body of {n} ✓" for n in names]
+
+
 def test_workspace_in_a_sub_folder_of_the_repository(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

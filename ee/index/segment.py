@@ -5,7 +5,7 @@ BM25 matrix is recomputed exactly from term frequencies on every update (see :mo
 so the result of any sequence of updates equals a full rebuild. Document positions are arbitrary: every
 ranking breaks ties by memory id, so positions never show in results.
 
-Layout (``LAYOUT`` 2), so that opening costs little more than the files' sizes, whatever the store's:
+Layout (``LAYOUT`` 3), so that opening costs little more than the files' sizes, whatever the store's:
 ``records.bin`` / ``bodies.bin`` hold each record (marshal) and body (UTF-8) one after another, with
 ``*.offsets.npy`` (int64, size + 1); both are memory-mapped and a position is decoded when read. Columns
 read over every document without decoding records: ``ids.marshal`` (ranking's tie-breaks),
@@ -36,7 +36,9 @@ from ee._crash import crash_point
 from ee.index.lexical import K1, B, Lexical
 
 _MASK32 = np.int64(0xFFFFFFFF)
-LAYOUT = 2  # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart
+# 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart;
+# 3: records in marshal version 2 (no back-references: the buffer decodes whole, too)
+LAYOUT = 3
 
 
 @dataclass(slots=True)
@@ -60,12 +62,14 @@ class Packed(Sequence[Any]):
     values' bytes as they are (``spliced``) and encodes only the new ones.
     """
 
-    __slots__ = ("_cache", "_data", "_decode", "_offsets")
+    __slots__ = ("_bulk", "_cache", "_data", "_decode", "_offsets")
 
-    def __init__(self, data: Any, offsets: np.ndarray, decode: Callable[[Any], Any]) -> None:
+    def __init__(self, data: Any, offsets: np.ndarray, decode: Callable[[Any], Any],
+                 bulk: Callable[[bytes, int], list[Any]] | None = None) -> None:
         self._data = data  # bytes, or a read-only mmap (kept open: a writer may prune the file meanwhile)
         self._offsets = offsets  # int64, len = size + 1
         self._decode = decode
+        self._bulk = bulk  # decodes the whole buffer at once (for a pass over every value)
         self._cache: dict[int, Any] = {}
 
     def __len__(self) -> int:
@@ -89,7 +93,17 @@ class Packed(Sequence[Any]):
         return value
 
     def __iter__(self) -> Iterator[Any]:
-        return (self[i] for i in range(len(self)))
+        return iter(self.all())
+
+    def all(self) -> list[Any]:
+        """Every value, decoded in one pass where the buffer allows it (values already read are kept)."""
+        size, cache = len(self), self._cache
+        if len(cache) < size:
+            data = self._data[: int(self._offsets[-1])]
+            values = self._bulk(data, size) if self._bulk else [self[i] for i in range(size)]
+            for pos, value in enumerate(values):
+                cache.setdefault(pos, value)
+        return [cache[pos] for pos in range(size)]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Packed | list | tuple):
@@ -116,11 +130,12 @@ class Packed(Sequence[Any]):
         added = np.fromiter((len(b) for b in add), np.int64, len(add))
         new_offsets = np.zeros(len(sizes) + len(add) + 1, dtype=np.int64)
         np.cumsum(np.concatenate([sizes, added]), out=new_offsets[1:])
-        return Packed(b"".join(parts + add), new_offsets, self._decode)
+        return Packed(b"".join(parts + add), new_offsets, self._decode, self._bulk)
 
     @classmethod
-    def empty(cls, decode: Callable[[Any], Any]) -> Packed:
-        return cls(b"", np.zeros(1, dtype=np.int64), decode)
+    def empty(cls, decode: Callable[[Any], Any],
+              bulk: Callable[[bytes, int], list[Any]] | None = None) -> Packed:
+        return cls(b"", np.zeros(1, dtype=np.int64), decode, bulk)
 
 
 class PackedMap(Mapping[str, Any]):
@@ -193,6 +208,21 @@ def _decode_record(data: Any) -> dict[str, Any]:
     return record
 
 
+def _encode_record(record: dict[str, Any]) -> bytes:
+    """Marshal version 2: no back-references, so the records' bytes laid end to end after a list header
+    are one valid marshal list (:func:`_decode_records`) as well as each a value of its own."""
+    return marshal.dumps(record, 2)
+
+
+def _decode_records(data: bytes, size: int) -> list[dict[str, Any]]:
+    """Every record in one ``marshal.loads`` (a filter or an exact-phrase pass reads them all)."""
+    with no_gc():
+        records: list[dict[str, Any]] = marshal.loads(b"[" + size.to_bytes(4, "little") + bytes(data))  # noqa: S302
+    if len(records) != size:
+        raise ValueError("records damaged")
+    return records
+
+
 def _decode_body(data: Any) -> str:
     return bytes(data).decode("utf-8", "surrogatepass")
 
@@ -226,7 +256,14 @@ class Records(Sequence[dict[str, Any]]):
         return record
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (self[i] for i in range(len(self)))
+        return iter(self.all())
+
+    def all(self) -> list[dict[str, Any]]:
+        """Every record, decoded in one pass."""
+        records: list[dict[str, Any]] = self.packed.all()
+        for record, committed in zip(records, self.committed.tolist(), strict=True):
+            record["committed"] = committed
+        return records
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Records | list | tuple):
@@ -237,7 +274,7 @@ class Records(Sequence[dict[str, Any]]):
 
 
 def _empty_records() -> Records:
-    return Records(Packed.empty(_decode_record), np.zeros(0, dtype=bool))
+    return Records(Packed.empty(_decode_record, _decode_records), np.zeros(0, dtype=bool))
 
 
 @dataclass(slots=True)
@@ -318,7 +355,7 @@ class Generation:
         committed = np.concatenate([self.records.committed[keep],
                                     np.fromiter((e.committed for e in add), bool, len(add))])
         gen = Generation(
-            records=Records(self.records.packed.spliced(keep, [marshal.dumps(r) for r in records]),
+            records=Records(self.records.packed.spliced(keep, [_encode_record(r) for r in records]),
                             committed),
             ids=[self.ids[p] for p in kept] + [r["id"] for r in records],
             paths=[self.paths[p] for p in kept] + [e.path for e in add],
@@ -401,7 +438,8 @@ class Generation:
         size = done["size"]
         ids = _load_list(folder / "ids.marshal")
         committed = np.load(folder / "committed.npy")
-        records = Records(_load_packed(folder, "records", _decode_record, size, for_update), committed)
+        records = Records(_load_packed(folder, "records", _decode_record, size, for_update, _decode_records),
+                          committed)
         if not (len(ids) == len(records) == len(committed) == size):
             raise ValueError("generation size mismatch")
         links = marshal.loads((folder / "links.marshal").read_bytes())  # noqa: S302 - our own file
@@ -445,14 +483,15 @@ def _load_list(path: Path) -> list[Any]:
     return value
 
 
-def _load_packed(folder: Path, name: str, decode: Callable[[Any], Any], size: int, read: bool) -> Packed:
+def _load_packed(folder: Path, name: str, decode: Callable[[Any], Any], size: int, read: bool,
+                 bulk: Callable[[bytes, int], list[Any]] | None = None) -> Packed:
     """A packed buffer, read whole for an update (it is copied into the next generation), else mapped."""
     offsets = np.load(folder / f"{name}.offsets.npy")
     path = folder / f"{name}.bin"
     data: Any = path.read_bytes() if read else _map(path)
     if offsets.shape != (size + 1,) or (size and int(offsets[-1]) != len(data)):
         raise ValueError(f"{name} do not match the records")
-    return Packed(data, offsets, decode)
+    return Packed(data, offsets, decode, bulk)
 
 
 def _map(path: Path) -> Any:

@@ -296,9 +296,10 @@ def _exact_matches(ctx: Context, eligible: np.ndarray) -> set[int]:
                 at = haystack.find(needle, starts[pos + 1]) if pos + 1 < len(starts) else -1
         return {pos for pos in found if eligible[pos]}
     out = set()
+    records = gen.records.all()  # one pass decodes them all (cheaper than one by one)
     for pos in np.flatnonzero(eligible).tolist():
         haystack = " ".join(gen.body(pos).split()).casefold()
-        tags = " ".join(gen.records[pos].get("tags", ())).casefold()
+        tags = " ".join(records[pos].get("tags", ())).casefold()
         if needle in haystack or needle in tags:
             out.add(pos)
     return out
