@@ -422,9 +422,10 @@ class Bench:
 
 
 def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system, every thread, the dead ones too) a running process has used so far."""
+    """CPU seconds (user + system, every thread, the dead ones too, and the children it waited for: the
+    git processes of a served ``ee remember``) a running process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def library_floors(root: Path, runs: int) -> dict[str, Samples]:
