@@ -376,6 +376,7 @@ DAMAGE = {
     "truncated ids": lambda ws: _chop(_generation(ws) / "ids.marshal"),
     "truncated committed column": lambda ws: _truncate(_generation(ws) / "committed.npy"),
     "garbage stamps": lambda ws: (_generation(ws) / "stamps.marshal").write_bytes(b"\x00garbage"),
+    "garbage vocabulary": lambda ws: (_generation(ws) / "bm25s" / "vocab.marshal").write_bytes(b"\x00bad"),
     "truncated head state": lambda ws: _truncate(_generation(ws) / "head.marshal"),
     "garbage manifest": lambda ws: (ws.root / INDEX_DIR / "manifest.json").write_text("{not json"),
     "generation folder deleted": lambda ws: shutil.rmtree(_generation(ws)),

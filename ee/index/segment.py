@@ -5,7 +5,7 @@ BM25 matrix is recomputed exactly from term frequencies on every update (see :mo
 so the result of any sequence of updates equals a full rebuild. Document positions are arbitrary: every
 ranking breaks ties by memory id, so positions never show in results.
 
-Layout (``LAYOUT`` 3), so that opening costs little more than the files' sizes, whatever the store's:
+Layout (``LAYOUT`` 4), so that opening costs little more than the files' sizes, whatever the store's:
 ``records.bin`` / ``bodies.bin`` hold each record (marshal) and body (UTF-8) one after another, with
 ``*.offsets.npy`` (int64, size + 1); both are memory-mapped and a position is decoded when read. Columns
 read over every document without decoding records: ``ids.marshal`` (ranking's tie-breaks),
@@ -37,8 +37,9 @@ from ee.index.lexical import K1, B, Lexical
 
 _MASK32 = np.int64(0xFFFFFFFF)
 # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart;
-# 3: records in marshal version 2 (no back-references: the buffer decodes whole, too)
-LAYOUT = 3
+# 3: records in marshal version 2 (no back-references: the buffer decodes whole, too);
+# 4: the vocabulary in bm25s/vocab.marshal (was vocab.index.json)
+LAYOUT = 4
 
 
 @dataclass(slots=True)
