@@ -22,9 +22,11 @@ the drain is either seen by the scan or still queued for the next request.
 
 Where inotify cannot prove anything, nothing is vouched and every query takes the normal path: a file
 system other than a known local one (NFS, SMB, FUSE: another machine's writes raise no event), no
-inotify (watch limit, another OS), a ``memories/`` that does not exist yet. Not covered: a memory file
-written through a hard link that lives outside ``memories/`` (the kernel reports the write on the other
-path only); ``ee watch`` assumes the store's files are written through the store.
+inotify (watch limit, another OS), a ``memories/`` that does not exist yet. ``memories/`` itself is
+checked by identity on every request (a symlink re-pointed raises no event in the old folder). Not
+covered: a memory file written through a hard link that lives outside ``memories/`` (the kernel reports
+the write on the other path only) or through a shared memory map (no event): editors and git do
+neither; ``ee watch`` assumes the store's files are written through their paths.
 """
 
 from __future__ import annotations
@@ -127,6 +129,7 @@ class Sentinel:
         self.folder = root / MEMORIES
         self.fd: int | None = None
         self.watches = 0
+        self.identity: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
 
     def arm(self) -> bool:
         """Watch every folder from scratch (closing the old descriptor); False when that is impossible.
@@ -136,10 +139,14 @@ class Sentinel:
         lib = _Libc.get()
         if lib is None or file_system_type(self.folder) not in LOCAL_FILE_SYSTEMS:
             return False
+        try:
+            st = os.stat(self.folder)
+        except OSError:
+            return False
         fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
             return False
-        self.fd, self.watches = fd, 0
+        self.fd, self.watches, self.identity = fd, 0, (st.st_dev, st.st_ino)
         stack = [(os.fspath(self.folder), 0)]  # the top may be a symlink (scan follows it); the rest not
         while stack:
             folder, follow = stack.pop()
@@ -161,18 +168,27 @@ class Sentinel:
         return True
 
     def quiet(self) -> bool:
-        """Armed, and nothing queued since the last arm or drain."""
+        """Armed, nothing queued since the last arm or drain, and ``memories/`` still the folder watched
+        (a symlink pointed elsewhere raises no event in the old folder: the workspace root is not
+        watched)."""
         if self.fd is None:
             return False
         try:
             pending = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
+            st = os.stat(self.folder)
         except OSError:
             return False
-        return struct.unpack("i", pending)[0] == 0
+        return struct.unpack("i", pending)[0] == 0 and (st.st_dev, st.st_ino) == self.identity
 
     def drain(self) -> bool:
         """Read every queued event; False when one of them means the watches must be set up again."""
         if self.fd is None:
+            return False
+        try:
+            st = os.stat(self.folder)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != self.identity:
             return False
         fine = True
         while True:
@@ -195,7 +211,7 @@ class Sentinel:
         if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
-            self.fd, self.watches = None, 0
+            self.fd, self.watches, self.identity = None, 0, None
 
 
 # Variables that move where git looks for the repository (a served write runs with the client's).

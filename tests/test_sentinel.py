@@ -334,3 +334,21 @@ def test_sentinel_reports_every_kind_of_change(tmp_path: Path) -> None:
 
 def test_no_memories_folder_vouches_for_nothing(tmp_path: Path) -> None:
     assert not Sentinel(tmp_path).arm()
+
+
+def test_memories_symlink_pointed_elsewhere(ws: Workspace, vouched: Voucher, tmp_path: Path) -> None:
+    # The workspace root is not watched: re-pointing a memories/ symlink raises no event anywhere watched.
+    stores = [tmp_path / "store-a", tmp_path / "store-b"]
+    for n, store in enumerate(stores):
+        shutil.copytree(ws.root / "memories", store)
+        write(store, "only.md", f"only in store {n}", f"mem_only{n}")
+    shutil.rmtree(ws.root / "memories")
+    (ws.root / "memories").symlink_to(stores[0])
+
+    def change(i: int) -> None:
+        link = ws.root / "memories"
+        tmp = ws.root / "memories.new"
+        tmp.symlink_to(stores[(i + 1) % 2])
+        os.replace(tmp, link)
+
+    check(ws, vouched, change, rounds=10)
