@@ -110,16 +110,19 @@ def prepare(root: Path, n: int) -> None:
     if not (root / ".ee/index/manifest.json").exists():
         print(f"building a {n}-memory store in {root} (once; --keep reuses it)", file=sys.stderr)
         make_store(root, n)
-    for rel, (kind, glob, body) in PATH_MEMORIES.items():
+    files = {
+        rel: f"---\nkind: {kind}\npaths: [{glob}]\n---\n{body}\n"
+        for rel, (kind, glob, body) in PATH_MEMORIES.items()
+    }
+    files |= {
+        "src/upload/client.py": "def send(blob):\n    return blob\n",
+        "db/migrations/0001_init.sql": "CREATE TABLE t (id int);\n",
+    }
+    for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"---\nkind: {kind}\npaths: [{glob}]\n---\n{body}\n", encoding="utf-8")
-    for rel, text in (
-        ("src/upload/client.py", "def send(blob):\n    return blob\n"),
-        ("db/migrations/0001_init.sql", "CREATE TABLE t (id int);\n"),
-    ):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+        if not path.exists() or path.read_text(encoding="utf-8") != text:  # a reused store stays as it was
+            path.write_text(text, encoding="utf-8")
     git(root, "add", "-A")
     if git(root, "status", "--porcelain"):
         git(root, "commit", "-q", "-m", "bench: code and path memories")

@@ -69,6 +69,12 @@ def start(name: str, top: StrPath, root: StrPath, write_context: bool) -> int:
                 ],
                 setsid=True,
             )
+        except NotImplementedError:  # a libc without POSIX_SPAWN_SETSID
+            import subprocess
+
+            subprocess.Popen(
+                argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+            )
         finally:
             os.chdir(here)
     finally:
