@@ -92,6 +92,9 @@ def find_leftovers(root: Path, git: Git | None, now: float | None = None) -> lis
     for path in sorted(root.glob(TEMP_PREFIX + "*")):
         if _age(path, now) >= ROOT_TEMP_AGE:
             out.append(Leftover("temp_file", path, "workspace"))
+    journal_tmp = root / (JOURNAL + ".tmp")  # (killed while the import journal was written)
+    if journal_tmp.exists():
+        out.append(Leftover("temp_file", journal_tmp, "workspace"))
     if git is not None:
         out += [Leftover("git_temp", path, "workspace") for path in _git_temporaries(git)]
     index = root / STATE_DIR / "index"

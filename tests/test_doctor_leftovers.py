@@ -118,8 +118,10 @@ def test_the_journal_of_a_running_import_is_not_reported(ws: Workspace) -> None:
         begin_import(ws.root, {"memories/a-0000001.md": "0" * 40}, "ee: import 1 memories", {})
         assert "import_interrupted" not in [p["code"] for p in _doctor(ws)["problems"]]
     assert "import_interrupted" in [p["code"] for p in _doctor(ws)["problems"]]  # its writer is gone
+    (ws.root / ".ee" / "import-journal.json.tmp").write_bytes(b"{")  # as a kill while writing it leaves
     data = _doctor(ws, "--fix")
     assert data["fixed"]["recovered"]["action"] == "nothing_written"
+    assert data["fixed"]["removed"] == [".ee/import-journal.json.tmp"]
     assert data["problems"] == []
     end_import(ws.root)
 
