@@ -99,6 +99,7 @@ def _check_git(ws: Workspace, full: bool) -> list[Problem]:
                 repair="ee init",
             )
         )
+    out += _stale_git_lock(ws)
     if full:
         try:
             ws.git.run("fsck", "--no-progress")
@@ -109,6 +110,28 @@ def _check_git(ws: Workspace, full: bool) -> list[Problem]:
                 )
             )
     return out
+
+
+def _stale_git_lock(ws: Workspace, age: float = 600.0) -> list[Problem]:
+    """git's own ``index.lock``, ``age`` seconds old: a git command killed while it held it blocks every
+    commit, ee's included. Not removed by ``--fix``: no lock says whether a git command is still running."""
+    import time
+
+    path = ws.git.git_dir / "index.lock"
+    try:
+        old = time.time() - path.stat().st_mtime
+    except OSError:
+        return []
+    if old < age:
+        return []
+    return [
+        Problem(
+            "git_index_lock_stale",
+            "warning",
+            f"git's index.lock is {old / 60:.0f} minutes old: git (and ee) cannot commit while it exists",
+            repair=f"rm {path}  # once you are sure no git command is running",
+        )
+    ]
 
 
 def _check_layout(ws: Workspace) -> list[Problem]:

@@ -51,7 +51,6 @@ class Leftover:
     kind: str  # temp_file | git_temp | index_temp
     path: Path
     lock: str  # workspace | index
-    note: str = ""
 
     def problem(self, root: Path) -> Problem:
         shown = _shown(self.path, root)
@@ -63,7 +62,7 @@ class Leftover:
         return Problem(
             f"leftover_{self.kind}",
             "warning",
-            what + (f" ({self.note})" if self.note else ""),
+            what,
             shown,
             repair="ee doctor --fix  # removes it once no ee process is writing",
         )

@@ -173,3 +173,14 @@ def test_an_import_sweeps_the_temporaries_of_killed_writers(ws: Workspace) -> No
     assert res.code == 0, res.err
     assert not temps[0].exists()
     assert json.loads(res.out)["data"]["imported"] == 1
+
+
+def test_an_old_git_index_lock_is_reported_and_left_to_a_person(ws: Workspace) -> None:
+    lock = ws.git.git_dir / "index.lock"
+    lock.write_bytes(b"")
+    assert "git_index_lock_stale" not in [p["code"] for p in _doctor(ws)["problems"]]  # may be live
+    os.utime(lock, (time.time() - 3600, time.time() - 3600))
+    data = _doctor(ws, "--fix")
+    problem = next(p for p in data["problems"] if p["code"] == "git_index_lock_stale")
+    assert problem["repair"].startswith(f"rm {lock}")
+    assert lock.exists()  # no lock proves that no git command holds it: a person decides
