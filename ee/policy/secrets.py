@@ -85,6 +85,7 @@ class _Rule:
     check: Checker
     needles: tuple[str, ...]
     folded: bool = False
+    also: tuple[str, ...] = ()  # and one of these too (not letters: no folding)
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -93,6 +94,8 @@ class _Rule:
     def may_match(self, text: str, lowered: str | None) -> bool:
         """False only when the pattern cannot match ``text``; ``lowered`` is ``text.lower()``, or None when
         the text holds a character that (?i) matches to an ASCII letter without lower-casing to it."""
+        if self.also and not any(needle in text for needle in self.also):
+            return False
         if not self.folded:
             return any(needle in text for needle in self.needles)
         return lowered is None or any(needle in lowered for needle in self.needles)
@@ -249,9 +252,14 @@ def _rules() -> tuple[_Rule, ...]:
     """Most specific first. Each pattern is compiled when a text first holds one of its needles."""
 
     def rule(
-        cls: str, pattern: str, needles: tuple[str, ...], check: Checker = _random_token, folded: bool = False
+        cls: str,
+        pattern: str,
+        needles: tuple[str, ...],
+        check: Checker = _random_token,
+        folded: bool = False,
+        also: tuple[str, ...] = (),
     ) -> _Rule:
-        return _Rule(cls, pattern, check, needles, folded)
+        return _Rule(cls, pattern, check, needles, folded, also)
 
     pem = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
     return (
@@ -328,9 +336,17 @@ def _rules() -> tuple[_Rule, ...]:
             r"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@'\"<>()]*:(?P<pw>[^\s/@'\"<>]+)@[A-Za-z0-9.\[\]_-]+",
             ("://",),
             _check_url_password,
+            also=("@",),
         ),
-        # every key the pattern accepts holds pass, secret, token or key
-        rule("password_assignment", _ASSIGNMENT, ("pass", "secret", "token", "key"), _check_assignment, True),
+        # every key the pattern accepts holds pass, secret, token or key, and an assignment holds : or =
+        rule(
+            "password_assignment",
+            _ASSIGNMENT,
+            ("pass", "secret", "token", "key"),
+            _check_assignment,
+            folded=True,
+            also=(":", "="),
+        ),
     )
 
 
