@@ -15,11 +15,30 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ee.errors import MemoryFormatError, UsageError
 from ee.ids import format_time, is_valid_id, parse_time
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
+
+
+class _LazyPattern:
+    """A regular expression compiled on first use. A command such as ``ee remember`` or ``ee search`` uses
+    few of this module's patterns, and compiling all 17 at import cost every fresh process ~2 ms. After
+    the first use the pattern's methods are plain attributes: no cost per call."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = re.compile(self._source)
+        for method in ("match", "fullmatch", "search", "sub", "split", "finditer", "findall"):
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+
+def _lazy(source: str) -> re.Pattern[str]:
+    return cast("re.Pattern[str]", _LazyPattern(source))
 
 
 @functools.cache
@@ -49,12 +68,12 @@ MERGE_KEYS = frozenset({"conflict", "ee_merge"})
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_TAGS = 256
 MAX_TAG_LENGTH = 100
-_TOP_KEY_RE = re.compile(r"^([^\s#:'\"\-?][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)")
-_ALIAS_HINT_RE = re.compile(r"(?:^|[\s\[{,:-])[&*][^\s,\]}]")
-_DELIMITER_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$")
-_OPENING_RE = re.compile(r"^---[ \t]*(?:\r?\n|$)")
+_TOP_KEY_RE = _lazy(r"^([^\s#:'\"\-?][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)")
+_ALIAS_HINT_RE = _lazy(r"(?:^|[\s\[{,:-])[&*][^\s,\]}]")
+_DELIMITER_RE = _lazy(r"^(?:---|\.\.\.)[ \t]*\r?$")
+_OPENING_RE = _lazy(r"^---[ \t]*(?:\r?\n|$)")
 _BOM = "\ufeff"
-_YAML_BREAK_RE = re.compile("(\r\n|[\r\n\x85\u2028\u2029])")  # what ruamel counts as a line break
+_YAML_BREAK_RE = _lazy("(\r\n|[\r\n\x85\u2028\u2029])")  # what ruamel counts as a line break
 
 
 class _Delete:
@@ -261,16 +280,16 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
 # numbers, true/false/null, times, quoted strings without escapes, flow lists of those, and a block list
 # of `{type: …, to: …}` links. Read by hand ~10x faster than PyYAML constructs it; anything else, or
 # anything in doubt, returns None and goes to PyYAML. A property test holds the two to the same result.
-_FAST_KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
-_FAST_PLAIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_./@+=~%-]*(?::[A-Za-z0-9_./@+=~%-]+)*")
-_FAST_INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_FAST_FLOAT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
-_FAST_QUOTED_RE = re.compile(r'"[^"\\]*"|\'[^\']*\'')
-_FAST_LINK_RE = re.compile(r"( +)- \{type: ([A-Za-z_]+), to: ([A-Za-z0-9][A-Za-z0-9_.:-]*)\}")
+_FAST_KEY_RE = _lazy(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_FAST_PLAIN_RE = _lazy(r"[A-Za-z][A-Za-z0-9_./@+=~%-]*(?::[A-Za-z0-9_./@+=~%-]+)*")
+_FAST_INT_RE = _lazy(r"-?(?:0|[1-9][0-9]*)")
+_FAST_FLOAT_RE = _lazy(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
+_FAST_QUOTED_RE = _lazy(r'"[^"\\]*"|\'[^\']*\'')
+_FAST_LINK_RE = _lazy(r"( +)- \{type: ([A-Za-z_]+), to: ([A-Za-z0-9][A-Za-z0-9_.:-]*)\}")
 _FAST_SPECIAL = {"null": None, "true": True, "false": False}
 # What YAML refuses to read anywhere in a document (the fast path must not be more lenient). Written as
 # the small set refused, not the large set allowed: that one takes ~7 ms to compile.
-_NOT_PRINTABLE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_NOT_PRINTABLE_RE = _lazy("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def _fast_mapping(fm_text: str) -> dict[str, Any] | None:
@@ -598,9 +617,9 @@ def _id_from_path(path: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- writing
 
-_PLAIN_RE = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+=~:-]*(?: [A-Za-z0-9_./@+=~:-]+)*$")
-_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
-_EXTRA_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_PLAIN_RE = _lazy(r"^[A-Za-z0-9_/][A-Za-z0-9_./@+=~:-]*(?: [A-Za-z0-9_./@+=~:-]+)*$")
+_TIME_RE = _lazy(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+_EXTRA_KEY_RE = _lazy(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 def _scalar(value: Any, in_flow: bool = False) -> str:
@@ -624,7 +643,7 @@ def _scalar(value: Any, in_flow: bool = False) -> str:
 # Plain words that YAML 1.1 reads as something other than text; anything else starting with a letter and
 # made of letters, digits, '_', '-', '.', '/' is plain text in YAML 1.1 and 1.2 alike.
 _YAML11_WORDS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null"])
-_SURELY_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
+_SURELY_TEXT_RE = _lazy(r"[A-Za-z][A-Za-z0-9_./-]*")
 
 
 @functools.lru_cache(maxsize=8192)
@@ -644,7 +663,7 @@ def _misread(text: str) -> bool:
 
 # Characters a YAML double-quoted scalar may not hold raw: C0/C1 controls and DEL (PyYAML refuses them),
 # and the Unicode line breaks (YAML folds them). JSON escapes only C0, so the rest is escaped here.
-_YAML_UNSAFE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_YAML_UNSAFE_RE = _lazy("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
 def _double_quoted(text: str) -> str:
