@@ -186,33 +186,27 @@ def message_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str
 
     Without ``ee watch`` the index is opened here anyway (for the search), and opening it catches it up
     with the files: so it is opened first, and its generation tells whether the hook table is current —
-    no second stat of every memory file."""
+    no second stat of every memory file. With ``ee watch``, the search is sent to its server first and
+    its answer read after the table lookup: the two run side by side."""
     text = " ".join(gitinfo.terms_of(paths, added))
     view = None if hook.warm or not text else open_view(hook)
+    request = warm.send(hook.root, search_argv(text, MESSAGE_HITS)) if hook.warm and text else None
     generation = None if view is None else view.manifest.get("generation")
     table = risks.current_table(hook.root, trust_manifest=hook.warm, generation=generation)
     named = table.findings(paths, None, kinds=None)
     chosen = {f.entry.id: f.entry.title for f in named}
     if text and len(chosen) < MESSAGE_HITS:
-        for hit in search_hits(hook, text, MESSAGE_HITS, view):
+        data = request.data() if request is not None else None
+        for hit in (data or search_here(hook, text, MESSAGE_HITS, view)).get("hits", []):
             chosen.setdefault(hit["id"], hit.get("title") or "")
+    elif request is not None:
+        request.close()
     return list(chosen.items())[:MESSAGE_HITS]
 
 
-def open_view(hook: Hook) -> Any:
-    """The workspace's index, caught up with the files (as ``ee.query.search`` opens it)."""
-    from pathlib import Path
-
-    from ee.query import open_view
-    from ee.workspace import Workspace
-
-    return open_view(Workspace(Path(hook.root)), None)[0]
-
-
-def search_hits(hook: Hook, text: str, limit: int, view: Any = None) -> list[dict[str, Any]]:
-    """Lexical hits for ``text``: from ``ee watch``'s server when it runs, else in this process (over
-    ``view`` when given)."""
-    argv = [
+def search_argv(text: str, limit: int) -> list[str]:
+    """``ee search`` arguments for the lexical hits of ``text`` (as :func:`search_here` runs it here)."""
+    return [
         "search",
         text,
         "--mode",
@@ -226,16 +220,26 @@ def search_hits(hook: Hook, text: str, limit: int, view: Any = None) -> list[dic
         "--format",
         "json",
     ]
-    data = warm.ask(hook.root, argv) if hook.warm else None
-    if data is None:
-        from ee.query.document import from_arguments
-        from ee.query.engine import run_search
 
-        query = from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
-        view = view or open_view(hook)
-        # As ee.query.search runs it, over the view opened above.
-        data = run_search(view, query, None, bool(hook.setting("redaction.allow_bypass")))
-    return list(data.get("hits", []))
+
+def open_view(hook: Hook) -> Any:
+    """The workspace's index, caught up with the files (as ``ee.query.search`` opens it)."""
+    from pathlib import Path
+
+    from ee.query import open_view
+    from ee.workspace import Workspace
+
+    return open_view(Workspace(Path(hook.root)), None)[0]
+
+
+def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> dict[str, Any]:
+    """The search of :func:`search_argv` in this process, over ``view`` (else the index opened now)."""
+    from ee.query.document import from_arguments
+    from ee.query.engine import run_search
+
+    query = from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
+    # As ee.query.search runs it.
+    return run_search(view or open_view(hook), query, None, bool(hook.setting("redaction.allow_bypass")))
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:

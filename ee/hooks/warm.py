@@ -41,8 +41,43 @@ def watcher_alive(root: StrPath) -> bool:
     return False
 
 
-def exchange(root: StrPath, argv: list[str]) -> tuple[int, bytes] | None:
-    """(exit code, stdout) of ``ee --workspace ROOT ARGV`` run by the server, or None."""
+class Request:
+    """A command sent to the server; :meth:`answer` reads its answer (the hook works meanwhile)."""
+
+    __slots__ = ("sock",)
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+
+    def answer(self) -> tuple[int, bytes] | None:
+        """(exit code, stdout), or None (no answer, or the server asks the client to run it)."""
+        import json
+
+        from ee import client
+
+        try:
+            header = json.loads(client.recv_frame(self.sock))
+            if not isinstance(header, dict) or header.get("fallback"):
+                return None
+            out = client.recv_frame(self.sock)
+            client.recv_frame(self.sock)  # stderr: degradations the in-process run would print too
+        except Exception:  # any trouble with the server means "run it here": the same answer, only slower
+            return None
+        finally:
+            self.sock.close()
+        return int(header.get("code", 1)), out
+
+    def close(self) -> None:
+        """Leave the answer unread (the server notices the closed connection)."""
+        self.sock.close()
+
+    def data(self) -> dict[str, Any] | None:
+        """The ``data`` of the JSON envelope answered (the command must ask for JSON), or None."""
+        return _data(self.answer())
+
+
+def send(root: StrPath, argv: list[str]) -> Request | None:
+    """Send ``ee --workspace ROOT ARGV`` to the server, or None when there is none to send it to."""
     path = os.path.join(root, SOCKET)
     if not os.path.exists(path):
         return None
@@ -63,25 +98,31 @@ def exchange(root: StrPath, argv: list[str]) -> tuple[int, bytes] | None:
         "tty": {"stdout": False, "stderr": False},
         "uid": os.getuid(),
     }
+    sock = socket.socket(socket.AF_UNIX)
     try:
-        with client.socket_address(path) as address, socket.socket(socket.AF_UNIX) as sock:
+        with client.socket_address(path) as address:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(address)
-            sock.settimeout(ANSWER_TIMEOUT)
-            client.send_frame(sock, json.dumps(request).encode("utf-8"))
-            header = json.loads(client.recv_frame(sock))
-            if not isinstance(header, dict) or header.get("fallback"):
-                return None
-            out = client.recv_frame(sock)
-            client.recv_frame(sock)  # stderr: degradations the in-process run would print too
-    except Exception:  # any trouble with the server means "run it here": the same answer, only slower
+        sock.settimeout(ANSWER_TIMEOUT)
+        client.send_frame(sock, json.dumps(request).encode("utf-8"))
+    except Exception:  # no server after all: the caller runs the command itself
+        sock.close()
         return None
-    return int(header.get("code", 1)), out
+    return Request(sock)
+
+
+def exchange(root: StrPath, argv: list[str]) -> tuple[int, bytes] | None:
+    """(exit code, stdout) of ``ee --workspace ROOT ARGV`` run by the server, or None."""
+    request = send(root, argv)
+    return None if request is None else request.answer()
 
 
 def ask(root: StrPath, argv: list[str]) -> dict[str, Any] | None:
     """The ``data`` of the JSON envelope the server answers ``argv`` (which must ask for JSON), or None."""
-    answer = exchange(root, argv)
+    return _data(exchange(root, argv))
+
+
+def _data(answer: tuple[int, bytes] | None) -> dict[str, Any] | None:
     if answer is None or answer[0] != 0:
         return None
     import json
