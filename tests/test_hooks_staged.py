@@ -169,3 +169,16 @@ def test_settings_a_hook_reads_without_ee_config(tmp_path: Path) -> None:
     assert not run.config_is_defaults(str(root))
     hook = run.Hook("pre-commit", [], str(root), str(root), warm=False)
     assert hook.setting("hooks.block") is True
+
+
+def test_a_submodule_shown_as_a_diff_does_not_shift_the_files(tmp_path: Path) -> None:
+    sub = make_repo(tmp_path / "sub", {"f.txt": "inner line\n", "g.txt": "other inner line\n"})
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "sub")
+    git(repo, "config", "diff.submodule", "diff")  # would print the submodule's own `diff --git` sections
+    stage(repo, {"tmem/m.md": b"memory_words\n", "z.py": b"zeta_line = 1\n"})
+    paths, added = gitinfo.StagedChange(repo, exclude=["tmem"]).read()
+    assert paths == [".gitmodules", "sub", "tmem/m.md", "z.py"]
+    assert "zeta_line = 1" in added.splitlines()
+    assert "memory_words" not in added  # each section still belongs to its own path
+    assert "inner line" not in added  # the submodule is one line (its commit), not its files

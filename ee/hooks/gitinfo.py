@@ -164,6 +164,7 @@ class StagedChange:
             "--no-color",
             "--no-ext-diff",
             "--no-renames",
+            "--submodule=short",  # diff.submodule = diff would nest a submodule's own sections
             cwd=cwd,
         )
 
