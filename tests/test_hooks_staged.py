@@ -182,3 +182,22 @@ def test_a_submodule_shown_as_a_diff_does_not_shift_the_files(tmp_path: Path) ->
     assert "zeta_line = 1" in added.splitlines()
     assert "memory_words" not in added  # each section still belongs to its own path
     assert "inner line" not in added  # the submodule is one line (its commit), not its files
+
+
+def test_an_unmerged_path_has_no_section_of_its_own(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "base\n"})
+    git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "a.txt").write_text("topic\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "topic")
+    git(repo, "checkout", "-q", "-")
+    (repo / "a.txt").write_text("main\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "main")
+    merge = subprocess.run(["git", "merge", "topic"], cwd=repo, capture_output=True, check=False)
+    assert merge.returncode != 0  # a conflict in a.txt
+    (repo / "memories").mkdir()
+    (repo / "memories/m.md").write_text("memory_words\n", encoding="utf-8")
+    (repo / "z.py").write_text("zeta_line = 1\n", encoding="utf-8")
+    git(repo, "add", "memories", "z.py")  # a.txt stays unmerged
+    paths, added = gitinfo.StagedChange(repo, exclude=["memories"]).read()
+    assert paths == ["a.txt", "memories/m.md", "z.py"]
+    assert added.splitlines() == ["zeta_line = 1"]

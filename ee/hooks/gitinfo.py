@@ -174,8 +174,8 @@ class StagedChange:
         if status != 0:
             message = err.decode("utf-8", "replace").strip() or "git diff failed"
             raise RuntimeError(f"git diff: {message}")
-        paths, patch = _split_raw(out)
-        return paths, _added_lines(patch[:MAX_DIFF_BYTES], paths, self.exclude)
+        paths, sections, patch = _split_raw(out)
+        return paths, _added_lines(patch[:MAX_DIFF_BYTES], sections, self.exclude)
 
 
 class _RawThenPatch:
@@ -194,24 +194,31 @@ class _RawThenPatch:
         return self.end >= 0 and len(out) - self.end > MAX_DIFF_BYTES + 2
 
 
-def _split_raw(out: bytes) -> tuple[list[str], bytes]:
-    """The paths of ``--raw -z`` records (``:MODES IDS STATUS\0PATH\0`` each, then a NUL) and the patch."""
+def _split_raw(out: bytes) -> tuple[list[str], list[str], bytes]:
+    """From ``--raw -z`` records (``:MODES IDS STATUS\0PATH\0`` each, then a NUL) and the patch after
+    them: every path, the paths that have a patch section (an unmerged path, status U, has none: git
+    prints ``* Unmerged path …`` instead), and the patch."""
     paths: list[str] = []
+    sections: list[str] = []
     pos = 0
     while out.startswith(b":", pos):
         meta_end = out.index(b"\0", pos)
         path_end = out.index(b"\0", meta_end + 1)
-        paths.append(out[meta_end + 1 : path_end].decode("utf-8", "surrogateescape"))
+        path = out[meta_end + 1 : path_end].decode("utf-8", "surrogateescape")
+        paths.append(path)
+        if not out[pos:meta_end].endswith(b" U"):
+            sections.append(path)
         pos = path_end + 1
     if out.startswith(b"\0", pos):
         pos += 1
-    return paths, out[pos:]
+    return paths, sections, out[pos:]
 
 
 def _added_lines(patch: bytes, paths: Sequence[str], exclude: tuple[str, ...]) -> str:
     """The ``+`` lines of the hunks of ``patch``, but those of files below ``exclude``. Each file's
-    section (``diff --git …``) comes in the order of ``paths``, so its path is known without parsing git's
-    quoted names; its ``+++`` header line comes before its first hunk, never inside one."""
+    section (``diff --git …``) comes in the order of ``paths`` (those with a section), so its path is
+    known without parsing git's quoted names; its ``+++`` header line comes before its first hunk, never
+    inside one."""
     added: list[str] = []
     section, keep, in_hunk = -1, False, False
     for line in patch.decode("utf-8", "replace").splitlines():
