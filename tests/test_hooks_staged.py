@@ -201,3 +201,13 @@ def test_an_unmerged_path_has_no_section_of_its_own(tmp_path: Path) -> None:
     paths, added = gitinfo.StagedChange(repo, exclude=["memories"]).read()
     assert paths == ["a.txt", "memories/m.md", "z.py"]
     assert added.splitlines() == ["zeta_line = 1"]
+
+
+def test_a_type_change_has_two_sections(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "was a file\n", "b.txt": "target\n"})
+    (repo / "a.txt").unlink()
+    (repo / "a.txt").symlink_to("b.txt")  # git shows it as a deletion and a creation
+    stage(repo, {"memories/m.md": b"memory_words\n", "z.py": b"zeta_line = 1\n"})
+    paths, added = gitinfo.StagedChange(repo, exclude=["memories"]).read()
+    assert paths == ["a.txt", "memories/m.md", "z.py"]
+    assert added.splitlines() == ["b.txt", "zeta_line = 1"]  # the link's target is its added line

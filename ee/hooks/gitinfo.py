@@ -196,8 +196,9 @@ class _RawThenPatch:
 
 def _split_raw(out: bytes) -> tuple[list[str], list[str], bytes]:
     """From ``--raw -z`` records (``:MODES IDS STATUS\0PATH\0`` each, then a NUL) and the patch after
-    them: every path, the paths that have a patch section (an unmerged path, status U, has none: git
-    prints ``* Unmerged path …`` instead), and the patch."""
+    them: every path, the path of each patch section in order, and the patch. A path has one section,
+    but an unmerged one (status U: git prints ``* Unmerged path …``) has none and a type change (T: a file
+    became a symlink or a submodule) has two, a deletion and a creation."""
     paths: list[str] = []
     sections: list[str] = []
     pos = 0
@@ -206,8 +207,8 @@ def _split_raw(out: bytes) -> tuple[list[str], list[str], bytes]:
         path_end = out.index(b"\0", meta_end + 1)
         path = out[meta_end + 1 : path_end].decode("utf-8", "surrogateescape")
         paths.append(path)
-        if not out[pos:meta_end].endswith(b" U"):
-            sections.append(path)
+        status = out[meta_end - 1 : meta_end]
+        sections += [path] * (0 if status == b"U" else 2 if status == b"T" else 1)
         pos = path_end + 1
     if out.startswith(b"\0", pos):
         pos += 1
