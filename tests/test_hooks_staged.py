@@ -47,8 +47,10 @@ def test_one_diff_gives_the_paths_and_the_added_lines(tmp_path: Path) -> None:
             "dir with space/ä file.py": b"++plus_line()\nnew_name = 1\n",
             "data.bin": b"\x00\x01binary\x00",
             "memories/note.md": b"---\nkind: note\n---\nsecret_words_of_the_memory\n",
+            'memories/é "q".md': b"accented_memory_words\n",  # a name git quotes
         },
     )
+    git(repo, "config", "diff.noprefix", "true")  # no a/ b/ in the user's diffs: not in ours
     paths, added = gitinfo.StagedChange(repo, exclude=["memories"]).read()
     assert paths == name_only(repo)  # as `git diff --name-only`: a rename is both paths, names unquoted
     assert "dir with space/ä file.py" in paths
@@ -58,6 +60,7 @@ def test_one_diff_gives_the_paths_and_the_added_lines(tmp_path: Path) -> None:
     assert "++plus_line()" in lines  # an added line starting with "++" is a line, not a header
     assert "new_name = 1" in lines
     assert "secret_words_of_the_memory" not in added  # the memory folder is left out of the lines only
+    assert "accented_memory_words" not in added
     assert not any(line.startswith(("+++", "---", "diff --git")) for line in lines)
     assert gitinfo.staged_added_text(repo, exclude=["memories"]) == added
     assert gitinfo.StagedChange(make_repo(tmp_path / "clean", {"a": "a\n"})).read() == ([], "")

@@ -155,6 +155,8 @@ class StagedChange:
     def __init__(self, cwd: StrPath | None = None, exclude: Sequence[str] = ()) -> None:
         self.exclude = tuple(folder.rstrip("/") + "/" for folder in exclude)
         self.proc = Git(
+            "-c",
+            "core.quotePath=true",  # a section's name: ASCII, C-quoted when it must be
             "diff",
             "--cached",
             "--raw",
@@ -165,6 +167,8 @@ class StagedChange:
             "--no-ext-diff",
             "--no-renames",
             "--submodule=short",  # diff.submodule = diff would nest a submodule's own sections
+            "--src-prefix=a/",  # whatever diff.noprefix or diff.mnemonicPrefix say
+            "--dst-prefix=b/",
             cwd=cwd,
         )
 
@@ -174,8 +178,8 @@ class StagedChange:
         if status != 0:
             message = err.decode("utf-8", "replace").strip() or "git diff failed"
             raise RuntimeError(f"git diff: {message}")
-        paths, sections, patch = _split_raw(out)
-        return paths, _added_lines(patch[:MAX_DIFF_BYTES], sections, self.exclude)
+        paths, patch = _split_raw(out)
+        return paths, _added_lines(patch[:MAX_DIFF_BYTES], self.exclude)
 
 
 class _RawThenPatch:
@@ -194,44 +198,59 @@ class _RawThenPatch:
         return self.end >= 0 and len(out) - self.end > MAX_DIFF_BYTES + 2
 
 
-def _split_raw(out: bytes) -> tuple[list[str], list[str], bytes]:
-    """From ``--raw -z`` records (``:MODES IDS STATUS\0PATH\0`` each, then a NUL) and the patch after
-    them: every path, the path of each patch section in order, and the patch. A path has one section,
-    but an unmerged one (status U: git prints ``* Unmerged path …``) has none and a type change (T: a file
-    became a symlink or a submodule) has two, a deletion and a creation."""
+def _split_raw(out: bytes) -> tuple[list[str], bytes]:
+    """The paths of ``--raw -z`` records (``:MODES IDS STATUS\0PATH\0`` each, then a NUL) and the patch."""
     paths: list[str] = []
-    sections: list[str] = []
     pos = 0
     while out.startswith(b":", pos):
         meta_end = out.index(b"\0", pos)
         path_end = out.index(b"\0", meta_end + 1)
-        path = out[meta_end + 1 : path_end].decode("utf-8", "surrogateescape")
-        paths.append(path)
-        status = out[meta_end - 1 : meta_end]
-        sections += [path] * (0 if status == b"U" else 2 if status == b"T" else 1)
+        paths.append(out[meta_end + 1 : path_end].decode("utf-8", "surrogateescape"))
         pos = path_end + 1
     if out.startswith(b"\0", pos):
         pos += 1
-    return paths, sections, out[pos:]
+    return paths, out[pos:]
 
 
-def _added_lines(patch: bytes, paths: Sequence[str], exclude: tuple[str, ...]) -> str:
-    """The ``+`` lines of the hunks of ``patch``, but those of files below ``exclude``. Each file's
-    section (``diff --git …``) comes in the order of ``paths`` (those with a section), so its path is
-    known without parsing git's quoted names; its ``+++`` header line comes before its first hunk, never
-    inside one."""
+def _added_lines(patch: bytes, exclude: tuple[str, ...]) -> str:
+    """The ``+`` lines of the hunks of ``patch``, but those of files below ``exclude``. A file's
+    ``+++`` header line comes before its first hunk, never inside one."""
     added: list[str] = []
-    section, keep, in_hunk = -1, False, False
+    keep, in_hunk = False, False
     for line in patch.decode("utf-8", "replace").splitlines():
         if line.startswith("diff --git "):
-            section += 1
-            path = paths[section] if section < len(paths) else ""
-            keep, in_hunk = not path.startswith(exclude), False
+            keep, in_hunk = not _section_path(line).startswith(exclude), False
         elif line.startswith("@@"):
             in_hunk = True
         elif keep and in_hunk and line.startswith("+"):
             added.append(line[1:])
     return "\n".join(added)
+
+
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _section_path(header: str) -> str:
+    """The path of a ``diff --git a/PATH b/PATH`` line (both names are the same without renames, so the
+    middle is known by length, spaces and all; a C-quoted name — ``"a/…" "b/…"`` — is unquoted)."""
+    rest = header[len("diff --git ") :]
+    if not rest.startswith('"'):
+        return rest[2 : 2 + (len(rest) - 5) // 2]
+    quoted = rest[3 : 3 + (len(rest) - 9) // 2]
+    out = bytearray()
+    i = 0
+    while i < len(quoted):
+        char = quoted[i]
+        if char != "\\" or i + 1 == len(quoted):
+            out += char.encode("utf-8", "surrogateescape")
+            i += 1
+        elif quoted[i + 1] in "01234567":
+            out.append(int(quoted[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out.append(_ESCAPES.get(quoted[i + 1], ord(quoted[i + 1])))
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
 
 
 def staged_blobs(paths: Iterable[str], cwd: StrPath | None = None) -> dict[str, bytes]:
