@@ -171,8 +171,12 @@ class Git:
     def head_state(self) -> tuple[str | None, str]:
         """(HEAD's commit or None in a repository without commits, its tree) in one git process.
 
-        Also learns the top level and git folder, so a commit costs no separate look-up for them.
+        Also learns the top level and git folder, so a commit costs no separate look-up for them. In the
+        common case no process at all: see :meth:`_head_state_from_files`.
         """
+        known = self._head_state_from_files()
+        if known is not None:
+            return known
         args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD", "HEAD^{tree}", "--"]
         out = self.run(*args, check=False).splitlines()
         if len(out) >= 2 and self._toplevel is None:
@@ -183,6 +187,64 @@ class Git:
         if head is None:
             return None, EMPTY_TREE
         return head, self.run("rev-parse", f"{head}^{{tree}}").strip()
+
+    def _head_state_from_files(self) -> tuple[str, str] | None:
+        """(HEAD's commit, its tree) read from files when that is exact, else None (ask git).
+
+        Exact when: no git variable moves the repository; the workspace sits in a plain work tree (a
+        ``.git`` folder, not a linked worktree, a submodule's ``.git`` file nor a ``core.worktree``), found
+        without crossing a file system; HEAD names a branch held in a loose ref file; and ee's own note
+        says which tree that very commit has (ee made it: the usual case between two ee writes). Anything
+        else (a user's commit, packed refs, a detached HEAD, a new repository) returns None.
+        """
+        if _GIT_PLACES & os.environ.keys():
+            return None
+        try:
+            here = os.path.realpath(self.workspace)
+            device = os.stat(here).st_dev
+            while not os.path.isdir(os.path.join(here, ".git")):
+                parent = os.path.dirname(here)
+                if parent == here or os.path.lexists(os.path.join(here, ".git")):
+                    return None  # no repository, or a .git file (worktree, submodule)
+                if os.stat(parent).st_dev != device:
+                    return None  # git stops at a file-system boundary
+                here = parent
+            git_dir = os.path.join(here, ".git")
+            if os.path.exists(os.path.join(git_dir, "commondir")):
+                return None
+            with open(os.path.join(git_dir, "config"), "rb") as handle:
+                config = handle.read().lower().replace(b" ", b"").replace(b"\t", b"")
+            if any(
+                word in config
+                for word in (b"worktree", b"include", b"bare=true", b"bare=1", b"bare=yes", b"bare=on")
+            ):
+                return None  # the work tree is elsewhere, or settings this reading does not follow
+            with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as handle:
+                head = handle.read().strip()
+            if not head.startswith("ref: refs/heads/"):
+                return None
+            with open(os.path.join(git_dir, head[5:]), encoding="utf-8") as handle:
+                commit = handle.read().strip()
+            with open(os.path.join(git_dir, "ee", "head.note"), encoding="utf-8") as handle:
+                noted = handle.read().split()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if len(noted) != 2 or noted[0] != commit or not all(len(x) == 40 and _is_hex(x) for x in noted):
+            return None
+        if self._toplevel is None:
+            self._toplevel, self._git_dir = Path(here), Path(git_dir)
+        return commit, noted[1]
+
+    def _note_head(self, commit: str, tree: str) -> None:
+        """Remember (commit, tree) of the commit ee just made, for :meth:`_head_state_from_files`."""
+        note = self.git_dir / "ee" / "head.note"
+        tmp = note.with_name(f"head.note.{os.getpid()}.tmp")
+        try:  # renamed into place: a reader never sees half of one note and half of another
+            tmp.write_text(f"{commit} {tree}\n", encoding="utf-8")
+            os.replace(tmp, note)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
     def commit_paths(
         self,
@@ -223,9 +285,12 @@ class Git:
             crash_point("git.index")
             # The old value makes the update atomic: if HEAD moved meanwhile (a user's commit), git refuses.
             old = parent or "0" * 40
+            with contextlib.suppress(OSError):
+                (self.git_dir / "ee" / "head.note").unlink()  # HEAD moves: the note is stale until rewritten
             self.run(
                 "update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old, holds_lock=True
             )
+            self._note_head(sha, tree)
         except GitError:
             # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged one
             # stays).
@@ -550,6 +615,22 @@ def _run_to_the_end(
                 proc.communicate()
             raise
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+# Variables that move git's repository or change how git finds it: with any set, git is asked.
+_GIT_PLACES = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+        "GIT_NAMESPACE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+    }
+)
 
 
 def _is_hex(text: str) -> bool:
