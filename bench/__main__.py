@@ -39,6 +39,7 @@ from typing import Any
 from bench.common import (
     Samples,
     StoreInfo,
+    compile_ee,
     dumps,
     ee_argv,
     environment,
@@ -568,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     def log(line: str) -> None:
         print(f"{time.perf_counter() - started:6.1f}s {line}", file=sys.stderr, flush=True)
 
+    compile_ee()
     bench = Bench(base, args.runs, skip)
     try:
         for n in sizes:

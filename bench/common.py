@@ -160,7 +160,9 @@ def git_environment(home: Path, *, server: bool = False) -> dict[str, str]:
         "[init]\n\tdefaultBranch = main\n[user]\n\tname = Bench\n\temail = bench@example.com\n"
         "[gc]\n\tauto = 0\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EE_")}
+    # PYTHONDONTWRITEBYTECODE would have every fresh process compile the modules edited since their .pyc
+    # was written: an installed ee has its .pyc files (see compile_ee).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EE_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(
         {
             "HOME": str(home),
@@ -174,6 +176,15 @@ def git_environment(home: Path, *, server: bool = False) -> dict[str, str]:
     if not server:
         env["EE_NO_SERVER"] = "1"
     return env
+
+
+def compile_ee() -> None:
+    """Byte-compile ee's modules now, as pip does at install, so no measured process compiles them."""
+    import compileall
+
+    import ee
+
+    compileall.compile_dir(str(Path(ee.__file__).parent), quiet=1)
 
 
 @contextlib.contextmanager
