@@ -334,3 +334,55 @@ def test_response_validates_against_the_envelope_schema(store: dict[str, Any]) -
     res = search(store, "clippy", "--json")
     errors = list(validator("ee.response.v1").iter_errors(res.json))
     assert errors == []
+
+
+# ------------------------------------------------------------------------------------------ kept standing
+
+
+def _fresh_search(view: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    """``run_search`` with nothing kept from an earlier query (the generation memo emptied first)."""
+    from ee.query import engine
+    from ee.query.document import parse_document
+
+    engine._GENERATION_MEMO.clear()
+    return engine.run_search(view, parse_document(json.dumps(doc)))
+
+
+def test_standing_kept_between_queries_equals_standing_computed_afresh(store: dict[str, Any]) -> None:
+    """A long-lived process (``ee watch``'s server) keeps each memory's standing for its generation,
+    state and day: validity still follows each query's reference time, and a view with other feedback
+    events (a new state over the same generation) gets standings computed from those events."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from ee.ids import format_time, utcnow
+    from ee.index import open_index
+    from ee.query.document import parse_document
+    from ee.query.engine import run_search
+    from ee.workspace import Workspace
+
+    ids = store["ids"]
+    view = open_index(Workspace(store["root"]))
+    text = "staging cluster API gateway migration"
+    docs = [query(text, temporalValidity={"posture": posture, **({"referenceTime": ref} if ref else {})})
+            for ref in ("2019-06-01T00:00:00Z", None, "3000-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
+            for posture in ("relaxed", "strict")]
+    kept = [run_search(view, parse_document(json.dumps(doc))) for doc in docs]
+    assert [run_search(view, parse_document(json.dumps(doc))) for doc in docs] == kept
+    assert [_fresh_search(view, doc) for doc in docs] == kept
+    by_id = {h["id"]: h for h in kept[0]["hits"]}
+    assert by_id[ids["expired"]]["factors"]["validity"]["value"] == "valid"  # in 2019
+    assert ids["expired"] not in {h["id"] for h in kept[3]["hits"]}  # strict, today: expired
+    assert {h["id"]: h for h in kept[4]["hits"]}[ids["future"]]["factors"]["validity"]["value"] == "valid"
+
+    run_search(view, parse_document(json.dumps(docs[0])))  # standings kept for the first state
+    yesterday = format_time(utcnow() - timedelta(days=1))
+    event = {"id": "evt_kept", "memory": ids["expired"], "signal": "harmful", "at": yesterday,
+             "source": "agent:test", "reason": "moved"}
+    events = {**view.state.get("events", {}), ids["expired"]: [event]}
+    other = replace(view, state={**view.state, "events": events})
+    after = run_search(other, parse_document(json.dumps(docs[0])))
+    assert after == _fresh_search(other, docs[0])
+    before_conf = by_id[ids["expired"]]["factors"]["confidence"]["value"]
+    after_conf = {h["id"]: h for h in after["hits"]}[ids["expired"]]["factors"]["confidence"]["value"]
+    assert after_conf < before_conf

@@ -21,7 +21,14 @@ from ee.ids import format_time, parse_time, utcnow
 from ee.index.tokenize import tokenize
 from ee.query import filters as flt
 from ee.query.document import Query, encode_cursor
-from ee.query.standing import Standing, standing_of, superseded_map
+from ee.query.standing import (
+    Standing,
+    Window,
+    settled_standing,
+    superseded_map,
+    window_of,
+    with_validity,
+)
 
 SUMMARY_FIELDS = ("rank", "id", "score", "title", "level", "kind", "tags", "trust", "posture", "why", "path",
                   "flags")
@@ -176,21 +183,59 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
         superseded = memo["superseded"] = superseded_map(gen.link_records()) if gen.links else {}
     posture = query.get("temporalValidity.posture", "relaxed")
     trust_spec = query.get("trust") or {}
+    settled = _settled(ctx, memo)
+    ids = ctx.ids
+    relaxed = posture == "relaxed"
     for item in scored:
-        record = gen.records[item.pos]
-        st = standing_of(record, _events(ctx, record), _prov(ctx, record), ctx.now, ctx.reference,
-                         superseded.get(record["id"]))
+        entry = settled.get(item.pos)
+        if entry is None:
+            record = gen.records[item.pos]
+            base = settled_standing(record, _events(ctx, record), _prov(ctx, record), ctx.now)
+            entry = settled[item.pos] = _Settled(base, window_of(record), base.multipliers())
+        st = with_validity(entry.standing, entry.window, ctx.reference, superseded.get(ids[item.pos]))
         if trust_spec and not flt.passes_trust(st.trust, st.posture, trust_spec):
             continue
         if not st.valid and posture == "strict":
             continue
         item.standing = st
-        item.multipliers = st.multipliers(relaxed_invalid=posture == "relaxed")
-        item.final = item.fused * math.prod(item.multipliers.values())
+        if st is entry.standing:  # valid: the multipliers of the settled standing, product included
+            item.multipliers = dict(entry.multipliers)
+            item.final = item.fused * entry.product
+        else:
+            item.multipliers = st.multipliers(relaxed_invalid=relaxed)
+            item.final = item.fused * math.prod(item.multipliers.values())
         out.append(item)
-    ids = ctx.ids
     out.sort(key=lambda s: (-round(s.final, 12), ids[s.pos]))
     return out, len(out)
+
+
+@dataclass(slots=True)
+class _Settled:
+    """What ranking keeps of one memory's :func:`settled_standing` (see :func:`_settled`)."""
+
+    standing: Standing  # as if valid
+    window: Window
+    multipliers: dict[str, float]  # of ``standing``
+    product: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.product = math.prod(self.multipliers.values())
+
+
+def _settled(ctx: Context, memo: dict[str, Any]) -> dict[int, _Settled]:
+    """Position → its settled standing, kept with the generation for one state and day.
+
+    A settled standing is a function of the record (the generation's), the feedback events and provenance
+    (the view's ``state``, loaded afresh with every new view) and the day ``ctx.now``: the same three
+    objects, the same values, so only validity (the exact reference time) is worked out per query.
+    """
+    key = memo.get("settled_key")
+    state = ctx.view.state
+    if key is None or key[0] is not state or key[1] != ctx.now:
+        memo["settled_key"] = (state, ctx.now)
+        memo["settled"] = {}
+    settled: dict[int, _Settled] = memo["settled"]
+    return settled
 
 
 def _eligible(ctx: Context) -> np.ndarray:

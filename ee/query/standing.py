@@ -14,7 +14,7 @@ every memory has the same standing):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -106,6 +106,18 @@ def standing_of(
     reference: datetime,
     superseded_by: str | None = None,
 ) -> Standing:
+    return with_validity(settled_standing(record, events, provenance, now), window_of(record), reference,
+                         superseded_by)
+
+
+def settled_standing(
+    record: dict[str, Any], events: list[dict[str, Any]], provenance: list[str] | None, now: datetime
+) -> Standing:
+    """The standing as if valid: everything but validity, which alone depends on the reference time.
+
+    Same record, events, provenance and day, same value: a long-lived process (``ee watch``'s server)
+    keeps it per generation and day instead of folding the feedback of ~400 candidates on every query.
+    """
     cls = resolve_trust(record, provenance)
     prior = record["confidence"] if record.get("confidence") is not None else trust.initial_confidence(cls)
     state = feedback.effective_confidence(float(prior), events, feedback_cutoff(now))
@@ -119,12 +131,27 @@ def standing_of(
     posture = trust.posture(cls)
     if quarantined:
         posture = "advisory"
-    valid, reason = validity(record, reference)
+    return Standing(
+        cls, posture, quarantined, float(prior), state.effective, state, fresh, True, "valid", created
+    )
+
+
+Window = tuple[str | None, str | None]
+
+
+def window_of(record: dict[str, Any]) -> Window:
+    """``(valid_from, valid_to)``: what validity reads of a record."""
+    return record.get("valid_from"), record.get("valid_to")
+
+
+def with_validity(
+    settled: Standing, window: Window, reference: datetime, superseded_by: str | None
+) -> Standing:
+    """``settled`` (from :func:`settled_standing`) with its validity at ``reference``; itself when valid."""
+    valid, reason = window_validity(window, reference)
     if valid and superseded_by:
         valid, reason = False, f"superseded by {superseded_by}"
-    return Standing(
-        cls, posture, quarantined, float(prior), state.effective, state, fresh, valid, reason, created
-    )
+    return settled if valid else replace(settled, valid=False, validity_reason=reason)
 
 
 def feedback_cutoff(now: datetime) -> datetime:
@@ -148,7 +175,11 @@ def superseded_map(records: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def validity(record: dict[str, Any], reference: datetime) -> tuple[bool, str]:
-    start, end = record.get("valid_from"), record.get("valid_to")
+    return window_validity(window_of(record), reference)
+
+
+def window_validity(window: Window, reference: datetime) -> tuple[bool, str]:
+    start, end = window
     if start and parse_time(start) > reference:
         return False, f"not valid until {start}"
     if end and parse_time(end) <= reference:
