@@ -14,6 +14,9 @@ normalisation); tests/test_model.py checks the two agree to 1e-5 on the shipped 
   on every load); reading the two files directly is several times faster (figures in the commit message).
 
 Heavy imports (numpy, safetensors, tokenizers) happen inside functions: importing this module stays cheap.
+Queries do not even build the ``tokenizers.Tokenizer`` (~29 ms from tokenizer.json): ASCII text is tokenised
+by :mod:`ee.index.wordpiece` from a vocabulary cached per user, with the same ids; other text, and document
+batches, go to the real tokenizer, built on first need from the bytes read at load time.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
     import numpy as np
     from tokenizers import Tokenizer
 
+    from ee.index.wordpiece import WordPiece
+
 __all__ = ["DEFAULT_MODEL_DIR", "DEFAULT_MODEL_NAME", "ENV_VAR", "Embedder", "load_embedder"]
 
 DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
@@ -39,6 +44,7 @@ DOCUMENT_RECIPE = f"lead{LEAD_WORDS}+whole"  # part of the key cached document v
 
 _DEFAULT_MAX_LENGTH = 512  # model2vec's default when config.json names none
 _BATCH = 1024  # texts tokenised and pooled at a time (bounds memory; model2vec uses the same batch size)
+_FAST_TEXTS = 16  # batches up to this size use the pure-Python tokenizer; larger ones the (parallel) Rust one
 
 # The folder layouts model2vec itself accepts: (config, weights, tokenizer, name of the embedding tensor).
 _LAYOUTS: tuple[tuple[str, str, str, str], ...] = (
@@ -62,9 +68,12 @@ class Embedder:
 
     __slots__ = (
         "_char_cap",
+        "_fast",
         "_mapping",
         "_max_length",
+        "_median_chars",
         "_tokenizer",
+        "_tokenizer_json",
         "_unk_id",
         "_vectors",
         "_weights",
@@ -79,7 +88,10 @@ class Embedder:
     _vectors: np.ndarray
     _weights: np.ndarray | None
     _mapping: np.ndarray | None
-    _tokenizer: Tokenizer
+    _tokenizer: Tokenizer | None
+    _tokenizer_json: str
+    _fast: WordPiece | None
+    _median_chars: int | None
     _unk_id: int | None
     _max_length: int | None
     _char_cap: int | None
@@ -92,7 +104,10 @@ class Embedder:
         vectors: np.ndarray,
         weights: np.ndarray | None,
         mapping: np.ndarray | None,
-        tokenizer: Tokenizer,
+        tokenizer: Tokenizer | None,
+        tokenizer_json: str,
+        fast: WordPiece | None,
+        median_chars: int | None,
         unk_id: int | None,
         max_length: int | None,
     ) -> None:
@@ -103,7 +118,10 @@ class Embedder:
         init(self, "_vectors", vectors)  # (vocab or clusters, dim): int8 / float16 / float32 as stored
         init(self, "_weights", weights)  # per-token weights (vocabulary-quantised models only)
         init(self, "_mapping", mapping)  # token id -> row of _vectors (vocabulary-quantised models only)
-        init(self, "_tokenizer", tokenizer)
+        init(self, "_tokenizer", tokenizer)  # None until first needed when ``fast`` covers queries
+        init(self, "_tokenizer_json", tokenizer_json)  # the bytes the vocabulary facts were taken from
+        init(self, "_fast", fast)  # pure-Python WordPiece for ASCII text, or None
+        init(self, "_median_chars", median_chars)  # median token length in characters, when known
         init(self, "_unk_id", unk_id)
         init(self, "_max_length", max_length)
         init(self, "_char_cap", None)  # computed on first need: see _cap()
@@ -125,14 +143,48 @@ class Embedder:
         """
         cap = self._char_cap
         if cap is None:
-            import numpy as np
-
             assert self._max_length is not None
-            vocab = self._tokenizer.get_vocab(with_added_tokens=True)
-            lengths = np.fromiter((len(t) for t in vocab), dtype=np.int64, count=len(vocab))
-            cap = self._max_length * int(np.median(lengths))
+            median = self._median_chars
+            if median is None:
+                median = _median_token_chars(self._real_tokenizer())
+            cap = self._max_length * median
             object.__setattr__(self, "_char_cap", cap)  # idempotent: a race computes the same value
         return cap
+
+    def _real_tokenizer(self) -> Tokenizer:
+        """The ``tokenizers`` tokenizer, set up as model2vec sets it up; built on first need.
+
+        Built from the bytes read at load time, so it cannot disagree with the cached vocabulary even if
+        the file changed since. A race builds two identical tokenizers; either may be kept.
+        """
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            tokenizer = _configured_tokenizer(self._tokenizer_json, self._max_length)
+            object.__setattr__(self, "_tokenizer", tokenizer)
+        return tokenizer
+
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's ids as ``Tokenizer.encode(text, add_special_tokens=False)`` gives them, truncated.
+
+        Small batches (queries) go through the pure-Python tokenizer where it applies; the rest, and every
+        text it declines, through the real one.
+        """
+        fast = self._fast
+        ids: list[list[int] | None]
+        if fast is not None and len(texts) <= _FAST_TEXTS:
+            limit = self._max_length
+            ids = [fast.encode(text) for text in texts]
+            ids = [found if found is None or limit is None else found[:limit] for found in ids]
+        else:
+            ids = [None] * len(texts)
+        missing = [i for i, found in enumerate(ids) if found is None]
+        if missing:
+            tokenizer = self._real_tokenizer()
+            encode_batch = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+            encodings = encode_batch([texts[i] for i in missing], add_special_tokens=False)
+            for i, enc in zip(missing, encodings, strict=True):
+                ids[i] = enc.ids
+        return [found if found is not None else [] for found in ids]
 
     def encode_documents(self, texts: list[str], lead_words: int = LEAD_WORDS) -> np.ndarray:
         """Document vectors: ``normalise(e(first lead_words words) + e(whole text))``.
@@ -182,13 +234,11 @@ class Embedder:
         """
         import numpy as np
 
-        encode_batch = getattr(self._tokenizer, "encode_batch_fast", self._tokenizer.encode_batch)
-        encodings = encode_batch(texts, add_special_tokens=False)
         unk = self._unk_id
         vectors, weights, mapping = self._vectors, self._weights, self._mapping
         exact = vectors.dtype.kind == "i" and weights is None  # integer sums: exact, order-independent
-        for row, enc in enumerate(encodings):
-            ids = np.asarray(enc.ids, dtype=np.int64)
+        for row, token_ids in enumerate(self._token_ids(texts)):
+            ids = np.asarray(token_ids, dtype=np.int64)
             if unk is not None:
                 ids = ids[ids != unk]
             if ids.size == 0:
@@ -262,23 +312,43 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
         raise fail(f"incomplete model folder, missing {', '.join(missing)}")
     config_name, weights_name, tokenizer_name, tensor_name = layout
 
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as exc:  # pragma: no cover - runtime deps of ee
-        raise ModelError(
-            f"semantic model unavailable: {exc}",
-            "pip install 'numpy' 'safetensors' 'tokenizers'   # or reinstall ee with its dependencies",
-        ) from exc
+    from ee.index import wordpiece
 
     weights_path = folder / weights_name
     try:
         config: dict[str, Any] = json.loads((folder / config_name).read_text(encoding="utf-8"))
         tensors, digest = _read_weights(weights_path)
-        tokenizer = Tokenizer.from_file(str(folder / tokenizer_name))
-    except Exception as exc:  # OSError, JSON errors, and safetensors'/tokenizers' own exception types
+        tokenizer_bytes = (folder / tokenizer_name).read_bytes()
+        tokenizer_json = tokenizer_bytes.decode("utf-8")
+    except Exception as exc:  # OSError, JSON errors, and safetensors' own exception types
         raise fail(f"cannot read the model files ({type(exc).__name__}: {exc})", exc) from exc
     if not isinstance(config, dict):
         raise fail(f"{config_name} is not a JSON object")
+    max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
+    if max_length is not None and (
+        not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
+    ):
+        raise fail(f"{config_name}: max_length must be a positive integer or null, not {max_length!r}")
+
+    # The vocabulary facts (and the pure-Python tokenizer) come from a per-user cache keyed by the file's
+    # sha256; on a miss they are taken from the real tokenizer, which is then kept.
+    tokenizer: Tokenizer | None = None
+    cached = wordpiece.load_vocab(tokenizer_bytes)
+    if cached is not None:
+        fast, facts = cached
+    else:
+        try:
+            tokenizer = _configured_tokenizer(tokenizer_json, max_length)
+        except ModelError:  # tokenizers is not installed: keep that message and its hint
+            raise
+        except Exception as exc:  # tokenizers' own exception types
+            raise fail(f"cannot read the model files ({type(exc).__name__}: {exc})", exc) from exc
+        facts = {
+            "vocab_size": tokenizer.get_vocab_size(with_added_tokens=True),
+            "unk_id": _unk_id(tokenizer),
+            "median": _median_token_chars(tokenizer),
+        }
+        fast = wordpiece.save_vocab(tokenizer_bytes, tokenizer.get_vocab(with_added_tokens=True), facts)
 
     vectors = tensors.get(tensor_name)
     if vectors is None:
@@ -290,35 +360,13 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
     weights = tensors.get("weights")
     mapping = tensors.get("mapping")
 
-    vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
+    vocab_size = facts["vocab_size"]
     if mapping is None and vocab_size != vectors.shape[0]:
         raise fail(f"tokenizer has {vocab_size} tokens but the model {vectors.shape[0]} vectors")
     if mapping is not None and (mapping.shape[0] < vocab_size or int(mapping.max()) >= vectors.shape[0]):
         raise fail("token mapping does not fit the vectors")
     if weights is not None and weights.shape[0] < vocab_size:
         raise fail("token weights do not cover the vocabulary")
-
-    # Same set-up as model2vec's StaticModel: no padding, truncation to max_length tokens, and texts cut to
-    # max_length * (median token length) characters before tokenising.
-    max_length = config.get("max_length", _DEFAULT_MAX_LENGTH)
-    if max_length is not None and (
-        not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
-    ):
-        raise fail(f"{config_name}: max_length must be a positive integer or null, not {max_length!r}")
-    tokenizer.no_padding()
-    if max_length is None:
-        tokenizer.no_truncation()
-    else:
-        tokenizer.enable_truncation(max_length)
-
-    # model2vec drops unknown tokens before pooling (they carry no meaning in word-level vocabularies).
-    unk_id: int | None = None
-    if hasattr(tokenizer.model, "unk_token"):  # WordPiece, BPE, WordLevel
-        if tokenizer.model.unk_token is not None:
-            unk_id = tokenizer.token_to_id(tokenizer.model.unk_token)
-    else:  # Unigram
-        found = json.loads(tokenizer.to_str()).get("model", {}).get("unk_id")
-        unk_id = found if isinstance(found, int) else None
 
     for array in (vectors, weights, mapping):
         if array is not None:
@@ -331,9 +379,56 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
         weights=weights,
         mapping=mapping,
         tokenizer=tokenizer,
-        unk_id=unk_id,
+        tokenizer_json=tokenizer_json,
+        fast=fast,
+        median_chars=facts["median"],
+        unk_id=facts["unk_id"],
         max_length=max_length,
     )
+
+
+def _configured_tokenizer(tokenizer_json: str, max_length: int | None) -> Tokenizer:
+    """A ``tokenizers.Tokenizer`` set up as model2vec's StaticModel sets it up.
+
+    No padding, truncation to max_length tokens (texts are also cut to max_length * (median token length)
+    characters before tokenising: see ``Embedder._cap``).
+    """
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:  # pragma: no cover - runtime deps of ee
+        raise ModelError(
+            f"semantic model unavailable: {exc}",
+            "pip install 'numpy' 'safetensors' 'tokenizers'   # or reinstall ee with its dependencies",
+        ) from exc
+    tokenizer = Tokenizer.from_str(tokenizer_json)
+    tokenizer.no_padding()
+    if max_length is None:
+        tokenizer.no_truncation()
+    else:
+        tokenizer.enable_truncation(max_length)
+    return tokenizer
+
+
+def _unk_id(tokenizer: Tokenizer) -> int | None:
+    """The unknown token's id: model2vec drops it before pooling (it carries no meaning)."""
+    import json
+
+    if hasattr(tokenizer.model, "unk_token"):  # WordPiece, BPE, WordLevel
+        if tokenizer.model.unk_token is not None:
+            found = tokenizer.token_to_id(tokenizer.model.unk_token)
+            return found if isinstance(found, int) else None
+        return None
+    found = json.loads(tokenizer.to_str()).get("model", {}).get("unk_id")  # Unigram
+    return found if isinstance(found, int) else None
+
+
+def _median_token_chars(tokenizer: Tokenizer) -> int:
+    """int(median length of the vocabulary's tokens), as model2vec computes it for its character cap."""
+    import numpy as np
+
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    lengths = np.fromiter((len(t) for t in vocab), dtype=np.int64, count=len(vocab))
+    return int(np.median(lengths))
 
 
 # safetensors dtype → numpy (little-endian, as the format stores them); anything else goes to safetensors.
