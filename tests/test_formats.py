@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 import toon_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ee.query.engine import count_tokens
 from ee.schemas import validator
@@ -185,3 +187,41 @@ def test_explain_output_validates(store: dict[str, Any]) -> None:
         )
     doc = json.loads(ee(store, "search", "orders", "--explain", "--fields", "full", "--json"))
     check_envelope(doc, "ee.search.v1")
+
+
+# ------------------------------------------------------------------------------------------ json bytes
+
+_json_scalars = (
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text()
+)
+# keys that json.dumps writes as strings
+_json_keys = st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    | st.dictionaries(_json_keys, inner, max_size=3),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_values, st.sampled_from([None, 0, 1, 2, 4]))
+def test_dumps_writes_the_bytes_of_the_standard_encoder(value: Any, indent: int | None) -> None:
+    """ee's pretty printer (a walk, with the C encoder for containers of scalars) is byte for byte
+    ``json.dumps(value, ensure_ascii=False, indent=...)``: strings in any script, control characters,
+    quotes and backslashes, floats (NaN, infinities, exponents), big ints, bools, None, tuples, keys that
+    are not strings, empty and nested containers."""
+    from ee.render import dumps
+
+    assert dumps(value, indent=indent) == json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+def test_dumps_of_a_served_search_response_is_the_standard_encoders(store: dict[str, Any]) -> None:
+    from ee.render import dumps
+
+    res = run_cli("-W", str(store["root"]), "search", "deploy the release", "--explain", "--json")
+    assert res.code == 0, res.err
+    assert res.out == json.dumps(res.json, ensure_ascii=False, indent=2) + "\n"
+    assert dumps(res.json) == res.out[:-1]

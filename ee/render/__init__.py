@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 RESPONSE_SCHEMA = "ee.response.v1"
@@ -36,13 +37,20 @@ class _Unusual(Exception):
     """A value :func:`_pretty` leaves to the standard encoder (a dict key that is not a string)."""
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _pretty(value: Any, step: str) -> str:
     """``json.dumps(value, ensure_ascii=False, indent=len(step))``: one recursive pass appending to a
-    list, with the common types dispatched on their exact type."""
+    list, with the common types dispatched on their exact type. A container holding only scalars (a hit's
+    tags, its factors, its provenance: most of a search's containers) is written by the C encoder in one
+    call, its item separator carrying the newline and the indentation of its depth."""
     from json.encoder import encode_basestring
 
     enc: Any = getattr(json.encoder, "c_encode_basestring", None) or encode_basestring
+    flat_at = _flat_encoders()
     int_repr = int.__repr__
+    scalars = _SCALARS
     out: list[str] = []
     append = out.append
 
@@ -55,6 +63,13 @@ def _pretty(value: Any, step: str) -> str:
                 append("{}")
                 return
             inner = indent + step
+            if flat_at is not None and t is dict:
+                for item in o.values():
+                    if type(item) not in scalars:
+                        break
+                else:
+                    append("{\n" + inner + flat_at(inner)(o)[1:-1] + "\n" + indent + "}")
+                    return
             sep = ",\n" + inner
             append("{\n" + inner)
             first = True
@@ -71,6 +86,10 @@ def _pretty(value: Any, step: str) -> str:
                     append(enc(item))
                 elif tt is int:
                     append(int_repr(item))
+                elif tt is float:
+                    append(_float(item))
+                elif item is None:
+                    append("null")
                 else:
                     walk(item, inner)
             append("\n" + indent + "}")
@@ -79,6 +98,13 @@ def _pretty(value: Any, step: str) -> str:
                 append("[]")
                 return
             inner = indent + step
+            if flat_at is not None and (t is list or t is tuple):
+                for item in o:
+                    if type(item) not in scalars:
+                        break
+                else:
+                    append("[\n" + inner + flat_at(inner)(o)[1:-1] + "\n" + indent + "]")
+                    return
             sep = ",\n" + inner
             append("[\n" + inner)
             first = True
@@ -109,6 +135,30 @@ def _pretty(value: Any, step: str) -> str:
 
     walk(value, "")
     return "".join(out)
+
+
+_FLAT: dict[str, Callable[[Any], str]] = {}
+
+
+def _flat_encoders() -> Callable[[str], Callable[[Any], str]] | None:
+    """``indent`` → a function writing a container of scalars as ``json.dumps`` with ``indent`` would,
+    except for the newline and indentation after its opening bracket and before its closing one: the C
+    encoder with ``",\\n" + indent`` between items. None without the C encoder."""
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    enc: Any = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or enc is None:
+        return None
+
+    def at(indent: str) -> Callable[[Any], str]:
+        flat = _FLAT.get(indent)
+        if flat is None:
+            # (markers, default, encoder, indent, key separator, item separator, sort_keys, skipkeys,
+            # allow_nan): the arguments json.dumps passes it, but for the item separator.
+            iterencode = make(None, _default, enc, None, ": ", ",\n" + indent, False, False, True)
+            flat = _FLAT[indent] = lambda o: "".join(iterencode(o, 0))
+        return flat
+
+    return at
 
 
 def _float(value: float) -> str:
