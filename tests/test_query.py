@@ -386,3 +386,22 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
     before_conf = by_id[ids["expired"]]["factors"]["confidence"]["value"]
     after_conf = {h["id"]: h for h in after["hits"]}[ids["expired"]]["factors"]["confidence"]["value"]
     assert after_conf < before_conf
+
+
+def test_rank_of_a_candidate_outside_an_arms_pool_counts_every_higher_score() -> None:
+    """The rank hybrid search reports for a candidate the other arm's pool left out is 1 + the number of
+    memories scoring strictly higher (ties share a rank), float32 and float64 scores, NaN or not."""
+    import numpy as np
+
+    from ee.query.engine import _ranks_of
+
+    rng = np.random.default_rng(7)
+    for dtype in (np.float32, np.float64):
+        scores = np.round(rng.standard_normal(500), 1).astype(dtype)  # many ties
+        positions = [0, 3, 3, 17, 250, 499]
+        expected = {p: (float(scores[p]), int(np.count_nonzero(scores > scores[p])) + 1) for p in positions}
+        assert _ranks_of(scores, positions) == expected
+        scores[10] = np.nan
+        expected = {p: (float(scores[p]), int(np.count_nonzero(scores > scores[p])) + 1) for p in positions}
+        assert _ranks_of(scores, positions) == expected
+    assert _ranks_of(scores, []) == {}
