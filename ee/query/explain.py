@@ -61,7 +61,9 @@ def _raw_body(ctx: Any, record: dict[str, Any]) -> str | None:
         return None
 
 
-def hit_dict(ctx: Any, item: Any, rank: int) -> dict[str, Any]:
+def hit_dict(ctx: Any, item: Any, rank: int, memory: bool = True) -> dict[str, Any]:
+    """One hit as a response writes it; ``memory`` False leaves out the ``memory`` block (the last key),
+    which every output-fields choice but "full" drops anyway."""
     gen = ctx.view.gen
     record = gen.records[item.pos]
     body = body_for(ctx, item.pos, record)
@@ -104,7 +106,8 @@ def hit_dict(ctx: Any, item: Any, rank: int) -> dict[str, Any]:
     }
     if ctx.query.get("output.explain"):
         hit["explanation"] = explanation(ctx, item, record, body)
-    hit["memory"] = _memory_fields(record, st)
+    if memory:
+        hit["memory"] = _memory_fields(record, st)
     return hit
 
 

@@ -100,11 +100,13 @@ def fuse(
     semantic: Mapping[str, float],
     *,
     weight_semantic: float = WEIGHT_SEMANTIC,
+    ordered: bool = True,
 ) -> dict[str, FusedScore]:
     """Min-max linear fusion of two arms' raw scores (id → score); best first, ties by id.
 
     ``weight_semantic`` 0 ranks by the lexical arm alone, 1 by the semantic arm alone; either dict may be
-    empty.
+    empty. ``ordered`` False skips the sort, for a caller that only looks scores up (ranking orders by the
+    final score later).
     """
     _check_weight(weight_semantic)
     _check(lexical, "lexical")
@@ -123,7 +125,7 @@ def fuse(
             semantic_norm=sn,
             fused=w_lex * ln + weight_semantic * sn,
         )
-    return _ordered(out)
+    return _ordered(out) if ordered else out
 
 
 def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
