@@ -91,6 +91,26 @@ def test_edit_is_seen_by_the_next_open(ws: Workspace) -> None:
     assert again.report is None  # fresh: nothing read, nothing written
 
 
+def test_an_events_file_of_invalid_lines_is_reported_once_across_updates(ws: Workspace) -> None:
+    # Such a file gives no events, only problems: later updates that leave it alone must keep its
+    # problems as they were, not read it again and report each line twice.
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    events = ws.root / "memories/.events"
+    events.mkdir(parents=True, exist_ok=True)
+    lines = '{"memory": "mem_a", "signal": "helpful"}\nnot json\n'
+    (events / "mem_a.jsonl").write_text(lines, encoding="utf-8")
+    first = open_index(ws)
+    invalid = [p for p in first.state["problems"] if p["code"] == "event_invalid"]
+    assert [p["line"] for p in invalid] == [1, 2]
+    for i in range(3):
+        write(ws, "memories/b.md", f"bravo {i}", "mem_b")  # an update that does not touch the events file
+        view = open_index(ws)
+        assert view.report is not None
+        assert view.report.changed
+        assert [p for p in view.state["problems"] if p["code"] == "event_invalid"] == invalid
+        assert "mem_a" not in view.state.get("events", {})
+
+
 def test_delete_is_gone(ws: Workspace) -> None:
     write(ws, "memories/a.md", "alpha", "mem_a")
     write(ws, "memories/b.md", "alpha bravo", "mem_b")

@@ -531,13 +531,19 @@ class Updater:
 
         old_stamps = (manifest or {}).get("events", {}) if old_state else {}
         event_map: dict[str, list[dict[str, Any]]] = dict(old_state.get("events", {}))
-        problems = [p for p in old_state.get("problems", []) if p.get("code") == "event_invalid"
-                    and p["path"] in events and old_stamps.get(p["path"]) == events[p["path"]]]
+        kept: dict[str, list[dict[str, Any]]] = {}  # the problems of each events file read before
+        for p in old_state.get("problems", []):
+            if p.get("code") == "event_invalid":
+                kept.setdefault(p["path"], []).append(p)
+        problems: list[dict[str, Any]] = []
         for rel in set(old_stamps) - set(events):
             event_map.pop(Path(rel).stem, None)
             report.events_changed += 1
         for rel, st in events.items():
-            if old_stamps.get(rel) == st and Path(rel).stem in event_map:
+            # Unchanged since it was read: its events and its problems stand (a file holding only invalid
+            # lines has no events entry, but its problems were kept: reading it again would repeat them).
+            if old_stamps.get(rel) == st and (Path(rel).stem in event_map or rel in kept):
+                problems.extend(kept.get(rel, []))
                 continue
             items, bad = read_events_file(self.root / rel, rel)
             event_map[Path(rel).stem] = items
