@@ -21,7 +21,6 @@ batches, go to the real tokenizer, built on first need from the bytes read at lo
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -536,18 +535,7 @@ def _weights_digest(path: Path, info: os.stat_result, data: Any) -> str:
         return str(entry["sha256"])
     digest = hashlib.sha256(data).hexdigest()
     known[key] = {"stat": stamp, "sha256": digest}
-    import tempfile
+    from ee.index.wordpiece import write_cache_file
 
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".model-digests-", dir=cache.parent)
-    except OSError:
-        return digest
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(known, handle)
-        os.replace(tmp, cache)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    write_cache_file(cache, json.dumps(known).encode())
     return digest

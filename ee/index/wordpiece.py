@@ -216,17 +216,21 @@ def load_vocab(tokenizer_bytes: bytes) -> tuple[WordPiece | None, dict[str, Any]
     if not isinstance(spec, dict) or not isinstance(spec.get("buckets"), dict):
         return None
     try:
-        fast = WordPiece(
-            spec["buckets"],
-            spec["ids"],
-            unk_id=spec["unk_id"],
-            prefix=spec["prefix"],
-            max_chars=spec["max_chars"],
-            added=tuple(spec["added"]),
-        )
+        fast = _from_spec(spec)
     except (KeyError, TypeError, ValueError):
         return None
     return fast, facts
+
+
+def _from_spec(spec: dict[str, Any]) -> WordPiece:
+    return WordPiece(
+        spec["buckets"],
+        spec["ids"],
+        unk_id=spec["unk_id"],
+        prefix=spec["prefix"],
+        max_chars=spec["max_chars"],
+        added=tuple(spec["added"]),
+    )
 
 
 def save_vocab(tokenizer_bytes: bytes, vocab: dict[str, int], facts: dict[str, Any]) -> WordPiece | None:
@@ -249,27 +253,26 @@ def save_vocab(tokenizer_bytes: bytes, vocab: dict[str, int], facts: dict[str, A
     ):
         spec["buckets"], spec["ids"] = _buckets(vocab, spec["prefix"])
         spec["unk_id"] = vocab[spec["unk_token"]]
-        fast = WordPiece(
-            spec["buckets"],
-            spec["ids"],
-            unk_id=spec["unk_id"],
-            prefix=spec["prefix"],
-            max_chars=spec["max_chars"],
-            added=tuple(spec["added"]),
-        )
+        fast = _from_spec(spec)
     else:
         spec = None
-    target = _cache_file(tokenizer_bytes)
+    with contextlib.suppress(ValueError):
+        write_cache_file(_cache_file(tokenizer_bytes), marshal.dumps((_FORMAT, spec, facts)))
+    return fast
+
+
+def write_cache_file(target: Path, data: bytes) -> None:
+    """Replace ``target`` with ``data`` atomically, best effort: a cache that cannot be written is only
+    slower next time (a temporary in the same folder, renamed into place; removed if that fails)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".wordpiece-", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
     except OSError:
-        return fast
+        return
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(marshal.dumps((_FORMAT, spec, facts)))
+            handle.write(data)
         os.replace(tmp, target)
-    except (OSError, ValueError):
+    except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    return fast
