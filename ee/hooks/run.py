@@ -20,6 +20,10 @@ import sys
 
 from ee.hooks import gitinfo, risks, warm
 
+# As in ee.cli (which hooks do not import): one OpenBLAS thread, set before numpy loads on the cold paths.
+# Its spinning threads had a cold prepare-commit-msg use more CPU than wall time (415 ms against 302 ms).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
