@@ -538,6 +538,14 @@ def test_claude_code_entries_merge_into_existing_settings(tmp_path: Path) -> Non
         ("src/db", "src/dbx/models.py", False),
         ("./Makefile", "Makefile", True),
         ("", "anything", False),
+        ("src/upload/**", "src/upload", True),  # `/**` also names the folder itself
+        ("src/upload/**", "src/uploads/x.py", False),
+        ("**/x.py", "x.py", True),
+        ("**/x.py", "deep/er/x.py", True),
+        ("src/[ab].py", "src/a.py", True),
+        ("src/[ab].py", "src/c.py", False),
+        ("src/?.py", "src/a.py", True),
+        ("db/*.sql", "DB/a.sql", False),  # case matters, as in git
     ],
 )
 def test_path_globs(pattern: str, path: str, expected: bool) -> None:
