@@ -285,11 +285,6 @@ class Voucher:
             return
         git._toplevel, git._git_dir = top, git_dir
 
-    def drop(self) -> None:
-        """Forget the view (a caller that changed the store and wants the next open to look)."""
-        with self.lock:
-            self.view = self.key = None
-
     def close(self) -> None:
         with self.lock:
             self.view = self.key = None

@@ -150,16 +150,13 @@ class Server:
             return None  # an older client: it would not send what a write depends on
         tty = bool((request.get("tty") or {}).get("stdout"))
         client_env = request.get("env") or {}
-        env = _write_environment(client_env, tty) if write else _environment(client_env, tty)
+        env = _environment(client_env, tty, whole=write)
         stdin = request.get("stdin") if isinstance(request.get("stdin"), str) else None
-        with self.exec_lock:
-            # No cyclic collection in the middle of a request (see settle).
-            gc.disable()
-            try:
-                result = run_in_process(argv, str(request["cwd"]), env, stdin, tty,
-                                        umask=umask if write else None)
-            finally:
-                gc.enable()
+        from ee.index.segment import no_gc
+
+        with self.exec_lock, no_gc():  # no cyclic collection in the middle of a request (see settle)
+            result = run_in_process(argv, str(request["cwd"]), env, stdin, tty,
+                                    umask=umask if write else None)
         self.served += 1
         return result
 
@@ -237,27 +234,19 @@ def run_in_process(
             time.tzset()
 
 
-def _environment(client: dict[str, Any], tty: bool) -> dict[str, str | None]:
-    """The client's ee settings replace the server's: ours not set there are removed for the request."""
+def _environment(client: dict[str, Any], tty: bool, *, whole: bool = False) -> dict[str, str | None]:
+    """The client's ee settings replace the server's: ours not set there are removed for the request.
+
+    ``whole`` (a write): the client's whole environment, every variable of ours not set there removed."""
 
     def passed(name: str) -> bool:
-        return name.startswith(ENV_PREFIXES) or name in ENV_NAMES
+        return whole or name.startswith(ENV_PREFIXES) or name in ENV_NAMES
 
     env: dict[str, str | None] = {k: None for k in os.environ if passed(k)}
     env.update({str(k): str(v) for k, v in client.items() if passed(str(k))})
     env.pop("EE_NO_SERVER", None)
     if tty and not env.get("EE_FORMAT"):
         env["EE_FORMAT"] = "human"  # in-process, a terminal on stdout means human output
-    return env
-
-
-def _write_environment(client: dict[str, Any], tty: bool) -> dict[str, str | None]:
-    """A write runs with the client's whole environment: every variable of ours not set there is removed."""
-    env: dict[str, str | None] = dict.fromkeys(os.environ)
-    env.update({str(k): str(v) for k, v in client.items()})
-    env.pop("EE_NO_SERVER", None)
-    if tty and not env.get("EE_FORMAT"):
-        env["EE_FORMAT"] = "human"
     return env
 
 
