@@ -28,7 +28,6 @@ from ``.pyc`` files as an installed ee does (compiling a module on every start i
 from __future__ import annotations
 
 import argparse
-import compileall
 import itertools
 import json
 import os
@@ -100,13 +99,13 @@ def git(root: Path, *args: str, stdin: str | None = None) -> str:
 
 def prepare(root: Path, n: int) -> None:
     """The 10k store with code, path memories, a built index and ee's hooks installed."""
-    import ee
+    from bench.common import compile_ee
     from bench.index_bench import make_store
     from ee.hooks.wiring import install
     from ee.index import open_index
     from ee.workspace import Workspace
 
-    compileall.compile_dir(str(Path(ee.__file__).parent), quiet=1)
+    compile_ee()
     if not (root / ".ee/index/manifest.json").exists():
         print(f"building a {n}-memory store in {root} (once; --keep reuses it)", file=sys.stderr)
         make_store(root, n)

@@ -128,11 +128,6 @@ class Scan:
             self._key = (_join(self.paths), self.stamps.tobytes())
         return self._key
 
-    @classmethod
-    def of(cls, files: dict[str, Stamp], events: dict[str, Stamp]) -> Scan:
-        """A scan made from a ``{path: stamp}`` map (tests, tools)."""
-        return cls(list(files), array("q", [v for st in files.values() for v in st]), dict(events))
-
 
 @dataclass(slots=True)
 class Stamps:

@@ -92,16 +92,6 @@ def passes_filters(record: dict[str, Any], filters: dict[str, dict[str, Any]]) -
     return True
 
 
-def passes_tags(record: dict[str, Any], tags: dict[str, list[str]]) -> bool:
-    have = set(record.get("tags", ()))
-    if not all(t in have for t in tags.get("require", [])):
-        return False
-    any_of = tags.get("requireAny")
-    if any_of and not have.intersection(any_of):
-        return False
-    return not have.intersection(tags.get("exclude", []))
-
-
 def passes_trust(cls: str, posture: str, spec: dict[str, Any]) -> bool:
     minimum = spec.get("minClass")
     if minimum and not trust_policy.at_least(cls, minimum):
@@ -143,7 +133,8 @@ def unknown_filter_fields(filters: dict[str, Any], records: list[dict[str, Any]]
 
 
 def tags_mask(records: list[dict[str, Any]], tags: dict[str, list[str]], cache: dict[str, Any]) -> Any:
-    """:func:`passes_tags` for every record at once."""
+    """Which records pass the tag filter: every ``require`` tag, one of ``requireAny`` (when given), no
+    ``exclude`` tag."""
     import numpy as np
 
     index: dict[str, Any] | None = cache.get("tag_index")

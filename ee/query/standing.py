@@ -174,10 +174,6 @@ def superseded_map(records: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def validity(record: dict[str, Any], reference: datetime) -> tuple[bool, str]:
-    return window_validity(window_of(record), reference)
-
-
 def window_validity(window: Window, reference: datetime) -> tuple[bool, str]:
     start, end = window
     if start and parse_time(start) > reference:
