@@ -308,6 +308,10 @@ class Git:
             raise
         return sha
 
+    def private_index(self) -> Path:
+        """The index file ee keeps for this workspace's commits (``.git/ee/index-<workspace>``)."""
+        return self.git_dir / "ee" / ("index-" + re.sub(r"[^A-Za-z0-9]+", "-", self.repo_path("memories")))
+
     def _build_tree(
         self, parent: str | None, parent_tree: str, repo_paths: list[str], fixed: Mapping[str, str]
     ) -> str:
@@ -319,9 +323,8 @@ class Git:
         HEAD's whole tree again: ``read-tree`` is the slowest step in a large repository (~0.1-0.2 s at
         20,000 files). The caller holds the workspace lock, so no other ee uses the file meanwhile.
         """
-        folder = self.git_dir / "ee"
-        folder.mkdir(exist_ok=True)
-        index = folder / ("index-" + re.sub(r"[^A-Za-z0-9]+", "-", self.repo_path("memories")))
+        index = self.private_index()
+        index.parent.mkdir(exist_ok=True)
         note = index.with_name(index.name + ".tree")
         env = {"GIT_INDEX_FILE": str(index)}
         # A split index: the ~1 MB of a 10,000-file store's entries sit in a shared file (.git/sharedindex.*)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +31,13 @@ from ee._crash import crash_point
 from ee.errors import LockTimeout
 from ee.gitrepo import blob_id
 from ee.model import Problem
-from ee.store import MEMORIES, STATE_DIR, workspace_lock
+from ee.store import MEMORIES, STATE_DIR, TEMP_PREFIX, workspace_lock
 
 if TYPE_CHECKING:
     from ee.gitrepo import Git
     from ee.workspace import Workspace
 
 JOURNAL = f"{STATE_DIR}/import-journal.json"
-TEMP_PREFIX = ".ee-tmp-"
 LOCK_WAIT = 5.0  # seconds a repair waits for a lock before it leaves that kind of leftover for later
 ROOT_TEMP_AGE = 60.0  # seconds: a temporary in the workspace root younger than this may still be in use
 
@@ -122,10 +120,10 @@ def memory_temporaries(root: Path) -> list[Path]:
 
 
 def _git_temporaries(git: Git) -> list[Path]:
-    """The lock beside this workspace's private index file (named as ``Git._build_tree`` names it), and
+    """The lock beside this workspace's private index file (:meth:`Git.private_index`), and
     the temporary index files older versions of ee wrote straight into the git folder."""
-    name = "index-" + re.sub(r"[^A-Za-z0-9]+", "-", git.repo_path(MEMORIES)) + ".lock"
-    lock = git.git_dir / "ee" / name
+    index = git.private_index()
+    lock = index.with_name(index.name + ".lock")
     return ([lock] if lock.exists() else []) + sorted(git.git_dir.glob("ee-index-*"))
 
 

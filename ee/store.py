@@ -21,6 +21,7 @@ from ee.ids import is_valid_id
 from ee.model import Memory, Problem
 
 MEMORIES = "memories"
+TEMP_PREFIX = ".ee-tmp-"  # atomic-write temporaries (ee doctor --fix removes what a kill left)
 EVENTS = "memories/.events"
 STATE_DIR = ".ee"
 MAX_BODY_BYTES = 256 * 1024  # a larger file is reported and skipped; configurable in .ee/config.toml
@@ -320,7 +321,7 @@ def _temporary_file(folder: Path) -> tuple[int, str]:
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        name = os.path.join(folder, f".ee-tmp-{os.urandom(12).hex()}")
+        name = os.path.join(folder, f"{TEMP_PREFIX}{os.urandom(12).hex()}")
         try:
             return os.open(name, flags, 0o600), name
         except FileExistsError:  # pragma: no cover - 2**-96
