@@ -118,6 +118,10 @@ def _trailers(message: str) -> dict[str, str]:
 
 
 def _current_or_last_path(ws: Workspace, memory_id: str) -> str:
+    # Cheapest first: the file ee named for it, then the index (opening it may update it), then every file.
+    named = ws.store.find_named(memory_id)
+    if named is not None:
+        return named.path
     indexed = indexed_path(ws, memory_id)
     if indexed is not None:
         return indexed

@@ -131,8 +131,8 @@ class Store:
             add_unique(snap, paths, memory)
         return snap
 
-    def find(self, memory_id: str) -> Memory:
-        """The memory with ``memory_id``, looking first where ee names its files, then everywhere."""
+    def find_named(self, memory_id: str) -> Memory | None:
+        """The memory with ``memory_id`` if it is in a file named as ee names them (cheap: one file read)."""
         check_id(memory_id)
         suffix = memory_id[-8:].lower()
         for rel, _ in self.files():
@@ -141,6 +141,13 @@ class Store:
                     memory, _p = self.read(rel)
                     if memory.id == memory_id:
                         return memory
+        return None
+
+    def find(self, memory_id: str) -> Memory:
+        """The memory with ``memory_id``, looking first where ee names its files, then everywhere."""
+        named = self.find_named(memory_id)
+        if named is not None:
+            return named
         snap = self.snapshot()
         memory_found = snap.memories.get(memory_id)
         if memory_found is None:
