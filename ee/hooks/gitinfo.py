@@ -127,12 +127,6 @@ def busy(git_folder: StrPath) -> str | None:
     return None
 
 
-def staged_paths(cwd: StrPath | None = None) -> list[str]:
-    """Repository-relative paths the staged change adds, modifies or deletes (a rename is both paths)."""
-    out = git("diff", "--cached", "--name-only", "--no-renames", "-z", cwd=cwd)
-    return [p for p in out.split("\0") if p]
-
-
 def staged_added_text(cwd: StrPath | None = None, exclude: Sequence[str] = ()) -> str:
     """The lines the staged change adds (without the ``+``), up to :data:`MAX_DIFF_BYTES`.
 
@@ -325,13 +319,9 @@ def branch_task(cwd: StrPath | None = None) -> str:
     return "; ".join(parts)
 
 
-def message_settings(cwd: StrPath | None = None) -> tuple[str, str]:
-    """(commit.cleanup, core.commentChar) as configured ('' when unset)."""
-    return MessageSettings(cwd).read()
-
-
 class MessageSettings:
-    """:func:`message_settings` from a ``git config`` started at once (to run beside another git)."""
+    """(commit.cleanup, core.commentChar) as configured ('' when unset), from a ``git config`` started at
+    once (to run beside another git)."""
 
     __slots__ = ("proc",)
 
