@@ -17,7 +17,7 @@ from conftest import git, run_cli
 
 from ee.index import derive as derive_module
 from ee.index import open_index, rebuild, status, sync
-from ee.index.segment import Entry, Generation
+from ee.index.segment import Entry, Generation, split_strings
 from ee.index.sync import INDEX_DIR, read_manifest
 from ee.index.tokenize import tokenize
 from ee.workspace import Workspace
@@ -224,7 +224,7 @@ def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Work
     write(ws, "memories/a.md", "bravo", "mem_a")  # same size
     stamps_file = ws.root / INDEX_DIR / view.manifest["generation"] / sync.STAMPS
     stamps = marshal.loads(stamps_file.read_bytes())
-    assert sync._split(stamps["paths"]) == ["memories/a.md"]
+    assert split_strings(stamps["paths"]) == ["memories/a.md"]
     # What a coarse clock would have left: the new text under the stamp the index saved.
     stamps["stamps"] = np.asarray(sync.stamp(path.stat()), dtype=np.int64).tobytes()
     stamps_file.write_bytes(marshal.dumps(stamps))

@@ -139,6 +139,16 @@ class Packed(Sequence[Any]):
         return cls(b"", np.zeros(1, dtype=np.int64), decode, bulk)
 
 
+def join_strings(values: list[str]) -> bytes:
+    """Strings as one NUL-separated byte string (paths hold no NUL; undecodable names round-trip)."""
+    return "\0".join(values).encode("utf-8", "surrogateescape")
+
+
+def split_strings(data: bytes) -> list[str]:
+    """The strings of :func:`join_strings`."""
+    return data.decode("utf-8", "surrogateescape").split("\0") if data else []
+
+
 class PackedMap(Mapping[str, Any]):
     """A read-only ``{str: value}`` map whose values are decoded on access: sorted keys (looked up by
     bisection, no dict is built) and one :class:`Packed` buffer. What HEAD names for every file
@@ -154,8 +164,7 @@ class PackedMap(Mapping[str, Any]):
     @property
     def keys_list(self) -> list[str]:
         if self._keys is None:
-            data = self._keys_data
-            self._keys = data.decode("utf-8", "surrogateescape").split("\0") if data else []
+            self._keys = split_strings(self._keys_data)
         return self._keys
 
     @classmethod
@@ -168,7 +177,7 @@ class PackedMap(Mapping[str, Any]):
 
     def to_record(self) -> dict[str, bytes]:
         data, offsets = self._values.raw()
-        return {"keys": "\0".join(self.keys_list).encode("utf-8", "surrogateescape"), "data": data,
+        return {"keys": join_strings(self.keys_list), "data": data,
                 "offsets": offsets.astype(np.int64).tobytes()}
 
     @classmethod

@@ -32,7 +32,7 @@ from ee._crash import crash_point
 from ee.gitrepo import blob_id
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.derive import derive_all
-from ee.index.segment import Entry, Generation, PackedMap, no_gc
+from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
@@ -90,13 +90,10 @@ def stamp(st: os.stat_result) -> Stamp:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
-def _join(values: list[str]) -> bytes:
-    """Strings as one NUL-separated byte string (paths hold no NUL; undecodable names round-trip)."""
-    return "\0".join(values).encode("utf-8", "surrogateescape")
-
-
-def _split(data: bytes) -> list[str]:
-    return data.decode("utf-8", "surrogateescape").split("\0") if data else []
+def _stamp_map(paths: list[str], values: array[int]) -> dict[str, Stamp]:
+    """The sorted ``{path: stamp}`` map of paths and their stamps, four values each."""
+    it = iter(values)
+    return dict(sorted(zip(paths, zip(it, it, it, it, strict=True), strict=True)))
 
 
 @dataclass(slots=True)
@@ -117,15 +114,13 @@ class Scan:
     @property
     def files(self) -> dict[str, Stamp]:
         if self._files is None:
-            it = iter(self.stamps)
-            pairs = zip(self.paths, zip(it, it, it, it, strict=True), strict=True)
-            self._files = dict(sorted(pairs))
+            self._files = _stamp_map(self.paths, self.stamps)
         return self._files
 
     def key(self) -> tuple[bytes, bytes]:
         """(paths, stamps) as the manifest stores them."""
         if self._key is None:
-            self._key = (_join(self.paths), self.stamps.tobytes())
+            self._key = (join_strings(self.paths), self.stamps.tobytes())
         return self._key
 
 
@@ -144,14 +139,13 @@ class Stamps:
         if self._files is None:
             values = array("q")
             values.frombytes(self.stamps)
-            it = iter(values)
-            self._files = dict(sorted(zip(_split(self.paths), zip(it, it, it, it, strict=True), strict=True)))
+            self._files = _stamp_map(split_strings(self.paths), values)
         return self._files
 
     @property
     def blobs(self) -> dict[str, str]:
         """Path → blob id ("" for a file that could not be read)."""
-        return dict(zip(_split(self.paths), _split(self.blob_ids), strict=True))
+        return dict(zip(split_strings(self.paths), split_strings(self.blob_ids), strict=True))
 
 
 def _differences(saved: Stamps, found: Scan) -> tuple[set[str], list[str]]:
@@ -171,7 +165,7 @@ def _differences(saved: Stamps, found: Scan) -> tuple[set[str], list[str]]:
 def _stamps_record(found: Scan, blobs: dict[str, Any], racy: list[str]) -> dict[str, Any]:
     """What ``stamps.marshal`` holds for ``found`` (bytes and small values only: it loads in microseconds)."""
     paths, stamps = found.key()
-    blob_ids = _join([blobs.get(rel) or "" for rel in found.paths])
+    blob_ids = join_strings([blobs.get(rel) or "" for rel in found.paths])
     return {"paths": paths, "stamps": stamps, "blobs": blob_ids, "events": found.events, "racy": racy}
 
 
@@ -342,17 +336,16 @@ class Updater:
                 old_gen, report.reason = None, "the index was damaged and has been rebuilt"
         elif manifest and manifest.get("corrupt"):
             report.reason = "the index manifest was damaged and has been rebuilt"
+        present = set(found.paths)
         if old_gen is None or manifest is None or manifest.get("model_id") != model_id:
             report.rebuilt = True
             report.reason = report.reason or ("full build" if old_gen is None else "the embedding model changed")
             old_gen, old_blobs, old_racy = Generation(), {}, set()
-            present = set(found.paths)
             moved_stamps, gone, old_present = present, list[str](), set()
         else:
             saved: Stamps = manifest["stamps"]
             old_blobs, old_racy = saved.blobs, set(manifest["racy"])  # ("" for an unreadable file)
             moved_stamps, gone = _differences(saved, found)
-            present = set(found.paths)
             old_present = present if not gone and saved.paths == found.key()[0] else set(saved.files)
         changed_set = moved_stamps | (old_racy & present) | set(gone)
         # A file skipped for a duplicate id is looked at again whenever anything changed: the file that
