@@ -342,6 +342,9 @@ class Git:
             with contextlib.suppress(FileNotFoundError):
                 stale.unlink()
         reuse = held == parent_tree and index.exists()
+        # The blobs go into the object store, not the index: packed once, whatever happens to the index.
+        packed = self._pack_blobs(repo_paths) if len(repo_paths) >= BULK_PATHS else {}
+        rest = [p for p in repo_paths if p not in packed]
         while True:
             if not reuse:
                 with contextlib.suppress(FileNotFoundError):
@@ -349,8 +352,6 @@ class Git:
                 if parent:
                     self.run(*own, "read-tree", parent, env=env, cwd=self.toplevel)
             try:
-                packed = self._pack_blobs(repo_paths) if len(repo_paths) >= BULK_PATHS else {}
-                rest = [p for p in repo_paths if p not in packed]
                 if rest:
                     self._update_index(rest, env, own)
                 if fixed or packed:
