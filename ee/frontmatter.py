@@ -64,7 +64,9 @@ TRUST_CLASSES = (
     "legacy_import",
 )
 # Keys the merge driver writes (a conflicted memory, the values a merge set aside): kept in ``extra``.
-MERGE_KEYS = frozenset({"conflict", "ee_merge"})
+CONFLICT_KEY = "conflict"
+MERGE_KEY = "ee_merge"
+MERGE_KEYS = frozenset({CONFLICT_KEY, MERGE_KEY})
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_TAGS = 256
 MAX_TAG_LENGTH = 100
@@ -162,10 +164,9 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
             )
         if key in KNOWN_KEYS:
             values[key] = _check_key(key, raw, path, line, problems)
-        elif key in MERGE_KEYS:
-            extra.append((key, _jsonable(raw)))  # written by ee's merge driver: ee's own, not unknown
-        else:
-            extra.append((key, _jsonable(raw)))
+            continue
+        extra.append((key, _jsonable(raw)))
+        if key not in MERGE_KEYS:  # the merge driver's keys are ee's own, not unknown
             problems.append(
                 Problem(
                     code="unknown_key",

@@ -37,11 +37,10 @@ from typing import Any
 
 from ee import frontmatter
 from ee.errors import EeError, GitError
+from ee.frontmatter import CONFLICT_KEY, MERGE_KEY
 from ee.model import KNOWN_KEYS, Memory
 
 LIST_KEYS = ("tags", "links", "source", "paths", "redacted")
-CONFLICT_KEY = "conflict"
-MERGE_KEY = "ee_merge"
 LABELS = ("ours", "base", "theirs")
 _MISSING: Any = None  # an absent key reads as None (scalars) or () (lists)
 _OPEN_RE = re.compile(r"^<{7}(?: |$)")
