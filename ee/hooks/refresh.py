@@ -108,8 +108,9 @@ def job(argv: list[str]) -> int:
 def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
     """Catch the index up, rebuild the hook table if it moved, and write the branch's context if asked."""
     alive = warm.watcher_alive(root)
-    if not (alive and caught_up_by_server(root)):
-        risks.refresh_index_and_table(root)
+    digest = risks.memory_digest(root)  # one stat pass, taken before anything opens the index
+    if not (alive and caught_up_by_server(root, digest)):
+        risks.refresh_index_and_table(root, digest)
     if write_context:
         write_branch_context(name, top, root, alive)
 
@@ -118,16 +119,16 @@ def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
 _CATCH_UP = ["search", "ee", "--mode", "lexical", "--speed", "instant", "--limit", "1", "--format", "json"]
 
 
-def caught_up_by_server(root: Path) -> bool:
+def caught_up_by_server(root: Path, digest: str) -> bool:
     """With ``ee watch``: its server catches the index up (any query opens it), and the hook table, when
     the memory files are those it was built from, is relabelled with the new generation — without
     opening the index here (numpy and the whole index: ~0.5 s of CPU after every commit, beside a
     watcher that does the same). False when the table must be rebuilt or the server did not answer.
 
-    The stat is taken before the server opens the index, as :func:`ee.hooks.risks.refresh_table` takes
-    it before opening a view."""
+    ``digest`` (:func:`ee.hooks.risks.memory_digest`) is taken before the server opens the index, as
+    :func:`ee.hooks.risks.refresh_table` takes it before opening a view."""
     table = risks.load_table(root)
-    if table is None or table["digest"] != risks.memory_digest(root):
+    if table is None or table["digest"] != digest:
         return False
     if warm.ask(root, _CATCH_UP) is None:
         return False

@@ -379,14 +379,17 @@ def relabelled(table: dict[str, Any], generation: str, **labels: Any) -> dict[st
     return {k: v for k, v in table.items() if k != "manifest"} | {"generation": generation, **labels}
 
 
-def refresh_index_and_table(root: StrPath, ws: Any = None) -> dict[str, Any]:
+def refresh_index_and_table(root: StrPath, digest: str | None = None) -> dict[str, Any]:
+    """Open (catching up) the index and rebuild the table if it moved; ``digest``: the memory files' stat
+    digest if the caller took it already (before anything opened the index)."""
     from pathlib import Path
 
     from ee.index import open_index
     from ee.workspace import Workspace
 
-    digest = memory_digest(root)
-    return refresh_table(root, open_index(ws or Workspace(Path(root))), digest)
+    if digest is None:
+        digest = memory_digest(root)
+    return refresh_table(root, open_index(Workspace(Path(root))), digest)
 
 
 def memory_digest(root: StrPath) -> str:
