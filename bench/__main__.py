@@ -337,7 +337,9 @@ class Bench:
         """Whether a fresh ``ee COMMAND`` (a search by default) was answered by the server: the CLI was
         never imported."""
         command = command or ["search", TASKS[0], "--json"]
-        args = [sys.executable, "-X", "importtime", "-m", "ee", *command]
+        entry = ee_argv(*command)
+        entry = entry[1:] if entry[0] == sys.executable else entry  # the script, or -m ee
+        args = [sys.executable, "-X", "importtime", *entry]
         done = run_process(args, root, self.server_env)
         cli_imported = re.search(rb"\|\s+ee\.cli\s*$", done.stderr, re.MULTILINE)
         return cli_imported is None and b'"success": true' in done.stdout

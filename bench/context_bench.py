@@ -23,11 +23,12 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.common import ee_argv
 
 TASKS = (
     "the build fails when the cache is cold",
@@ -71,7 +72,7 @@ def fresh_process(root: Path, processes: int) -> dict[str, Any]:
             for command, extra in (("search", []), ("context", ["--max-tokens", str(MAX_TOKENS)])):
                 started = time.perf_counter()
                 subprocess.run(
-                    [sys.executable, "-m", "ee", "--workspace", str(root), command, task, *extra, "--json"],
+                    ee_argv("--workspace", str(root), command, task, *extra, "--json"),
                     check=True,
                     capture_output=True,
                 )

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import ee_argv
+
 REMEMBER_TARGET_MS = 60.0
 IMPORT_TARGET_S = 20.0
 
@@ -119,7 +121,7 @@ def run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
 
 
 def ee(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ee", *args]
+    return ee_argv(*args)
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import ee_argv
+
 TARGET_SECONDS = 10.0
 WORDS = [
     "cargo",
@@ -89,7 +91,7 @@ def run(args: list[str], cwd: Path, env: dict[str, str], stdin: str | None = Non
 
 
 def ee(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ee", *args]
+    return ee_argv(*args)
 
 
 def bench(count: int) -> dict[str, Any]:
