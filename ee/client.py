@@ -14,7 +14,8 @@ in-process run makes.
 
 This is the fast path of every ``ee`` command: only builtin modules (``_socket``, ``struct``) and
 ``os`` / ``sys`` (imported by Python's start anyway) are imported — no ``typing``, ``json``,
-``socket`` or ``contextlib``, which cost ~25 ms together.
+``socket`` or ``contextlib``, which cost ~25 ms together. A served command's process ends with
+``os._exit`` once its output is flushed: the interpreter's teardown (~1.5 ms) frees nothing anyone needs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import sys
 
 TYPE_CHECKING = False  # (not typing's: importing typing costs ~15 ms)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NoReturn
 
 SOCKET = os.path.join(".ee", "serve.sock")
 PROTOCOL = 1
@@ -313,8 +314,19 @@ def _version() -> str:
 def main() -> None:
     """An entry point that tries the server before importing the CLI (``ee = "ee.client:main"``)."""
     code = try_server()
-    if code is None:
-        from ee.cli import main as cli_main
+    if code is not None:
+        _exit_now(code)
+    from ee.cli import main as cli_main
 
-        code = cli_main()
-    sys.exit(code)
+    sys.exit(cli_main())
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End a served command's process: its output is written and flushed (``try_server``), it holds no
+    other file, thread or exit handler, so the interpreter's teardown would only free memory."""
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - contextlib is not imported on this path
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code & 0xFF)
