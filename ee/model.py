@@ -1,9 +1,18 @@
-"""The data ee passes between layers: frozen, slotted dataclasses with ``to_dict()`` matching ``schemas/``."""
+"""The data ee passes between layers: frozen, slotted value classes with ``to_dict()`` matching ``schemas/``.
+
+They behave as ``@dataclass(frozen=True, slots=True)`` classes do (keyword or positional construction,
+equality and hash by value, a field-by-field repr, ``FrozenInstanceError`` on assignment, pickling), but
+their methods are written out: every ``ee`` process imports this module, and ``dataclass`` generates and
+compiles six methods per class at import (~6 ms for these classes, on every fresh ``ee search``).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any, Self
+
+_set = object.__setattr__
 
 LEVELS = ("working", "episodic", "semantic", "procedural")
 KINDS = (
@@ -43,17 +52,65 @@ KNOWN_KEYS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class _Value:
+    """Equality, hash, repr, immutability and pickling from a subclass's ``__slots__`` (its fields, in
+    order), the way a frozen slotted dataclass has them."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, name) for name in self.__slots__])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __getstate__(self) -> list[Any]:
+        return list(self._values())
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            _set(self, name, value)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (field=value), as ``dataclasses.replace`` makes one."""
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        return type(self)(**values)
+
+
+class Link(_Value):
+    __slots__ = __match_args__ = ("type", "to")
     type: str
     to: str
+
+    def __init__(self, type: str, to: str) -> None:  # noqa: A002 - the field's name in the file format
+        _set(self, "type", type)
+        _set(self, "to", to)
 
     def to_dict(self) -> dict[str, str]:
         return {"type": self.type, "to": self.to}
 
 
-@dataclass(frozen=True, slots=True)
-class Memory:
+class Memory(_Value):
     """One memory as read from one version of one file.
 
     ``created`` and the validity bounds are RFC 3339 UTC strings (``...Z``) or None. ``trust`` may be
@@ -61,26 +118,92 @@ class Memory:
     ``extra`` holds unknown frontmatter keys, kept and reported, never dropped.
     """
 
+    __slots__ = __match_args__ = (
+        "id",
+        "body",
+        "path",
+        "level",
+        "kind",
+        "tags",
+        "trust",
+        "confidence",
+        "utility",
+        "importance",
+        "created",
+        "valid_from",
+        "valid_to",
+        "source",
+        "links",
+        "paths",
+        "redacted",
+        "extra",
+        "has_frontmatter",
+        "body_line",
+    )
     id: str
     body: str
     path: str
-    level: str = "semantic"
-    kind: str = "fact"
-    tags: tuple[str, ...] = ()
-    trust: str | None = None
-    confidence: float | None = None
-    utility: float = 0.5
-    importance: float = 0.5
-    created: str | None = None
-    valid_from: str | None = None
-    valid_to: str | None = None
-    source: tuple[str, ...] = ()
-    links: tuple[Link, ...] = ()
-    paths: tuple[str, ...] = ()
-    redacted: tuple[str, ...] = ()
-    extra: tuple[tuple[str, Any], ...] = ()
-    has_frontmatter: bool = True
-    body_line: int = 1  # 1-based line of the body's first line in the file
+    level: str
+    kind: str
+    tags: tuple[str, ...]
+    trust: str | None
+    confidence: float | None
+    utility: float
+    importance: float
+    created: str | None
+    valid_from: str | None
+    valid_to: str | None
+    source: tuple[str, ...]
+    links: tuple[Link, ...]
+    paths: tuple[str, ...]
+    redacted: tuple[str, ...]
+    extra: tuple[tuple[str, Any], ...]
+    has_frontmatter: bool
+    body_line: int  # 1-based line of the body's first line in the file
+
+    def __init__(
+        self,
+        id: str,  # noqa: A002 - the field's name in the file format
+        body: str,
+        path: str,
+        level: str = "semantic",
+        kind: str = "fact",
+        tags: tuple[str, ...] = (),
+        trust: str | None = None,
+        confidence: float | None = None,
+        utility: float = 0.5,
+        importance: float = 0.5,
+        created: str | None = None,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
+        source: tuple[str, ...] = (),
+        links: tuple[Link, ...] = (),
+        paths: tuple[str, ...] = (),
+        redacted: tuple[str, ...] = (),
+        extra: tuple[tuple[str, Any], ...] = (),
+        has_frontmatter: bool = True,
+        body_line: int = 1,
+    ) -> None:
+        _set(self, "id", id)
+        _set(self, "body", body)
+        _set(self, "path", path)
+        _set(self, "level", level)
+        _set(self, "kind", kind)
+        _set(self, "tags", tags)
+        _set(self, "trust", trust)
+        _set(self, "confidence", confidence)
+        _set(self, "utility", utility)
+        _set(self, "importance", importance)
+        _set(self, "created", created)
+        _set(self, "valid_from", valid_from)
+        _set(self, "valid_to", valid_to)
+        _set(self, "source", source)
+        _set(self, "links", links)
+        _set(self, "paths", paths)
+        _set(self, "redacted", redacted)
+        _set(self, "extra", extra)
+        _set(self, "has_frontmatter", has_frontmatter)
+        _set(self, "body_line", body_line)
 
     @property
     def title(self) -> str:
@@ -114,17 +237,35 @@ class Memory:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(_Value):
     """Something wrong with a file or the store, as ``ee doctor`` and ``degraded`` report it."""
 
+    __slots__ = __match_args__ = ("code", "severity", "message", "path", "line", "key", "repair")
     code: str
     severity: str  # "error" | "warning" | "info"
     message: str
-    path: str = ""
-    line: int | None = None
-    key: str | None = None
-    repair: str = ""
+    path: str
+    line: int | None
+    key: str | None
+    repair: str
+
+    def __init__(
+        self,
+        code: str,
+        severity: str,
+        message: str,
+        path: str = "",
+        line: int | None = None,
+        key: str | None = None,
+        repair: str = "",
+    ) -> None:
+        _set(self, "code", code)
+        _set(self, "severity", severity)
+        _set(self, "message", message)
+        _set(self, "path", path)
+        _set(self, "line", line)
+        _set(self, "key", key)
+        _set(self, "repair", repair)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "severity": self.severity, "message": self.message}
@@ -138,10 +279,20 @@ class Problem:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Version:
+class Version(_Value):
     """One version of a memory in git history."""
 
+    __slots__ = __match_args__ = (
+        "commit",
+        "date",
+        "author",
+        "actor",
+        "op",
+        "message",
+        "path",
+        "changed",
+        "deleted",
+    )
     commit: str
     date: str
     author: str
@@ -150,7 +301,29 @@ class Version:
     message: str
     path: str
     changed: tuple[str, ...]
-    deleted: bool = False
+    deleted: bool
+
+    def __init__(
+        self,
+        commit: str,
+        date: str,
+        author: str,
+        actor: str,
+        op: str,
+        message: str,
+        path: str,
+        changed: tuple[str, ...],
+        deleted: bool = False,
+    ) -> None:
+        _set(self, "commit", commit)
+        _set(self, "date", date)
+        _set(self, "author", author)
+        _set(self, "actor", actor)
+        _set(self, "op", op)
+        _set(self, "message", message)
+        _set(self, "path", path)
+        _set(self, "changed", changed)
+        _set(self, "deleted", deleted)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,41 +339,20 @@ class Version:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class CommitInfo:
+class CommitInfo(_Value):
+    """One commit: the one an asOf query resolved to."""
+
+    __slots__ = __match_args__ = ("sha", "date", "author", "message")
     sha: str
     date: str
     author: str
     message: str
 
+    def __init__(self, sha: str, date: str, author: str, message: str) -> None:
+        _set(self, "sha", sha)
+        _set(self, "date", date)
+        _set(self, "author", author)
+        _set(self, "message", message)
+
     def to_dict(self) -> dict[str, str]:
         return {"commit": self.sha, "date": self.date, "author": self.author, "message": self.message}
-
-
-@dataclass(frozen=True, slots=True)
-class Stamp:
-    """Where a memory file's content came from: a git blob id, or a content hash for uncommitted text."""
-
-    path: str
-    blob: str
-    committed: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "blob": self.blob, "committed": self.committed}
-
-
-@dataclass(slots=True)
-class Degraded:
-    """A degradation attached to a response (mutable list-holder while a command runs)."""
-
-    items: list[Problem] = field(default_factory=list)
-
-    def add(self, code: str, message: str, repair: str, severity: str = "warning") -> None:
-        if not any(p.code == code and p.message == message for p in self.items):
-            self.items.append(Problem(code=code, severity=severity, message=message, repair=repair))
-
-    def to_list(self) -> list[dict[str, Any]]:
-        return [
-            {"code": p.code, "severity": p.severity, "message": p.message, "repair": p.repair}
-            for p in self.items
-        ]
