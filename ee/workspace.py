@@ -358,15 +358,13 @@ class Workspace:
 def masked(memory: Memory) -> Memory:
     """The memory as output may show it: a secret typed into the file by hand is masked (the file is not
     changed; ``ee doctor`` reports it). ``redacted`` then names the masked classes too."""
-    import dataclasses
-
     from ee.policy.secrets import find_secrets, redact
 
     findings = find_secrets(memory.body)
     if not findings:
         return memory
     classes = tuple(sorted(set(memory.redacted) | {f.cls for f in findings}))
-    return dataclasses.replace(memory, body=redact(memory.body, findings), redacted=classes)
+    return memory.replace(body=redact(memory.body, findings), redacted=classes)
 
 
 def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:
