@@ -109,12 +109,26 @@ def config_is_defaults(root: str) -> bool:
 
 
 def pre_commit(hook: Hook) -> int:
-    """Refuse secrets in staged memory files; warn (or block) on risky memories about the change."""
+    """Refuse secrets in staged memory files; warn (or block) on risky memories about the change.
+
+    With ``ee watch``, its server checks the change (:func:`serve`): it has the tokenizer imported and
+    the hook table loaded, which cost this process more than the rest of the hook."""
     paths, added = gitinfo.StagedChange(hook.top, exclude=[hook.memories]).read()
     if not paths:
         return 0
     if refuse_secrets(hook, paths):
         return BLOCKED
+    served = warm.check(hook.root, hook.name, paths, added) if hook.warm else None
+    if served is not None and served[0] in (0, BLOCKED):
+        if served[2]:
+            sys.stderr.buffer.write(served[2])
+            sys.stderr.flush()
+        return served[0]
+    return check_change(hook, paths, added)
+
+
+def check_change(hook: Hook, paths: list[str], added: str) -> int:
+    """Warn about the risky memories about a change of ``paths`` adding ``added``: 0, or :data:`BLOCKED`."""
     table = risks.current_table(hook.root, trust_manifest=hook.warm)
     if not table.risky:
         return 0
@@ -175,10 +189,10 @@ def prepare_commit_msg(hook: Hook) -> int:
     paths, added = change.read()
     if cleanup not in ("", "default", "strip") or char == "auto" or len(char) > 1 or not paths:
         return 0
-    lines = [
-        f"{char or '#'} ee: {_one_line(title)} ({memory_id})"
-        for memory_id, title in message_memories(hook, paths, added)
-    ]
+    chosen = served_memories(hook, paths, added) if hook.warm else None
+    if chosen is None:
+        chosen = message_memories(hook, paths, added)
+    lines = [f"{char or '#'} ee: {_one_line(title)} ({memory_id})" for memory_id, title in chosen]
     if lines:
         add_comment_lines(hook.args[0], lines, char or "#")
     return 0
@@ -206,6 +220,15 @@ def message_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str
     elif request is not None:
         request.close()
     return list(chosen.items())[:MESSAGE_HITS]
+
+
+def served_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str, str]] | None:
+    """:func:`message_memories` as ``ee watch``'s server finds them (:func:`serve`), or None (not served)."""
+    served = warm.check(hook.root, hook.name, paths, added)
+    if served is None or served[0] != 0:
+        return None
+    lines = served[1].decode("utf-8", "surrogateescape").splitlines()
+    return [(memory_id, title) for memory_id, _tab, title in (line.partition("\t") for line in lines)]
 
 
 def search_argv(text: str, limit: int) -> list[str]:
@@ -258,6 +281,21 @@ def add_comment_lines(path: str, lines: list[str], char: str) -> None:
     kept[scissors:scissors] = block
     with open(path, "w", encoding="utf-8", errors="surrogateescape") as file:
         file.write("\n".join(kept) + "\n")
+
+
+def serve(name: str, root: str, change: str) -> int:
+    """``ee hook-check NAME``: the part of a warm hook that ``ee watch``'s server runs, over the staged
+    change the hook read (:func:`ee.hooks.warm.change_text`). The same code as the hook's own run, so
+    the answer is the same: for pre-commit, :func:`check_change` (its warnings on stderr, exit 0 or
+    :data:`BLOCKED`); for prepare-commit-msg, the :func:`message_memories` as ``ID<TAB>TITLE`` lines (an
+    in-process search here: this process is the server, and its index is warm)."""
+    paths, added = warm.read_change(change)
+    if name == "pre-commit":
+        return check_change(Hook(name, [], root, root, warm=True), paths, added)
+    chosen = message_memories(Hook(name, [], root, root, warm=False), paths, added)
+    sys.stdout.write("".join(f"{memory_id}\t{_one_line(title)}\n" for memory_id, title in chosen))
+    sys.stdout.flush()
+    return 0
 
 
 # ------------------------------------------------------------------------------------------ post-* hooks

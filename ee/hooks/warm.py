@@ -1,17 +1,24 @@
 """The warm path of the hooks: is ``ee watch`` running for this workspace, and ask its query server.
 
 A hook cannot hand itself to the server whole (git's ``GIT_INDEX_FILE`` and ``GIT_DIR`` do not travel),
-so it does its git work here and asks the server only for the read-only ``ee search`` / ``ee context`` it
-needs, over the protocol of :mod:`ee.client`. Any failure means "no server": the caller runs the same
-command in-process, which gives the same answer, only slower.
+so it does its git work here and sends the server what it found: the staged paths and added lines, which
+``ee hook-check NAME`` (:func:`check`) turns into the hook's answer with the server's warm imports, hook
+table and index; or a read-only ``ee search`` / ``ee context``, over the protocol of :mod:`ee.client`. Any
+failure means "no server": the caller runs the same code in-process, which gives the same answer, only
+slower.
+
+Only builtin modules are imported to talk to the server (``_socket``, and ``struct`` through
+:mod:`ee.client`; the request is written by :func:`ee.client.to_json`): ``socket`` and ``json`` cost a
+warm hook ~10 ms of its ~40, and only an answer in JSON (a search's) is parsed with ``json``.
 """
 
 from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (json, socket and the client are
-if TYPE_CHECKING:  # imported only to ask the server: every hook checks for a watcher, few ask it)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the client is imported only to
+if TYPE_CHECKING:  # ask the server: every hook checks for a watcher, fewer ask it)
+    from collections.abc import Sequence
     from typing import Any
 
     from _typeshed import StrPath
@@ -49,23 +56,22 @@ class Request:
     def __init__(self, sock: Any) -> None:
         self.sock = sock
 
-    def answer(self) -> tuple[int, bytes] | None:
-        """(exit code, stdout), or None (no answer, or the server asks the client to run it)."""
-        import json
-
+    def answer(self) -> tuple[int, bytes, bytes] | None:
+        """(exit code, stdout, stderr), or None (no answer, or the server asks the client to run it)."""
         from ee import client
 
         try:
-            header = json.loads(client.recv_frame(self.sock))
-            if not isinstance(header, dict) or header.get("fallback"):
+            header = client.recv_frame(self.sock)
+            code = _code(header)
+            if code is None:  # {"fallback": true}: not served
                 return None
             out = client.recv_frame(self.sock)
-            client.recv_frame(self.sock)  # stderr: degradations the in-process run would print too
+            err = client.recv_frame(self.sock)  # a search's degradations the in-process run prints too
         except Exception:  # any trouble with the server means "run it here": the same answer, only slower
             return None
         finally:
             self.sock.close()
-        return int(header.get("code", 1)), out
+        return code, out, err
 
     def close(self) -> None:
         """Leave the answer unread (the server notices the closed connection)."""
@@ -76,13 +82,23 @@ class Request:
         return _data(self.answer())
 
 
-def send(root: StrPath, argv: list[str]) -> Request | None:
-    """Send ``ee --workspace ROOT ARGV`` to the server, or None when there is none to send it to."""
+def _code(header: bytes) -> int | None:
+    """The exit code of the server's header ``{"code": N}`` (as :mod:`ee.server` writes it), else None."""
+    if header.startswith(b'{"code": ') and header.endswith(b"}"):
+        try:
+            return int(header[9:-1])
+        except ValueError:
+            return None
+    return None
+
+
+def send(root: StrPath, argv: list[str], stdin: str | None = None) -> Request | None:
+    """Send ``ee --workspace ROOT ARGV`` (``stdin``: its standard input) to the server, or None when
+    there is none to send it to."""
     path = os.path.join(root, SOCKET)
     if not os.path.exists(path):
         return None
-    import json
-    import socket
+    import _socket
 
     try:
         from ee import __version__, client
@@ -94,25 +110,52 @@ def send(root: StrPath, argv: list[str]) -> Request | None:
         "argv": ["--workspace", os.fspath(root), *argv],
         "cwd": os.fspath(root),
         "env": {k: v for k, v in os.environ.items() if k.startswith("EE_")},
-        "stdin": None,
+        "stdin": stdin,
         "tty": {"stdout": False, "stderr": False},
         "uid": os.getuid(),
     }
-    sock = socket.socket(socket.AF_UNIX)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
+        data = client.to_json(request).encode("utf-8")  # a path that is not UTF-8: run it here
         with client.socket_address(path) as address:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(address)
         sock.settimeout(ANSWER_TIMEOUT)
-        client.send_frame(sock, json.dumps(request).encode("utf-8"))
+        client.send_frame(sock, data)
     except Exception:  # no server after all: the caller runs the command itself
         sock.close()
         return None
     return Request(sock)
 
 
-def exchange(root: StrPath, argv: list[str]) -> tuple[int, bytes] | None:
-    """(exit code, stdout) of ``ee --workspace ROOT ARGV`` run by the server, or None."""
+# ------------------------------------------------------------------------------------------ hook-check
+
+
+def check(root: StrPath, name: str, paths: Sequence[str], added: str) -> tuple[int, bytes, bytes] | None:
+    """``ee hook-check NAME`` run by the server over this staged change: (exit code, stdout, stderr), or
+    None (no server, or one that does not serve it: an older ee). The change travels as the command's
+    standard input (:func:`change_text`)."""
+    request = send(root, ["hook-check", name], change_text(paths, added))
+    return None if request is None else request.answer()
+
+
+def change_text(paths: Sequence[str], added: str) -> str:
+    """The staged change as text: the number of paths, then each path, each followed by a NUL (git paths
+    hold none), then the added lines."""
+    return "".join(f"{item}\0" for item in (str(len(paths)), *paths)) + added
+
+
+def read_change(text: str) -> tuple[list[str], str]:
+    """The (paths, added lines) of :func:`change_text`; ``ValueError`` for anything else."""
+    count, _sep, rest = text.partition("\0")
+    parts = rest.split("\0", int(count))
+    if len(parts) != int(count) + 1:
+        raise ValueError("not a staged change")
+    return parts[:-1], parts[-1]
+
+
+def exchange(root: StrPath, argv: list[str]) -> tuple[int, bytes, bytes] | None:
+    """(exit code, stdout, stderr) of ``ee --workspace ROOT ARGV`` run by the server, or None."""
     request = send(root, argv)
     return None if request is None else request.answer()
 
@@ -122,7 +165,7 @@ def ask(root: StrPath, argv: list[str]) -> dict[str, Any] | None:
     return _data(exchange(root, argv))
 
 
-def _data(answer: tuple[int, bytes] | None) -> dict[str, Any] | None:
+def _data(answer: tuple[int, bytes, bytes] | None) -> dict[str, Any] | None:
     if answer is None or answer[0] != 0:
         return None
     import json
