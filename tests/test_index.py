@@ -216,6 +216,38 @@ def test_touch_without_change_reindexes_nothing(ws: Workspace) -> None:
     assert view.gen.records == first.gen.records
 
 
+def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Workspace) -> None:
+    """A generation opened for queries is kept by the process (it never changes once saved): the next
+    query, after the same freshness check, answers from it without reading it again; an edit still makes
+    a new generation, built from the files on disk, not from the kept query-only copy."""
+    write(ws, "memories/a.md", "alpha rollback", "mem_a")
+    write(ws, "memories/b.md", "bravo window", "mem_b")
+    deadline = time.monotonic() + 30
+    while open_index(ws).manifest["racy"]:  # until the stamps are old enough to be trusted
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    sync._WARM.clear()  # as a new process: nothing in memory
+    first = open_index(ws)
+    assert first.report is None
+    again = open_index(ws)
+    assert again.gen is first.gen
+    assert again.state is first.state
+    assert sync.warm(ws.root / INDEX_DIR / first.manifest["generation"]) is None  # query-only: no update base
+
+    write(ws, "memories/b.md", "bravo window alpha", "mem_b")
+    write(ws, "memories/c.md", "charlie alpha", "mem_c")
+    (ws.root / "memories/a.md").unlink()
+    changed = open_index(ws)
+    assert changed.report is not None
+    assert changed.report.modified == ["memories/b.md"]
+    assert changed.report.new == ["memories/c.md"]
+    assert changed.manifest["generation"] != first.manifest["generation"]
+    assert set(scores(changed, "alpha")) == {"mem_b", "mem_c"}
+    expected = picture(changed)
+    rebuild(ws)
+    assert picture(open_index(ws)) == expected
+
+
 def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Workspace) -> None:
     """A coarse file-system clock can leave a same-size rewrite with the very stamp the index saw."""
     path = write(ws, "memories/a.md", "alpha", "mem_a")

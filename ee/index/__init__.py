@@ -118,8 +118,7 @@ def _open_index_now(ws: Workspace, catch_up: bool, progress: Progress | None) ->
 
 
 def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
-    from ee.index.segment import Generation
-    from ee.index.sync import Updater, load_state, warm
+    from ee.index.sync import Updater, open_generation
 
     root = ws.root
     folder, model_key, model_problem = model_folder(ws)
@@ -156,7 +155,7 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
             raise IndexError_("the index is missing", "run: ee index rebuild")
         try:
             gen_folder = root / INDEX_DIR / manifest["generation"]
-            gen, state = warm(gen_folder) or (Generation.load(gen_folder), load_state(root, manifest))
+            gen, state = open_generation(gen_folder)
         except (OSError, ValueError, EOFError, KeyError, TypeError):
             if not catch_up:
                 from ee.errors import IndexError_

@@ -410,7 +410,7 @@ class Updater:
         old_head = self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if manifest and same_head else None
         new_manifest = self._save(new_gen, state, head, found, new_blobs, racy, model_id, old_head)
         _WARM.clear()
-        _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state)
+        _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state, True)
         new_manifest["semantic"] = new_gen.vectors is not None
         report.seconds = time.perf_counter() - started
         return new_gen, new_manifest | {"state": state}, report
@@ -587,15 +587,35 @@ def shared_cache(path: Path) -> DerivedCache:
     return cache
 
 
-# The generation this process wrote last, kept in memory: a long-lived process (ee watch and its query
-# server) then updates and answers without reading it back. One entry, replaced on every update.
-# Records are shared with the views handed out, which treat them as read-only.
-_WARM: dict[str, tuple[Generation, dict[str, Any]]] = {}
+# The generation this process wrote or opened last, kept in memory: a long-lived process (ee watch and its
+# query server, an MCP server, a --batch of queries) then updates and answers without reading it back.
+# One entry, replaced by the next generation written or opened. A generation folder never changes once
+# saved (a new state is a new folder), so what was read from it stays what it holds. Records are shared
+# with the views handed out, which treat them as read-only. The flag says whether the update-only columns
+# (paths, blob ids, term frequencies) are in memory: a generation opened for queries lacks them.
+_WARM: dict[str, tuple[Generation, dict[str, Any], bool]] = {}
 
 
 def warm(folder: Path) -> tuple[Generation, dict[str, Any]] | None:
-    """The generation saved in ``folder`` and its state, if this process wrote it (else None)."""
-    return _WARM.get(str(folder))
+    """The generation saved in ``folder`` and its state, if this process wrote it (else None): complete,
+    an update may start from it."""
+    kept = _WARM.get(str(folder))
+    return (kept[0], kept[1]) if kept is not None and kept[2] else None
+
+
+def open_generation(folder: Path) -> tuple[Generation, dict[str, Any]]:
+    """The generation in ``folder`` and its state, for queries: the one this process holds, else loaded and
+    kept (raises OSError/ValueError/... when it is damaged, as :meth:`Generation.load` does).
+
+    A query in a process that asked before (the in-process API, an MCP server, ``ee search --batch``)
+    then skips the load and keeps what ranking derived from the generation (standings, masks)."""
+    kept = _WARM.get(str(folder))
+    if kept is not None:
+        return kept[0], kept[1]
+    gen, state = Generation.load(folder), _load_state(folder)
+    _WARM.clear()
+    _WARM[str(folder)] = (gen, state, False)
+    return gen, state
 
 
 def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
@@ -701,10 +721,6 @@ def _load_marshal(path: Path) -> Any:
     if not isinstance(value, dict):
         raise ValueError(f"{path} is damaged")
     return value
-
-
-def load_state(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    return _load_state(root / INDEX_DIR / manifest["generation"])
 
 
 def _prune(folder: Path, keep: str) -> None:
