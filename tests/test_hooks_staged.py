@@ -260,3 +260,30 @@ def test_hook_check_answers_as_the_hook_does_in_process(
         "mem_b\tAPI handlers return problem+json.",
         "mem_c\tThe API gateway caches for an hour.",
     ]
+
+
+def test_a_table_proved_current_by_an_opened_view_is_relabelled(tmp_path: Path) -> None:
+    """Without ee watch, prepare-commit-msg opens the index (catching it up) and passes its generation: a
+    table whose files are unchanged takes that generation, so the next hook needs no stat of the files."""
+    repo = workspace(tmp_path)
+    built = risks.current_table(repo, trust_manifest=False).data
+    (repo / "notes.txt").write_text("code, not memories\n", encoding="utf-8")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "HEAD moves, the memories do not")
+    moved = open_index(Workspace(repo)).manifest["generation"]
+    assert moved != built["generation"]
+    risks.current_table(repo, trust_manifest=False, generation=moved)
+    saved = risks.load_table(repo)
+    assert saved is not None
+    assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
+    # A memory file written since: the next hook's view has a new generation, the stat sees the file,
+    # and the table is rebuilt.
+    (repo / "memories/e.md").write_text(
+        MEMORY.format(id="mem_e", kind="anti-pattern", paths="lib/**", body="Never vendor lib."),
+        encoding="utf-8",
+    )
+    again = open_index(Workspace(repo)).manifest["generation"]
+    assert again != moved
+    table = risks.current_table(repo, trust_manifest=False, generation=again)
+    assert [f.entry.id for f in table.findings(["lib/x.py"], None)] == ["mem_e"]
+    assert table.data["digest"] != built["digest"]

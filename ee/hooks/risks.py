@@ -350,7 +350,8 @@ def current_table(root: StrPath, trust_manifest: bool, generation: str | None = 
 
     With ``trust_manifest``, a table found fresh by its digest is relabelled with the manifest's
     generation (read before the stat): the watcher writes a new generation for every change it sees, so
-    the next hook trusts it again without a stat until the next change. The table also keeps the stat of
+    the next hook trusts it again without a stat until the next change. So it is with ``generation``
+    (the view was opened before the stat). The table also keeps the stat of
     the manifest it was found current with: while that file is unchanged, the next hook need not read it
     (nor import json)."""
     table = load_table(root)
@@ -369,6 +370,12 @@ def current_table(root: StrPath, trust_manifest: bool, generation: str | None = 
     if table is not None and table["digest"] == memory_digest(root):
         if current is not None:
             table = relabelled(table, current) | ({"manifest": stamp} if stamp is not None else {})
+            save_table(root, table)
+        elif generation is not None:
+            # The files are those the table was built from, and were when the view was opened (a change
+            # since would show in the stat): the view's generation is this table's too. Relabelled, the
+            # next hook that opens the index needs no stat (the index moves on every HEAD move).
+            table = relabelled(table, generation)
             save_table(root, table)
         return Table(table)
     return Table(refresh_index_and_table(root))
