@@ -216,6 +216,31 @@ def test_touch_without_change_reindexes_nothing(ws: Workspace) -> None:
     assert view.gen.records == first.gen.records
 
 
+def test_scan_stats_the_files_the_store_lists(tmp_path: Path) -> None:
+    """The freshness scan sees exactly the store's memory files (ee.gitrepo.iter_memory_files) with their
+    lstat stamps: nested folders, hidden names skipped, symlinks stamped as links (dangling ones too),
+    a folder named like a memory walked into, a FIFO stamped without being opened."""
+    from ee.gitrepo import iter_memory_files
+
+    base = tmp_path / "memories"
+    for folder in ("a/b", ".hidden", "dir.md", "c", ".events"):
+        (base / folder).mkdir(parents=True)
+    for rel in ("x.md", ".y.md", "a/z.md", "a/b/w.md", ".hidden/h.md", "dir.md/in.md", "c/notes.txt"):
+        (base / rel).write_text("body\n", encoding="utf-8")
+    (base / ".events" / "mem_a.jsonl").write_text("", encoding="utf-8")
+    os.symlink("../x.md", base / "c" / "link.md")
+    os.symlink("/nonexistent/file.md", base / "c" / "dangling.md")
+    os.symlink("../a", base / "c" / "folder-link")
+    os.mkfifo(base / "c" / "fifo.md")
+
+    found = sync.scan(tmp_path)
+    expected = dict(iter_memory_files(tmp_path))
+    assert sorted(found.paths) == sorted(expected)
+    assert found.files == {rel: sync.stamp(st) for rel, st in expected.items()}
+    assert list(found.events) == ["memories/.events/mem_a.jsonl"]
+    assert sync.scan(tmp_path / "nowhere").paths == []
+
+
 def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Workspace) -> None:
     """A generation opened for queries is kept by the process (it never changes once saved): the next
     query, after the same freshness check, answers from it without reading it again; an edit still makes

