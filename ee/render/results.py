@@ -92,7 +92,8 @@ def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -
     for hit in data.get("hits", []):
         lines.append(f"## {hit['rank']}. {hit.get('title', hit['id'])}")
         lines.append("")
-        lines.append(f"`{hit['id']}` · {hit.get('level', '')}/{hit.get('kind', '')} · score {hit['score']:.4f}")
+        kind_of = f"{hit.get('level', '')}/{hit.get('kind', '')}"
+        lines.append(f"`{hit['id']}` · {kind_of} · score {hit['score']:.4f}")
         if hit.get("why"):
             lines.append(f"*why:* {hit['why']}")
         if hit.get("body"):
