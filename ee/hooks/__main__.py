@@ -2,6 +2,6 @@
 
 import sys
 
-from ee.hooks.run import main
+from ee.hooks.run import main_and_exit
 
-sys.exit(main(sys.argv[1:]))
+main_and_exit(sys.argv[1:])
