@@ -287,3 +287,18 @@ def test_a_table_proved_current_by_an_opened_view_is_relabelled(tmp_path: Path) 
     table = risks.current_table(repo, trust_manifest=False, generation=again)
     assert [f.entry.id for f in table.findings(["lib/x.py"], None)] == ["mem_e"]
     assert table.data["digest"] != built["digest"]
+
+
+def test_a_loaded_table_is_decoded_again_only_once_replaced(tmp_path: Path) -> None:
+    repo = workspace(tmp_path)
+    first = risks.current_table(repo, trust_manifest=False).data
+    loaded = risks.load_table(repo)
+    assert loaded is not None
+    assert risks.load_table(repo) is loaded  # the same file: not decoded again (ee watch's server)
+    risks.save_table(repo, risks.relabelled(loaded, "gen-other"))
+    again = risks.load_table(repo)
+    assert again is not None
+    assert again is not loaded
+    assert (again["generation"], again["rows"]) == ("gen-other", first["rows"])
+    (repo / ".ee/hooks/table.marshal").write_bytes(b"torn")
+    assert risks.load_table(repo) is None
