@@ -16,7 +16,8 @@ import pytest
 from conftest import git, run_cli
 
 from ee.index import derive as derive_module
-from ee.index import open_index, rebuild, status, sync
+from ee.index import lexical, open_index, rebuild, status, sync
+from ee.index.lexical import Vocabulary
 from ee.index.segment import Entry, Generation, split_strings
 from ee.index.sync import INDEX_DIR, read_manifest
 from ee.index.tokenize import tokenize
@@ -391,6 +392,46 @@ def test_vocabulary_is_compacted_after_many_edits() -> None:
         assert np.allclose(np.sort(gen.lexical.scores(query)), np.sort(fresh.lexical.scores(query)))
 
 
+def test_saved_vocabulary_is_looked_up_without_building_a_dict(tmp_path: Path) -> None:
+    """The vocabulary is saved sorted and bisected when read: every token finds its column (tokens that
+    share a prefix, non-ASCII, a lone surrogate, a NUL), an unknown one finds none; a generation saved with
+    the older dict form (vocab.marshal) still loads and scores the same; an update from either is exact."""
+    def entry(name: str, tokens: list[str]) -> Entry:
+        return Entry(f"memories/{name}.md", f"blob-{name}", True, {"id": name}, "", tokens, None)
+
+    words = ["a", "ab", "abc", "b", "é", "ée", "✓", "\udcff", "x\x00y", "zz", "", "🙂"]
+    gen = Generation().updated([], [entry(f"m{i}", words[i:] + words[:2]) for i in range(len(words))], None)
+    gen.save(tmp_path / "gen")
+    loaded = Generation.load(tmp_path / "gen")
+    vocab = loaded.lexical.vocab
+    assert isinstance(vocab, Vocabulary)
+    assert {token: vocab.get(token) for token in gen.vocab} == dict(gen.vocab)
+    for missing in ("", "aa", "abcd", "e", "x", "\x00", "zzz", "🙂🙂"):
+        assert missing not in gen.vocab or vocab.get(missing) == gen.vocab[missing]
+        if missing not in gen.vocab:
+            assert vocab.get(missing) is None
+            assert missing not in vocab
+    assert dict(vocab) == dict(gen.vocab)
+    assert len(vocab) == len(gen.vocab)
+    queries = [["a"], ["ab", "é"], ["\udcff", "x\x00y"], ["nope"], words]
+    expected = [gen.lexical.scores(q).tolist() for q in queries]
+    assert [loaded.lexical.scores(q).tolist() for q in queries] == expected
+
+    # The dict form an older ee wrote.
+    bm25s = tmp_path / "gen" / "bm25s"
+    (bm25s / lexical.VOCAB).unlink()
+    (bm25s / lexical.OLD_VOCAB).write_bytes(marshal.dumps(dict(gen.vocab)))
+    old = Generation.load(tmp_path / "gen")
+    assert [old.lexical.scores(q).tolist() for q in queries] == expected
+    for base in (Generation.load(tmp_path / "gen", for_update=True), loaded):
+        base_for_update = base if base is not loaded else Generation.load(tmp_path / "gen", for_update=True)
+        later = base_for_update.updated([0], [entry("m99", ["ab", "new"])], None)
+        fresh = Generation().updated([], [entry(f"m{i}", words[i:] + words[:2]) for i in range(1, len(words))]
+                                     + [entry("m99", ["ab", "new"])], None)
+        for q in (["ab"], ["new"], ["a", "zz"]):
+            assert sorted(later.lexical.scores(q).tolist()) == sorted(fresh.lexical.scores(q).tolist())
+
+
 def test_packed_records_read_one_by_one_or_all_at_once_are_the_same(tmp_path: Path) -> None:
     """A query decodes the records it ranks; a filter decodes them all in one pass: the same records."""
     def entry(name: str, tokens: list[str], committed: bool) -> Entry:
@@ -453,7 +494,8 @@ DAMAGE = {
     "truncated ids": lambda ws: _chop(_generation(ws) / "ids.marshal"),
     "truncated committed column": lambda ws: _truncate(_generation(ws) / "committed.npy"),
     "garbage stamps": lambda ws: (_generation(ws) / "stamps.marshal").write_bytes(b"\x00garbage"),
-    "garbage vocabulary": lambda ws: (_generation(ws) / "bm25s" / "vocab.marshal").write_bytes(b"\x00bad"),
+    "garbage vocabulary": lambda ws: (_generation(ws) / "bm25s" / lexical.VOCAB).write_bytes(b"\x00bad"),
+    "truncated vocabulary": lambda ws: _chop(_generation(ws) / "bm25s" / lexical.VOCAB),
     "truncated head state": lambda ws: _truncate(_generation(ws) / "head.marshal"),
     "garbage manifest": lambda ws: (ws.root / INDEX_DIR / "manifest.json").write_text("{not json"),
     "generation folder deleted": lambda ws: shutil.rmtree(_generation(ws)),

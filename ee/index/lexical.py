@@ -6,8 +6,11 @@ same one bm25s builds (``method="lucene"``: ``idf = ln(1 + (N - df + 0.5) / (df 
 ``tf / (tf + k1 * (1 - b + b * dl / avgdl))``), computed here with a few vectorised numpy passes from the
 token ids of every memory, so an incremental update recomputes it exactly (no drifting statistics: the
 index after any sequence of updates equals a full rebuild). The arrays and ``params.index.json`` are
-bm25s's; the vocabulary is ``vocab.marshal`` (bm25s reads ``vocab.index.json``): parsing the JSON was
-~35 ms of every fresh query at 100k memories, the marshal dict loads in a fraction of that.
+bm25s's; the vocabulary is ``vocab.sorted.marshal`` (bm25s reads ``vocab.index.json``): the tokens'
+UTF-8 bytes sorted and laid end to end, with where each starts and its column, looked up by bisection
+(:class:`Vocabulary`). Parsing the JSON was ~35 ms of every fresh query at 100k memories; building even
+a dict of the 100k tokens (``vocab.marshal``, still read in a generation written before) ~50 ms, for the
+handful of tokens a query looks up.
 
 Query scoring reads the memory-mapped CSC arrays directly (a sum of the query tokens' columns), so the
 read path needs numpy but not the bm25s import (~90 ms).
@@ -15,9 +18,10 @@ read path needs numpy but not the bm25s import (~90 ms).
 
 from __future__ import annotations
 
+import itertools
 import json
 import marshal
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,94 @@ METHOD = "lucene"
 K1 = 1.5
 B = 1.0
 _FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy")
-VOCAB = "vocab.marshal"
+VOCAB = "vocab.sorted.marshal"
+OLD_VOCAB = "vocab.marshal"  # a dict: what generations written before the sorted vocabulary hold
+
+
+class Vocabulary(Mapping[str, int]):
+    """Token → column, read from the sorted form :meth:`Lexical.save` writes: ``get`` bisects the sorted
+    token bytes (no dict is built, and a query looks up a handful of tokens); iterating or sizing it
+    builds the dict once (an update, which copies the vocabulary anyway)."""
+
+    __slots__ = ("_columns", "_dict", "_starts", "_tokens")
+
+    def __init__(self, tokens: bytes, starts: np.ndarray, columns: np.ndarray) -> None:
+        self._tokens = tokens  # every token's UTF-8 bytes (surrogates passed), sorted, end to end
+        self._starts = starts  # int64, where each starts, and the end: len = size + 1
+        self._columns = columns  # int64, the column of each
+        self._dict: dict[str, int] | None = None
+
+    @classmethod
+    def of(cls, vocab: Mapping[str, int]) -> Vocabulary:
+        if isinstance(vocab, Vocabulary):
+            return vocab
+        pairs = sorted((_key(token), column) for token, column in vocab.items())
+        starts = np.zeros(len(pairs) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter((len(key) for key, _column in pairs), np.int64, len(pairs)), out=starts[1:])
+        columns = np.fromiter((column for _key, column in pairs), np.int64, len(pairs))
+        return cls(b"".join(key for key, _column in pairs), starts, columns)
+
+    def to_record(self) -> dict[str, bytes]:
+        return {"tokens": self._tokens, "starts": self._starts.astype(np.int64).tobytes(),
+                "columns": self._columns.astype(np.int64).tobytes()}
+
+    @classmethod
+    def from_record(cls, record: Any) -> Vocabulary:
+        """Raises ValueError/KeyError/TypeError when ``record`` is damaged."""
+        tokens, starts, columns = record["tokens"], record["starts"], record["columns"]
+        if not (isinstance(tokens, bytes) and isinstance(starts, bytes) and isinstance(columns, bytes)):
+            raise TypeError("vocabulary damaged")
+        table = np.frombuffer(starts, dtype=np.int64)
+        values = np.frombuffer(columns, dtype=np.int64)
+        if len(table) != len(values) + 1 or int(table[0]) != 0 or int(table[-1]) != len(tokens):
+            raise ValueError("vocabulary damaged")
+        return cls(tokens, table, values)
+
+    def _find(self, token: object) -> int:
+        if self._dict is not None or not isinstance(token, str):
+            return -1
+        key, tokens, starts = _key(token), self._tokens, self._starts
+        size = len(starts) - 1
+        lo, hi = 0, size
+        while lo < hi:  # the first token not below ``key``
+            mid = (lo + hi) // 2
+            if tokens[int(starts[mid]) : int(starts[mid + 1])] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < size and tokens[int(starts[lo]) : int(starts[lo + 1])] == key else -1
+
+    def get(self, token: object, default: Any = None) -> Any:
+        if self._dict is not None:
+            return self._dict.get(token, default)  # type: ignore[call-overload]
+        at = self._find(token)
+        return int(self._columns[at]) if at >= 0 else default
+
+    def __getitem__(self, token: str) -> int:
+        column: int | None = self.get(token)
+        if column is None:
+            raise KeyError(token)
+        return column
+
+    def __contains__(self, token: object) -> bool:
+        return self.get(token) is not None
+
+    def as_dict(self) -> dict[str, int]:
+        if self._dict is None:
+            starts, tokens = self._starts.tolist(), self._tokens
+            words = [tokens[a:b].decode("utf-8", "surrogatepass") for a, b in itertools.pairwise(starts)]
+            self._dict = dict(zip(words, self._columns.tolist(), strict=True))
+        return self._dict
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.as_dict())
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+
+def _key(token: str) -> bytes:
+    return token.encode("utf-8", "surrogatepass")
 
 
 @dataclass(slots=True)
@@ -40,7 +131,7 @@ class Lexical:
     data: np.ndarray  # float32 scores
     indices: np.ndarray  # int32 document positions
     indptr: np.ndarray  # int64 column starts, len = vocab size + 1
-    vocab: dict[str, int]
+    vocab: Mapping[str, int]
     n_docs: int
     k1: float = K1
     b: float = B
@@ -64,11 +155,11 @@ class Lexical:
         return int(self.indptr[column + 1] - self.indptr[column])
 
     def save(self, folder: Path) -> None:
-        """Write the score arrays in bm25s's layout, the vocabulary as ``vocab.marshal``."""
+        """Write the score arrays in bm25s's layout, the vocabulary sorted (:class:`Vocabulary`)."""
         folder.mkdir(parents=True, exist_ok=True)
         for name, array in zip(_FILES, (self.data, self.indices, self.indptr), strict=True):
             np.save(folder / name, array)
-        (folder / VOCAB).write_bytes(marshal.dumps(self.vocab))
+        (folder / VOCAB).write_bytes(marshal.dumps(Vocabulary.of(self.vocab).to_record()))
         params = {
             "k1": self.k1,
             "b": self.b,
@@ -86,9 +177,13 @@ class Lexical:
     @classmethod
     def load(cls, folder: Path) -> Lexical:
         data, indices, indptr = (np.load(folder / name, mmap_mode="r") for name in _FILES)
-        vocab = marshal.loads((folder / VOCAB).read_bytes())  # noqa: S302 - our own file
-        if not isinstance(vocab, dict):
-            raise ValueError("vocabulary damaged")
+        vocab: Mapping[str, int]
+        if (folder / VOCAB).exists():
+            vocab = Vocabulary.from_record(marshal.loads((folder / VOCAB).read_bytes()))  # noqa: S302 - ours
+        else:
+            vocab = marshal.loads((folder / OLD_VOCAB).read_bytes())  # noqa: S302 - our own file
+            if not isinstance(vocab, dict):
+                raise ValueError("vocabulary damaged")
         params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
         return cls(data, indices, indptr, vocab, int(params["num_docs"]), float(params["k1"]), float(params["b"]))
 

@@ -33,7 +33,7 @@ from typing import Any, overload
 import numpy as np
 
 from ee._crash import crash_point
-from ee.index.lexical import K1, B, Lexical
+from ee.index.lexical import K1, B, Lexical, Vocabulary
 
 _MASK32 = np.int64(0xFFFFFFFF)
 # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart;
@@ -299,7 +299,7 @@ class Generation:
     blobs: list[str] = field(default_factory=list)
     links: list[tuple[int, str, list[Any]]] = field(default_factory=list)  # (position, id, links), links only
     packed_bodies: Packed = field(default_factory=lambda: Packed.empty(_decode_body))
-    vocab: dict[str, int] = field(default_factory=dict)
+    vocab: Mapping[str, int] = field(default_factory=dict)
     keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # token << 32 | position
     tf: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -458,7 +458,8 @@ class Generation:
         gen = cls(records=records, ids=ids, links=links,
                   packed_bodies=_load_packed(folder, "bodies", _decode_body, size, for_update))
         gen.lexical = Lexical.load(folder / "bm25s")
-        gen.vocab = gen.lexical.vocab
+        vocab = gen.lexical.vocab  # an update copies it whole: the dict, built once
+        gen.vocab = vocab.as_dict() if for_update and isinstance(vocab, Vocabulary) else vocab
         if gen.lexical.n_docs != size:
             raise ValueError("lexical index does not match the records")
         vectors = folder / "vectors.npy"
