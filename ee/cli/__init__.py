@@ -2,6 +2,10 @@
 
 Exit codes (see ee.errors.ExitCode and the README): 0 ok, 1 internal, 2 usage, 3 configuration,
 4 storage, 5 index, 6 policy denied, 7 not found, 8 conflict, 9 eval failed.
+
+This module does not import click: a fresh ``ee search``, ``ee context`` or ``ee remember`` parses its
+line with :mod:`ee.cli.params` and runs without it. Everything else (and any line the fast parser does not
+fully understand) goes to the click group of :mod:`ee.cli.group` (``ee.cli.cli``).
 """
 
 from __future__ import annotations
@@ -9,20 +13,53 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
 
-import click
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
-from ee import __version__
-from ee.errors import EeError, ExitCode
-from ee.render import dumps, envelope, error_envelope
+    import click
+
+    from ee.errors import EeError
+    from ee.workspace import Workspace
 
 # A query multiplies one vector by the memory matrix (~1 ms on one core at 10k memories). OpenBLAS would
 # run that on every core and then spin its threads, which cost a fresh `ee search` ~20 ms of CPU on a
 # 2-core machine (and the other processes the cores it spun on). Set before numpy loads; the user's own
 # setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# The commands that run without click when their line is plain (see ee.cli.params) → their module.
+FAST_COMMANDS = {"search": "query_cmds", "context": "context_cmds", "remember": "remember_cmds"}
+
+
+def echo(message: str = "", nl: bool = True, err: bool = False) -> None:
+    """``click.echo(message, nl=nl, err=err)`` without importing click.
+
+    For text on an ordinary stream click writes the text (and newline) and flushes, as here. It does more
+    only for text holding ANSI escapes (removed when the stream is not a terminal) and for a stream with
+    no usable encoding (ASCII, or none: re-wrapped as UTF-8): those go to click itself."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None or "\x1b" in message or _ascii(stream):
+        import click
+
+        click.echo(message, nl=nl, err=err)
+        return
+    if nl:
+        message += "\n"
+    if message:
+        stream.write(message)
+    stream.flush()
+
+
+def _ascii(stream: Any) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "ascii"
+    except LookupError:
+        return False
 
 
 class Output:
@@ -38,138 +75,34 @@ class Output:
         self, data: Any, human: Callable[[], str] | str, degraded: list[dict[str, Any]] | None = None
     ) -> None:
         if self.json:
-            click.echo(dumps(envelope(data, degraded)))
+            from ee.render import dumps, envelope
+
+            echo(dumps(envelope(data, degraded)))
             return
         text = human() if callable(human) else human
         if text:
-            click.echo(text)
+            echo(text)
         for item in degraded or []:
-            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+            echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--json`` / ``--human`` on every command (default: JSON when stdout is not a terminal)."""
-    return click.option(
-        "--json/--human",
-        "as_json",
-        default=None,
-        help="Print the ee.response.v1 JSON envelope (default when stdout is not a terminal), or text.",
-    )(func)
+    from ee.cli.params import JSON_OPTION
+
+    return JSON_OPTION.to_click()(func)
 
 
 def workspace(ctx: click.Context) -> Any:
+    """The workspace of a click command (the ``--workspace`` given before it, else the usual search)."""
+    return open_workspace(ctx.find_root().params.get("workspace"))
+
+
+def open_workspace(root: str | None) -> Workspace:
+    """The workspace at ``root`` (the ``--workspace`` given before the command), else the usual search."""
     from ee.workspace import Workspace
 
-    root = ctx.find_root().params.get("workspace")
     return Workspace.discover(root)
-
-
-# The modules that register commands, in the order help lists them (it reads like the README).
-COMMAND_MODULES = (
-    "store_cmds",
-    "memory_cmds",
-    "index_cmds",
-    "query_cmds",
-    "context_cmds",
-    "hooks_cmds",
-    "sync_cmds",
-    "eval_cmds",
-    "mcp_cmds",
-)
-# Commands whose latency matters (agents and git hooks call them all the time) → the one module that
-# registers them: running one imports only that module. Any other name imports them all, in order.
-HOT_COMMANDS = {
-    "search": "query_cmds",
-    "context": "context_cmds",
-    "pack": "context_cmds",
-    "why": "context_cmds",
-    "outcome": "context_cmds",
-    "remember": "store_cmds",
-    "hook": "hooks_cmds",
-}
-
-
-class EeGroup(click.Group):
-    """Keeps commands in the order they were added (help reads like the README), and imports the module
-    of a command when it is first needed: ``ee search`` does not import the modules (and their
-    dependencies) of thirty other commands. ``commands`` read from outside (help, suggestions, the MCP
-    tool table, tests) holds every command."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._commands: dict[str, click.Command] = {}
-        self._loaded: dict[str, list[str]] = {}  # module → the names it registered
-        self._all = False
-        super().__init__(*args, **kwargs)
-
-    @property  # type: ignore[override]
-    def commands(self) -> dict[str, click.Command]:
-        self._load_all()
-        return self._commands
-
-    @commands.setter
-    def commands(self, value: dict[str, click.Command]) -> None:
-        self._commands = dict(value)
-
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        name = name or cmd.name
-        if name is None:
-            raise TypeError("Command has no name.")
-        self._commands[name] = cmd
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module = HOT_COMMANDS.get(cmd_name)
-        if module is not None and not self._all:
-            self._load(module)
-        else:
-            self._load_all()
-        return self._commands.get(cmd_name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)
-
-    def _load(self, module_name: str) -> None:
-        if module_name in self._loaded:
-            return
-        before = set(self._commands)
-        self._loaded[module_name] = []
-        try:
-            module = __import__(f"ee.cli.{module_name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:  # a command module still being written: ee works without it
-            if exc.name != f"ee.cli.{module_name}":
-                raise
-            return
-        module.register(self)
-        self._loaded[module_name] = [name for name in self._commands if name not in before]
-
-    def _load_all(self) -> None:
-        if self._all:
-            return
-        self._all = True
-        for module_name in COMMAND_MODULES:
-            self._load(module_name)
-        # Help order does not depend on which command ran first.
-        ordered = {name: self._commands[name] for m in COMMAND_MODULES for name in self._loaded.get(m, [])}
-        self._commands = ordered | self._commands
-
-
-@click.group(cls=EeGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option(
-    "--workspace",
-    "-W",
-    metavar="DIR",
-    default=None,
-    help="The workspace folder (default: $EE_WORKSPACE, else the nearest folder up with .ee/ or memories/).",
-)
-@click.version_option(__version__, prog_name="ee")
-def cli(workspace: str | None) -> None:
-    """ee — durable, local-first, explainable memory for coding agents.
-
-    Memories are Markdown files under memories/, versioned in git. Indexes are derived.
-    """
-
-
-# click ≥ 8.2 raises this for a group called without a command; older clicks print help and exit 0.
-_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(click.exceptions, "NoArgsIsHelpError", click.UsageError)
 
 
 def wants_json(argv: list[str]) -> bool:
@@ -183,10 +116,12 @@ def wants_json(argv: list[str]) -> bool:
 
 def report_error(exc: EeError, as_json: bool) -> int:
     if as_json:
-        click.echo(dumps(error_envelope(exc.to_dict())))
-    click.echo(f"error: {exc.message}", err=True)
+        from ee.render import dumps, error_envelope
+
+        echo(dumps(error_envelope(exc.to_dict())))
+    echo(f"error: {exc.message}", err=True)
     if exc.hint:
-        click.echo(f"  repair: {exc.hint}", err=True)
+        echo(f"  repair: {exc.hint}", err=True)
     return int(exc.exit_code)
 
 
@@ -201,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         # collection that an allocation triggered halfway through a query cost ~0.5 s there (and the
         # process ends in _leave without one). A --batch of queries may run long: it keeps the collector.
         gc.disable()
-    code = _run(args)
+    code = _run_fast(args) if argv is None else None
+    if code is None:
+        code = _run(args)
     if argv is None:
         _leave(args, code)
     return code
@@ -233,43 +170,98 @@ def _leave(args: list[str], code: int) -> None:
 
 
 def _run(args: list[str]) -> int:
+    from ee.cli.group import run
+
+    return run(args)
+
+
+def _run_fast(args: list[str]) -> int | None:
+    """Run a command of :data:`FAST_COMMANDS` without click; None when click must parse the line (help,
+    a mistake, an option the fast parser does not read: see :mod:`ee.cli.params`) or another command.
+
+    What the command raises is handled as click's ``main`` and :func:`_run` handle it."""
+    import errno
+
+    from ee.errors import EeError
+
+    line = _split_command(args)
+    if line is None or "_EE_COMPLETE" in os.environ:  # (click's shell completion)
+        return None
+    root, name, rest = line
+    module_name = FAST_COMMANDS.get(name)
+    if module_name is None:
+        return None
+    from ee.cli.params import parse
+
+    command = __import__(f"ee.cli.{module_name}", fromlist=["COMMANDS"]).COMMANDS[name]
+    params = parse(command, rest)
+    if params is None:
+        return None
     try:
-        result = cli.main(args=args, prog_name="ee", standalone_mode=False)
+        result = command.run(root, **params)
     except EeError as exc:
         return report_error(exc, wants_json(args))
-    except _NO_ARGS_IS_HELP as exc:
-        help_ctx = getattr(exc, "ctx", None)
-        click.echo(help_ctx.get_help() if help_ctx else "", err=True)
-        return int(ExitCode.USAGE)
-    except click.UsageError as exc:
-        if wants_json(args):
-            click.echo(
-                dumps(
-                    error_envelope(
-                        {
-                            "code": "usage",
-                            "message": exc.format_message(),
-                            "repair": "see `ee --help`",
-                            "details": {},
-                        }
-                    )
-                )
-            )
-        exc.show()
-        return int(ExitCode.USAGE)
-    except click.ClickException as exc:
-        exc.show()
-        return int(ExitCode.USAGE)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except (EOFError, KeyboardInterrupt):  # click: a newline, then Abort → "aborted"
+        echo(err=True)
+        echo("aborted", err=True)
         return 130
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        return 130
+    except OSError as exc:  # click: output to a closed pipe ends the process with 1, flushing quietly
+        if exc.errno != errno.EPIPE:
+            raise
+        sys.stdout = _Pacified(sys.stdout)
+        sys.stderr = _Pacified(sys.stderr)
+        sys.exit(1)
     return result if isinstance(result, int) else 0
+
+
+def _split_command(args: list[str]) -> tuple[str | None, str, list[str]] | None:
+    """(the ``--workspace`` given, the command's name, the words after it), read as the group ``ee`` reads
+    them; None when anything else comes before the command (``--version``, ``--help``, a mistake)."""
+    root = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-W", "--workspace"):
+            if i + 1 == len(args):
+                return None
+            root, i = args[i + 1], i + 2
+        elif arg.startswith("--workspace="):
+            root, i = arg.partition("=")[2], i + 1
+        elif arg.startswith("-W"):  # click reads "-WDIR" (and "-W=DIR") as -W with the rest attached
+            root, i = arg[2:], i + 1
+        elif arg.startswith("-"):
+            return None
+        else:
+            return root, arg, args[i + 1 :]
+    return None
+
+
+class _Pacified:
+    """A stream whose flush ignores a closed pipe (click's ``_PacifyFlushWrapper``)."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def flush(self) -> None:
+        import errno
+
+        try:
+            self.wrapped.flush()
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+def __getattr__(name: str) -> Any:
+    # The click group and what goes with it, imported when first asked for (``from ee.cli import cli``).
+    if name in ("cli", "EeGroup", "COMMAND_MODULES", "HOT_COMMANDS"):
+        from ee.cli import group
+
+        return getattr(group, name)
+    raise AttributeError(name)
 
 
 def run() -> None:

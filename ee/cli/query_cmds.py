@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-import click
-
-from ee.cli import Output, json_option, workspace
+from ee.cli import Output, echo, open_workspace
+from ee.cli.params import JSON_OPTION, Argument, Command, Option, click_command
 from ee.errors import EeError, QueryError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    import click
+
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
+MODES = ["hybrid", "lexical", "semantic", "exact"]
+LEVELS = ["working", "episodic", "semantic", "procedural"]
+SPEEDS = ["instant", "default", "quality"]
+FIELDS = ["minimal", "summary", "standard", "full"]
 
 
 def read_query_file(path: str) -> Any:
     from ee.errors import NotFound
-    from ee.query.document import parse_document
-
-    from ee.query.document import MAX_DOCUMENT_BYTES
+    from ee.query.document import MAX_DOCUMENT_BYTES, parse_document
 
     # Read one byte past the cap: a huge document (or /dev/zero) is refused without filling memory.
     if path == "-":
@@ -28,7 +34,9 @@ def read_query_file(path: str) -> Any:
     except FileNotFoundError:
         raise NotFound(f"no query file {path}", "check the path (or pass - to read stdin)") from None
     except IsADirectoryError:
-        raise QueryError(f"{path} is a folder, not a query file", "pass a JSON file, or - for stdin") from None
+        raise QueryError(
+            f"{path} is a folder, not a query file", "pass a JSON file, or - for stdin"
+        ) from None
 
 
 def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
@@ -43,43 +51,51 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
     return "json" if Output(None).json else "human"
 
 
-@click.command("search")
-@click.argument("text", required=False)
-@click.option("--mode", type=click.Choice(["hybrid", "lexical", "semantic", "exact"]), default="hybrid",
-              show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many hits (default 100).")
-@click.option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit.")
-@click.option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then.")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
-@click.option("--level", type=click.Choice(["working", "episodic", "semantic", "procedural"]))
-@click.option("--kind")
-@click.option("--speed", type=click.Choice(["instant", "default", "quality"]))
-@click.option("--fields", type=click.Choice(["minimal", "summary", "standard", "full"]))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped).")
-@click.option("--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin).")
-@click.option("--batch", metavar="FILE.jsonl", help="One query per line (text or document) → one JSON line each.")
-@json_option
-@click.pass_context
-def search_cmd(ctx: click.Context, text: str | None, mode: str, limit: int | None, explain: bool,
-               as_of: str | None, tags: tuple[str, ...], level: str | None, kind: str | None, speed: str | None,
-               fields: str | None, fmt: str | None, query_file: str | None, batch: str | None,
-               as_json: bool | None) -> int:
+def search_cmd(
+    root: str | None,
+    text: str | None,
+    mode: str,
+    limit: int | None,
+    explain: bool,
+    as_of: str | None,
+    tags: tuple[str, ...],
+    level: str | None,
+    kind: str | None,
+    speed: str | None,
+    fields: str | None,
+    fmt: str | None,
+    query_file: str | None,
+    batch: str | None,
+    as_json: bool | None,
+) -> int:
     """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
     from ee.query import search
     from ee.query.document import from_arguments
 
-    ws = workspace(ctx)
+    ws = open_workspace(root)
     if batch:
         return run_batch(ws, batch)
     if query_file:
         if text:
-            raise QueryError("give TEXT or --query-file, not both", "put the text in the document's query.text")
+            raise QueryError(
+                "give TEXT or --query-file, not both", "put the text in the document's query.text"
+            )
         query = read_query_file(query_file)
     elif text:
-        query = from_arguments(text, mode=mode, limit=limit, tags=list(tags), level=level, kind=kind, as_of=as_of,
-                               explain=explain, fields=fields, speed=speed)
+        query = from_arguments(
+            text,
+            mode=mode,
+            limit=limit,
+            tags=list(tags),
+            level=level,
+            kind=kind,
+            as_of=as_of,
+            explain=explain,
+            fields=fields,
+            speed=speed,
+        )
     else:
-        raise QueryError("nothing to search for", 'pass TEXT, --query-file FILE or --batch FILE.jsonl')
+        raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
     data = search(ws, query)
     emit_search(data, output_format(fmt, as_json, query))
     return 0
@@ -88,10 +104,10 @@ def search_cmd(ctx: click.Context, text: str | None, mode: str, limit: int | Non
 def emit_search(data: dict[str, Any], fmt: str) -> None:
     from ee.render.results import render
 
-    click.echo(render("search", data, fmt), nl=False)
+    echo(render("search", data, fmt), nl=False)
     if fmt in ("human", "markdown"):
         for item in data.get("degraded", []):
-            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+            echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
 def run_batch(ws: Any, path: str) -> int:
@@ -114,15 +130,44 @@ def run_batch(ws: Any, path: str) -> int:
                     query = from_arguments(stripped)
                 data = search(ws, query)
                 degraded = data.pop("degraded", [])
-                click.echo(dumps(envelope(data, degraded), indent=None))
+                echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:
                 code = code or int(exc.exit_code)
-                click.echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
+                echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
     finally:
         if handle is not sys.stdin:
             handle.close()
     return code
 
 
+SEARCH = Command(
+    "search",
+    search_cmd,
+    [
+        Argument("text", required=False),
+        Option("--mode", choices=MODES, default="hybrid", show_default=True),
+        Option("--limit", type=int, min=1, help="At most this many hits (default 100)."),
+        Option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit."),
+        Option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then."),
+        Option(
+            "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required)."
+        ),
+        Option("--level", choices=LEVELS),
+        Option("--kind"),
+        Option("--speed", choices=SPEEDS),
+        Option("--fields", choices=FIELDS),
+        Option("--format", "fmt", choices=FORMATS, help="Output format (default: json when piped)."),
+        Option("--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin)."),
+        Option(
+            "--batch",
+            metavar="FILE.jsonl",
+            help="One query per line (text or document) → one JSON line each.",
+        ),
+        JSON_OPTION,
+    ],
+)
+COMMANDS = {"search": SEARCH}
+
+
 def register(cli: click.Group) -> None:
-    cli.add_command(search_cmd)
+    cli.add_command(click_command(SEARCH))

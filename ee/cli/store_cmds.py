@@ -1,4 +1,5 @@
-"""Commands over the store as a whole: init, remember, import, export, doctor, schema."""
+"""Commands over the store as a whole: init, remember (declared in remember_cmds), import, export, doctor,
+schema."""
 
 from __future__ import annotations
 
@@ -24,71 +25,6 @@ def init_cmd(path: str, as_json: bool | None) -> None:
     _ws, report = Workspace.init(path)
     created = ", ".join(report["created"]) or "nothing (already initialised)"
     Output(as_json).emit(report, f"ee workspace at {report['root']}\ncreated: {created}")
-
-
-@click.command("remember")
-@click.argument("text")
-@click.option(
-    "--level",
-    default="semantic",
-    show_default=True,
-    type=click.Choice(["working", "episodic", "semantic", "procedural"]),
-    help="Memory level.",
-)
-@click.option("--kind", default="fact", show_default=True, help="rule, fact, decision, failure, command, …")
-@click.option("--tags", default="", help="Comma-separated tags, e.g. ci,rust.")
-@click.option(
-    "--confidence", type=click.FloatRange(0, 1), help="Prior confidence (default by trust: 0.85 / 0.5)."
-)
-@click.option("--source", multiple=True, metavar="URI", help="Provenance URI (repeatable).")
-@click.option("--valid-from", metavar="TIME", help="Start of validity (RFC 3339).")
-@click.option("--valid-to", metavar="TIME", help="End of validity (RFC 3339).")
-@click.option(
-    "--link", "links", multiple=True, metavar="TYPE:ID", help="Link to another memory (repeatable)."
-)
-@click.option(
-    "--path", "paths", multiple=True, metavar="GLOB", help="Code path this memory is about (repeatable)."
-)
-@click.option("--agent", default=None, help="Write as this agent (default: $EE_AGENT; otherwise a human).")
-@click.option("--redact", is_flag=True, help="Store secrets as [REDACTED:<class>] instead of refusing.")
-@json_option
-@click.pass_context
-def remember_cmd(
-    ctx: click.Context,
-    text: str,
-    level: str,
-    kind: str,
-    tags: str,
-    confidence: float | None,
-    source: tuple[str, ...],
-    valid_from: str | None,
-    valid_to: str | None,
-    links: tuple[str, ...],
-    paths: tuple[str, ...],
-    agent: str | None,
-    redact: bool,
-    as_json: bool | None,
-) -> None:
-    """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input."""
-    from ee.workspace import Actor
-
-    if text == "-":
-        text = sys.stdin.read()
-    memory = workspace(ctx).remember(
-        text,
-        level=level,
-        kind=kind,
-        tags=tags.split(",") if tags else [],
-        confidence=confidence,
-        source=source,
-        valid_from=valid_from,
-        valid_to=valid_to,
-        links=links,
-        paths=paths,
-        actor=Actor.from_env(agent),
-        redact=redact,
-    )
-    Output(as_json).emit(memory.to_dict(), f"remembered {memory.id}  ({memory.path})")
 
 
 @click.group("import")
@@ -242,5 +178,8 @@ def schema_export_cmd(schema_id: str) -> None:
 
 
 def register(cli: click.Group) -> None:
-    for command in (init_cmd, remember_cmd, import_group, export_group, doctor_cmd, schema_group):
+    from ee.cli.params import click_command
+    from ee.cli.remember_cmds import REMEMBER
+
+    for command in (init_cmd, click_command(REMEMBER), import_group, export_group, doctor_cmd, schema_group):
         cli.add_command(command)
