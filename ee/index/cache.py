@@ -3,13 +3,14 @@ uncommitted text). A memory version's parse, tokens and embedding are computed o
 later index generation and by asOf queries over old commits.
 
 SQLite (stdlib) in WAL mode: one file, safe with several readers and writers, fast batch look-ups.
+``sqlite3`` is imported when a cache is opened: a query over a fresh index never opens it, but reads
+``CACHE_VERSION`` from here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import marshal
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ class Derived:
 
 class DerivedCache:
     def __init__(self, path: Path) -> None:
+        import sqlite3
+
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)

@@ -31,7 +31,6 @@ import numpy as np
 from ee._crash import crash_point
 from ee.gitrepo import blob_id
 from ee.index.cache import CACHE_VERSION, DerivedCache
-from ee.index.derive import derive_all
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
@@ -445,6 +444,8 @@ class Updater:
             if blobs[rel] not in cached:
                 todo.setdefault(blobs[rel], rel)
         batch = {blob: (datas[rel] or b"", rel) for blob, rel in todo.items()}
+        from ee.index.derive import derive_all  # (here: a query over a fresh index never derives)
+
         fresh.update(derive_all(batch, self.progress))
         derived = cached | fresh
         need_vectors = {b: d for b, d in derived.items() if d.vector is None and "error" not in d.record}
