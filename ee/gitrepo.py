@@ -1,13 +1,16 @@
 """Everything git.
 
-The write path and the cheap read-path checks run the ``git`` plumbing commands directly: a commit of
-one memory costs five short git processes and no GitPython import (~140 ms), which keeps ``ee remember``
-fast. History, asOf and sync, which read many objects, use GitPython (its persistent ``cat-file``
-processes and object model).
+The write path and the cheap read-path checks run the ``git`` plumbing commands directly, and no
+GitPython import. On top of a commit ee made, in a plain repository, a commit of a few memories writes
+its blobs, trees and commit object in-process (:mod:`ee.gitobjects`, :mod:`ee.gitident`: exactly what
+git would write) and runs two git processes: ``update-index`` of git's own index (alongside) and
+``update-ref``. Otherwise git builds it: ``update-index`` + ``write-tree`` in ee's own index file,
+``commit-tree``, then the same two. History, asOf and sync, which read many objects, use GitPython (its
+persistent ``cat-file`` processes and object model).
 
-Commits made here never touch the user's staging area beyond ee's own paths: the tree is built in a
-temporary index file from ``HEAD`` plus the given paths, and only those paths are then refreshed in the
-real index, so a user's staged and unstaged work stays exactly as it was.
+Commits made here never touch the user's staging area beyond ee's own paths: the tree is built from
+``HEAD`` plus the given paths (in-process, or in a temporary index file), and only those paths are then
+refreshed in the real index, so a user's staged and unstaged work stays exactly as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ee import gitident, gitobjects
 from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
 
@@ -62,6 +66,7 @@ class Git:
         self.workspace = workspace
         self._toplevel: Path | None = None
         self._git_dir: Path | None = None
+        self._noted: tuple[str, str] | None = None  # HEAD's (commit, tree) when ee's note vouched for it
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -174,7 +179,7 @@ class Git:
         Also learns the top level and git folder, so a commit costs no separate look-up for them. In the
         common case no process at all: see :meth:`_head_state_from_files`.
         """
-        known = self._head_state_from_files()
+        known = self._noted = self._head_state_from_files()
         if known is not None:
             return known
         args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD", "HEAD^{tree}", "--"]
@@ -266,18 +271,32 @@ class Git:
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
         if not repo_paths and not fixed:
             raise UsageError("nothing to commit", "name at least one path")
-        tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
+        planned = self._plan(parent, parent_tree, repo_paths, fixed)
+        refresh: subprocess.Popen[bytes] | None = None
+        if planned is None:
+            tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
+        else:
+            tree = planned.tree
+            if tree != parent_tree:
+                gitobjects.write(self.git_dir, planned.blobs, b"blob")
+                # git's index is refreshed alongside (its ~10 ms overlap the trees and the commit): it
+                # needs only the working files, and a failure before HEAD moves resets it (below).
+                refresh = self._start_index_update(repo_paths)
         if tree == parent_tree:
             return parent or ""
-        crash_point("git.tree")
-        sha = self._commit_tree(tree, parent, message)
-        crash_point("git.commit")
-        # git's index before HEAD: killed in between, ee's paths are left staged as the new version (a plain
-        # `git commit` commits them). The other order left them staged as the *old* version, and the user's
-        # next `git commit` silently undid ee's commit (deleting a new memory).
         staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
         try:
-            self._refresh_real_index(repo_paths)
+            if planned is not None:
+                gitobjects.write(self.git_dir, planned.trees, b"tree")
+            crash_point("git.tree")
+            sha = self._write_commit(tree, parent, message) if planned else None
+            if sha is None:
+                sha = self._commit_tree(tree, parent, message)
+            crash_point("git.commit")
+            # git's index before HEAD: killed in between, ee's paths are left staged as the new version (a
+            # plain `git commit` commits them). The other order left them staged as the *old* version, and
+            # the user's next `git commit` silently undid ee's commit (deleting a new memory).
+            self._refresh_real_index(repo_paths, refresh)
             if fixed:
                 self._retry_index_lock(
                     lambda: self._set_index_blobs({p: staged.get(p, b) for p, b in fixed.items()}, {})
@@ -291,7 +310,11 @@ class Git:
                 "update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old, holds_lock=True
             )
             self._note_head(sha, tree)
-        except GitError:
+        except BaseException as exc:
+            if refresh is None and not isinstance(exc, GitError):
+                raise  # git's index was not touched
+            if refresh is not None:
+                _wait_quietly(refresh)
             # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged one
             # stays).
             back = "".join(p + "\0" for p in [*repo_paths, *(p for p in fixed if p not in staged)])
@@ -306,7 +329,22 @@ class Git:
                 holds_lock=True,
             )
             raise
+        if planned is not None:
+            gitobjects.remember_trees(self.git_dir, planned.trees)
         return sha
+
+    def _plan(
+        self, parent: str | None, parent_tree: str, repo_paths: list[str], fixed: Mapping[str, str]
+    ) -> gitobjects.Plan | None:
+        """The commit's blobs and trees built in-process (see :mod:`ee.gitobjects`), or None for git's way.
+
+        Only on top of a commit ee made (its note says so): its trees were built by git's index, so they
+        hold nothing an index would change (an empty folder, an odd mode), and editing them as bytes gives
+        what ``update-index`` + ``write-tree`` would.
+        """
+        if parent is None or fixed or self._noted != (parent, parent_tree):
+            return None
+        return gitobjects.plan(self.toplevel, self.git_dir, parent_tree, repo_paths, self.read_blobs)
 
     def private_index(self) -> Path:
         """The index file ee keeps for this workspace's commits (``.git/ee/index-<workspace>``)."""
@@ -489,10 +527,60 @@ class Git:
                 raise
             return self.run(*args, input=data, env=_FALLBACK_IDENTITY).strip()
 
-    def _refresh_real_index(self, repo_paths: list[str]) -> None:
-        """Make git's index agree with the new commit for ee's paths: `git status` shows nothing of ours."""
+    def _write_commit(self, tree: str, parent: str | None, message: str) -> str | None:
+        """The commit object ``commit-tree`` would make, written in-process; None when only git knows
+        the identity, the date or the settings for sure (see :mod:`ee.gitident`)."""
+        system, config = gitobjects.config_files(self.git_dir)
+        who = gitident.idents(system, config)
+        if who is None or parent is None:
+            return None
+        data = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n" % (
+            tree.encode(),
+            parent.encode(),
+            *who,
+        )
+        data += message.encode("utf-8")
+        sha = gitobjects.object_id(b"commit", data)
+        gitobjects.write(self.git_dir, {sha: data}, b"commit")
+        return sha
+
+    def _refresh_real_index(
+        self, repo_paths: list[str], started: subprocess.Popen[bytes] | None = None
+    ) -> None:
+        """Make git's index agree with the new commit for ee's paths: `git status` shows nothing of ours.
+
+        ``started``: that update already runs (:meth:`_start_index_update`); its result is awaited, and
+        only a busy ``index.lock`` makes it run again.
+        """
+        if started is not None:
+            _out, err = started.communicate()
+            if started.returncode == 0:
+                return
+            message = err.decode("utf-8", "replace").strip() or "git update-index failed"
+            if "index.lock" not in message:
+                raise GitError(f"git update-index: {message}", "run `ee doctor` to check the repository")
         if repo_paths:
             self._retry_index_lock(lambda: self._update_index(repo_paths, {}))
+
+    def _start_index_update(self, repo_paths: list[str]) -> subprocess.Popen[bytes]:
+        """:meth:`_update_index` of git's own index, started and left running (in a session of its own, as
+        ``holds_lock`` runs it: a kill of ee never leaves ``index.lock`` behind)."""
+        data = "".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape")
+        read, write = os.pipe()
+        try:
+            # A few paths: far less than a pipe holds, so the write never waits for git.
+            with os.fdopen(write, "wb") as handle:
+                handle.write(data)
+            return subprocess.Popen(
+                ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
+                cwd=self.toplevel,
+                stdin=read,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        finally:
+            os.close(read)
 
     def _retry_index_lock(self, action: Callable[[], None]) -> None:
         """Run an update of git's own index, waiting while another git process holds ``index.lock``."""
@@ -596,6 +684,12 @@ class Git:
             if len(entry) > 3:
                 changed[self.workspace_path(entry[3:])] = entry[:2]
         return changed
+
+
+def _wait_quietly(proc: subprocess.Popen[bytes]) -> None:
+    """Let a started git process finish (it may hold a lock of git's own), whatever interrupts."""
+    with contextlib.suppress(BaseException):
+        proc.communicate()
 
 
 def _run_to_the_end(
