@@ -313,6 +313,24 @@ def test_a_slow_or_missing_ee_fails_open(tmp_path: Path, fallback: bool) -> None
     assert "ee: hook skipped (pre-commit: ee is not on PATH" in proc.stderr
 
 
+def test_the_python_hook_keeps_its_own_time_limit(tmp_path: Path) -> None:
+    """The hook started with the installing Python (no ``timeout`` process) is ended by its own timer: the
+    commit goes on with the notice, without the warning the hook had no time to print."""
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    runner = (repo / ".git/hooks/ee-hook-run").read_text()
+    assert "setitimer" in runner
+    stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+    proc = run_git(repo, "commit", "-m", "a", env={"EE_HOOK_TIMEOUT": "0.001"})
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: hook skipped (pre-commit took over 0.001s" in proc.stderr
+    assert "ee: warning" not in proc.stderr
+    assert run_git(repo, "log", "-1", "--format=%s").stdout.strip() == "a"
+    stage(repo, "db/migrations/002.sql", "ALTER TABLE u;\n")
+    proc = run_git(repo, "commit", "-m", "b")  # the limit of the test's environment: time enough
+    assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+    assert "skipped" not in proc.stderr
+
+
 def test_the_time_limit_comes_from_the_hooks_table_of_the_config(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
