@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ee.errors import ConfigError
+from ee.model import Value
 
 CONFIG_PATH = ".ee/config.toml"
 
@@ -49,10 +49,16 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    values: dict[str, Any] = field(default_factory=dict)
-    sections: dict[str, Any] = field(default_factory=dict)
+class Config(Value):
+    """The settings given (``values``, by dotted key) and the whole parsed file (``sections``)."""
+
+    __slots__ = __match_args__ = ("values", "sections")
+    values: dict[str, Any]
+    sections: dict[str, Any]
+
+    def __init__(self, values: dict[str, Any] | None = None, sections: dict[str, Any] | None = None) -> None:
+        object.__setattr__(self, "values", {} if values is None else values)
+        object.__setattr__(self, "sections", {} if sections is None else sections)
 
     def get(self, key: str) -> Any:
         if key in self.values:

@@ -52,9 +52,10 @@ KNOWN_KEYS = (
 )
 
 
-class _Value:
+class Value:
     """Equality, hash, repr, immutability and pickling from a subclass's ``__slots__`` (its fields, in
-    order), the way a frozen slotted dataclass has them."""
+    order), the way a frozen slotted dataclass has them. A subclass writes its ``__init__`` (setting each
+    field with ``object.__setattr__``), and costs nothing at import."""
 
     __slots__: tuple[str, ...] = ()
 
@@ -97,7 +98,7 @@ class _Value:
         return type(self)(**values)
 
 
-class Link(_Value):
+class Link(Value):
     __slots__ = __match_args__ = ("type", "to")
     type: str
     to: str
@@ -110,7 +111,7 @@ class Link(_Value):
         return {"type": self.type, "to": self.to}
 
 
-class Memory(_Value):
+class Memory(Value):
     """One memory as read from one version of one file.
 
     ``created`` and the validity bounds are RFC 3339 UTC strings (``...Z``) or None. ``trust`` may be
@@ -237,7 +238,7 @@ class Memory(_Value):
         }
 
 
-class Problem(_Value):
+class Problem(Value):
     """Something wrong with a file or the store, as ``ee doctor`` and ``degraded`` report it."""
 
     __slots__ = __match_args__ = ("code", "severity", "message", "path", "line", "key", "repair")
@@ -279,7 +280,7 @@ class Problem(_Value):
         return out
 
 
-class Version(_Value):
+class Version(Value):
     """One version of a memory in git history."""
 
     __slots__ = __match_args__ = (
@@ -339,7 +340,7 @@ class Version(_Value):
         }
 
 
-class CommitInfo(_Value):
+class CommitInfo(Value):
     """One commit: the one an asOf query resolved to."""
 
     __slots__ = __match_args__ = ("sha", "date", "author", "message")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,7 @@ from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
 from ee.errors import ConflictError, NotFound, SecretFound, StorageError, UsageError, WorkspaceNotFound
 from ee.gitrepo import Git, format_message
 from ee.ids import format_time, is_valid_id, new_id, parse_time, utcnow
-from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
+from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Value
 from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 
 if TYPE_CHECKING:
@@ -33,11 +32,14 @@ HUMAN_CONFIDENCE = 0.85
 AGENT_CONFIDENCE = 0.50
 
 
-@dataclass(frozen=True, slots=True)
-class Actor:
+class Actor(Value):
     """Who is writing: a person, or an agent by name."""
 
-    agent: str | None = None
+    __slots__ = __match_args__ = ("agent",)
+    agent: str | None
+
+    def __init__(self, agent: str | None = None) -> None:
+        object.__setattr__(self, "agent", agent)
 
     @classmethod
     def from_env(cls, agent: str | None = None) -> Actor:

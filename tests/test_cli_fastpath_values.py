@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 
 from ee import model
+from ee.config import Config
 from ee.model import CommitInfo, Link, Memory, Problem, Version
+from ee.query.document import Query
+from ee.workspace import Actor
 
 REQUIRED = inspect.Parameter.empty
 # The fields and defaults of the dataclasses these classes replaced, in order.
@@ -58,6 +61,8 @@ FIELDS: dict[type, list[tuple[str, Any]]] = {
     ]
     + [("deleted", False)],
     CommitInfo: [(name, REQUIRED) for name in ("sha", "date", "author", "message")],
+    Actor: [("agent", None)],
+    Query: [("doc", REQUIRED)],  # (was a mutable dataclass: unhashable by its dict, now frozen too)
 }
 CLASSES = list(FIELDS)
 
@@ -202,3 +207,21 @@ def test_to_dict_and_title_unchanged() -> None:
 def test_importing_the_model_compiles_nothing() -> None:
     """The point of writing the methods out: no ``dataclass`` processing when ee.model is imported."""
     assert not any(dataclasses.is_dataclass(getattr(model, name)) for name in dir(model))
+
+
+def test_config_defaults_are_fresh_dicts() -> None:
+    first, second = Config(), Config()
+    assert first == second
+    assert first.values == {} and first.sections == {}  # noqa: PT018
+    assert first.values is not second.values
+    assert Config({"lock.timeout": 3.0}).get("lock.timeout") == 3.0
+    assert repr(Config({"a": 1})) == "Config(values={'a': 1}, sections={})"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.values = {}
+
+
+def test_actor_keeps_its_behaviour() -> None:
+    assert Actor() == Actor(None)
+    assert Actor("codex").label == "agent:codex"
+    assert Actor().trust == "human_explicit"
+    assert {Actor("a"), Actor("a"), Actor()} == {Actor("a"), Actor()}
