@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ee.query.fusion as fusion_module
 from ee.query.fusion import RRF_K, WEIGHT_SEMANTIC, FusedScore, fuse, minmax, rrf
@@ -171,3 +173,45 @@ def test_import_is_pure_python() -> None:
         check=True,
     ).stdout
     assert out.strip() == "False"
+
+
+_SCORES = st.floats(min_value=-1.0, max_value=50.0, allow_nan=False, width=32).map(float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_SCORES, _SCORES), max_size=40), st.sampled_from(["both", "lexical", "semantic"]),
+       st.sampled_from([WEIGHT_SEMANTIC, 0.0, 0.25, 1.0]))
+def test_fuse_arrays_computes_what_fuse_computes(pairs: list[tuple[float, float]], arms: str,
+                                                 weight: float) -> None:
+    """Ranking fuses its candidates as arrays: every component must be the very float ``fuse`` gives
+    (ties, equal scores, zeros and one-arm queries included), or ranks and JSON would drift."""
+    import numpy as np
+
+    from ee.query.fusion import fuse_arrays
+
+    keys = [f"m{i:03d}" for i in range(len(pairs))]
+    lexical = [a for a, _b in pairs] if arms != "semantic" else None
+    semantic = [b for _a, b in pairs] if arms != "lexical" else None
+    expected = fuse(dict(zip(keys, lexical or [], strict=False)),
+                    dict(zip(keys, semantic or [], strict=False)), weight_semantic=weight)
+    ln, sn, fused = fuse_arrays(None if lexical is None else np.array(lexical, dtype=np.float64),
+                                None if semantic is None else np.array(semantic, dtype=np.float64),
+                                keys.__getitem__, weight_semantic=weight)
+    columns = zip(keys, ln.tolist(), sn.tolist(), fused.tolist(), strict=True)
+    got = {key: (a, b, c) for key, a, b, c in columns}
+    assert got == {key: (f.lexical_norm, f.semantic_norm, f.fused) for key, f in expected.items()}
+
+
+def test_fuse_arrays_rejects_what_fuse_rejects() -> None:
+    import numpy as np
+
+    from ee.query.fusion import fuse_arrays
+
+    names = ["a", "b", "c"]
+    cases = (([1.0, math.nan, 2.0], [0.1, 0.2, 0.3]), ([1.0, 2.0, 3.0], [0.1, math.inf, 0.3]))
+    for lexical, semantic in cases:
+        with pytest.raises(ValueError) as from_dicts:
+            fuse(dict(zip(names, lexical, strict=True)), dict(zip(names, semantic, strict=True)))
+        with pytest.raises(ValueError) as from_arrays:
+            fuse_arrays(np.array(lexical), np.array(semantic), names.__getitem__)
+        assert str(from_arrays.value) == str(from_dicts.value)

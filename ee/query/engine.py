@@ -272,7 +272,7 @@ def _eligible(ctx: Context) -> np.ndarray:
 
 
 def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
-    from ee.query.fusion import fuse
+    from ee.query.fusion import fuse_arrays
 
     gen, query = ctx.view.gen, ctx.query
     ids = ctx.ids
@@ -295,10 +295,14 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         sem_top = _top(sem_scores.astype(np.float64), pool, ids, eligible)
     lex_rank = {p: (s, i + 1) for i, (p, s) in enumerate(lex_top)}
     sem_rank = {p: (s, i + 1) for i, (p, s) in enumerate(sem_top)}
+    lex_values: np.ndarray | None = None
+    sem_values: np.ndarray | None = None
     if mode == "lexical":
-        fused = fuse({ids[p]: s for p, s in lex_top}, {}, ordered=False)
+        union = [p for p, _s in lex_top]
+        lex_values = np.array([s for _p, s in lex_top], dtype=np.float64)
     elif mode == "semantic":
-        fused = fuse({}, {ids[p]: s for p, s in sem_top}, ordered=False)
+        union = [p for p, _s in sem_top]
+        sem_values = np.array([s for _p, s in sem_top], dtype=np.float64)
     else:
         # Both arms score every candidate of either pool (a BM25 zero stays zero): fusing each arm's pool
         # alone loses 0.012 recall@10 on the development set (scripts/tune_retrieval.py).
@@ -307,14 +311,11 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         lex_missing = [p for p, s in zip(lex_missing, lex_scores[lex_missing].tolist(), strict=True) if s > 0]
         lex_rank.update(_ranks_of(lex_scores, lex_missing))
         sem_rank.update(_ranks_of(sem_scores, [p for p in union if p not in sem_rank]))
-        lex_union, sem_union = lex_scores[union].tolist(), sem_scores[union].tolist()
-        fused = fuse({ids[p]: s for p, s in zip(union, lex_union, strict=True)},
-                     {ids[p]: s for p, s in zip(union, sem_union, strict=True)}, ordered=False)
-    out = []
-    for pos in set(lex_rank) | set(sem_rank):
-        f = fused[ids[pos]]
-        out.append(Scored(pos, f.fused, lex_rank.get(pos), sem_rank.get(pos), f.lexical_norm, f.semantic_norm))
-    return out
+        lex_values, sem_values = lex_scores[union], sem_scores[union].astype(np.float64)
+    # Min-max fusion over the candidates, as ee.query.fusion.fuse computes it, one array per component.
+    lex_norm, sem_norm, fused = fuse_arrays(lex_values, sem_values, lambda i: ids[union[i]])
+    return [Scored(p, f, lex_rank.get(p), sem_rank.get(p), ln, sn)
+            for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)]
 
 
 def _ranks_of(scores: np.ndarray, positions: list[int]) -> dict[int, tuple[float, int]]:
@@ -339,8 +340,8 @@ def _top(scores: np.ndarray, k: int, ids: list[str], eligible: np.ndarray) -> li
         cut = np.argpartition(-scores[candidates], k - 1)[:k]
         threshold = scores[candidates[cut]].min()
         candidates = candidates[scores[candidates] >= threshold]  # keep every tie at the edge
-    ranked = sorted(candidates.tolist(), key=lambda p: (-float(scores[p]), ids[p]))[:k]
-    return [(p, float(scores[p])) for p in ranked]
+    pairs = zip(candidates.tolist(), scores[candidates].tolist(), strict=True)
+    return sorted(pairs, key=lambda pair: (-pair[1], ids[pair[0]]))[:k]
 
 
 def _exact_matches(ctx: Context, eligible: np.ndarray) -> set[int]:
@@ -471,7 +472,7 @@ def _hits(ctx: Context, page: list[Scored], offset: int) -> tuple[list[dict[str,
         if budget and used + cost > budget:
             return out, True
         used += cost
-        out.append(trim(hit, fields))
+        out.append(hit if fields == "standard" else trim(hit, fields))  # (standard: no memory block to drop)
     return out, False
 
 

@@ -152,34 +152,39 @@ def matched_terms_at(ctx: Any, pos: int, record: dict[str, Any]) -> list[str]:
     tokenising its body again (that was half the time of a search: 100 bodies per query).
 
     The index holds the tokens of the body, tags, kind and code paths; ``matched_terms`` looks at body,
-    tags and kind only, so a memory with paths (or with secrets, whose shown body may differ) takes the
-    slow path and the answer is the same either way.
+    tags and kind only. For a memory with paths, a word whose tokens are also among its paths' tokens may
+    have been found in a path alone: that memory takes the slow path (as does one with secrets, whose
+    shown body may differ), and the answer is the same either way.
     """
     gen = ctx.view.gen
-    if record.get("paths") or record.get("secrets") or gen.lexical is None:
+    if record.get("secrets") or gen.lexical is None:
         return matched_terms(ctx.query.text, gen.body(pos), record)
     words = ctx.memo.get("words")
     if words is None:
         words = ctx.memo["words"] = _word_masks(ctx.query.text, gen.lexical)
+    in_paths = set(tokenize(" ".join(record["paths"]))) if record.get("paths") else None
     out: list[str] = []
-    for shown, mask in words:
+    for shown, tokens, mask in words:
         if mask[pos] and shown not in out:
+            if in_paths is not None and not in_paths.isdisjoint(tokens):
+                return matched_terms(ctx.query.text, gen.body(pos), record)
             out.append(shown)
     return out
 
 
-def _word_masks(query: str, lexical: Any) -> list[tuple[str, Any]]:
-    """Each query word (as shown) with the positions holding any of its tokens, as a boolean mask."""
+def _word_masks(query: str, lexical: Any) -> list[tuple[str, list[str], Any]]:
+    """Each query word (as shown), its tokens, and the positions holding any of them as a boolean mask."""
     import numpy as np
 
     out = []
     for word in query.split():
-        columns = [c for t in tokenize(word) if (c := lexical.vocab.get(t)) is not None]
+        tokens = tokenize(word)
+        columns = [c for t in tokens if (c := lexical.vocab.get(t)) is not None]
         mask = np.zeros(lexical.n_docs, dtype=bool)
         for column in columns:
             if column + 1 < len(lexical.indptr):
                 mask[lexical.indices[int(lexical.indptr[column]) : int(lexical.indptr[column + 1])]] = True
-        out.append((word.strip(".,;:!?()[]{}\"'`").lower(), mask))
+        out.append((word.strip(".,;:!?()[]{}\"'`").lower(), tokens, mask))
     return out
 
 

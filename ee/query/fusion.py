@@ -44,10 +44,11 @@ arm at 0, and the pool size hardly matters between 50 and 200.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["RRF_K", "WEIGHT_SEMANTIC", "FusedScore", "fuse", "minmax", "rrf"]
+__all__ = ["RRF_K", "WEIGHT_SEMANTIC", "FusedScore", "fuse", "fuse_arrays", "minmax", "rrf"]
 
 WEIGHT_SEMANTIC = 0.3
 RRF_K = 60
@@ -126,6 +127,41 @@ def fuse(
             fused=w_lex * ln + weight_semantic * sn,
         )
     return _ordered(out) if ordered else out
+
+
+def fuse_arrays(
+    lexical: Any,
+    semantic: Any,
+    name_of: Callable[[int], str],
+    *,
+    weight_semantic: float = WEIGHT_SEMANTIC,
+) -> tuple[Any, Any, Any]:
+    """:func:`fuse` over numpy arrays, for ranking's candidates: ``lexical`` and ``semantic`` hold each
+    candidate's raw float64 score, the same candidates in the same order (None: the arm gave no scores,
+    as an empty dict does for ``fuse``). Returns the arrays ``(lexical_norm, semantic_norm, fused)``.
+
+    Every value is the float :func:`fuse` computes for that candidate: the same IEEE operations in the
+    same order (min, max, ``(value - lo) / span``, ``w_lex * ln + w * sn``), element-wise in C instead of
+    one dict entry and one :class:`FusedScore` per candidate. ``name_of(i)`` names candidate ``i`` in the
+    error a non-finite score raises (the first one, lexical arm first, as ``fuse`` reports it)."""
+    import numpy as np
+
+    _check_weight(weight_semantic)
+    size = len(lexical) if lexical is not None else len(semantic) if semantic is not None else 0
+    norms = []
+    for arm, values in (("lexical", lexical), ("semantic", semantic)):
+        if values is None or size == 0:
+            norms.append(np.zeros(size, dtype=np.float64))
+            continue
+        finite = np.isfinite(values)
+        if not finite.all():
+            first = int(np.flatnonzero(~finite)[0])
+            raise ValueError(f"{arm} score for {name_of(first)!r} is not finite: {float(values[first])!r}")
+        lo, hi = values.min(), values.max()
+        norms.append(np.ones(size, dtype=np.float64) if hi <= lo else (values - lo) / (hi - lo))
+    lexical_norm, semantic_norm = norms
+    fused = (1.0 - weight_semantic) * lexical_norm + weight_semantic * semantic_norm
+    return lexical_norm, semantic_norm, fused
 
 
 def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
