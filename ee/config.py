@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from ee.errors import ConfigError
 from ee.model import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_PATH = ".ee/config.toml"
 

@@ -9,7 +9,6 @@ import os
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
@@ -19,8 +18,10 @@ from ee.ids import format_time, is_valid_id, new_id, parse_time, utcnow
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Value
 from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
