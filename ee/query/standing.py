@@ -120,12 +120,14 @@ def settled_standing(
     """
     cls = resolve_trust(record, provenance)
     prior = record["confidence"] if record.get("confidence") is not None else trust.initial_confidence(cls)
-    state = feedback.effective_confidence(float(prior), events, feedback_cutoff(now))
+    state = _plain_state(float(prior)) if not events else None
+    if state is None:
+        state = feedback.effective_confidence(float(prior), events, feedback_cutoff(now))
     created = created_of(record, provenance)
     fresh = 1.0
     if created:
         fresh = feedback.freshness(
-            record["level"], record["kind"], parse_time(created), now, state.last_confirmed
+            record["level"], record["kind"], _parsed_time(created), now, state.last_confirmed
         )
     quarantined = bool(record.get("injection", {}).get("flagged")) and not trust.is_human(cls)
     posture = trust.posture(cls)
@@ -134,6 +136,34 @@ def settled_standing(
     return Standing(
         cls, posture, quarantined, float(prior), state.effective, state, fresh, True, "valid", created
     )
+
+
+_PLAIN: dict[float, feedback.FeedbackState] = {}  # prior → the state of a memory without feedback events
+_TIMES: dict[str, datetime] = {}  # creation time as written → parsed (a few thousand distinct values)
+
+
+def _plain_state(prior: float) -> feedback.FeedbackState | None:
+    """What :func:`ee.policy.feedback.effective_confidence` gives a memory without events: a function of
+    the prior alone (no event, so neither the day nor the cutoff enters), computed once per prior value
+    (ranking asks for ~400 memories per query, most without feedback). None for a prior it would refuse,
+    or 0.0 (whose sign the state keeps, and ``0.0 == -0.0`` as a key)."""
+    state = _PLAIN.get(prior)
+    if state is None:
+        if prior == 0.0 or not 0.0 <= prior <= 1.0:
+            return None
+        from datetime import UTC
+
+        state = _PLAIN[prior] = feedback.effective_confidence(prior, [], datetime(2000, 1, 1, tzinfo=UTC))
+    return state
+
+
+def _parsed_time(text: str) -> datetime:
+    parsed = _TIMES.get(text)
+    if parsed is None:
+        if len(_TIMES) > 100_000:  # bounded in a long-lived process
+            _TIMES.clear()
+        parsed = _TIMES[text] = parse_time(text)
+    return parsed
 
 
 Window = tuple[str | None, str | None]
