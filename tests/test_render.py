@@ -106,3 +106,20 @@ def test_a_search_shaped_document_is_written_as_the_standard_encoder_does(
 def test_a_value_that_is_no_json_is_refused_as_the_standard_encoder_refuses_it() -> None:
     with pytest.raises(TypeError, match="cannot render object"):
         dumps({"a": [1, object()]})
+
+
+def _item_text_reference(kind: str, body: str, memory_id: str, trust: str, confidence: float) -> str:
+    """The pack item text as first written (every body through the general path)."""
+    lines = body.strip().splitlines() or [""]
+    rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
+    meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
+    return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0b\x0c\x1c\x85\u2028#`")), st.floats(0, 1))
+def test_a_pack_items_text_is_the_same_for_one_line_and_many(body: str, confidence: float) -> None:
+    from ee.render.pack_text import item_text
+
+    args = ("fact", body, "mem_A", "agent_validated", confidence)
+    assert item_text(*args) == _item_text_reference(*args)

@@ -40,8 +40,10 @@ def item_text(kind: str, body: str, memory_id: str, trust: str, confidence: floa
     """One item as the pack shows it: a list entry with the body (continuation lines indented) and a line
     naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence."""
     lines = body.strip().splitlines() or [""]
-    rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
     meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
+    if len(lines) == 1:  # (most bodies; a pack measures each candidate's text several times)
+        return f"- **{kind}** {lines[0]}\n{meta}\n"
+    rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
     return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n"
 
 
