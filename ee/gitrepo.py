@@ -287,7 +287,7 @@ class Git:
         staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
         try:
             if planned is not None:
-                gitobjects.write(self.git_dir, planned.trees, b"tree")
+                pieces = gitobjects.write(self.git_dir, planned.trees, b"tree", planned.known)
             crash_point("git.tree")
             sha = self._write_commit(tree, parent, message) if planned else None
             if sha is None:
@@ -330,7 +330,7 @@ class Git:
             )
             raise
         if planned is not None:
-            gitobjects.remember_trees(self.git_dir, planned.trees)
+            gitobjects.remember_trees(self.git_dir, planned.trees, pieces)
         return sha
 
     def _plan(

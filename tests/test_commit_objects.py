@@ -152,17 +152,51 @@ def test_the_tree_cache_is_checked_and_git_fills_in_for_it(ws: Workspace) -> Non
     ws.remember("First.")
     cache = ws.git.git_dir / "ee" / "trees.cache"
     assert cache.exists()
-    data = bytearray(cache.read_bytes())
-    data[-5] ^= 0xFF  # one flipped byte: its id no longer matches
-    cache.write_bytes(bytes(data))
-    _write(ws.root, "memories/after-damage.md", "after a damaged cache\n")
-    _commit(ws.git, ws.root, ["memories/after-damage.md"], "damaged\n", fast=True)
+    for where in ("compressed", "raw"):
+        data = bytearray(cache.read_bytes())
+        header = data.index(b"\n")
+        raw_end = header + 1 + int(data[:header].split()[1])
+        data[raw_end + 10 if where == "compressed" else raw_end - 5] ^= 0xFF
+        cache.write_bytes(bytes(data))
+        _write(ws.root, f"memories/after-damage-{where}.md", f"after damage to the {where} part\n")
+        _commit(ws.git, ws.root, [f"memories/after-damage-{where}.md"], "damaged\n", fast=True)
+        subprocess.run(["git", "fsck", "--strict"], cwd=ws.root, check=True, capture_output=True)
     cache.unlink()
     git(ws.root, "repack", "-a", "-d", "-q")
     git(ws.root, "prune-packed")
     assert not list((ws.git.git_dir / "objects").glob("??/*"))  # every tree now sits in a pack
     _write(ws.root, "memories/after-gc.md", "after gc\n")
     _commit(ws.git, ws.root, ["memories/after-gc.md"], "packed\n", fast=True)
+
+
+def test_trees_compressed_piece_by_piece_are_valid_and_a_bad_piece_is_never_used() -> None:
+    """The pieces an earlier tree shared are reused; a stream that would not inflate to the tree is
+    never written (the whole tree is compressed instead)."""
+    import random
+    import zlib
+
+    from ee.gitobjects import _deflate, _known_pieces
+
+    rng = random.Random(7)
+    entries = sorted(
+        b"100644 memory-%05d.md\x00" % n + bytes(rng.randrange(256) for _ in range(20)) for n in range(3000)
+    )
+    raw = b"".join(entries)
+    full = b"tree %d\x00" % len(raw) + raw
+    stream, pieces = _deflate(full, {})
+    assert len(pieces) > 5
+    assert zlib.decompress(stream) == full
+    assert len(stream) < len(zlib.compress(full, 1)) * 1.05  # as small as one stream, near enough
+    known = _known_pieces(raw, pieces)
+    assert len(known) == len(pieces)
+    edited_raw = raw[: len(raw) // 2] + b"100644 memory-inserted.md\x00" + bytes(20) + raw[len(raw) // 2 :]
+    edited = b"tree %d\x00" % len(edited_raw) + edited_raw
+    again, new_pieces = _deflate(edited, known)
+    assert zlib.decompress(again) == edited
+    assert sum(piece in pieces for piece in new_pieces) >= len(pieces) - 3  # reused, not compressed again
+    poisoned = dict.fromkeys(known, b"\x00garbage")
+    safe, _ = _deflate(edited, poisoned)
+    assert zlib.decompress(safe) == edited
 
 
 @pytest.mark.parametrize(
