@@ -625,3 +625,38 @@ def test_context_usage_errors_and_hooks_that_never_block(tmp_path: Path) -> None
         assert result.code == 0
         assert json.loads(result.out)["hookSpecificOutput"]["additionalContext"] == ""
         assert "ee: no context" in result.err
+
+
+def test_a_server_that_does_not_answer_leaves_the_check_to_the_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ee watch`` seems up (its pid file is locked, its socket listens) but answers nothing — busy
+    with an index update, say: the hook stops waiting after a moment and checks the change itself."""
+    import fcntl
+    import socket
+
+    from ee import client
+    from ee.hooks import warm
+
+    repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    monkeypatch.delenv("EE_NO_SERVER")
+    pid_file = os.open(repo / ".ee/watch.pid", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(pid_file, fcntl.LOCK_EX)
+    silent = socket.socket(socket.AF_UNIX)
+    try:
+        with client.socket_address(str(repo / ".ee/serve.sock")) as address:
+            silent.bind(address)
+        silent.listen(8)  # connections wait in the backlog, never answered
+        assert warm.watcher_alive(repo)
+        assert warm.check(repo, "pre-commit", ["db/migrations/001.sql"], "") is None
+        stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
+        # The hook as git runs it (not a whole commit: post-commit's background job would ask too).
+        proc = subprocess.run(
+            [str(repo / ".git/hooks/pre-commit")], cwd=repo, capture_output=True, text=True, check=False
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+        assert "skipped" not in proc.stderr
+    finally:
+        silent.close()
+        os.close(pid_file)

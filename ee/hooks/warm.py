@@ -27,6 +27,10 @@ PID_FILE = ".ee/watch.pid"  # as ee.watch.PID_FILE (not imported: ee.watch costs
 SOCKET = ".ee/serve.sock"
 CONNECT_TIMEOUT = 0.25
 ANSWER_TIMEOUT = 30.0
+# A hook-check is answered in a few ms, unless the server is busy: it runs one command at a time, under
+# the lock its index updates take (~1.5 s after HEAD moved, at 10k memories). Past this, the hook runs
+# the check itself (~20 ms more than served), well within its time limit.
+CHECK_TIMEOUT = 0.15
 
 
 def watcher_alive(root: StrPath) -> bool:
@@ -92,9 +96,11 @@ def _code(header: bytes) -> int | None:
     return None
 
 
-def send(root: StrPath, argv: list[str], stdin: str | None = None) -> Request | None:
+def send(
+    root: StrPath, argv: list[str], stdin: str | None = None, timeout: float = ANSWER_TIMEOUT
+) -> Request | None:
     """Send ``ee --workspace ROOT ARGV`` (``stdin``: its standard input) to the server, or None when
-    there is none to send it to."""
+    there is none to send it to. ``timeout``: how long to wait for each part of the answer."""
     path = os.path.join(root, SOCKET)
     if not os.path.exists(path):
         return None
@@ -120,7 +126,7 @@ def send(root: StrPath, argv: list[str], stdin: str | None = None) -> Request | 
         with client.socket_address(path) as address:
             sock.settimeout(CONNECT_TIMEOUT)
             sock.connect(address)
-        sock.settimeout(ANSWER_TIMEOUT)
+        sock.settimeout(timeout)
         client.send_frame(sock, data)
     except Exception:  # no server after all: the caller runs the command itself
         sock.close()
@@ -133,9 +139,9 @@ def send(root: StrPath, argv: list[str], stdin: str | None = None) -> Request | 
 
 def check(root: StrPath, name: str, paths: Sequence[str], added: str) -> tuple[int, bytes, bytes] | None:
     """``ee hook-check NAME`` run by the server over this staged change: (exit code, stdout, stderr), or
-    None (no server, or one that does not serve it: an older ee). The change travels as the command's
-    standard input (:func:`change_text`)."""
-    request = send(root, ["hook-check", name], change_text(paths, added))
+    None (no server, one that does not serve it — an older ee — or one busy past :data:`CHECK_TIMEOUT`).
+    The change travels as the command's standard input (:func:`change_text`)."""
+    request = send(root, ["hook-check", name], change_text(paths, added), CHECK_TIMEOUT)
     return None if request is None else request.answer()
 
 
