@@ -352,6 +352,30 @@ def test_remember_on_the_fast_path_writes_the_same_memory(stocked: Workspace) ->
     assert refused[0].returncode == 6
 
 
+def test_pack_why_and_outcome_on_the_fast_path(stocked: Workspace, tmp_path: Path) -> None:
+    memory_id = stocked.remember("Prefer small commits", kind="rule").id
+    query = tmp_path / "q.json"
+    query.write_text(
+        json.dumps({"schema": "ee.query.v1", "query": {"text": "flaky tests", "mode": "lexical"}})
+    )
+    for args in (
+        ("pack", "--query-file", str(query), "--max-tokens", "200", "--json"),
+        ("pack", "--query-file", str(query), "--format", "markdown"),
+        ("why", memory_id, "--json"),
+        ("why", "mem_NOSUCHMEMORY", "--json"),  # not found, exit 7
+        ("outcome", memory_id, "--signal", "bogus"),  # click's message
+    ):
+        fast, slow = run_both(stocked, *args)
+        assert clicked(fast) == (args[-1] == "bogus"), (args, fast.stderr)
+        same_result(fast, slow)
+    fast, slow = run_both(
+        stocked, "outcome", memory_id, "--signal", "helpful", "--reason", "it held", "--json"
+    )
+    assert not clicked(fast), fast.stderr
+    assert (fast.returncode, slow.returncode) == (0, 0)
+    assert json.loads(fast.stdout)["data"].keys() == json.loads(slow.stdout)["data"].keys()
+
+
 def test_a_closed_pipe_ends_as_with_click(stocked: Workspace, tmp_path: Path) -> None:
     """Output to a reader that went away: exit 1, nothing printed about it (click's ending)."""
     codes = []

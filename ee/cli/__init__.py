@@ -3,9 +3,10 @@
 Exit codes (see ee.errors.ExitCode and the README): 0 ok, 1 internal, 2 usage, 3 configuration,
 4 storage, 5 index, 6 policy denied, 7 not found, 8 conflict, 9 eval failed.
 
-This module does not import click: a fresh ``ee search``, ``ee context`` or ``ee remember`` parses its
-line with :mod:`ee.cli.params` and runs without it. Everything else (and any line the fast parser does not
-fully understand) goes to the click group of :mod:`ee.cli.group` (``ee.cli.cli``).
+This module does not import click: a fresh ``ee search``, ``ee context``, ``ee remember`` (and ``pack``,
+``why``, ``outcome``) parses its line with :mod:`ee.cli.params` and runs without it. Everything else (and
+any line the fast parser does not fully understand) goes to the click group of :mod:`ee.cli.group`
+(``ee.cli.cli``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ if TYPE_CHECKING:
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The commands that run without click when their line is plain (see ee.cli.params) → their module.
-FAST_COMMANDS = {"search": "query_cmds", "context": "context_cmds", "remember": "remember_cmds"}
+FAST_COMMANDS = {
+    "search": "query_cmds",
+    "context": "context_cmds",
+    "pack": "context_cmds",
+    "why": "context_cmds",
+    "outcome": "context_cmds",
+    "remember": "remember_cmds",
+}
 
 
 def echo(message: str = "", nl: bool = True, err: bool = False) -> None:

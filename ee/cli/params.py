@@ -1,11 +1,12 @@
 """Command parameters declared once, without click: click's options and the fast parser are built from them.
 
-The hot commands (``ee search``, ``ee context``, ``ee remember``) run in a fresh process many times a
-minute, and importing click costs each of them ~10 ms of CPU (~20 ms where numpy is not imported). So
-their parameters are declared here, as the keyword arguments ``click.option`` / ``click.argument`` take
-(with ``choices=``, ``type=int|float``, ``min=``, ``max=`` standing for click's ``Choice`` / ``IntRange`` /
-``FloatRange``). :func:`click_command` builds the click command from them (help, ``ee --help``, the MCP
-tool table, every error message), and :func:`parse` reads a command line with them directly.
+The hot commands (``ee search``, ``ee context``, ``ee remember``; ``pack``, ``why``, ``outcome``) run in
+a fresh process many times a minute, and importing click costs each of them ~10 ms of CPU (~20 ms where
+numpy is not imported). So their parameters are declared here, as the keyword arguments
+``click.option`` / ``click.argument`` take (with ``choices=``, ``type=int|float``, ``min=``, ``max=``
+standing for click's ``Choice`` / ``IntRange`` / ``FloatRange``). :func:`click_command` builds the click
+command from them (help, ``ee --help``, the MCP tool table, every error message), and :func:`parse` reads a
+command line with them directly.
 
 :func:`parse` handles exactly the grammar these commands use — long options, ``--opt=value``, flags,
 ``--a/--b`` switches, repeated options, ``--``, positional arguments anywhere — and returns None for
