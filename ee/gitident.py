@@ -1,9 +1,9 @@
 """Who and when, as ``git commit-tree`` would write them, for a commit object made in-process.
 
 Only the plain cases, each taken from git's rules (ident.c, date.c): a name and an email set in
-``GIT_AUTHOR_*`` / ``GIT_COMMITTER_*`` or in the ``author`` / ``committer`` / ``user`` sections of the
-configuration files; a date set as ``<seconds> <±hhmm>`` (``@`` optional) in ``GIT_*_DATE``, or now in
-the local time zone. Anything else (a quoted or escaped config value, a name git would trim or clean, a
+``GIT_AUTHOR_*`` / ``GIT_COMMITTER_*`` or as ``user.name`` / ``user.email`` in the global or repository
+configuration; a date set as ``<seconds> <±hhmm>`` (``@`` optional) in ``GIT_*_DATE``, or now in the
+local time zone. Anything else (a quoted or escaped config value, a name git would trim or clean, a
 signing or encoding setting, a default identity from the system) returns None, and git makes the commit.
 """
 
@@ -30,32 +30,31 @@ _DATE = re.compile(r"@?(\d{9,12}) ([+-])(\d\d)([0-5]\d)")
 def idents(system_files: Iterable[Path], config_files: Iterable[Path]) -> tuple[bytes, bytes] | None:
     """(author, committer) lines' values (``Name <email> <seconds> <±hhmm>``), or None: ask git.
 
-    ``config_files``: the global and repository files in git's order; ``system_files``: where git's
-    system file may be. The identity must come from the environment or ``config_files``; a system file
-    may only hold ``user.*`` (which any other file then overrides), not ``author.*`` / ``committer.*``.
+    The name and email come from ``GIT_AUTHOR_*`` / ``GIT_COMMITTER_*``, else ``user.name`` /
+    ``user.email`` of ``config_files`` (the global and repository files, in git's order: the last one
+    wins). ``author.*`` / ``committer.*`` settings anywhere (read by git 2.22 and later only) and an
+    identity only the system file gives (``system_files``: where git's may be) are left to git.
     """
     system = _read_settings(system_files)
     settings = _read_settings(config_files)
-    if system is None or settings is None or any(not key.startswith(b"user.") for key in system):
+    if system is None or settings is None:
+        return None
+    if any(not key.startswith(b"user.") for key in [*system, *settings]):
         return None
     out = []
-    for role in ("author", "committer"):
-        upper = role.upper()
-        name = _pick(os.environ.get(f"GIT_{upper}_NAME"), settings, role, b"name")
-        email = _pick(os.environ.get(f"GIT_{upper}_EMAIL"), settings, role, b"email")
-        date = _date(os.environ.get(f"GIT_{upper}_DATE"))
+    for role in ("AUTHOR", "COMMITTER"):
+        name = _pick(os.environ.get(f"GIT_{role}_NAME"), settings.get(b"user.name"))
+        email = _pick(os.environ.get(f"GIT_{role}_EMAIL"), settings.get(b"user.email"))
+        date = _date(os.environ.get(f"GIT_{role}_DATE"))
         if name is None or email is None or date is None:
             return None
         out.append(name + b" <" + email + b"> " + date)
     return out[0], out[1]
 
 
-def _pick(env: str | None, settings: dict[bytes, bytes], role: str, key: bytes) -> bytes | None:
-    """The environment's value, else ``<role>.<key>``, else ``user.<key>``; None unless plain."""
-    if env is not None:
-        value: bytes | None = os.fsencode(env)
-    else:
-        value = settings.get(role.encode() + b"." + key, settings.get(b"user." + key))
+def _pick(env: str | None, configured: bytes | None) -> bytes | None:
+    """The environment's value (even empty), else the configured one; None unless plain."""
+    value = os.fsencode(env) if env is not None else configured
     if value is None or not _VALUE.fullmatch(value):
         return None
     return value

@@ -74,6 +74,8 @@ _CONFIG_WORDS = (
     b"precomposeunicode=true",
     b"ignorecase=true",
     b"worktree",
+    b"fsync",  # git told to sync objects: the plain writer here does not
+    b"compression",  # another zlib level than git's default for loose objects
 )
 _ATTRIBUTE_WORDS = (b"filter", b"encoding")
 _Fetch = Callable[[Iterable[str]], Mapping[str, bytes]]  # tree ids → raw trees (missing ones left out)
@@ -155,9 +157,12 @@ def write(
             packed, pieces[sha] = _deflate(full, known)
         if final.exists():
             continue
-        folder.mkdir(exist_ok=True)
         tmp = folder / f"tmp_obj_ee{os.getpid()}_{os.urandom(4).hex()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        except FileNotFoundError:  # a new fan-out folder (or one a gc just removed as empty)
+            folder.mkdir(exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(packed)
@@ -219,6 +224,9 @@ def remember_trees(git_dir: Path, trees: Mapping[str, bytes], pieces: Mapping[st
     start from."""
     path = git_dir / "ee" / TREE_CACHE
     tmp = path.with_name(f"{TREE_CACHE}.{os.getpid()}.tmp")
+    for left in path.parent.glob(f"{TREE_CACHE}.*.tmp"):  # a killed writer's
+        with contextlib.suppress(OSError):
+            left.unlink()
     try:
         with open(tmp, "wb") as handle:
             for sha, raw in trees.items():

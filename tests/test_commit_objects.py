@@ -280,7 +280,7 @@ IDENTITIES = {
         {"local": "[user]\n\tname = Repo Person\n\temail = repo@example.com\n"},
         True,
     ),
-    "global and author config": (
+    "global config": (
         {
             "GIT_AUTHOR_NAME": None,
             "GIT_AUTHOR_EMAIL": None,
@@ -289,9 +289,14 @@ IDENTITIES = {
         },
         {
             "global": "[user]\n    name = Global Person\n    email = global@example.com\n",
-            "local": '[remote "origin"]\n\turl = /x\n[author]\n\tname = José Müller\n',
+            "local": '[remote "origin"]\n\turl = /x\n[User]\n\tName = José Müller\n',
         },
         True,
+    ),
+    "author config": (
+        {"GIT_AUTHOR_NAME": None, "GIT_AUTHOR_EMAIL": None},
+        {"global": "[user]\n\tname = Global Person\n\temail = global@example.com\n[author]\n\tname = Au\n"},
+        False,
     ),
     "quoted value": (
         {"GIT_AUTHOR_NAME": None},
@@ -326,9 +331,9 @@ def test_the_commit_object_is_gits_for_every_identity_source(
             handle.write(files["local"])
     _write(ws.root, "memories/who.md", f"made with {case}\n")
     made = _commit(ws.git, ws.root, ["memories/who.md"], f"identity: {case}\n", fast=True, own_commit=own)
-    if case == "global and author config":
+    if case == "global config":
         shown = git(ws.root, "log", "-1", "--format=%an <%ae>|%cn <%ce>", made).strip()
-        assert shown == "José Müller <global@example.com>|Global Person <global@example.com>"
+        assert shown == "José Müller <global@example.com>|José Müller <global@example.com>"
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=ws.root, check=True, capture_output=True)
 
 
