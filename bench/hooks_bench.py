@@ -16,7 +16,9 @@ tree), after the git operation that precedes it in real use:
 * post-rewrite: right after ``git commit --amend``.
 
 **cold**: no watcher (``EE_NO_SERVER=1``), the index built before. **warm**: ``ee watch`` runs (its
-server answers the hooks' queries; it keeps the index current, so pre-commit trusts its manifest).
+server checks the staged change pre-commit and prepare-commit-msg send it, ``ee hook-check``, and
+answers the other hooks' queries; it keeps the index current, so a hook trusts its manifest). The report
+says whether the server ran the checks (an ee whose server does not leaves them to the hook).
 Targets: ≤ 300 ms cold, ≤ 50 ms warm, on the median wall time; each row prints the median and p95 of
 wall and CPU time and the verdict. The floor (the shell runner and a Python start doing nothing) is
 printed too: no hook can be faster than that.
@@ -294,6 +296,13 @@ def start_watcher(root: Path) -> subprocess.Popen[bytes]:
     raise SystemExit("ee watch did not start serving within 120 s (see .ee/bench-watch.log)")
 
 
+def served_check(root: Path) -> bool:
+    """Does the watcher's server run the warm hooks' checks (``ee hook-check``)? Else they run in the hook."""
+    from ee.hooks import warm
+
+    return warm.check(root, "pre-commit", ["README.md"], "") is not None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="memories in the store (default 10000)")
@@ -312,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     watcher = start_watcher(root)
     try:
+        report["served_check"] = served_check(root)
         report["warm"] = scenarios(root, True, args.runs)
     finally:
         watcher.terminate()
@@ -332,6 +342,8 @@ def human(report: dict[str, Any]) -> str:
         f"ee hooks on {report['memories']} memories ({report['store']}); load average {load} before, "
         f"{after} after; {report['cold'][0]['runs']} runs per hook",
         "floor: " + ", ".join(f"{k} {v}" for k, v in report["floor_ms"].items()),
+        "warm pre-commit / prepare-commit-msg checked by the server (ee hook-check): "
+        + ("yes" if report["served_check"] else "no, in the hook (the server does not serve hook-check)"),
         "wall = what git waits for, cpu = its CPU time (ms, median/p95); job = median ms until the post-*",
         "background job ended; verdict on the median wall: ≤300 cold, ≤50 warm",
         f"{'':<20}{'cold':-^34}  {'warm':-^34}",
