@@ -51,14 +51,14 @@ class Counted(dict):  # type: ignore[type-arg]
 @pytest.mark.parametrize(
     "value",
     [
-        {"level": Level.LOW, "word": Word("w\n\"q\""), "ratio": Ratio(0.5)},
+        {"level": Level.LOW, "word": Word('w\n"q"'), "ratio": Ratio(0.5)},
         [Level.LOW, Word("x"), Ratio(1e300), Ratio(float("nan"))],
         {"point": Point(1, 2.5), "points": [Point(3, float("inf")), Point(-4, -0.0)]},
         {"set": frozenset({3}), "tuple": (1, (2, [3, {}]), [])},
         OrderedDict([("b", 1), ("a", [OrderedDict(), {"z": None}])]),
         Counted(a=1, b=Counted(c=[True, False, None])),
         {Word("key"): 1, "other": {1: "int key", None: "none key"}},  # keys that are not str
-        {"": "", "\u00e9\u4e2d\U0001f600": "\x00\x1f\x7f\u2028", "\\": "\\\""},
+        {"": "", "\u00e9\u4e2d\U0001f600": "\x00\x1f\x7f\u2028", "\\": '\\"'},
         Word("top"),
         Level.LOW,
         Ratio(2.0),
