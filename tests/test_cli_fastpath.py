@@ -25,6 +25,7 @@ from ee.cli.context_cmds import COMMANDS as CONTEXT_COMMANDS
 from ee.cli.params import Command, Option, click_command, parse
 from ee.cli.query_cmds import COMMANDS as QUERY_COMMANDS
 from ee.cli.remember_cmds import COMMANDS as REMEMBER_COMMANDS
+from ee.errors import QueryError
 from ee.workspace import Workspace
 
 COMMANDS: dict[str, Command] = {**QUERY_COMMANDS, **CONTEXT_COMMANDS, **REMEMBER_COMMANDS}
@@ -389,3 +390,51 @@ def test_a_closed_pipe_ends_as_with_click(stocked: Workspace, tmp_path: Path) ->
         )
         codes.append((proc.stdout, "Traceback" in proc.stderr))
     assert codes[0] == codes[1]
+
+
+# --- what a command raises ------------------------------------------------------------------------------
+
+
+def _raising(exc: BaseException) -> Command:
+    def run(root: str | None, **params: Any) -> None:
+        raise exc
+
+    search = QUERY_COMMANDS["search"]
+    return Command("search", run, search.params)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        KeyboardInterrupt(),
+        EOFError(),
+        BrokenPipeError(32, "Broken pipe"),
+        QueryError("no such thing", "try another"),
+        OSError(5, "Input/output error"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_what_a_command_raises_ends_as_clicks_run_ends_it(
+    exc: BaseException, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ee.cli import _run_fast, cli
+    from ee.cli.group import run as click_run
+
+    command = _raising(exc)
+    cli.get_command(click.Context(cli), "search")  # the real one registered first
+    monkeypatch.setitem(cli._commands, "search", click_command(command))
+    monkeypatch.setitem(QUERY_COMMANDS, "search", command)
+    results = []
+    for runner in (_run_fast, click_run):
+        stdout, stderr = sys.stdout, sys.stderr
+        try:
+            code: Any = runner(["search", "x", "--json"])
+        except OSError as error:  # not a closed pipe: both let it through (a crash, with its traceback)
+            code = ("raised", error.errno)
+        except SystemExit as end:
+            code = ("exit", end.code, type(sys.stdout).__name__ != type(stdout).__name__)
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+        captured = capsys.readouterr()
+        results.append((code, captured.out, captured.err))
+    assert results[0] == results[1]
