@@ -177,29 +177,34 @@ def write(
 def _deflate(full: bytes, known: Mapping[bytes, bytes]) -> tuple[bytes, list[bytes]]:
     """``full`` as a zlib stream (level 1), compressed piece by piece so that the pieces an earlier tree
     shared are not compressed again: a commit changes one entry of a ~300 KB tree, and compressing all of
-    it cost ~5 ms.
+    it cost ~5 ms. Returns the stream and its compressed pieces.
 
     Pieces end where the content has two zero bytes (a boundary set by the bytes around it, so an
     inserted entry changes only its own piece); each is raw deflate ending in a full flush (byte-aligned,
     no reference to earlier bytes), so any sequence of them, an empty final block and the Adler-32 sum
-    form a valid stream. It is inflated again and compared before use (a damaged cache cannot slip in)."""
-    out = [b"\x78\x01"]  # zlib's header for a 32 KB window at level 1
+    form a valid stream. Each newly compressed piece is inflated again and compared; a known one was,
+    when it was new (the tree cache keeps them under a digest, see :func:`remember_trees`)."""
     compressed = []
     for piece in _pieces(full):
         done = known.get(piece)
         if done is None:
             packer = zlib.compressobj(1, zlib.DEFLATED, -15)
             done = packer.compress(piece) + packer.flush(zlib.Z_FULL_FLUSH)
+            if zlib.decompressobj(-15).decompress(done) != piece:
+                return zlib.compress(full, 1), []
         compressed.append(done)
-    out += compressed
-    out += [b"\x03\x00", zlib.adler32(full).to_bytes(4, "big")]  # the final, empty block; the sum
-    stream = b"".join(out)
-    try:
-        if zlib.decompress(stream) == full:
-            return stream, compressed
-    except zlib.error:
-        pass
-    return zlib.compress(full, 1), []
+    header = b"\x78\x01"  # zlib's header for a 32 KB window at level 1
+    end = b"\x03\x00" + zlib.adler32(full).to_bytes(4, "big")  # the final, empty block; the sum
+    return header + b"".join(compressed) + end, compressed
+
+
+def _pieces_digest(tree: str, compressed: list[bytes]) -> str:
+    """What binds a tree's compressed pieces to it in the cache (a damaged cache is not used)."""
+    digest = hashlib.sha1(tree.encode())  # noqa: S324 - an integrity check, not security
+    for piece in compressed:
+        digest.update(b"%d\n" % len(piece))
+        digest.update(piece)
+    return digest.hexdigest()
 
 
 def _known_pieces(raw_tree: bytes, compressed: list[bytes]) -> dict[bytes, bytes]:
@@ -231,7 +236,8 @@ def remember_trees(git_dir: Path, trees: Mapping[str, bytes], pieces: Mapping[st
         with open(tmp, "wb") as handle:
             for sha, raw in trees.items():
                 compressed = pieces.get(sha, [])
-                handle.write(b"%s %d %d\n" % (sha.encode(), len(raw), len(compressed)))
+                digest = _pieces_digest(sha, compressed)
+                handle.write(b"%s %d %d %s\n" % (sha.encode(), len(raw), len(compressed), digest.encode()))
                 handle.write(raw)
                 for piece in compressed:
                     handle.write(b"%d\n" % len(piece))
@@ -254,7 +260,7 @@ class _Editor:
         self.fetch = fetch
         self.written: dict[str, bytes] = {}
         self.known: dict[bytes, bytes] = {}  # pieces of the trees read → compressed (see _deflate)
-        self._cache: dict[str, tuple[bytes, list[bytes]]] | None = None
+        self._cache: dict[str, tuple[bytes, list[bytes], str]] | None = None
 
     def edit(
         self, tree: str | None, prefix: str, changes: Mapping[str, tuple[bytes, str] | None]
@@ -300,9 +306,10 @@ class _Editor:
     def read(self, tree: str) -> bytes:
         if self._cache is None:
             self._cache = _read_cache(self.git_dir / "ee" / TREE_CACHE)
-        raw, compressed = self._cache.get(tree, (None, []))
+        raw, compressed, digest = self._cache.get(tree, (None, [], ""))
         if raw is not None and object_id(b"tree", raw) == tree:
-            self.known.update(_known_pieces(raw, compressed))  # (each is checked where it is used)
+            if _pieces_digest(tree, compressed) == digest:
+                self.known.update(_known_pieces(raw, compressed))
         else:
             try:
                 raw = self.fetch([tree]).get(tree)
@@ -354,18 +361,19 @@ def _mode_and_id(entry: bytes) -> tuple[bytes, str]:
     return entry[: entry.index(b" ")], entry[-20:].hex()
 
 
-def _read_cache(path: Path) -> dict[str, tuple[bytes, list[bytes]]]:
-    """The cached trees: id → (raw tree, compressed pieces); each is checked by its reader."""
+def _read_cache(path: Path) -> dict[str, tuple[bytes, list[bytes], str]]:
+    """The cached trees: id → (raw tree, compressed pieces, their digest); each is checked by its
+    reader."""
     try:
         data = path.read_bytes()
     except OSError:
         return {}
-    trees: dict[str, tuple[bytes, list[bytes]]] = {}
+    trees: dict[str, tuple[bytes, list[bytes], str]] = {}
     pos = 0
     while pos < len(data):
         end = data.find(b"\n", pos)
         header = data[pos:end].split() if end > 0 else []
-        if len(header) != 3 or not header[1].isdigit() or not header[2].isdigit():
+        if len(header) != 4 or not header[1].isdigit() or not header[2].isdigit():
             break  # damaged: what was read so far is still checked against its ids
         size = int(header[1])
         raw = data[end + 1 : end + 1 + size]
@@ -378,7 +386,7 @@ def _read_cache(path: Path) -> dict[str, tuple[bytes, list[bytes]]]:
             length = int(data[pos:end])
             compressed.append(data[end + 1 : end + 1 + length])
             pos = end + 1 + length
-        trees[header[0].decode("ascii", "replace")] = (raw, compressed)
+        trees[header[0].decode("ascii", "replace")] = (raw, compressed, header[3].decode("ascii", "replace"))
     return trees
 
 

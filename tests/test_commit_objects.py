@@ -169,13 +169,13 @@ def test_the_tree_cache_is_checked_and_git_fills_in_for_it(ws: Workspace) -> Non
     _commit(ws.git, ws.root, ["memories/after-gc.md"], "packed\n", fast=True)
 
 
-def test_trees_compressed_piece_by_piece_are_valid_and_a_bad_piece_is_never_used() -> None:
-    """The pieces an earlier tree shared are reused; a stream that would not inflate to the tree is
-    never written (the whole tree is compressed instead)."""
+def test_trees_compressed_piece_by_piece_are_valid_and_a_damaged_cache_is_never_used(tmp_path: Path) -> None:
+    """The pieces an earlier tree shared are reused from the tree cache; a cache whose compressed pieces
+    were damaged is not (they would make an object that does not inflate to the tree)."""
     import random
     import zlib
 
-    from ee.gitobjects import _deflate, _known_pieces
+    from ee.gitobjects import TREE_CACHE, _deflate, _Editor, _known_pieces, object_id, remember_trees
 
     rng = random.Random(7)
     entries = sorted(
@@ -194,9 +194,23 @@ def test_trees_compressed_piece_by_piece_are_valid_and_a_bad_piece_is_never_used
     again, new_pieces = _deflate(edited, known)
     assert zlib.decompress(again) == edited
     assert sum(piece in pieces for piece in new_pieces) >= len(pieces) - 3  # reused, not compressed again
-    poisoned = dict.fromkeys(known, b"\x00garbage")
-    safe, _ = _deflate(edited, poisoned)
-    assert zlib.decompress(safe) == edited
+
+    git_dir = tmp_path / ".git"
+    (git_dir / "ee").mkdir(parents=True)
+    tree = object_id(b"tree", raw)
+    remember_trees(git_dir, {tree: raw}, {tree: pieces})
+
+    def reader() -> _Editor:
+        editor = _Editor(git_dir, lambda ids: {})
+        assert editor.read(tree) == raw
+        return editor
+
+    assert len(reader().known) == len(pieces)
+    cache = git_dir / "ee" / TREE_CACHE
+    data = bytearray(cache.read_bytes())
+    data[-100] ^= 0x01  # one bit of the last compressed piece
+    cache.write_bytes(bytes(data))
+    assert reader().known == {}  # the tree itself is still good; its damaged pieces are not
 
 
 @pytest.mark.parametrize(
