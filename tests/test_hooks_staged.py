@@ -247,6 +247,9 @@ def test_hook_check_answers_as_the_hook_does_in_process(
         assert message.code == 0
         assert message.out.splitlines() == expected, label
     assert codes == {"warns": 0, "blocks": run.BLOCKED, "nothing": 0}
+    garbled = run_cli("--workspace", root, "hook-check", "pre-commit", input="not a change")
+    assert garbled.code == 2
+    assert "reads a staged change on stdin" in garbled.err
     served = run_cli(
         "--workspace", root, "hook-check", "pre-commit", input=warm.change_text(*changes["warns"])
     )

@@ -293,7 +293,15 @@ def serve(name: str, root: str, change: str) -> int:
     the answer is the same: for pre-commit, :func:`check_change` (its warnings on stderr, exit 0 or
     :data:`BLOCKED`); for prepare-commit-msg, the :func:`message_memories` as ``ID<TAB>TITLE`` lines (an
     in-process search here: this process is the server, and its index is warm)."""
-    paths, added = warm.read_change(change)
+    try:
+        paths, added = warm.read_change(change)
+    except ValueError:
+        from ee.errors import UsageError
+
+        raise UsageError(
+            "ee hook-check reads a staged change on stdin, as a warm git hook sends it",
+            "it is not for use by hand: debug a hook with ee hook NAME",
+        ) from None
     if name == "pre-commit":
         return check_change(Hook(name, [], root, root, warm=True), paths, added)
     chosen = message_memories(Hook(name, [], root, root, warm=False), paths, added)
