@@ -444,3 +444,18 @@ def test_what_a_command_raises_ends_as_clicks_run_ends_it(
         captured = capsys.readouterr()
         results.append((code, captured.out, captured.err))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize(
+    "message", ["", "plain", "two\nlines\n", "ünïcödé 日本", "\x1b[1mbold\x1b[0m", "\r\n"]
+)
+@pytest.mark.parametrize(("nl", "err"), [(True, False), (False, False), (True, True), (False, True)])
+def test_echo_writes_what_click_echo_writes(
+    message: str, nl: bool, err: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ee.cli import echo
+
+    echo(message, nl=nl, err=err)
+    ours = capsys.readouterr()
+    click.echo(message, nl=nl, err=err)
+    assert ours == capsys.readouterr()
