@@ -32,9 +32,9 @@ neither; ``ee watch`` assumes the store's files are written through their paths.
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import ctypes.util
-import dataclasses
 import errno
 import fcntl
 import os
@@ -227,6 +227,16 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
+def _reissued(view: Any, git: Any) -> Any:
+    """The held view handed out once more: a shallow copy (the generation, state and loaded model are
+    shared) with its own ``degraded`` list, no sync report (nothing was synced) and this request's git."""
+    again = copy.copy(view)
+    again.degraded = list(view.degraded)
+    again.report = None
+    again.git = git
+    return again
+
+
 class Voucher:
     """Installed as ``ee.index.VOUCHER`` by ``ee watch``: ``open(ws, open_fresh)`` returns the view it
     holds while :class:`Sentinel` proves it exact, else ``open_fresh()`` (which it then holds)."""
@@ -249,7 +259,7 @@ class Voucher:
             if self.view is not None and self.sentinel.quiet() and self._key(ws) == self.key:
                 self.vouched += 1
                 view = self.view
-                return dataclasses.replace(view, degraded=list(view.degraded), report=None, git=ws.git)
+                return _reissued(view, ws.git)
             self.view = self.key = None
             armed = self.sentinel.drain() or self.sentinel.arm()
             view = open_fresh()  # scans after the drain: every later write is still queued
