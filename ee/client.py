@@ -48,8 +48,11 @@ READ_ONLY = frozenset(
         ("memory", "list"),
         ("memory", "history"),
         ("index", "status"),
+        ("hook-check", None),  # a warm git hook's check of the staged change (ee.hooks.warm.check)
     }
 )
+# Commands that read standard input whatever their arguments (others only for a '-' argument).
+READS_STDIN = frozenset({("hook-check", None)})
 # The writes the server runs too (under the workspace lock, with the client's environment and umask).
 WRITES = frozenset({("remember", None)})
 _GROUPS = frozenset({"memory", "index", "schema"})
@@ -143,7 +146,7 @@ def try_server(argv: list[str] | None = None) -> int | None:
         root = find_root(workspace, cwd)
         if root is None or not os.path.exists(os.path.join(root, SOCKET)):
             return None
-        request = _request(args, cwd, write)
+        request = _request(args, cwd, write, command in READS_STDIN)
         if request is None:
             return None
         with socket_address(os.path.join(root, SOCKET)) as address:
@@ -165,9 +168,9 @@ def try_server(argv: list[str] | None = None) -> int | None:
     return code
 
 
-def _request(args: list[str], cwd: str, write: bool = False) -> bytes | None:
+def _request(args: list[str], cwd: str, write: bool = False, reads_stdin: bool = False) -> bytes | None:
     stdin = None
-    if "-" in args:  # the command reads standard input ('-' as a file or text argument)
+    if reads_stdin or "-" in args:  # the command reads standard input (or '-' as a file or text argument)
         if _isatty(sys.stdin):
             return None  # typed input: let the command read it itself, as it wants
         try:

@@ -135,6 +135,34 @@ def test_requests_are_really_served(
     )
 
 
+def test_a_hook_check_is_served_with_its_standard_input(served_ws: Workspace) -> None:
+    # `ee hook-check` reads the staged change from standard input with no '-' argument: the client must
+    # send it (ee.client.READS_STDIN), or the server would check an empty change.
+    (served_ws.root / "memories/mig.md").write_text(
+        "---\nid: mem_mig\nkind: anti-pattern\npaths: [db/migrations/*.sql]\n---\n"
+        "Never run schema migrations outside a transaction.\n"
+    )
+    git(served_ws.root, "add", "-A")
+    git(served_ws.root, "commit", "-q", "-m", "an anti-pattern")
+    change = "1\0db/migrations/001.sql\0ALTER TABLE t;\n"
+    served = ee("hook-check", "pre-commit", cwd=served_ws.root, served=True, stdin=change)
+    local = ee("hook-check", "pre-commit", cwd=served_ws.root, served=False, stdin=change)
+    assert (served.returncode, served.stdout, served.stderr) == (local.returncode, local.stdout, local.stderr)
+    assert b"anti-pattern mem_mig" in served.stderr
+    probe = "import sys, ee.client; print(ee.client.try_server(sys.argv[1:]), 'ee.cli' in sys.modules)"
+    direct = subprocess.run(
+        [sys.executable, "-c", probe, "hook-check", "pre-commit"],
+        cwd=served_ws.root,
+        input=change.encode(),
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"},
+        timeout=DEADLINE,
+        check=True,
+    )
+    assert direct.stdout.decode().split()[-2:] == ["0", "False"]  # answered by the server, CLI not loaded
+    assert b"anti-pattern mem_mig" in direct.stderr
+
+
 def test_client_settings_and_directory_apply_to_the_request(served_ws: Workspace) -> None:
     sub = served_ws.root / "memories"
     for env in ({"EE_FORMAT": "human"}, {"EE_FORMAT": "json"}):
