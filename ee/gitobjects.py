@@ -88,6 +88,7 @@ class Plan:
     tree: str
     blobs: dict[str, bytes] = field(default_factory=dict)  # id → content
     trees: dict[str, bytes] = field(default_factory=dict)  # id → raw tree, the edited ones
+    entries: dict[str, list[bytes]] = field(default_factory=dict)  # id → the edited trees' entries
     known: dict[bytes, bytes] = field(default_factory=dict)  # pieces of the parent trees, compressed
 
 
@@ -135,18 +136,21 @@ def plan(
         tree = editor.edit(parent_tree, "", changes)
     except _Unusual:
         return None
-    return Plan(tree=tree or editor.put(b""), blobs=blobs, trees=editor.written, known=editor.known)
+    tree = tree or editor.put(b"")
+    return Plan(
+        tree=tree, blobs=blobs, trees=editor.written, entries=editor.entries_written, known=editor.known
+    )
 
 
 def write(
     git_dir: Path, objects: Mapping[str, bytes], kind: bytes, known: dict[bytes, bytes] | None = None
-) -> dict[str, list[bytes]]:
+) -> dict[str, list[tuple[bytes, bytes]]]:
     """Store ``objects`` (id → content) as loose objects of ``kind``, as git does: zlib at git's default
     loose level (1), a read-only file renamed into ``objects/xx/``; an object already there is kept.
 
     ``known`` (pieces of earlier trees → their compressed form): see :func:`_deflate`. Returns each
-    object's compressed pieces, for the next commit's ``known``."""
-    pieces: dict[str, list[bytes]] = {}
+    object's pieces (raw, compressed), for the next commit's ``known``."""
+    pieces: dict[str, list[tuple[bytes, bytes]]] = {}
     for sha, data in objects.items():
         folder = git_dir / "objects" / sha[:2]
         final = folder / sha[2:]
@@ -174,17 +178,17 @@ def write(
     return pieces
 
 
-def _deflate(full: bytes, known: Mapping[bytes, bytes]) -> tuple[bytes, list[bytes]]:
+def _deflate(full: bytes, known: Mapping[bytes, bytes]) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     """``full`` as a zlib stream (level 1), compressed piece by piece so that the pieces an earlier tree
     shared are not compressed again: a commit changes one entry of a ~300 KB tree, and compressing all of
-    it cost ~5 ms. Returns the stream and its compressed pieces.
+    it cost ~5 ms. Returns the stream and its pieces (raw, compressed).
 
     Pieces end where the content has two zero bytes (a boundary set by the bytes around it, so an
     inserted entry changes only its own piece); each is raw deflate ending in a full flush (byte-aligned,
     no reference to earlier bytes), so any sequence of them, an empty final block and the Adler-32 sum
     form a valid stream. Each newly compressed piece is inflated again and compared; a known one was,
     when it was new (the tree cache keeps them under a digest, see :func:`remember_trees`)."""
-    compressed = []
+    pairs = []
     for piece in _pieces(full):
         done = known.get(piece)
         if done is None:
@@ -192,10 +196,10 @@ def _deflate(full: bytes, known: Mapping[bytes, bytes]) -> tuple[bytes, list[byt
             done = packer.compress(piece) + packer.flush(zlib.Z_FULL_FLUSH)
             if zlib.decompressobj(-15).decompress(done) != piece:
                 return zlib.compress(full, 1), []
-        compressed.append(done)
+        pairs.append((piece, done))
     header = b"\x78\x01"  # zlib's header for a 32 KB window at level 1
     end = b"\x03\x00" + zlib.adler32(full).to_bytes(4, "big")  # the final, empty block; the sum
-    return header + b"".join(compressed) + end, compressed
+    return header + b"".join(done for _piece, done in pairs) + end, pairs
 
 
 def _pieces_digest(tree: str, compressed: list[bytes]) -> str:
@@ -224,9 +228,14 @@ def object_id(kind: bytes, data: bytes) -> str:
     return digest.hexdigest()
 
 
-def remember_trees(git_dir: Path, trees: Mapping[str, bytes], pieces: Mapping[str, list[bytes]]) -> None:
-    """Keep ``trees`` (the ones the last commit wrote) and their compressed pieces for the next commit to
-    start from."""
+def remember_trees(git_dir: Path, plan: Plan, pieces: Mapping[str, list[tuple[bytes, bytes]]]) -> None:
+    """Keep the trees ``plan`` wrote and their compressed pieces for the next commit to start from: in
+    this process (``ee watch`` commits one remember after another) and in ``.git/ee/trees.cache``."""
+    _LAST_TREES.clear()
+    _LAST_TREES.update(plan.entries)
+    _LAST_PIECES.clear()
+    for pairs in pieces.values():
+        _LAST_PIECES.update(pairs)
     path = git_dir / "ee" / TREE_CACHE
     tmp = path.with_name(f"{TREE_CACHE}.{os.getpid()}.tmp")
     for left in path.parent.glob(f"{TREE_CACHE}.*.tmp"):  # a killed writer's
@@ -234,8 +243,8 @@ def remember_trees(git_dir: Path, trees: Mapping[str, bytes], pieces: Mapping[st
             left.unlink()
     try:
         with open(tmp, "wb") as handle:
-            for sha, raw in trees.items():
-                compressed = pieces.get(sha, [])
+            for sha, raw in plan.trees.items():
+                compressed = [done for _piece, done in pieces.get(sha, [])]
                 digest = _pieces_digest(sha, compressed)
                 handle.write(b"%s %d %d %s\n" % (sha.encode(), len(raw), len(compressed), digest.encode()))
                 handle.write(raw)
@@ -246,6 +255,13 @@ def remember_trees(git_dir: Path, trees: Mapping[str, bytes], pieces: Mapping[st
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+# The trees of the last commit this process made (id → entries) and their pieces (raw → compressed):
+# the next commit in the same process starts from them instead of the cache file. Both are keyed by
+# content, so they hold for any repository.
+_LAST_TREES: dict[str, list[bytes]] = {}
+_LAST_PIECES: dict[bytes, bytes] = {}
 
 
 class _Unusual(Exception):
@@ -259,6 +275,7 @@ class _Editor:
         self.git_dir = git_dir
         self.fetch = fetch
         self.written: dict[str, bytes] = {}
+        self.entries_written: dict[str, list[bytes]] = {}
         self.known: dict[bytes, bytes] = {}  # pieces of the trees read → compressed (see _deflate)
         self._cache: dict[str, tuple[bytes, list[bytes], str]] | None = None
 
@@ -266,7 +283,7 @@ class _Editor:
         self, tree: str | None, prefix: str, changes: Mapping[str, tuple[bytes, str] | None]
     ) -> str | None:
         """The id of ``tree`` (None: a new folder) with ``changes`` (paths relative to it), None if empty."""
-        entries = _entries(self.read(tree)) if tree else []
+        entries = self.entries(tree) if tree else []
         here: dict[str, tuple[bytes, str] | None] = {}
         below: dict[str, dict[str, tuple[bytes, str] | None]] = {}
         for path, change in changes.items():
@@ -296,12 +313,22 @@ class _Editor:
         raw = b"".join(entries)
         if _EMPTY_TREE_RAW in raw:
             raise _Unusual  # (likely) an empty folder in the tree: git's index would drop it
-        return self.put(raw)
+        return self.put(raw, entries)
 
-    def put(self, raw: bytes) -> str:
+    def put(self, raw: bytes, entries: list[bytes] | None = None) -> str:
         sha = object_id(b"tree", raw)
         self.written[sha] = raw
+        self.entries_written[sha] = entries if entries is not None else _entries(raw)
         return sha
+
+    def entries(self, tree: str) -> list[bytes]:
+        """``tree``'s entries (a list of the caller's own), from this process's last commit if it wrote
+        that tree, else read."""
+        kept = _LAST_TREES.get(tree)
+        if kept is not None:
+            self.known.update(_LAST_PIECES)
+            return list(kept)
+        return _entries(self.read(tree))
 
     def read(self, tree: str) -> bytes:
         if self._cache is None:

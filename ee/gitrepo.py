@@ -330,7 +330,7 @@ class Git:
             )
             raise
         if planned is not None:
-            gitobjects.remember_trees(self.git_dir, planned.trees, pieces)
+            gitobjects.remember_trees(self.git_dir, planned, pieces)
         return sha
 
     def _plan(

@@ -82,6 +82,13 @@ def _commit(
     return made[0]
 
 
+def _forget_this_process_trees() -> None:
+    from ee import gitobjects
+
+    gitobjects._LAST_TREES.clear()
+    gitobjects._LAST_PIECES.clear()
+
+
 def _write(root: Path, rel: str, text: str) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +160,7 @@ def test_the_tree_cache_is_checked_and_git_fills_in_for_it(ws: Workspace) -> Non
     cache = ws.git.git_dir / "ee" / "trees.cache"
     assert cache.exists()
     for where in ("compressed", "raw"):
+        _forget_this_process_trees()  # as a fresh process: the cache file is all there is
         data = bytearray(cache.read_bytes())
         header = data.index(b"\n")
         raw_end = header + 1 + int(data[:header].split()[1])
@@ -162,6 +170,7 @@ def test_the_tree_cache_is_checked_and_git_fills_in_for_it(ws: Workspace) -> Non
         _commit(ws.git, ws.root, [f"memories/after-damage-{where}.md"], "damaged\n", fast=True)
         subprocess.run(["git", "fsck", "--strict"], cwd=ws.root, check=True, capture_output=True)
     cache.unlink()
+    _forget_this_process_trees()
     git(ws.root, "repack", "-a", "-d", "-q")
     git(ws.root, "prune-packed")
     assert not list((ws.git.git_dir / "objects").glob("??/*"))  # every tree now sits in a pack
@@ -175,7 +184,16 @@ def test_trees_compressed_piece_by_piece_are_valid_and_a_damaged_cache_is_never_
     import random
     import zlib
 
-    from ee.gitobjects import TREE_CACHE, _deflate, _Editor, _known_pieces, object_id, remember_trees
+    from ee.gitobjects import (
+        TREE_CACHE,
+        Plan,
+        _deflate,
+        _Editor,
+        _entries,
+        _known_pieces,
+        object_id,
+        remember_trees,
+    )
 
     rng = random.Random(7)
     entries = sorted(
@@ -183,22 +201,23 @@ def test_trees_compressed_piece_by_piece_are_valid_and_a_damaged_cache_is_never_
     )
     raw = b"".join(entries)
     full = b"tree %d\x00" % len(raw) + raw
-    stream, pieces = _deflate(full, {})
+    stream, pairs = _deflate(full, {})
+    pieces = [done for _piece, done in pairs]
     assert len(pieces) > 5
     assert zlib.decompress(stream) == full
     assert len(stream) < len(zlib.compress(full, 1)) * 1.05  # as small as one stream, near enough
     known = _known_pieces(raw, pieces)
-    assert len(known) == len(pieces)
+    assert known == dict(pairs)
     edited_raw = raw[: len(raw) // 2] + b"100644 memory-inserted.md\x00" + bytes(20) + raw[len(raw) // 2 :]
     edited = b"tree %d\x00" % len(edited_raw) + edited_raw
     again, new_pieces = _deflate(edited, known)
     assert zlib.decompress(again) == edited
-    assert sum(piece in pieces for piece in new_pieces) >= len(pieces) - 3  # reused, not compressed again
+    assert sum(done in pieces for _piece, done in new_pieces) >= len(pieces) - 3  # reused, not made again
 
     git_dir = tmp_path / ".git"
     (git_dir / "ee").mkdir(parents=True)
     tree = object_id(b"tree", raw)
-    remember_trees(git_dir, {tree: raw}, {tree: pieces})
+    remember_trees(git_dir, Plan(tree=tree, trees={tree: raw}, entries={tree: _entries(raw)}), {tree: pairs})
 
     def reader() -> _Editor:
         editor = _Editor(git_dir, lambda ids: {})
