@@ -22,7 +22,6 @@ import hashlib
 import itertools
 import os
 import re
-import shutil
 import stat
 import zlib
 from bisect import bisect_left
@@ -461,8 +460,12 @@ def _git_prefix() -> Path:
     """The installation prefix of the ``git`` on the PATH (``/usr`` for ``/usr/bin/git``)."""
     global _PREFIX
     if _PREFIX is None:
-        found = shutil.which("git")
-        _PREFIX = Path(os.path.realpath(found)).parent.parent if found else Path("/usr")
+        _PREFIX = Path("/usr")
+        for folder in os.environ.get("PATH", "").split(os.pathsep):  # (shutil.which costs an import)
+            found = os.path.join(folder or ".", "git")
+            if os.path.isfile(found) and os.access(found, os.X_OK):
+                _PREFIX = Path(os.path.realpath(found)).parent.parent
+                break
     return _PREFIX
 
 

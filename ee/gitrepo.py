@@ -24,11 +24,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ee import gitident, gitobjects
 from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
+
+if TYPE_CHECKING:
+    from ee import gitobjects
 
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "ee",
@@ -266,6 +268,8 @@ class Git:
         user's staged or unstaged change to such a file stays staged or unstaged.
         Returns the new commit id (HEAD's when nothing changed). The caller holds the workspace lock.
         """
+        from ee import gitobjects  # (its hashlib and zlib only when ee commits)
+
         parent, parent_tree = self.head_state()  # first: it also learns the top level, for repo_path
         fixed = {self.repo_path(p): sha for p, sha in (blobs or {}).items()}
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
@@ -342,6 +346,8 @@ class Git:
         hold nothing an index would change (an empty folder, an odd mode), and editing them as bytes gives
         what ``update-index`` + ``write-tree`` would.
         """
+        from ee import gitobjects
+
         if parent is None or fixed or self._noted != (parent, parent_tree):
             return None
         return gitobjects.plan(self.toplevel, self.git_dir, parent_tree, repo_paths, self.read_blobs)
@@ -530,6 +536,8 @@ class Git:
     def _write_commit(self, tree: str, parent: str | None, message: str) -> str | None:
         """The commit object ``commit-tree`` would make, written in-process; None when only git knows
         the identity, the date or the settings for sure (see :mod:`ee.gitident`)."""
+        from ee import gitident, gitobjects
+
         system, config = gitobjects.config_files(self.git_dir)
         who = gitident.idents(system, config)
         if who is None or parent is None:
