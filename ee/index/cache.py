@@ -12,21 +12,22 @@ from __future__ import annotations
 import contextlib
 import marshal
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 CACHE_VERSION = 4  # bump when the parse record or the tokenizer changes
 
 
-@dataclass(slots=True)
 class Derived:
     """What ee derives from one blob: the parse (or its error), the masked body, tokens, and a vector."""
 
-    record: dict[str, Any]  # Memory fields + flags, or {"error": {...}} for an unreadable blob
-    body: str
-    tokens: list[str]
-    vector: bytes | None  # float32 bytes of the embedding, or None when not embedded yet
+    __slots__ = ("body", "record", "tokens", "vector")
+
+    def __init__(self, record: dict[str, Any], body: str, tokens: list[str], vector: bytes | None) -> None:
+        self.record = record  # Memory fields + flags, or {"error": {...}} for an unreadable blob
+        self.body = body
+        self.tokens = tokens
+        self.vector = vector  # float32 bytes of the embedding, or None when not embedded yet
 
 
 class DerivedCache:

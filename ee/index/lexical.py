@@ -22,7 +22,6 @@ import itertools
 import json
 import marshal
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,17 +123,20 @@ def _key(token: str) -> bytes:
     return token.encode("utf-8", "surrogatepass")
 
 
-@dataclass(slots=True)
 class Lexical:
     """A BM25 score matrix in CSC form: column ``t`` holds the scores of token ``t`` in each document."""
 
-    data: np.ndarray  # float32 scores
-    indices: np.ndarray  # int32 document positions
-    indptr: np.ndarray  # int64 column starts, len = vocab size + 1
-    vocab: Mapping[str, int]
-    n_docs: int
-    k1: float = K1
-    b: float = B
+    __slots__ = ("b", "data", "indices", "indptr", "k1", "n_docs", "vocab")
+
+    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, vocab: Mapping[str, int],
+                 n_docs: int, k1: float = K1, b: float = B) -> None:
+        self.data = data  # float32 scores
+        self.indices = indices  # int32 document positions
+        self.indptr = indptr  # int64 column starts, len = vocab size + 1
+        self.vocab = vocab
+        self.n_docs = n_docs
+        self.k1 = k1
+        self.b = b
 
     def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
         """BM25 score of every document for ``query_tokens`` (float64; a repeated token counts again)."""

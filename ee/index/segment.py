@@ -26,7 +26,6 @@ import mmap
 import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
@@ -42,17 +41,20 @@ _MASK32 = np.int64(0xFFFFFFFF)
 LAYOUT = 4
 
 
-@dataclass(slots=True)
 class Entry:
     """A memory file to put in a generation: where it is, which version, and what was derived from it."""
 
-    path: str
-    blob: str
-    committed: bool
-    record: dict[str, Any]
-    body: str
-    tokens: list[str]
-    vector: np.ndarray | None
+    __slots__ = ("blob", "body", "committed", "path", "record", "tokens", "vector")
+
+    def __init__(self, path: str, blob: str, committed: bool, record: dict[str, Any], body: str,
+                 tokens: list[str], vector: np.ndarray | None) -> None:
+        self.path = path
+        self.blob = blob
+        self.committed = committed
+        self.record = record
+        self.body = body
+        self.tokens = tokens
+        self.vector = vector
 
 
 class Packed(Sequence[Any]):
@@ -287,25 +289,33 @@ def _empty_records() -> Records:
     return Records(Packed.empty(_decode_record, _decode_records), np.zeros(0, dtype=bool))
 
 
-@dataclass(slots=True)
 class Generation:
     """Records and bodies are decoded per position on access; ``ids``, ``paths``, ``blobs`` and the
     records' links are kept apart as plain columns, for what reads every document (ranking's tie-breaks,
     an update's bookkeeping, the superseded map) without decoding records."""
 
-    records: Records = field(default_factory=_empty_records)
-    ids: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    blobs: list[str] = field(default_factory=list)
-    links: list[tuple[int, str, list[Any]]] = field(default_factory=list)  # (position, id, links), links only
-    packed_bodies: Packed = field(default_factory=lambda: Packed.empty(_decode_body))
-    vocab: Mapping[str, int] = field(default_factory=dict)
-    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # token << 32 | position
-    tf: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
-    lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
-    vectors: np.ndarray | None = None
-    lexical: Lexical | None = None
-    _pos: dict[str, int] | None = None
+    __slots__ = ("_pos", "blobs", "ids", "keys", "lengths", "lexical", "links", "packed_bodies", "paths",
+                 "records", "tf", "vectors", "vocab")
+
+    def __init__(self, records: Records | None = None, ids: list[str] | None = None,
+                 paths: list[str] | None = None, blobs: list[str] | None = None,
+                 links: list[tuple[int, str, list[Any]]] | None = None, packed_bodies: Packed | None = None,
+                 vocab: Mapping[str, int] | None = None, keys: np.ndarray | None = None,
+                 tf: np.ndarray | None = None, lengths: np.ndarray | None = None) -> None:
+        self.records = _empty_records() if records is None else records
+        self.ids: list[str] = [] if ids is None else ids
+        self.paths: list[str] = [] if paths is None else paths
+        self.blobs: list[str] = [] if blobs is None else blobs
+        # (position, id, links) of the memories that have links
+        self.links: list[tuple[int, str, list[Any]]] = [] if links is None else links
+        self.packed_bodies = Packed.empty(_decode_body) if packed_bodies is None else packed_bodies
+        self.vocab: Mapping[str, int] = {} if vocab is None else vocab
+        self.keys = np.zeros(0, np.int64) if keys is None else keys  # token << 32 | position
+        self.tf = np.zeros(0, np.int32) if tf is None else tf
+        self.lengths = np.zeros(0, np.int32) if lengths is None else lengths
+        self.vectors: np.ndarray | None = None
+        self.lexical: Lexical | None = None
+        self._pos: dict[str, int] | None = None
 
     @property
     def size(self) -> int:

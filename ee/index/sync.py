@@ -22,7 +22,6 @@ import stat
 import time
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,17 +49,26 @@ def _no_progress(phase: str, done: int, total: int) -> None:
     """The default progress callback: report nothing."""
 
 
-@dataclass(slots=True)
+# The classes here and in ee.index.segment / lexical / cache are plain slotted classes, not dataclasses:
+# building a dataclass costs ~0.6 ms at import, and every fresh `ee search` imports these modules.
+
+
 class SyncReport:
-    new: list[str] = field(default_factory=list)
-    modified: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    moved: list[tuple[str, str]] = field(default_factory=list)
-    events_changed: int = 0
-    head_changed: bool = False
-    rebuilt: bool = False
-    reason: str = ""
-    seconds: float = 0.0
+    """What an update did: files new, modified, deleted and moved, events re-read, HEAD moved, rebuilt."""
+
+    __slots__ = ("deleted", "events_changed", "head_changed", "modified", "moved", "new", "reason", "rebuilt",
+                 "seconds")
+
+    def __init__(self) -> None:
+        self.new: list[str] = []
+        self.modified: list[str] = []
+        self.deleted: list[str] = []
+        self.moved: list[tuple[str, str]] = []
+        self.events_changed = 0
+        self.head_changed = False
+        self.rebuilt = False
+        self.reason = ""
+        self.seconds = 0.0
 
     @property
     def changed(self) -> bool:
@@ -95,17 +103,19 @@ def _stamp_map(paths: list[str], values: array[int]) -> dict[str, Stamp]:
     return dict(sorted(zip(paths, zip(it, it, it, it, strict=True), strict=True)))
 
 
-@dataclass(slots=True)
 class Scan:
     """Every memory file's stamp, in the order the directory walk met them (stable while no directory
     changes), and the events files' stamps. ``files``, the sorted ``{path: stamp}`` map, is built only
     when an update needs it."""
 
-    paths: list[str]
-    stamps: array[int]  # 'q': mtime ns, ctime ns, size, inode per path
-    events: dict[str, Stamp]
-    _files: dict[str, Stamp] | None = None
-    _key: tuple[bytes, bytes] | None = None
+    __slots__ = ("_files", "_key", "events", "paths", "stamps")
+
+    def __init__(self, paths: list[str], stamps: array[int], events: dict[str, Stamp]) -> None:
+        self.paths = paths
+        self.stamps = stamps  # 'q': mtime ns, ctime ns, size, inode per path
+        self.events = events
+        self._files: dict[str, Stamp] | None = None
+        self._key: tuple[bytes, bytes] | None = None
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -123,15 +133,25 @@ class Scan:
         return self._key
 
 
-@dataclass(slots=True)
 class Stamps:
     """The saved picture a generation reflects (``stamps.marshal``): the scan's key, each file's blob id
     (in the same order; "" for a file that could not be read) and the racy files."""
 
-    paths: bytes
-    stamps: bytes
-    blob_ids: bytes
-    _files: dict[str, Stamp] | None = None
+    __slots__ = ("_files", "blob_ids", "paths", "stamps")
+
+    def __init__(self, paths: bytes, stamps: bytes, blob_ids: bytes) -> None:
+        self.paths = paths
+        self.stamps = stamps
+        self.blob_ids = blob_ids
+        self._files: dict[str, Stamp] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        """The same picture (a reader compares manifests read twice: damage, or a concurrent write?)."""
+        if not isinstance(other, Stamps):
+            return NotImplemented
+        return (self.paths, self.stamps, self.blob_ids) == (other.paths, other.stamps, other.blob_ids)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def files(self) -> dict[str, Stamp]:
