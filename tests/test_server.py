@@ -97,6 +97,8 @@ def served_directly(
     [
         ["search", "alpha", "--json"],
         ["search", "alpha rollback", "--mode", "lexical", "--json"],
+        ["context", "alpha rollback", "--json"],
+        ["context", "alpha rollback", "--format", "markdown"],
         ["memory", "list", "--json"],
         ["memory", "show", "mem_a", "--json"],
         ["memory", "show", "mem_nope", "--json"],  # an error: exit code and envelope too
