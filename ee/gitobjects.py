@@ -11,8 +11,10 @@ exactly: a git variable that moves the repository or its configuration, a config
 that could change how git reads a file (``include``, ``filter``, ``working-tree-encoding``, ``safecrlf``,
 a shared repository, another object format, alternates), content git would convert (a CR, ``$Id``), a
 path that is not a plain regular file or a plain name, or a tree entry of an unusual kind. The parent
-trees come from a small cache of the trees ee wrote last (``.git/ee/trees.cache``, each checked
-against its id), else from ``git cat-file``.
+trees come from the trees this process committed last (in memory), else from a small cache of the trees
+ee wrote last (``.git/ee/trees.cache``, each checked against its id), else from ``git cat-file``; the big
+tree is compressed piece by piece, reusing the pieces its parent shared (:func:`_deflate`). The commit
+object's identity and date: :mod:`ee.gitident`.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 TREE_CACHE = "trees.cache"  # in .git/ee/: the trees of ee's last commit, to start the next one from
 MAX_PATHS = 50  # more paths than this: git's own path (a bulk import packs its blobs)
 TREE_MODE = b"40000"
+_CUT = re.compile(rb"\x00\x00")  # where _deflate cuts its pieces
 # A tree entry of a kind git's index holds as it is (a blob, an executable, a symlink, a folder, a
 # submodule): a tree with any other mode does not parse (see _entries), and git builds the commit.
-_CUT = re.compile(rb"\x00\x00")  # where _deflate cuts its pieces
 _ENTRY = re.compile(rb"(?:100644|100755|120000|40000|160000) [^\0]+\0.{20}", re.S)
 _NAME = re.compile(r"[A-Za-z0-9._@+-]+")
 # Variables that move the repository, its index, objects or configuration, or change how git reads
