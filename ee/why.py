@@ -72,7 +72,7 @@ def standing_report(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
 
     events = ctx.view.state.get("events", {}).get(record["id"], [])
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
-    superseded = superseded_map(ctx.view.gen.records).get(record["id"])
+    superseded = superseded_map(ctx.view.gen.link_records()).get(record["id"])  # (not every record decoded)
     st = standing_of(record, events, prov, ctx.now, ctx.reference, superseded)
     out = st.to_dict()
     out["utility"] = record.get("utility")
