@@ -42,10 +42,11 @@ def idents(system_files: Iterable[Path], config_files: Iterable[Path]) -> tuple[
     if any(not key.startswith(b"user.") for key in [*system, *settings]):
         return None
     out = []
+    now = _now()  # one "now" for both, as git takes it once
     for role in ("AUTHOR", "COMMITTER"):
         name = _pick(os.environ.get(f"GIT_{role}_NAME"), settings.get(b"user.name"))
         email = _pick(os.environ.get(f"GIT_{role}_EMAIL"), settings.get(b"user.email"))
-        date = _date(os.environ.get(f"GIT_{role}_DATE"))
+        date = _date(os.environ.get(f"GIT_{role}_DATE"), now)
         if name is None or email is None or date is None:
             return None
         out.append(name + b" <" + email + b"> " + date)
@@ -60,7 +61,7 @@ def _pick(env: str | None, configured: bytes | None) -> bytes | None:
     return value
 
 
-def _date(env: str | None) -> bytes | None:
+def _date(env: str | None, now: bytes) -> bytes | None:
     if env:
         match = _DATE.fullmatch(env)
         if match is None:
@@ -69,6 +70,11 @@ def _date(env: str | None) -> bytes | None:
         if hours == minutes == "00":
             sign = "+"  # git writes -0000 as +0000
         return f"{int(seconds)} {sign}{hours}{minutes}".encode()
+    return now
+
+
+def _now() -> bytes:
+    """Now in the local time zone, as git writes it (``<seconds> <±hhmm>``)."""
     # git reads TZ as it is now; this process read it at start (and ``ee watch`` runs a client's write
     # with the client's environment): read it again.
     time.tzset()

@@ -391,6 +391,7 @@ def _check_now(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     made = git(ws.root, "rev-parse", "HEAD").strip()
     dates = git(ws.root, "log", "-1", "--format=%ad|%cd", "--date=raw", made).strip().split("|")
     assert before <= int(dates[1].split()[0]) <= before + 60
+    assert dates[0] == dates[1]  # git takes "now" once for both
     zone = git(ws.root, "var", "GIT_COMMITTER_IDENT").split()[-1]  # git's own idea of the zone now
     assert dates[0].split()[1] == dates[1].split()[1] == zone
     assert zone in ("-0330", "-0230")
