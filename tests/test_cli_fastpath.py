@@ -459,3 +459,22 @@ def test_echo_writes_what_click_echo_writes(
     ours = capsys.readouterr()
     click.echo(message, nl=nl, err=err)
     assert ours == capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("args", "short"),
+    [
+        (["search", "x"], True),
+        (["-W", "d", "context", "x"], True),
+        (["remember", "x"], True),
+        (["outcome", "mem_1", "--signal", "helpful"], True),
+        (["search", "--batch", "q.jsonl"], False),  # may run any number of queries
+        (["import", "jsonl", "f.jsonl"], False),  # one commit of any number of memories
+        (["index", "rebuild"], False),
+        (["--version"], False),
+    ],
+)
+def test_which_processes_run_without_the_cyclic_collector(args: list[str], short: bool) -> None:
+    from ee.cli import _short_lived
+
+    assert _short_lived(args) is short

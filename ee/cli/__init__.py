@@ -139,10 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     Called without ``argv`` (the ``ee`` process itself), a read-only command ends the process here once
     its output is flushed: see :func:`_leave`."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if argv is None and _read_only(args) and "--batch" not in args:
+    if argv is None and _short_lived(args):
         # A short-lived reader: no cyclic garbage collection. A 100k-memory index is ~2M objects; a full
         # collection that an allocation triggered halfway through a query cost ~0.5 s there (and the
         # process ends in _leave without one). A --batch of queries may run long: it keeps the collector.
+        # One small write (remember, outcome) allocates little beyond its imports, whose ~20 collections
+        # cost it ~5 ms; its files and git processes are closed and waited for explicitly, never by gc.
         gc.disable()
     code = _run_fast(args) if argv is None else None
     if code is None:
@@ -156,6 +158,19 @@ def _read_only(args: list[str]) -> bool:
     from ee.client import is_read_only, parse_argv
 
     return is_read_only(parse_argv(args)[1])
+
+
+# Writes of one memory or one event: short processes, like the read-only commands.
+SMALL_WRITES = ("remember", "outcome")
+
+
+def _short_lived(args: list[str]) -> bool:
+    from ee.client import is_read_only, parse_argv
+
+    if "--batch" in args:
+        return False
+    command = parse_argv(args)[1]
+    return is_read_only(command) or (command is not None and command[0] in SMALL_WRITES)
 
 
 def _leave(args: list[str], code: int) -> None:
