@@ -458,7 +458,6 @@ def test_checkout_writes_the_branch_context_file(tmp_path: Path) -> None:
 def test_with_ee_watch_running_the_hooks_use_its_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ee import client
     from ee.hooks import risks, warm
     from ee.hooks.refresh import done_token
 
@@ -475,12 +474,9 @@ def test_with_ee_watch_running_the_hooks_use_its_server(
         assert answer is not None  # served, not run here
         assert answer["hits"][0]["id"] == "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
         served = warm.check(repo, "pre-commit", ["db/migrations/001.sql"], "ALTER TABLE t;\n")
-        if ("hook-check", None) in client.READ_ONLY:  # the server runs the hooks' checks (ee hook-check)
-            assert served is not None
-            assert served[0] == 0
-            assert b"ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in served[2]
-        else:  # an ee whose server does not run them: the hook is told to run its check itself
-            assert served is None
+        assert served is not None  # the server runs the hooks' checks (ee hook-check)
+        assert served[0] == 0
+        assert b"ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in served[2]
         seen = tmp_path / "seen-message"
         editor = tmp_path / "editor"
         editor.write_text(f'#!/bin/sh\ncp "$1" "{seen}"\necho "warm commit" > "$1"\n')
