@@ -387,3 +387,60 @@ def test_token_jaccard_stands_in_without_vectors(view: Any, monkeypatch: pytest.
     data = pack_view(view, from_arguments(TASK, mode="lexical"), resolve_profile("balanced"))
     assert data["similarity"] == "token_jaccard"
     assert items(data)
+
+
+def _mmr_one_by_one(state: Any, pass_no: int, quotas: bool) -> None:
+    """MMR as first written: the values of every active candidate computed again after each step."""
+    lam = state.profile.mmr_lambda
+    while True:
+        idx = np.flatnonzero(state.active)
+        if idx.size == 0:
+            return
+        scores = lam * state.rel[idx] - (1.0 - lam) * np.maximum(state.max_sim[idx], 0.0)
+        best = int(idx[int(np.argmax(scores))])
+        reason = state.budget.refusal(state.cands[best], quotas)
+        if reason:
+            state.set_aside(best, reason)
+            continue
+        state.take(best, pass_no, {"objective": "mmr", "value": round(float(scores.max()), 6),
+                                   "relevance": round(state.rel[best], 6),
+                                   "max_similarity": round(float(max(state.max_sim[best], 0.0)), 6),
+                                   "pass": pass_no})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1, max_value=40),
+       st.integers(min_value=50, max_value=3000), st.sampled_from(sorted(PROFILES)))
+def test_mmr_takes_what_recomputing_every_step_takes(seed: int, n: int, max_tokens: int, name: str) -> None:
+    """MMR recomputes its values only after a take (a candidate set aside changes none of them): the same
+    picks, reasons, traces and duplicates as recomputing after every step, ties and spill included."""
+    from ee.pack import select as select_module
+
+    profile = PROFILES[name]
+    if profile.diversity != "mmr":
+        profile = PROFILES["balanced"]
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, 4)).astype(np.float32)
+    vectors[rng.integers(0, n, size=n // 3)] = vectors[0]  # exact duplicates and tied values
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = np.clip(vectors @ vectors.T, -1.0, 1.0)
+    np.fill_diagonal(sim, 1.0)
+    relevance = np.round(np.sort(rng.uniform(0.2, 1.0, size=n))[::-1], 2)  # ties in relevance too
+
+    def run(mmr: Any) -> list[tuple[Any, ...]]:
+        cands = [Candidate(index=i, pos=i, memory_id=f"m{i}", section=SECTIONS[i % len(SECTIONS)],
+                           authoritative=bool(i % 3), body="b", truncated=False,
+                           cost=int(rng_costs[i]), relevance=float(relevance[i]))
+                 for i in range(n)]
+        budget = Budget.plan(max_tokens, 10, profile, {True: 3, False: 3},
+                             {(a, s): 2 for a in (True, False) for s in SECTIONS}, None)
+        original = select_module._mmr
+        select_module._mmr = mmr
+        try:
+            chosen = select_module.select(cands, sim, "embedding", profile, budget)
+        finally:
+            select_module._mmr = original
+        return [(c.index, c.reason, c.duplicate_of, c.chosen_pass, c.trace) for c in chosen + cands]
+
+    rng_costs = rng.integers(1, 400, size=n)
+    assert run(select_module._mmr) == run(_mmr_one_by_one)

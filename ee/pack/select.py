@@ -176,28 +176,38 @@ def select(
 
 
 def _mmr(state: Selection, pass_no: int, quotas: bool) -> None:
+    """Take the candidate of highest MMR value (the first maximum: the better-ranked one) until none is left.
+
+    A candidate the budget turns away is only set aside: nothing the values depend on changes (the
+    similarities to the items taken, the budget), so the next best is the next in the same order, and the
+    values are computed again only after a take."""
     lam = state.profile.mmr_lambda
     while True:
         idx = np.flatnonzero(state.active)
         if idx.size == 0:
             return
         scores = lam * state.rel[idx] - (1.0 - lam) * np.maximum(state.max_sim[idx], 0.0)
-        best = int(idx[int(np.argmax(scores))])  # the first maximum: the better-ranked candidate
-        reason = state.budget.refusal(state.cands[best], quotas)
-        if reason:
-            state.set_aside(best, reason)
-            continue
-        state.take(
-            best,
-            pass_no,
-            {
-                "objective": "mmr",
-                "value": round(float(scores.max()), 6),
-                "relevance": round(state.rel[best], 6),
-                "max_similarity": round(float(max(state.max_sim[best], 0.0)), 6),
-                "pass": pass_no,
-            },
-        )
+        # Best first; ties in candidate order (np.argmax's first maximum).
+        for k in np.argsort(-scores, kind="stable").tolist():
+            best = int(idx[k])
+            reason = state.budget.refusal(state.cands[best], quotas)
+            if reason:
+                state.set_aside(best, reason)
+                continue
+            state.take(
+                best,
+                pass_no,
+                {
+                    "objective": "mmr",
+                    "value": round(float(scores[k]), 6),
+                    "relevance": round(state.rel[best], 6),
+                    "max_similarity": round(float(max(state.max_sim[best], 0.0)), 6),
+                    "pass": pass_no,
+                },
+            )
+            break
+        else:
+            return  # every candidate left was set aside
 
 
 def _facility(state: Selection, pass_no: int, quotas: bool) -> None:
