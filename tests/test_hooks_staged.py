@@ -298,10 +298,14 @@ def test_a_loaded_table_is_decoded_again_only_once_replaced(tmp_path: Path) -> N
     loaded = risks.load_table(repo)
     assert loaded is not None
     assert risks.load_table(repo) is loaded  # the same file: not decoded again (ee watch's server)
-    risks.save_table(repo, risks.relabelled(loaded, "gen-other"))
+    relabelled = risks.relabelled(loaded, "gen-other")
+    risks.save_table(repo, relabelled)
+    assert risks.load_table(repo) is relabelled  # what this process saved: not decoded again either
+    risks.save_table(repo, relabelled | {"generation": "gen-third"})
+    risks._LOADED.clear()  # as in another process: the file is decoded
     again = risks.load_table(repo)
     assert again is not None
     assert again is not loaded
-    assert (again["generation"], again["rows"]) == ("gen-other", first["rows"])
+    assert (again["generation"], again["rows"]) == ("gen-third", first["rows"])
     (repo / ".ee/hooks/table.marshal").write_bytes(b"torn")
     assert risks.load_table(repo) is None

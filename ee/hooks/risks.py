@@ -333,11 +333,20 @@ def save_table(root: StrPath, table: dict[str, Any]) -> None:
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(marshal.dumps(table))
+            ours = os.fstat(file.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    # Kept as loaded (the next check in this process need not decode it), under the stat the file has
+    # now (the rename changed its ctime) — if it is still ours: another writer's file has another inode.
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if (st.st_dev, st.st_ino) == (ours.st_dev, ours.st_ino):
+        _LOADED[path] = ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), table)
 
 
 def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
