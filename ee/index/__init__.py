@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,6 +242,8 @@ def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport
     """Delete the saved index and build it again from the files (the derived cache is kept).
 
     ``progress(phase, done, total)`` is called while memories are parsed and embedded."""
+    import shutil
+
     with index_lock(ws.root):
         folder = ws.root / INDEX_DIR
         for path in folder.glob("gen-*"):

@@ -24,7 +24,6 @@ import json
 import marshal
 import mmap
 import os
-import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -428,6 +427,8 @@ class Generation:
     def save(self, folder: Path) -> None:
         tmp = folder.with_name(folder.name + ".tmp")
         if tmp.exists():
+            import shutil  # (here: shutil and the compression modules it loads cost a query ~2.5 ms)
+
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         for name, packed in (("records", self.records.packed), ("bodies", self.packed_bodies)):
