@@ -404,3 +404,16 @@ def test_rank_of_a_candidate_outside_an_arms_pool_counts_every_higher_score() ->
         expected = {p: (float(scores[p]), int(np.count_nonzero(scores > scores[p])) + 1) for p in positions}
         assert _ranks_of(scores, positions) == expected
     assert _ranks_of(scores, []) == {}
+
+
+def test_an_invalid_standing_is_the_valid_one_with_its_reason() -> None:
+    """Ranking builds the standing of an invalid candidate directly: the same value replace() makes."""
+    from ee.policy.feedback import FeedbackState
+    from ee.query.standing import Standing
+
+    valid = Standing("agent_assertion", "advisory", True, 0.5, 0.42, FeedbackState(0.42, 0.5, harmful=1),
+                     0.75, True, "valid", "2026-01-01T00:00:00Z")
+    for reason in ("expired at 2026-02-01T00:00:00Z", "superseded by mem_b"):
+        assert valid.invalid(reason) == valid.replace(valid=False, validity_reason=reason)
+        assert valid.invalid(reason).multipliers() == valid.replace(valid=False,
+                                                                     validity_reason=reason).multipliers()

@@ -22,6 +22,8 @@ from ee.model import Value
 from ee.policy import feedback, trust
 from ee.policy.feedback import FeedbackState as _FeedbackState
 
+_set = object.__setattr__
+
 TRUST_MULTIPLIER = {"authoritative": 1.0, "advisory": 0.9, "legacy_evidence": 0.8}
 QUARANTINE_MULTIPLIER = 0.5
 INVALID_MULTIPLIER = 0.5
@@ -48,9 +50,22 @@ class Standing(Value):
     def __init__(self, trust: str, posture: str, quarantined: bool, prior: float, effective: float,
                  feedback: _FeedbackState, freshness: float, valid: bool, validity_reason: str,
                  created: str | None) -> None:
-        for name, value in zip(self.__slots__, (trust, posture, quarantined, prior, effective, feedback,
-                                                freshness, valid, validity_reason, created), strict=True):
-            object.__setattr__(self, name, value)
+        _set(self, "trust", trust)
+        _set(self, "posture", posture)
+        _set(self, "quarantined", quarantined)
+        _set(self, "prior", prior)
+        _set(self, "effective", effective)
+        _set(self, "feedback", feedback)
+        _set(self, "freshness", freshness)
+        _set(self, "valid", valid)
+        _set(self, "validity_reason", validity_reason)
+        _set(self, "created", created)
+
+    def invalid(self, reason: str) -> Standing:
+        """This standing, not valid for ``reason`` (what ``replace(valid=False, validity_reason=reason)``
+        gives, built directly: ranking asks for it for every invalid candidate)."""
+        return Standing(self.trust, self.posture, self.quarantined, self.prior, self.effective, self.feedback,
+                        self.freshness, False, reason, self.created)
 
     def multipliers(self, relaxed_invalid: bool = True) -> dict[str, float]:
         return {
@@ -193,7 +208,7 @@ def with_validity(
     valid, reason = window_validity(window, reference)
     if valid and superseded_by:
         valid, reason = False, f"superseded by {superseded_by}"
-    return settled if valid else settled.replace(valid=False, validity_reason=reason)
+    return settled if valid else settled.invalid(reason)
 
 
 def feedback_cutoff(now: datetime) -> datetime:
