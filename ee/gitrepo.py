@@ -321,17 +321,7 @@ class Git:
                 _wait_quietly(refresh)
             # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged one
             # stays).
-            back = "".join(p + "\0" for p in [*repo_paths, *(p for p in fixed if p not in staged)])
-            self.run(
-                "reset",
-                "-q",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-                check=False,
-                input=back.encode("utf-8", "surrogateescape"),
-                cwd=self.toplevel,
-                holds_lock=True,
-            )
+            self._reset_index([*repo_paths, *(p for p in fixed if p not in staged)], check=False)
             raise
         if planned is not None:
             gitobjects.remember_trees(self.git_dir, planned, pieces)
@@ -681,6 +671,35 @@ class Git:
             sha, date, author, email, body, _ = record.split("\x00")
             entries.append(LogEntry(sha, date, author, email, body.strip(), parse_trailers(body)))
         return entries
+
+    def index_blobs(self, folder: str) -> dict[str, str]:
+        """Workspace paths below ``folder`` in git's index → their staged blob id."""
+        out = self.run("ls-files", "--stage", "-z", "--", self.repo_path(folder))
+        staged: dict[str, str] = {}
+        for entry in out.split("\0"):
+            info, tab, path = entry.partition("\t")
+            if tab:
+                staged[self.workspace_path(path)] = info.split(" ")[1]
+        return staged
+
+    def unstage(self, paths: Iterable[str]) -> None:
+        """Put workspace ``paths`` back to HEAD's version in git's index (a path HEAD lacks leaves the
+        index); the working files are not touched. The caller holds the workspace lock."""
+        self._reset_index([self.repo_path(p) for p in paths], check=True)
+
+    def _reset_index(self, repo_paths: list[str], *, check: bool) -> None:
+        if not repo_paths:
+            return
+        self.run(
+            "reset",
+            "-q",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            check=check,
+            input="".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape"),
+            cwd=self.toplevel,
+            holds_lock=True,
+        )
 
     def status_paths(self, folder: str) -> dict[str, str]:
         """Paths below ``folder`` that differ from HEAD (staged or not) → porcelain code."""

@@ -315,8 +315,15 @@ def recover_import(ws: Workspace, by: str) -> dict[str, Any] | None:
         out["commit"] = ws.git.commit_paths(ours, format_message(str(journal.get("subject")), trailers))
         out |= {"committed": ours, "action": "committed"}
     else:
-        # Incomplete: the import lands not at all. Only ee stages an import's files, and only once all
-        # are written: a staged one here was staged by a person, who keeps it.
+        # Incomplete: the import lands not at all. ee stages an import's files only once all are written,
+        # as its commit begins. So with one missing, a staged one was staged by a person, who keeps it;
+        # with none missing (incomplete because a person changed one since), what git's index holds as
+        # the import wrote it was staged by the killed commit: it leaves the index, and the files still
+        # as written go with the rest (a changed one stays, untracked).
+        if not missing:
+            index = ws.git.index_blobs(MEMORIES)
+            ws.git.unstage(sorted(rel for rel, blob in files.items() if rel not in head and index.get(rel) == blob))
+            written, staged = sorted(written + staged), []
         for rel in written:
             (root / rel).unlink(missing_ok=True)
         out["removed"] = written

@@ -126,19 +126,31 @@ def test_a_persons_files_and_edits_are_never_taken_nor_deleted(tmp_path: Path) -
     assert head_memories(root) == before  # nothing committed on anyone's behalf
 
 
-def test_a_complete_import_with_one_file_changed_since_is_not_committed(tmp_path: Path) -> None:
+def _new_in_memories(root: Path) -> list[str]:
+    """Files below memories/ that HEAD lacks: untracked, or staged as added (by ee's commit, which
+    refreshes git's index while it writes its objects, when the kill came after that began)."""
+    status = git(root, "status", "--porcelain", "-uall", "--", "memories")
+    return sorted(line[3:] for line in status.splitlines() if line[:2] in ("??", "A "))
+
+
+@pytest.mark.parametrize("label", ["git.tree", "git.commit", "git.index"])
+def test_a_complete_import_with_one_file_changed_since_is_not_committed(tmp_path: Path, label: str) -> None:
     root = tmp_path / "ws"
     new_workspace(root, shared=1)
     before = head_memories(root)
-    _killed_import(root, "git.tree")
-    written = _untracked(root)
+    _killed_import(root, label)
+    written = _new_in_memories(root)
     assert len(written) == SIZE
+    if label == "git.index":  # git's index was refreshed: the killed commit staged them
+        assert git(root, "diff", "--cached", "--name-only", "--", "memories").split() == written
     changed = root / written[-1]
     changed.write_text(changed.read_text(encoding="utf-8") + "changed by hand\n", encoding="utf-8")
     recovered = _doctor(root, "--fix")["fixed"]["recovered"]
     assert recovered["action"] == "removed"  # incomplete as written: the import does not land in part
     assert recovered["kept"] == [written[-1]]
+    assert recovered["removed"] == written[:-1]
     assert _untracked(root) == [written[-1]]
+    assert git(root, "diff", "--cached", "--name-only") == ""  # nothing left staged on anyone's behalf
     assert head_memories(root) == before
 
 
