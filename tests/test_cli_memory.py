@@ -67,6 +67,34 @@ def test_init_defaults_to_the_current_folder(tmp_path: Path) -> None:
     assert (root / "memories").is_dir()
 
 
+def test_init_takes_the_workspace_given_before_it_then_ee_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ee --workspace W init`` makes W the workspace, never the current folder (nor EE_WORKSPACE)."""
+    here = make_repo(tmp_path / "here", {"a.txt": "a\n"})
+    target, other = tmp_path / "target", tmp_path / "other"
+    monkeypatch.setenv("EE_WORKSPACE", str(other))
+    data = check(run_cli("--workspace", str(target), "init", "--json", cwd=here))
+    assert data["root"] == str(target)
+    assert (target / "memories").is_dir()
+    assert not (here / "memories").exists()
+    assert not other.exists()
+    assert check(run_cli("-W", str(target), "init", str(target), "--json", cwd=here))["commit"] is None
+    data = check(run_cli("init", "--json", cwd=here))  # no --workspace: EE_WORKSPACE
+    assert data["root"] == str(other)
+    assert not (here / "memories").exists()
+
+
+def test_init_refuses_a_path_and_another_workspace(tmp_path: Path) -> None:
+    error = check(
+        run_cli("--workspace", str(tmp_path / "a"), "init", str(tmp_path / "b"), "--json"), ExitCode.USAGE
+    )
+    assert "another folder" in error["message"]
+    assert "ee init PATH" in error["repair"]
+    assert not (tmp_path / "a").exists()
+    assert not (tmp_path / "b").exists()
+
+
 def test_no_workspace_is_a_configuration_error(tmp_path: Path) -> None:
     error = check(run_cli("memory", "list", "--json", cwd=tmp_path), ExitCode.CONFIG)
     assert error["code"] == "workspace_not_found"

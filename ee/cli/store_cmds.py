@@ -16,13 +16,25 @@ from ee.render.text import problem_lines
 
 
 @click.command("init")
-@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.argument("path", required=False, type=click.Path(file_okay=False))
 @json_option
-def init_cmd(path: str, as_json: bool | None) -> None:
-    """Create or adopt a git repository at PATH and make it an ee workspace (safe to run again)."""
+@click.pass_context
+def init_cmd(ctx: click.Context, path: str | None, as_json: bool | None) -> None:
+    """Create or adopt a git repository at PATH and make it an ee workspace (safe to run again).
+
+    PATH defaults to the --workspace given before the command, else $EE_WORKSPACE, else the current
+    folder."""
+    import os
+
     from ee.workspace import Workspace
 
-    _ws, report = Workspace.init(path)
+    given = ctx.find_root().params.get("workspace")
+    if path is not None and given is not None and Path(path).resolve() != Path(given).resolve():
+        raise UsageError(
+            f"ee init {path} names another folder than --workspace {given}",
+            "give the folder once: ee init PATH, or ee --workspace PATH init",
+        )
+    _ws, report = Workspace.init(path or given or os.environ.get("EE_WORKSPACE") or ".")
     created = ", ".join(report["created"]) or "nothing (already initialised)"
     Output(as_json).emit(report, f"ee workspace at {report['root']}\ncreated: {created}")
 
