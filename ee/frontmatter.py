@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import io
-import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, cast
 
 from ee.errors import MemoryFormatError, UsageError
 from ee.ids import format_time, is_valid_id, parse_time
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _LazyPattern:
@@ -38,7 +39,7 @@ class _LazyPattern:
 
 
 def _lazy(source: str) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _LazyPattern(source))
+    return _LazyPattern(source)  # type: ignore[return-value]  # it answers as the pattern does
 
 
 @functools.cache
@@ -668,8 +669,16 @@ _YAML_UNSAFE_RE = _lazy("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
 def _double_quoted(text: str) -> str:
+    import json  # (only a scalar that needs quotes: most new files have none)
+
     quoted = json.dumps(text, ensure_ascii=False)
     return _YAML_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def _quoted_key(key: str) -> str:
+    import json
+
+    return json.dumps(key)
 
 
 def _yaml_float(value: float) -> str:
@@ -730,7 +739,7 @@ def render_new(fields: Mapping[str, Any], body: str, extra: Mapping[str, Any] | 
                 "name extra keys with letters, digits, '_' and '-' (not a key ee knows)",
             )
         # A key YAML 1.1 reads as something else (on, yes, null, 1_0) is written quoted.
-        name = key if _scalar(key) == key else json.dumps(key)
+        name = key if _scalar(key) == key else _quoted_key(key)
         lines.append(f"{name}: {_json_flow(value)}\n")
     lines.append("---\n")
     return "".join(lines) + body.strip() + "\n"
@@ -798,6 +807,8 @@ def update(text: str, changes: Mapping[str, Any], path: str = "") -> str:
             data.pop(key, None)
         else:
             _set_rt(rt, data, key, value)
+    import io
+
     stream = io.StringIO()
     rt.dump(data, stream)
     new_text = stream.getvalue()

@@ -28,7 +28,6 @@ import stat
 import zlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ee.errors import EeError
@@ -82,15 +81,26 @@ _ATTRIBUTE_WORDS = (b"filter", b"encoding")
 _Fetch = Callable[[Iterable[str]], Mapping[str, bytes]]  # tree ids → raw trees (missing ones left out)
 
 
-@dataclass
 class Plan:
     """The objects of a commit, computed but not yet written: ``tree`` is the new root tree's id."""
 
-    tree: str
-    blobs: dict[str, bytes] = field(default_factory=dict)  # id → content
-    trees: dict[str, bytes] = field(default_factory=dict)  # id → raw tree, the edited ones
-    entries: dict[str, list[bytes]] = field(default_factory=dict)  # id → the edited trees' entries
-    known: dict[bytes, bytes] = field(default_factory=dict)  # pieces of the parent trees, compressed
+    __slots__ = ("blobs", "entries", "known", "tree", "trees")
+
+    def __init__(
+        self,
+        tree: str,
+        blobs: dict[str, bytes] | None = None,
+        trees: dict[str, bytes] | None = None,
+        entries: dict[str, list[bytes]] | None = None,
+        known: dict[bytes, bytes] | None = None,
+    ) -> None:
+        self.tree = tree
+        self.blobs: dict[str, bytes] = {} if blobs is None else blobs  # id → content
+        self.trees: dict[str, bytes] = {} if trees is None else trees  # id → raw tree, the edited ones
+        # id → the edited trees' entries
+        self.entries: dict[str, list[bytes]] = {} if entries is None else entries
+        # pieces of the parent trees, compressed
+        self.known: dict[bytes, bytes] = {} if known is None else known
 
 
 def plan(

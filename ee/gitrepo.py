@@ -19,18 +19,21 @@ import contextlib
 import os
 import re
 import stat
-import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
+from ee.model import Value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from typing import Any
+
     from ee import gitobjects
+    from ee.spawn import Child
 
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "ee",
@@ -44,21 +47,29 @@ BULK_PATHS = 200  # from this many paths a commit packs their blobs with fast-im
 
 def blob_id(data: bytes) -> str:
     """The id git gives ``data`` as a blob (SHA-1 of ``blob <len>\\0<data>``), computed without git."""
-    import hashlib  # lazily: ~4 ms that a remember does not need
+    import hashlib  # lazily: a query does not need it (~3 ms: OpenSSL, whose SHA-1 is ~10x CPython's own)
 
     digest = hashlib.sha1(b"blob %d\x00" % len(data))  # noqa: S324 - git's object id, not security
     digest.update(data)
     return digest.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class LogEntry:
+class LogEntry(Value):
+    """One commit of :meth:`Git.log`."""
+
+    __slots__ = __match_args__ = ("sha", "date", "author", "email", "message", "trailers")
     sha: str
     date: str
     author: str
     email: str
     message: str
     trailers: Mapping[str, str]
+
+    def __init__(
+        self, sha: str, date: str, author: str, email: str, message: str, trailers: Mapping[str, str]
+    ) -> None:
+        for name, value in zip(self.__slots__, (sha, date, author, email, message, trailers), strict=True):
+            object.__setattr__(self, name, value)
 
 
 class Git:
@@ -89,10 +100,13 @@ class Git:
         if env:
             full_env = dict(os.environ)
             full_env.update(env)
+        proc: _Ended | subprocess.CompletedProcess[bytes]
         try:
             if holds_lock:
                 proc = _run_to_the_end(["git", *args], cwd or self.workspace, input, full_env)
             else:
+                import subprocess
+
                 proc = subprocess.run(
                     ["git", *args],
                     cwd=cwd or self.workspace,
@@ -139,6 +153,8 @@ class Git:
         return repo_path if prefix == "." else repo_path.removeprefix(prefix + "/")
 
     def is_repo(self) -> bool:
+        import subprocess
+
         proc = subprocess.run(
             ["git", "rev-parse", "--is-inside-work-tree"],
             cwd=self.workspace,
@@ -275,21 +291,31 @@ class Git:
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
         if not repo_paths and not fixed:
             raise UsageError("nothing to commit", "name at least one path")
-        planned = self._plan(parent, parent_tree, repo_paths, fixed)
-        refresh: subprocess.Popen[bytes] | None = None
-        if planned is None:
-            tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
-        else:
-            tree = planned.tree
-            if tree != parent_tree:
-                gitobjects.write(self.git_dir, planned.blobs, b"blob")
-                # git's index is refreshed alongside (its ~10 ms overlap the trees and the commit): it
-                # needs only the working files, and a failure before HEAD moves resets it (below).
-                refresh = self._start_index_update(repo_paths)
-        if tree == parent_tree:
-            return parent or ""
+        in_process = self._may_plan(parent, parent_tree, repo_paths, fixed)
+        # In-process, git's index is refreshed alongside, from the start (its ~10 ms overlap planning the
+        # trees and writing the objects): it needs only the working files, and a failure before HEAD moves
+        # resets it (below).
+        refresh = self._start_index_update(repo_paths) if in_process else None
         staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
+        planned: gitobjects.Plan | None = None
+        past_tree = False
         try:
+            planned = (
+                gitobjects.plan(self.toplevel, self.git_dir, parent_tree, repo_paths, self.read_blobs)
+                if in_process
+                else None
+            )
+            if planned is None:
+                tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
+            else:
+                tree = planned.tree
+                if tree != parent_tree:
+                    gitobjects.write(self.git_dir, planned.blobs, b"blob")
+            if tree == parent_tree:  # nothing changed (git's index, if refreshed, holds HEAD's version)
+                if refresh is not None:
+                    self._refresh_real_index(repo_paths, refresh)
+                return parent or ""
+            past_tree = True
             if planned is not None:
                 pieces = gitobjects.write(self.git_dir, planned.trees, b"tree", planned.known)
             crash_point("git.tree")
@@ -315,7 +341,7 @@ class Git:
             )
             self._note_head(sha, tree)
         except BaseException as exc:
-            if refresh is None and not isinstance(exc, GitError):
+            if refresh is None and (not past_tree or not isinstance(exc, GitError)):
                 raise  # git's index was not touched
             if refresh is not None:
                 _wait_quietly(refresh)
@@ -327,20 +353,25 @@ class Git:
             gitobjects.remember_trees(self.git_dir, planned, pieces)
         return sha
 
-    def _plan(
+    def _may_plan(
         self, parent: str | None, parent_tree: str, repo_paths: list[str], fixed: Mapping[str, str]
-    ) -> gitobjects.Plan | None:
-        """The commit's blobs and trees built in-process (see :mod:`ee.gitobjects`), or None for git's way.
+    ) -> bool:
+        """Whether the commit's blobs and trees may be built in-process (see :mod:`ee.gitobjects`, which
+        may still decline); else git's way.
 
         Only on top of a commit ee made (its note says so): its trees were built by git's index, so they
         hold nothing an index would change (an empty folder, an odd mode), and editing them as bytes gives
-        what ``update-index`` + ``write-tree`` would.
+        what ``update-index`` + ``write-tree`` would. A few paths only (their names fit in a pipe's buffer,
+        for the index update started alongside).
         """
         from ee import gitobjects
 
-        if parent is None or fixed or self._noted != (parent, parent_tree):
-            return None
-        return gitobjects.plan(self.toplevel, self.git_dir, parent_tree, repo_paths, self.read_blobs)
+        return (
+            parent is not None
+            and not fixed
+            and self._noted == (parent, parent_tree)
+            and 0 < len(repo_paths) <= gitobjects.MAX_PATHS
+        )
 
     def private_index(self) -> Path:
         """The index file ee keeps for this workspace's commits (``.git/ee/index-<workspace>``)."""
@@ -404,6 +435,8 @@ class Git:
         """Store the regular files among ``repo_paths`` as blobs in one pack (``git fast-import``): for a bulk
         import, ~4x faster than ``update-index`` writing 10,000 loose objects. Path → blob id; what is not a
         plain regular file (deleted, a symlink, executable) is left out, for ``update-index`` to handle."""
+        import subprocess
+
         found: dict[str, str] = {}
         proc = subprocess.Popen(
             ["git", "fast-import", "--quiet"],
@@ -485,6 +518,8 @@ class Git:
         wanted = list(dict.fromkeys(specs))
         if not wanted:
             return {}
+        import subprocess
+
         proc = subprocess.run(
             ["git", "cat-file", "--batch"],
             cwd=self.toplevel,
@@ -542,9 +577,7 @@ class Git:
         gitobjects.write(self.git_dir, {sha: data}, b"commit")
         return sha
 
-    def _refresh_real_index(
-        self, repo_paths: list[str], started: subprocess.Popen[bytes] | None = None
-    ) -> None:
+    def _refresh_real_index(self, repo_paths: list[str], started: Child | None = None) -> None:
         """Make git's index agree with the new commit for ee's paths: `git status` shows nothing of ours.
 
         ``started``: that update already runs (:meth:`_start_index_update`); its result is awaited, and
@@ -560,25 +593,28 @@ class Git:
         if repo_paths:
             self._retry_index_lock(lambda: self._update_index(repo_paths, {}))
 
-    def _start_index_update(self, repo_paths: list[str]) -> subprocess.Popen[bytes]:
+    def _start_index_update(self, repo_paths: list[str]) -> Child:
         """:meth:`_update_index` of git's own index, started and left running (in a session of its own, as
         ``holds_lock`` runs it: a kill of ee never leaves ``index.lock`` behind)."""
+        from ee import spawn
+
         data = "".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape")
         read, write = os.pipe()
         try:
-            # A few paths: far less than a pipe holds, so the write never waits for git.
-            with os.fdopen(write, "wb") as handle:
-                handle.write(data)
-            return subprocess.Popen(
+            # A few paths (at most gitobjects' limit): far less than a pipe holds, so the write never
+            # waits for git, and git reads them all while ee writes its objects.
+            os.write(write, data)
+            os.close(write)
+            write = -1
+            return spawn.start(
                 ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
-                cwd=self.toplevel,
-                stdin=read,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
+                str(self.toplevel),
+                stdin_fd=read,
             )
         finally:
             os.close(read)
+            if write != -1:
+                os.close(write)
 
     def _retry_index_lock(self, action: Callable[[], None]) -> None:
         """Run an update of git's own index, waiting while another git process holds ``index.lock``."""
@@ -637,6 +673,8 @@ class Git:
         wanted = list(dict.fromkeys(blob_ids))
         if not wanted:
             return {}
+        import subprocess
+
         proc = subprocess.run(
             ["git", "cat-file", "--batch"],
             cwd=self.workspace,
@@ -713,33 +751,31 @@ class Git:
         return changed
 
 
-def _wait_quietly(proc: subprocess.Popen[bytes]) -> None:
+def _wait_quietly(proc: Child) -> None:
     """Let a started git process finish (it may hold a lock of git's own), whatever interrupts."""
     with contextlib.suppress(BaseException):
         proc.communicate()
 
 
-def _run_to_the_end(
-    args: list[str], cwd: Path, data: bytes | None, env: Mapping[str, str] | None
-) -> subprocess.CompletedProcess[bytes]:
+class _Ended:
+    """What :func:`_run_to_the_end` reports, shaped as ``subprocess.CompletedProcess``."""
+
+    __slots__ = ("returncode", "stderr", "stdout")
+
+    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def _run_to_the_end(args: list[str], cwd: Path, data: bytes | None, env: Mapping[str, str] | None) -> _Ended:
     """Like ``subprocess.run(args, input=data, capture_output=True)`` in a new session, except that an
-    exception in ee (KeyboardInterrupt) waits for git to finish (milliseconds) instead of killing it."""
-    with subprocess.Popen(
-        args,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.PIPE if data is not None else None,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    ) as proc:
-        try:
-            out, err = proc.communicate(data)
-        except BaseException:
-            with contextlib.suppress(BaseException):
-                proc.communicate()
-            raise
-    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+    exception in ee (KeyboardInterrupt) waits for git to finish (milliseconds) instead of killing it
+    (:mod:`ee.spawn`: no ``subprocess`` import for ``ee remember``)."""
+    from ee import spawn
+
+    child = spawn.start(args, str(cwd), data=data, env=env)
+    out, err = child.communicate()
+    assert child.returncode is not None
+    return _Ended(child.returncode, out, err)
 
 
 # Variables that move git's repository or change how git finds it: with any set, git is asked.

@@ -322,7 +322,8 @@ def recover_import(ws: Workspace, by: str) -> dict[str, Any] | None:
         # as written go with the rest (a changed one stays, untracked).
         if not missing:
             index = ws.git.index_blobs(MEMORIES)
-            ws.git.unstage(sorted(rel for rel, blob in files.items() if rel not in head and index.get(rel) == blob))
+            ours = sorted(rel for rel, blob in files.items() if rel not in head and index.get(rel) == blob)
+            ws.git.unstage(ours)
             written, staged = sorted(written + staged), []
         for rel in written:
             (root / rel).unlink(missing_ok=True)

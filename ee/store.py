@@ -9,8 +9,6 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ee import frontmatter
@@ -20,6 +18,10 @@ from ee.gitrepo import iter_memory_files
 from ee.ids import is_valid_id
 from ee.model import Memory, Problem
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 MEMORIES = "memories"
 TEMP_PREFIX = ".ee-tmp-"  # atomic-write temporaries (ee doctor --fix removes what a kill left)
 EVENTS = "memories/.events"
@@ -27,12 +29,16 @@ STATE_DIR = ".ee"
 MAX_BODY_BYTES = 256 * 1024  # a larger file is reported and skipped; configurable in .ee/config.toml
 
 
-@dataclass(slots=True)
 class Snapshot:
     """Every memory readable in the working tree, and what is wrong with the rest."""
 
-    memories: dict[str, Memory] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    __slots__ = ("memories", "problems")
+
+    def __init__(
+        self, memories: dict[str, Memory] | None = None, problems: list[Problem] | None = None
+    ) -> None:
+        self.memories: dict[str, Memory] = {} if memories is None else memories
+        self.problems: list[Problem] = [] if problems is None else problems
 
     def sorted(self) -> list[Memory]:
         return sorted(self.memories.values(), key=lambda m: m.id)

@@ -410,3 +410,18 @@ def test_a_path_beyond_a_symlinked_folder_is_refused_as_git_refuses_it(ws: Works
     with pytest.raises(GitError, match="symbolic link"):
         ws.git.commit_paths(["memories/linked/x.md"], "beyond a symlink\n")
     assert git(ws.root, "rev-parse", "HEAD").strip() == head
+
+
+def test_a_commit_that_changes_nothing_returns_head_and_leaves_gits_index_clean(ws: Workspace) -> None:
+    """git's index update starts before ee knows the tree is unchanged: it is awaited, and holds HEAD's
+    own version."""
+    memory = ws.remember("Unchanged.")
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    assert ws.git.commit_paths([memory.path], "nothing\n") == head
+    assert git(ws.root, "rev-parse", "HEAD").strip() == head
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert not (ws.git.git_dir / "index.lock").exists()
+    ws.remember("Still commits in-process after it.")
+    assert git(ws.root, "rev-list", "--count", "HEAD").strip() == str(
+        int(git(ws.root, "rev-list", "--count", head).strip()) + 1
+    )

@@ -41,8 +41,8 @@ import bisect
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ee.model import Value
 from ee.policy.entropy import PLACEHOLDER_RE, b64decode, high_entropy_spans
 
 _MAX_PASSES = 4
@@ -50,15 +50,24 @@ _MAX_PASSES = 4
 # Regexes are kept as source strings: ``re`` compiles and caches each on first use, so import stays cheap.
 
 
-@dataclass(frozen=True, slots=True)
-class SecretFinding:
-    """One secret: ``text[start:end]`` is the part :func:`redact` replaces; ``line`` is 1-based."""
+class SecretFinding(Value):
+    """One secret: ``text[start:end]`` is the part :func:`redact` replaces; ``line`` is 1-based. (A frozen
+    value class of ee.model, not a dataclass: ``ee remember`` need not import dataclasses.)"""
 
+    __slots__ = __match_args__ = ("cls", "start", "end", "line", "preview")
     cls: str
     start: int
     end: int
     line: int
     preview: str
+
+    def __init__(self, cls: str, start: int, end: int, line: int, preview: str) -> None:
+        _set = object.__setattr__
+        _set(self, "cls", cls)
+        _set(self, "start", start)
+        _set(self, "end", end)
+        _set(self, "line", line)
+        _set(self, "preview", preview)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -74,18 +83,28 @@ Span = tuple[int, int]
 Checker = Callable[[re.Match[str]], Span | None]
 
 
-@dataclass(frozen=True, slots=True)
 class _Rule:
     """``source`` compiles to the rule's pattern. It can only match a text holding one of ``needles``
     (``folded``: in the lower-cased text, for a case-insensitive pattern), so a text holding none skips
     the rule, and a process never pays for compiling it (~0.5 ms a rule; a remember scans one text)."""
 
-    cls: str
-    source: str
-    check: Checker
-    needles: tuple[str, ...]
-    folded: bool = False
-    also: tuple[str, ...] = ()  # and one of these too (not letters: no folding)
+    __slots__ = ("also", "check", "cls", "folded", "needles", "source")
+
+    def __init__(
+        self,
+        cls: str,
+        source: str,
+        check: Checker,
+        needles: tuple[str, ...],
+        folded: bool = False,
+        also: tuple[str, ...] = (),  # and one of these too (not letters: no folding)
+    ) -> None:
+        self.cls = cls
+        self.source = source
+        self.check = check
+        self.needles = needles
+        self.folded = folded
+        self.also = also
 
     @property
     def pattern(self) -> re.Pattern[str]:

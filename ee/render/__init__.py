@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 RESPONSE_SCHEMA = "ee.response.v1"
 ERROR_SCHEMA = "ee.error.v1"
