@@ -285,12 +285,7 @@ def test_the_client_imports_nothing_heavy() -> None:
 def test_the_client_fast_path_imports_no_typing_json_or_socket() -> None:
     # Each of these costs milliseconds on every `ee` command (typing alone ~15 ms): measured against
     # what Python's own start imported, so a site customisation does not count against ee.
-    code = (
-        "import sys\n"
-        "before = set(sys.modules)\n"
-        "import ee.client\n"
-        "print(sorted(set(sys.modules) - before))"
-    )
+    code = "import sys\nbefore = set(sys.modules)\nimport ee.client\nprint(sorted(set(sys.modules) - before))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     added = set(eval(out))  # a printed list of module names
     assert not added & {"typing", "json", "re", "socket", "contextlib", "enum", "selectors"}, added
@@ -448,3 +443,29 @@ def test_served_queries_see_every_change_at_once(served_ws: Workspace) -> None:
             local = ee("search", "alpha", "--json", cwd=root, served=False)
             assert served.stdout == local.stdout, f"{change.__name__} round {i}"
     git(root, "checkout", "-q", main)
+
+
+def test_the_warm_up_runs_the_queries_and_both_hook_checks(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ee watch``'s server answers a search, a context and the two warm hooks' checks before its first
+    client, so the first commit's hooks find the hook table and the index loaded; none of them fails."""
+    from ee.hooks import run as hook_run
+    from ee.server import Server
+
+    ws.remember("Run the migrations before deploying.", kind="rule", tags=["db"])
+    logged: list[str] = []
+    answered: list[list[str]] = []
+    served = hook_run.serve
+
+    def serve(name: str, root: str, change: str) -> int:
+        answered.append([name, change])
+        return served(name, root, change)
+
+    monkeypatch.setattr(hook_run, "serve", serve)  # (wrapped, not replaced: the real check runs)
+    server = Server(ws.root, log=logged.append)
+    server._warm_up()
+    assert logged == []
+    assert server.served == 4
+    assert [name for name, _change in answered] == ["pre-commit", "prepare-commit-msg"]
+    assert all(change.startswith("1\0README.md\0") for _name, change in answered)
