@@ -17,7 +17,6 @@ removed).
 from __future__ import annotations
 
 import os
-import signal
 
 _seen: dict[str, int] = {}
 
@@ -31,4 +30,6 @@ def crash_point(label: str) -> None:
         return
     _seen[label] = _seen.get(label, 0) + 1
     if _seen[label] >= int(nth or 1):
+        import signal
+
         os.kill(os.getpid(), signal.SIGKILL)

@@ -8,10 +8,10 @@ key order, quoting and blank lines survive byte for byte outside the keys that c
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import math
 import re
+import sys
 from collections.abc import Mapping
 
 from ee.errors import MemoryFormatError, UsageError
@@ -356,6 +356,8 @@ def _fast_scalar(text: str) -> Any:
     if _FAST_QUOTED_RE.fullmatch(text):
         return text[1:-1]
     if _TIME_RE.match(text):
+        import datetime as dt
+
         try:  # YAML gives a datetime (and refuses a date that does not exist); both become this string
             dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
         except ValueError:
@@ -490,10 +492,17 @@ def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[P
     raise AssertionError(key)  # pragma: no cover - KNOWN_KEYS and this function move together
 
 
+def _dates() -> Any:
+    """The datetime module when something imported it, else None: then no value can be a date or a
+    datetime (YAML's loader imports it; ``ee remember``, which writes its own times, never does)."""
+    return sys.modules.get("datetime")
+
+
 def _check_time(key: str, raw: Any, path: str, line: int | None) -> str:
-    if isinstance(raw, dt.datetime):
+    dt = _dates()
+    if dt is not None and isinstance(raw, dt.datetime):
         return format_time(raw)
-    if isinstance(raw, dt.date):
+    if dt is not None and isinstance(raw, dt.date):
         return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
     if isinstance(raw, str):
         try:
@@ -594,15 +603,17 @@ def _scalar_text(value: Any) -> str | None:
         return None if value is None else str(value).lower()
     if isinstance(value, str | int | float):
         return str(value).strip()
-    if isinstance(value, dt.date):
+    dt = _dates()
+    if dt is not None and isinstance(value, dt.date):
         return value.isoformat()
     return None
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
+    dt = _dates()
+    if dt is not None and isinstance(value, dt.datetime):
         return format_time(value)
-    if isinstance(value, dt.date):
+    if dt is not None and isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}

@@ -30,7 +30,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/_
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Iterable, Iterator, Mapping
-    from typing import Any
+    from typing import Any, NoReturn
 
     from ee import gitobjects
     from ee.spawn import Child
@@ -118,14 +118,25 @@ class Git:
         except FileNotFoundError:
             raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
         if check and proc.returncode != 0:
-            name = args[2] if args[0] == "-c" and len(args) > 2 else args[0]
-            message = proc.stderr.decode("utf-8", "replace").strip() or f"git {name} failed"
-            if "not a git repository" in message:
-                raise GitError(
-                    f"{self.workspace} is not in a git repository", f"run: ee init {self.workspace}"
-                )
-            raise GitError(f"git {name}: {message}", "run `ee doctor` to check the repository")
+            self._failed(args, proc.stderr)
         return proc.stdout.decode("utf-8", "surrogateescape")
+
+    def _start_locked(self, args: tuple[str, ...]) -> Child:
+        """``git ARGS`` started as ``holds_lock`` runs it (a session of its own), left running."""
+        from ee import spawn
+
+        try:
+            return spawn.start(["git", *args], str(self.toplevel))
+        except FileNotFoundError:
+            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
+
+    def _failed(self, args: tuple[str, ...], stderr: bytes) -> NoReturn:
+        """Raise the GitError of ``git ARGS`` that ended with ``stderr`` and a non-zero exit code."""
+        name = args[2] if args[0] == "-c" and len(args) > 2 else args[0]
+        message = stderr.decode("utf-8", "replace").strip() or f"git {name} failed"
+        if "not a git repository" in message:
+            raise GitError(f"{self.workspace} is not in a git repository", f"run: ee init {self.workspace}")
+        raise GitError(f"git {name}: {message}", "run `ee doctor` to check the repository")
 
     @property
     def toplevel(self) -> Path:
@@ -298,7 +309,7 @@ class Git:
         refresh = self._start_index_update(repo_paths) if in_process else None
         staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
         planned: gitobjects.Plan | None = None
-        past_tree = False
+        past_tree = moved = False
         try:
             planned = (
                 gitobjects.plan(self.toplevel, self.git_dir, parent_tree, repo_paths, self.read_blobs)
@@ -336,11 +347,21 @@ class Git:
             old = parent or "0" * 40
             with contextlib.suppress(OSError):
                 (self.git_dir / "ee" / "head.note").unlink()  # HEAD moves: the note is stale until rewritten
-            self.run(
-                "update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old, holds_lock=True
-            )
+            args = ("update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old)
+            child = self._start_locked(args)
+            try:  # while git moves HEAD, the in-process commit's trees are kept for the next commit
+                if planned is not None:
+                    with contextlib.suppress(OSError):  # (a cache: the next commit reads them from git)
+                        gitobjects.remember_trees(self.git_dir, planned, pieces)
+            finally:
+                _out, err = child.communicate()  # (waits for git, whatever happened meanwhile)
+                moved = child.returncode == 0
+            if not moved:
+                self._failed(args, err)
             self._note_head(sha, tree)
         except BaseException as exc:
+            if moved:
+                raise  # HEAD moved (an interrupt while git moved it): git's index already agrees with it
             if refresh is None and (not past_tree or not isinstance(exc, GitError)):
                 raise  # git's index was not touched
             if refresh is not None:
@@ -349,8 +370,6 @@ class Git:
             # stays).
             self._reset_index([*repo_paths, *(p for p in fixed if p not in staged)], check=False)
             raise
-        if planned is not None:
-            gitobjects.remember_trees(self.git_dir, planned, pieces)
         return sha
 
     def _may_plan(

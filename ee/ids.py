@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import re
 import time
-from datetime import UTC, datetime
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -33,11 +36,20 @@ def is_valid_id(value: str) -> bool:
 
 
 def utcnow() -> datetime:
+    from datetime import UTC, datetime
+
     return datetime.now(UTC).replace(microsecond=0)
+
+
+def now_text() -> str:
+    """Now as :func:`format_time` writes it, without importing datetime (~1 ms of ``ee remember``)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def format_time(value: datetime) -> str:
     """RFC 3339 UTC with a ``Z``, to the second: the only form ee writes."""
+    from datetime import UTC
+
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -45,6 +57,8 @@ def format_time(value: datetime) -> str:
 
 def parse_time(value: str) -> datetime:
     """Parse RFC 3339 / ISO 8601 (a date alone means midnight UTC). Raises ValueError."""
+    from datetime import UTC, datetime
+
     text = value.strip()
     if not text:
         raise ValueError("empty time")

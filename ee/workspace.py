@@ -14,7 +14,7 @@ from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
 from ee.errors import ConflictError, NotFound, SecretFound, StorageError, UsageError, WorkspaceNotFound
 from ee.gitrepo import Git, format_message
-from ee.ids import format_time, is_valid_id, new_id, parse_time, utcnow
+from ee.ids import format_time, is_valid_id, new_id, now_text, parse_time
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Value
 from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 
@@ -285,7 +285,7 @@ class Workspace:
         return self._edit(memory_id, "link", change, actor)
 
     def expire(self, memory_id: str, when: str | None = None, actor: Actor | None = None) -> Memory:
-        stamp = normalise_time(when, "--at") if when else format_time(utcnow())
+        stamp = normalise_time(when, "--at") if when else now_text()
         return self._edit(memory_id, "expire", lambda m: {"valid_to": stamp}, actor)
 
     def forget(self, memory_id: str, actor: Actor | None = None) -> Memory:
@@ -448,7 +448,7 @@ def build_fields(
         "confidence": round(float(confidence), 4),
         "utility": utility,
         "importance": importance,
-        "created": created or format_time(utcnow()),
+        "created": created or now_text(),
         "valid_from": start,
         "valid_to": end,
         "source": [s.strip() for s in source if s.strip()],

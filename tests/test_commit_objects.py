@@ -219,17 +219,30 @@ def test_trees_compressed_piece_by_piece_are_valid_and_a_damaged_cache_is_never_
     tree = object_id(b"tree", raw)
     remember_trees(git_dir, Plan(tree=tree, trees={tree: raw}, entries={tree: _entries(raw)}), {tree: pairs})
 
+    asked: list[str] = []
+
+    def from_git(ids: object) -> dict[str, bytes]:  # what git's object store answers
+        asked.append(tree)
+        return {tree: raw}
+
     def reader() -> _Editor:
-        editor = _Editor(git_dir, lambda ids: {})
+        editor = _Editor(git_dir, from_git)
         assert editor.read(tree) == raw
         return editor
 
     assert len(reader().known) == len(pieces)
+    assert asked == []  # from the cache
     cache = git_dir / "ee" / TREE_CACHE
-    data = bytearray(cache.read_bytes())
-    data[-100] ^= 0x01  # one bit of the last compressed piece
-    cache.write_bytes(bytes(data))
-    assert reader().known == {}  # the tree itself is still good; its damaged pieces are not
+    for where in (-100, len(b"%s %d %d " % (tree.encode(), len(raw), len(pieces))) + 60):
+        remember_trees(
+            git_dir, Plan(tree=tree, trees={tree: raw}, entries={tree: _entries(raw)}), {tree: pairs}
+        )
+        data = bytearray(cache.read_bytes())
+        data[where] ^= 0x01  # one bit of the last compressed piece, then of the tree itself
+        cache.write_bytes(bytes(data))
+        asked.clear()
+        assert reader().known == {}  # a damaged cache is not used at all: the tree comes from git
+        assert asked == [tree]
 
 
 @pytest.mark.parametrize(

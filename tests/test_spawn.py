@@ -1,4 +1,5 @@
-"""ee.spawn: the git processes ``ee remember`` starts without ``subprocess`` (real git, real pipes)."""
+"""What a fresh ``ee remember`` runs on instead of heavier modules: ee.spawn (its git processes, without
+``subprocess``; real git, real pipes) and ee.digests (hashes without loading OpenSSL)."""
 
 from __future__ import annotations
 
@@ -145,3 +146,16 @@ def test_a_remember_spawns_git_without_importing_subprocess(tmp_path: Path) -> N
     assert imported.isdisjoint({"subprocess", "dataclasses", "inspect", "typing", "click", "yaml", "numpy"})
     assert git(root, "log", "-1", "--format=%s").strip() == "ee: remember second one"
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_digests_are_hashlibs_and_a_fresh_process_needs_no_openssl() -> None:
+    import hashlib
+
+    from ee import digests
+
+    for data in (b"", b"blob 3\x00abc", os.urandom(100_000)):
+        assert digests.sha1()(data).hexdigest() == hashlib.sha1(data).hexdigest()
+        assert digests.sha256()(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    code = "import sys; from ee import digests; digests.sha1()(b'x'); print('hashlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # CPython's own: hashlib (OpenSSL) never loaded
