@@ -20,7 +20,6 @@ This is the fast path of every ``ee`` command: only builtin modules (``_socket``
 
 from __future__ import annotations
 
-import _socket
 import os
 import struct
 import sys
@@ -208,6 +207,8 @@ def _request(args: list[str], cwd: str, write: bool = False, reads_stdin: bool =
 
 
 def _exchange(address: str, request: bytes, write: bool = False) -> tuple[int, bytes, bytes] | None:
+    import _socket  # (here: a command with no server to ask never loads it)
+
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_TIMEOUT)

@@ -1,4 +1,4 @@
-"""SHA-1 and SHA-256 constructors for a process that hashes a few small things.
+"""A SHA-1 constructor for a process that hashes a few small things (git object ids).
 
 ``hashlib`` loads OpenSSL's libcrypto on import (2-6 ms of a fresh process, measured on ``ee
 remember``); CPython's own implementations need nothing loaded but are slower (SHA-1 ~5 ms per MB
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def sha1() -> Any:
-    """A SHA-1 constructor (``sha1(data)``), as the module doc says which."""
+    """A SHA-1 constructor (``sha1(data)``): OpenSSL's if hashlib is loaded, else CPython's."""
     if "hashlib" not in sys.modules:
         try:
             from _sha1 import sha1 as builtin
@@ -28,16 +28,3 @@ def sha1() -> Any:
 
     return hashlib.sha1
 
-
-def sha256() -> Any:
-    """A SHA-256 constructor (``sha256(data)``), as the module doc says which."""
-    if "hashlib" not in sys.modules:
-        try:
-            from _sha256 import sha256 as builtin  # (Python 3.12 moved it to _sha2)
-
-            return builtin
-        except ImportError:
-            pass
-    import hashlib
-
-    return hashlib.sha256

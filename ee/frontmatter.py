@@ -9,7 +9,6 @@ key order, quoting and blank lines survive byte for byte outside the keys that c
 from __future__ import annotations
 
 import functools
-import math
 import re
 import sys
 from collections.abc import Mapping
@@ -694,7 +693,7 @@ def _quoted_key(key: str) -> str:
 
 def _yaml_float(value: float) -> str:
     """A float as YAML 1.1 reads it back: PyYAML wants a '.' before an exponent (``1.0e-05``)."""
-    if math.isnan(value):
+    if value != value:  # NaN (no math import for it)
         return ".nan"
     if value in (float("inf"), float("-inf")):
         return ".inf" if value > 0 else "-.inf"

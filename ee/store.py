@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ee import frontmatter
 from ee._crash import crash_point
-from ee.digests import sha256
 from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
 from ee.gitrepo import iter_memory_files
 from ee.ids import is_valid_id
@@ -61,9 +60,10 @@ class Store:
         self.max_body_bytes = max_body_bytes
         self._inside_cache: dict[Path, bool] = {}
         self._folder_resolved: Path | None = None
-        # path → digest of the bytes last read: a write or delete refuses a file that changed since (a
-        # person's save between ee's read and ee's write would otherwise be lost).
-        self._seen: dict[str, str] = {}
+        # path → digest of the bytes last read (or the bytes themselves, after one write of a file): a
+        # write or delete refuses a file that changed since (a person's save between ee's read and ee's
+        # write would otherwise be lost).
+        self._seen: dict[str, str | bytes] = {}
 
     # ------------------------------------------------------------------------------------ reading
 
@@ -202,7 +202,9 @@ class Store:
                 "split it into several memories, or raise store.max_body_bytes in .ee/config.toml",
             )
         atomic_write(self.safe_path(rel), data, durable=durable, expected=self._seen.get(rel))
-        self._seen[rel] = sha256()(data).hexdigest()  # file_digest's (see ee.digests: one small file)
+        # One write (a remember): its bytes, to compare with (no hash module to load for it); a batch of
+        # them (an import): their digests, not a copy of every file.
+        self._seen[rel] = data if durable else file_digest(data)
 
     def delete(self, rel: str) -> None:
         path = self.safe_path(rel)
@@ -259,7 +261,9 @@ def check_id(memory_id: str) -> None:
         )
 
 
-def atomic_write(path: Path, data: bytes, *, durable: bool = True, expected: str | None = None) -> None:
+def atomic_write(
+    path: Path, data: bytes, *, durable: bool = True, expected: str | bytes | None = None
+) -> None:
     """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a part.
 
     ``expected`` (the :func:`file_digest` of what the caller read): refuse to replace a file that changed
@@ -300,14 +304,16 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True, expected: str
             os.close(dir_fd)
 
 
-def refuse_changed(path: Path, expected: str | None) -> None:
-    """ConflictError when ``path`` no longer holds the content of digest ``expected`` (None: no check)."""
+def refuse_changed(path: Path, expected: str | bytes | None) -> None:
+    """ConflictError when ``path`` no longer holds the content ``expected`` (the bytes, or their
+    :func:`file_digest`; None: no check)."""
     if expected is None:
         return
     try:
-        current: str | None = file_digest(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError:
-        current = None
+        data = None
+    current = data if data is None or isinstance(expected, bytes) else file_digest(data)
     if current != expected:
         raise ConflictError(
             f"{path} changed while ee was editing it; nothing was written",

@@ -23,11 +23,8 @@ A path-like token (``a/b/c`` with word segments) is judged segment by segment.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import collections
 import itertools
-import math
 import re
 from collections.abc import Iterable
 
@@ -73,7 +70,9 @@ def shannon_entropy(value: str) -> float:
     if not value:
         return 0.0
     total = len(value)
-    return -sum(n / total * math.log2(n / total) for n in collections.Counter(value).values())
+    from math import log2  # (here: most texts hold no candidate token; a remember need not load math)
+
+    return -sum(n / total * log2(n / total) for n in collections.Counter(value).values())
 
 
 def high_entropy_spans(text: str) -> Iterable[Span]:
@@ -171,6 +170,9 @@ def _decodes_to_content(token: str) -> bool:
 
 
 def b64decode(value: str) -> bytes | None:
+    import base64  # (here, as math above: only a text with a candidate token decodes one)
+    import binascii
+
     padded = value + "=" * (-len(value) % 4)
     try:
         if "-" in value or "_" in value:
