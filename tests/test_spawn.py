@@ -1,5 +1,4 @@
-"""What a fresh ``ee remember`` runs on instead of heavier modules: ee.spawn (its git processes, without
-``subprocess``; real git, real pipes) and ee.digests (hashes without loading OpenSSL)."""
+"""ee.spawn: the git processes ``ee remember`` starts without ``subprocess`` (real git, real pipes)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, make_repo
+from conftest import make_repo
 
 from ee import spawn
 from ee.errors import GitError
@@ -121,40 +120,3 @@ def test_an_interrupted_wait_still_waits_for_git(tmp_path: Path) -> None:
         [sys.executable, "-c", script, str(repo)], capture_output=True, text=True, check=False
     )
     assert proc.stdout.split() == ["interrupted", "0", "True"], proc.stderr
-
-
-def test_a_remember_spawns_git_without_importing_subprocess(tmp_path: Path) -> None:
-    """``ee remember`` on top of ee's own commit: its modules (the import budget of a fresh remember)
-    leave out subprocess, dataclasses (with inspect), typing, click, yaml and numpy."""
-    root = tmp_path / "ws"
-    env = {**os.environ, "EE_NO_SERVER": "1"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    ee = [sys.executable, "-m", "ee", "--workspace", str(root)]
-    subprocess.run([*ee, "init"], env=env, capture_output=True, check=True)
-    subprocess.run([*ee, "remember", "first"], env=env, capture_output=True, check=True)
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "ee", "--workspace", str(root), "remember", "second one"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    imported = {
-        line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")
-    }
-    assert {"ee.workspace", "ee.gitobjects", "ee.spawn"} <= imported  # it did commit in-process
-    assert imported.isdisjoint({"subprocess", "dataclasses", "inspect", "typing", "click", "yaml", "numpy"})
-    assert git(root, "log", "-1", "--format=%s").strip() == "ee: remember second one"
-    assert git(root, "status", "--porcelain") == ""
-
-
-def test_digests_are_hashlibs_and_a_fresh_process_needs_no_openssl() -> None:
-    import hashlib
-
-    from ee import digests
-
-    for data in (b"", b"blob 3\x00abc", os.urandom(100_000)):
-        assert digests.sha1()(data).hexdigest() == hashlib.sha1(data).hexdigest()
-    code = "import sys; from ee import digests; digests.sha1()(b'x'); print('hashlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"  # CPython's own: hashlib (OpenSSL) never loaded

@@ -15,6 +15,8 @@ import gc
 import os
 import sys
 
+import ee._paths  # noqa: F401 - pathlib without urllib.parse (~3.5 ms of every command: see there)
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Callable
