@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-try:  # json's C encoder itself: the json package (decoder, scanner) costs a fresh process ~1.5 ms more
-    from _json import encode_basestring as _c_encode_basestring
-    from _json import make_encoder as _c_make_encoder
-except ImportError:  # pragma: no cover - a Python without the accelerator: json.dumps does it all
-    _c_encode_basestring = _c_make_encoder = None
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from typing import Any
+
+# json's C encoder itself: the json package (decoder, scanner) costs a fresh process ~1.5 ms more.
+# Without the accelerator (another Python), json.dumps does it all.
+_c_encode_basestring: Any
+_c_make_encoder: Any
+try:
+    from _json import encode_basestring as _c_encode_basestring
+    from _json import make_encoder as _c_make_encoder
+except ImportError:  # pragma: no cover
+    _c_encode_basestring = _c_make_encoder = None
+
 
 RESPONSE_SCHEMA = "ee.response.v1"
 ERROR_SCHEMA = "ee.error.v1"
