@@ -165,6 +165,26 @@ def test_a_hook_check_is_served_with_its_standard_input(served_ws: Workspace) ->
     assert b"anti-pattern mem_mig" in direct.stderr
 
 
+def test_a_hook_check_sees_a_memory_written_since_its_table_was_built(ws: Workspace) -> None:
+    """The pre-commit check's table is checked against the memory files as they are (an index view it
+    opens), not against the index manifest, which lags them until ``ee watch`` updates it (here no
+    watcher runs at all): a risk memory written just before the commit is found."""
+    change = "1\0db/migrations/001.sql\0ALTER TABLE t;\n"
+    ws.remember("Deploys go through the release train.", kind="rule")
+    first = ee("hook-check", "pre-commit", cwd=ws.root, served=False, stdin=change)
+    assert first.returncode == 0
+    assert first.stderr == b""  # no risk memory yet; the table is built and saved
+    (ws.root / "memories/mig.md").write_text(
+        "---\nid: mem_mig\nkind: anti-pattern\npaths: [db/migrations/*.sql]\n---\n"
+        "Never run schema migrations outside a transaction.\n"
+    )
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "-m", "an anti-pattern")
+    second = ee("hook-check", "pre-commit", cwd=ws.root, served=False, stdin=change)
+    assert second.returncode == 0
+    assert b"anti-pattern mem_mig" in second.stderr
+
+
 def test_client_settings_and_directory_apply_to_the_request(served_ws: Workspace) -> None:
     sub = served_ws.root / "memories"
     for env in ({"EE_FORMAT": "human"}, {"EE_FORMAT": "json"}):

@@ -127,9 +127,14 @@ def pre_commit(hook: Hook) -> int:
     return check_change(hook, paths, added)
 
 
-def check_change(hook: Hook, paths: list[str], added: str) -> int:
-    """Warn about the risky memories about a change of ``paths`` adding ``added``: 0, or :data:`BLOCKED`."""
-    table = risks.current_table(hook.root, trust_manifest=hook.warm)
+def check_change(hook: Hook, paths: list[str], added: str, generation: str | None = None) -> int:
+    """Warn about the risky memories about a change of ``paths`` adding ``added``: 0, or :data:`BLOCKED`.
+
+    ``generation``: that of an index view the caller opened (caught up with the files): the table is
+    checked against it rather than against the manifest (see :func:`serve`)."""
+    table = risks.current_table(
+        hook.root, trust_manifest=hook.warm and generation is None, generation=generation
+    )
     if not table.risky:
         return 0
     found = table.findings(paths, added)
@@ -303,7 +308,12 @@ def serve(name: str, root: str, change: str) -> int:
             "it is not for use by hand: debug a hook with ee hook NAME",
         ) from None
     if name == "pre-commit":
-        return check_change(Hook(name, [], root, root, warm=True), paths, added)
+        # The table is checked against an index view opened here (in ee watch's server, at no cost while
+        # its sentinel vouches that nothing changed), not against the manifest: the manifest lags the
+        # files until the watcher's next update, and a memory written just before the commit was missed.
+        view = open_view(Hook(name, [], root, root, warm=False))
+        generation = view.manifest.get("generation")
+        return check_change(Hook(name, [], root, root, warm=True), paths, added, generation)
     chosen = message_memories(Hook(name, [], root, root, warm=False), paths, added)
     sys.stdout.write("".join(f"{memory_id}\t{_one_line(title)}\n" for memory_id, title in chosen))
     sys.stdout.flush()
