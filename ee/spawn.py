@@ -36,7 +36,11 @@ class Child:
 
     def communicate(self) -> tuple[bytes, bytes]:
         """Feed the input, read both outputs to their end, wait for the process. Interrupted (Ctrl-C), it
-        still waits for the process to end (milliseconds), so no lock of git's is left behind."""
+        still waits for the process to end (milliseconds), so no lock of git's is left behind. Called
+        again once it has ended: nothing more to read (b"", b"")."""
+        if self._stdout == -1:
+            self._wait()
+            return b"", b""
         try:
             return self._communicate()
         except BaseException:

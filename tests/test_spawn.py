@@ -120,3 +120,12 @@ def test_an_interrupted_wait_still_waits_for_git(tmp_path: Path) -> None:
         [sys.executable, "-c", script, str(repo)], capture_output=True, text=True, check=False
     )
     assert proc.stdout.split() == ["interrupted", "0", "True"], proc.stderr
+
+
+def test_communicate_twice_reads_nothing_more(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    child = spawn.start(["git", "rev-parse", "HEAD"], str(repo))
+    out, _err = child.communicate()
+    assert len(out.strip()) == 40
+    assert child.communicate() == (b"", b"")
+    assert child.returncode == 0
