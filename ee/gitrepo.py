@@ -42,6 +42,7 @@ _FALLBACK_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "ee@localhost",
 }
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_AUTO_GC_LOOSE = (6700 + 255) // 256  # git's estimate: more loose objects than this in objects/17
 BULK_PATHS = 200  # from this many paths a commit packs their blobs with fast-import
 
 
@@ -370,7 +371,23 @@ class Git:
             # stays).
             self._reset_index([*repo_paths, *(p for p in fixed if p not in staged)], check=False)
             raise
+        self._auto_gc()
         return sha
+
+    def _auto_gc(self) -> None:
+        """What ``git commit`` does once it has committed: ``git gc --auto``. ee commits with plumbing,
+        which never packs, so a repository only ee writes to would gather loose objects without end (a
+        remember in a 10k-memory store writes a ~190 KB tree). git's own cheap estimate comes first (the
+        loose objects in ``objects/17``, times 256, against ``gc.auto``'s default 6700); only above it is
+        ``git gc --auto`` run, which reads ``gc.auto`` itself (0: never) and packs in the background."""
+        try:
+            loose = sum(1 for name in os.listdir(self.git_dir / "objects" / "17") if len(name) == 38)
+        except OSError:
+            return
+        if loose <= _AUTO_GC_LOOSE:
+            return
+        with contextlib.suppress(GitError, OSError):  # maintenance: never a reason for a commit to fail
+            self._start_locked(("gc", "--auto", "--quiet")).communicate()
 
     def _may_plan(
         self, parent: str | None, parent_tree: str, repo_paths: list[str], fixed: Mapping[str, str]

@@ -438,3 +438,40 @@ def test_a_commit_that_changes_nothing_returns_head_and_leaves_gits_index_clean(
     assert git(ws.root, "rev-list", "--count", "HEAD").strip() == str(
         int(git(ws.root, "rev-list", "--count", head).strip()) + 1
     )
+
+
+def test_a_commit_runs_gits_auto_maintenance_once_loose_objects_pile_up(ws: Workspace) -> None:
+    """As ``git commit`` does: with more loose objects than gc.auto allows, ee's commit runs
+    ``git gc --auto``, which packs them (in the foreground here: gc.autoDetach false)."""
+    from ee.gitobjects import object_id, write
+
+    ws.remember("First.")
+    git(ws.root, "config", "gc.autoDetach", "false")
+    git(ws.root, "config", "gc.auto", "6700")
+    # 7,200 loose objects, reachable (a tree of them on a side branch), as many remembers leave them
+    blobs = {object_id(b"blob", data): data for data in (b"loose object %d\n" % n for n in range(7200))}
+    write(ws.git.git_dir, blobs, b"blob")
+    raw = b"".join(b"100644 f%05d\x00" % n + bytes.fromhex(sha) for n, sha in enumerate(blobs))
+    tree = object_id(b"tree", raw)
+    write(ws.git.git_dir, {tree: raw}, b"tree")
+    commit = (
+        b"tree %s\nauthor A <a@example.com> 0 +0000\ncommitter A <a@example.com> 0 +0000\n\nside\n"
+        % tree.encode()
+    )
+    write(ws.git.git_dir, {object_id(b"commit", commit): commit}, b"commit")
+    git(ws.root, "update-ref", "refs/heads/side", object_id(b"commit", commit))
+
+    def loose() -> int:
+        counts = dict(line.split(": ") for line in git(ws.root, "count-objects", "-v").splitlines())
+        return int(counts["count"])
+
+    assert loose() > 7200
+    ws.remember("Second: its commit packs them.")
+    assert loose() < 100
+    assert git(ws.root, "status", "--porcelain") == ""
+    assert git(ws.root, "log", "-1", "--format=%s").strip() == "ee: remember Second: its commit packs them."
+    git(ws.root, "config", "gc.auto", "0")  # 0: never, whatever the count
+    again = {object_id(b"blob", data + b"again"): data + b"again" for data in blobs.values()}
+    write(ws.git.git_dir, again, b"blob")
+    ws.remember("Third.")
+    assert loose() > 7200
