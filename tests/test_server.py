@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, run_cli
 
 from ee.client import is_read_only, parse_argv, try_server
 from ee.workspace import Workspace
@@ -468,8 +468,9 @@ def test_served_queries_see_every_change_at_once(served_ws: Workspace) -> None:
 def test_the_warm_up_runs_the_queries_and_both_hook_checks(
     ws: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``ee watch``'s server answers a search, a context and the two warm hooks' checks before its first
-    client, so the first commit's hooks find the hook table and the index loaded; none of them fails."""
+    """``ee watch``'s server answers a search, a context and, where ee's git hooks are installed, the two
+    warm hooks' checks before its first client, so the first commit's hooks find the hook table and the
+    index loaded; none of them fails."""
     from ee.hooks import run as hook_run
     from ee.server import Server
 
@@ -483,6 +484,11 @@ def test_the_warm_up_runs_the_queries_and_both_hook_checks(
         return served(name, root, change)
 
     monkeypatch.setattr(hook_run, "serve", serve)  # (wrapped, not replaced: the real check runs)
+    server = Server(ws.root, log=logged.append)
+    server._warm_up()
+    assert server.served == 2  # no hooks installed: the queries only
+    assert answered == []
+    assert run_cli("--workspace", str(ws.root), "hooks", "install", "--json").code == 0
     server = Server(ws.root, log=logged.append)
     server._warm_up()
     assert logged == []
