@@ -119,7 +119,6 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
 )
 
 
-
 def _settling(log: Callable[[str], None]) -> Callable[[str], None]:
     """``log`` that first writes out the page cache's dirty data (``os.sync``): every row group is logged
     as it starts, so each starts on a settled disk."""
@@ -129,6 +128,7 @@ def _settling(log: Callable[[str], None]) -> Callable[[str], None]:
         log(line)
 
     return settled
+
 
 class Bench:
     def __init__(self, base: Path, runs: int, skip: set[str]) -> None:

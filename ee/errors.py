@@ -102,6 +102,11 @@ class MemoryFormatError(StorageError):
 class GitError(StorageError):
     code = "git"
 
+    @classmethod
+    def not_installed(cls) -> GitError:
+        """What ee says when starting ``git`` finds no such program."""
+        return cls("git is not installed", "install git (e.g. apt-get install git)")
+
 
 class IndexError_(EeError):
     code = "index"

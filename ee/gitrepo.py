@@ -28,7 +28,6 @@ from ee.model import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
-    import subprocess
     from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any, NoReturn
 
@@ -101,13 +100,16 @@ class Git:
         if env:
             full_env = dict(os.environ)
             full_env.update(env)
-        proc: _Ended | subprocess.CompletedProcess[bytes]
-        try:
-            if holds_lock:
-                proc = _run_to_the_end(["git", *args], cwd or self.workspace, input, full_env)
-            else:
-                import subprocess
+        if holds_lock:
+            # (ee.spawn, not subprocess: no subprocess import for `ee remember`.) An exception in ee
+            # (KeyboardInterrupt) waits for git to finish (milliseconds) instead of killing it.
+            child = self._start_locked(args, cwd or self.workspace, data=input, env=full_env)
+            out, err = child.communicate()
+            code = child.returncode
+        else:
+            import subprocess
 
+            try:
                 proc = subprocess.run(
                     ["git", *args],
                     cwd=cwd or self.workspace,
@@ -116,20 +118,33 @@ class Git:
                     env=full_env,
                     check=False,
                 )
-        except FileNotFoundError:
-            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
-        if check and proc.returncode != 0:
-            self._failed(args, proc.stderr)
-        return proc.stdout.decode("utf-8", "surrogateescape")
+            except FileNotFoundError:
+                raise GitError.not_installed() from None
+            code, out, err = proc.returncode, proc.stdout, proc.stderr
+        if check and code != 0:
+            self._failed(args, err)
+        return out.decode("utf-8", "surrogateescape")
 
-    def _start_locked(self, args: tuple[str, ...]) -> Child:
-        """``git ARGS`` started as ``holds_lock`` runs it (a session of its own), left running."""
+    def _start_locked(
+        self,
+        args: tuple[str, ...],
+        cwd: Path | None = None,
+        *,
+        data: bytes | None = None,
+        stdin_fd: int | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Child:
+        """``git ARGS`` started as ``holds_lock`` runs it (a session of its own: a kill of ee's process
+        group never leaves ``index.lock`` or ``HEAD.lock`` behind), left running; in ``cwd`` (default:
+        the top level), with ``data`` or the descriptor ``stdin_fd`` on its standard input."""
         from ee import spawn
 
         try:
-            return spawn.start(["git", *args], str(self.toplevel))
+            return spawn.start(
+                ["git", *args], str(cwd or self.toplevel), data=data, stdin_fd=stdin_fd, env=env
+            )
         except FileNotFoundError:
-            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
+            raise GitError.not_installed() from None
 
     def _failed(self, args: tuple[str, ...], stderr: bytes) -> NoReturn:
         """Raise the GitError of ``git ARGS`` that ended with ``stderr`` and a non-zero exit code."""
@@ -632,8 +647,6 @@ class Git:
     def _start_index_update(self, repo_paths: list[str]) -> Child:
         """:meth:`_update_index` of git's own index, started and left running (in a session of its own, as
         ``holds_lock`` runs it: a kill of ee never leaves ``index.lock`` behind)."""
-        from ee import spawn
-
         data = "".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape")
         read, write = os.pipe()
         try:
@@ -642,11 +655,7 @@ class Git:
             os.write(write, data)
             os.close(write)
             write = -1
-            return spawn.start(
-                ["git", "update-index", "--add", "--remove", "-z", "--stdin"],
-                str(self.toplevel),
-                stdin_fd=read,
-            )
+            return self._start_locked(("update-index", "--add", "--remove", "-z", "--stdin"), stdin_fd=read)
         finally:
             os.close(read)
             if write != -1:
@@ -791,27 +800,6 @@ def _wait_quietly(proc: Child) -> None:
     """Let a started git process finish (it may hold a lock of git's own), whatever interrupts."""
     with contextlib.suppress(BaseException):
         proc.communicate()
-
-
-class _Ended:
-    """What :func:`_run_to_the_end` reports, shaped as ``subprocess.CompletedProcess``."""
-
-    __slots__ = ("returncode", "stderr", "stdout")
-
-    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-def _run_to_the_end(args: list[str], cwd: Path, data: bytes | None, env: Mapping[str, str] | None) -> _Ended:
-    """Like ``subprocess.run(args, input=data, capture_output=True)`` in a new session, except that an
-    exception in ee (KeyboardInterrupt) waits for git to finish (milliseconds) instead of killing it
-    (:mod:`ee.spawn`: no ``subprocess`` import for ``ee remember``)."""
-    from ee import spawn
-
-    child = spawn.start(args, str(cwd), data=data, env=env)
-    out, err = child.communicate()
-    assert child.returncode is not None
-    return _Ended(child.returncode, out, err)
 
 
 # Variables that move git's repository or change how git finds it: with any set, git is asked.

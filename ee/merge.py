@@ -113,7 +113,7 @@ def merge_text(
         try:
             proc = subprocess.run([*args, *files], capture_output=True, check=False)
         except FileNotFoundError:
-            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
+            raise GitError.not_installed() from None
     if not 0 <= proc.returncode < 128:
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git merge-file failed: {message}", "run `git merge-file` by hand to see why")

@@ -346,7 +346,7 @@ class Session:
                 errors="surrogateescape",
             )
         except FileNotFoundError:
-            raise GitError("git is not installed", "install git (e.g. apt-get install git)") from None
+            raise GitError.not_installed() from None
 
     def checked(self, *args: str) -> str:
         proc = self.run(*args)
