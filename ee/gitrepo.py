@@ -109,9 +109,10 @@ class Git:
         else:
             import subprocess
 
-            try:
+            try:  # (--no-optional-locks: a status never takes index.lock to refresh stat data, so a
+                # kill of ee's process group cannot leave one behind; required locks are still taken)
                 proc = subprocess.run(
-                    ["git", *args],
+                    ["git", "--no-optional-locks", *args],
                     cwd=cwd or self.workspace,
                     input=input,
                     capture_output=True,

@@ -337,7 +337,7 @@ class Session:
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
-                ["git", *args],
+                ["git", "--no-optional-locks", *args],  # (as Git.run: a status never takes index.lock)
                 cwd=self.git.toplevel,
                 capture_output=True,
                 text=True,

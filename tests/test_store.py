@@ -798,3 +798,29 @@ def test_a_bulk_commit_matches_what_git_add_would_commit(ws: Workspace) -> None:
     assert git(ws.root, "status", "--porcelain") == ""
     fsck = subprocess.run(["git", "fsck", "--strict"], cwd=ws.root, capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stderr
+
+
+
+def test_ee_reads_git_status_without_taking_gits_index_lock(ws: Workspace) -> None:
+    """git status refreshes stale stat data in git's index by taking index.lock and rewriting the file;
+    killed meanwhile (a Ctrl-C of ee's process group), it leaves the lock behind and every later git
+    command fails. ee's reads pass --no-optional-locks: they never rewrite git's index."""
+    import os
+    import time
+
+    memory = ws.remember("A memory whose file is touched.")
+    index = ws.git.git_dir / "index"
+
+    def touched() -> tuple[int, int]:  # stale stat data for git's index, then the index's own stat
+        time.sleep(0.02)
+        now = time.time_ns()
+        os.utime(ws.root / memory.path, ns=(now, now))
+        return index.stat().st_ino, index.stat().st_mtime_ns
+
+    before = touched()
+    assert ws.git.status_paths("memories") == {}
+    assert ws.git.run("status", "--porcelain") == ""
+    assert (index.stat().st_ino, index.stat().st_mtime_ns) == before
+    before = touched()
+    git(ws.root, "status", "--porcelain")  # git's own status, with its optional lock: it rewrites it
+    assert (index.stat().st_ino, index.stat().st_mtime_ns) != before
