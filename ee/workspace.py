@@ -476,10 +476,15 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
 
 def parse_link(spec: str) -> Link:
     link_type, sep, target = spec.partition(":")
-    if not sep or link_type not in LINK_TYPES:
+    if not sep or not link_type:
         raise UsageError(
             f"link {spec!r} is not TYPE:ID",
             f"write e.g. --link supports:mem_…; types: {', '.join(LINK_TYPES)}",
+        )
+    if link_type not in LINK_TYPES:
+        raise UsageError(
+            f"unknown link type {link_type!r} in {spec!r}",
+            f"use one of: {', '.join(LINK_TYPES)} (e.g. --link related:{target or 'mem_…'})",
         )
     check_id(target)
     return Link(type=link_type, to=target)

@@ -184,6 +184,7 @@ def test_remember_human_output(cli: Cli) -> None:
         (["--confidence", "2"], ExitCode.USAGE, "2"),
         (["--valid-from", "someday"], ExitCode.USAGE, "date-time"),
         (["--link", "supports"], ExitCode.USAGE, "TYPE:ID"),
+        (["--link", "relates_to:mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"], ExitCode.USAGE, "unknown link type"),
         (["--link", "supports:../../etc/passwd"], ExitCode.USAGE, "not a memory id"),
         (["--agent", ""], ExitCode.USAGE, "agent"),
     ],
@@ -192,6 +193,9 @@ def test_remember_bad_options(cli: Cli, ws: Workspace, args: list[str], code: in
     before = git(ws.root, "rev-parse", "HEAD")
     error = check(cli("remember", "Some text.", "--json", *args), code)
     assert fragment in error["message"]
+    if fragment == "unknown link type":  # only the type is wrong: say so, and which types there are
+        assert "'relates_to'" in error["message"]
+        assert "supports, contradicts" in error["repair"]
     assert git(ws.root, "rev-parse", "HEAD") == before
     assert list((ws.root / "memories").glob("*.md")) == []
 

@@ -184,7 +184,7 @@ def test_skip_invalid_imports_the_good_lines(cli: Cli, ws: Workspace, tmp_path: 
         ({"body": "x", "created": "yesterday"}, "date-time"),
         ({"body": "x", "valid_from": 12}, "date-time"),
         ({"body": "x", "valid_to": ["2026"]}, "date-time"),
-        ({"body": "x", "links": ["loves:mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"]}, "TYPE:ID"),
+        ({"body": "x", "links": ["loves:mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"]}, "unknown link type 'loves'"),
         ({"body": "x", "links": [{"type": "supports"}]}, "link"),
         ({"body": "x", "links": "nope"}, "TYPE:ID"),
         ({"body": "x", "extra": {"id": 1}}, "extra key"),
