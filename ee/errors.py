@@ -97,6 +97,27 @@ class MemoryFormatError(StorageError):
         self.line = line
         self.key = key
         self.reason = message
+        self.also: tuple[MemoryFormatError, ...] = ()
+
+    @classmethod
+    def every(cls, errors: list[MemoryFormatError]) -> MemoryFormatError:
+        """One error for all the problems found in one file: the first one's, with the others in ``also``
+        (its message and ``details.problems`` name each with its line)."""
+        first = errors[0]
+        if len(errors) == 1:
+            return first
+        combined = cls(first.reason, first.path, first.line, first.key, first.hint)
+        combined.also = tuple(errors[1:])
+        combined.message = "; ".join(error.message for error in errors)
+        combined.details["problems"] = [
+            {"line": e.line, "key": e.key, "message": e.reason, "repair": e.hint} for e in errors
+        ]
+        combined.args = (combined.message,)
+        return combined
+
+    def each(self) -> tuple[MemoryFormatError, ...]:
+        """This problem and the others found in the same file."""
+        return (self, *self.also)
 
 
 class GitError(StorageError):

@@ -150,20 +150,27 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
     data = _load_mapping(fm_text, path)
     key_lines = top_level_key_lines(fm_text)
     problems: list[Problem] = []
+    errors: list[MemoryFormatError] = []  # every key is checked: the file's problems are reported at once
     values: dict[str, Any] = {}
     extra: list[tuple[str, Any]] = []
     for key, raw in data.items():
         line = key_lines.get(str(key))
         if not isinstance(key, str):
-            raise MemoryFormatError(
-                "a frontmatter key must be text",
-                path,
-                line,
-                str(key),
-                hint=f"quote the key ('{key}': …) or rename it",
+            errors.append(
+                MemoryFormatError(
+                    "a frontmatter key must be text",
+                    path,
+                    line,
+                    str(key),
+                    hint=f"quote the key ('{key}': …) or rename it",
+                )
             )
+            continue
         if key in KNOWN_KEYS:
-            values[key] = _check_key(key, raw, path, line, problems)
+            try:
+                values[key] = _check_key(key, raw, path, line, problems)
+            except MemoryFormatError as exc:
+                errors.append(exc)
             continue
         extra.append((key, _jsonable(raw)))
         if key not in MERGE_KEYS:  # the merge driver's keys are ee's own, not unknown
@@ -171,20 +178,26 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
                 Problem(
                     code="unknown_key",
                     severity="warning",
-                    message=f"unknown frontmatter key {key!r} is kept but not used",
+                    message=f"frontmatter key {key!r} is not one of ee's: it is kept as an extra field "
+                    f"(usable in query filters: filters.{key})",
                     path=path,
                     line=line,
                     key=key,
-                    repair=f"rename {key!r} to one of: {', '.join(KNOWN_KEYS)} (or leave it)",
+                    repair=f"nothing to do if you meant an extra field; if it is a typo, use one of: "
+                    f"{', '.join(KNOWN_KEYS)}",
                 )
             )
     if not body_clean:
-        raise MemoryFormatError(
-            "the memory has no body text",
-            path,
-            body_line,
-            hint="write the memory's text below the '---' line",
+        errors.append(
+            MemoryFormatError(
+                "the memory has no body text",
+                path,
+                body_line,
+                hint="write the memory's text below the '---' line",
+            )
         )
+    if errors:
+        raise MemoryFormatError.every(errors)
     memory = Memory(
         id=values.get("id") or fallback_id,
         body=body_clean,

@@ -132,7 +132,7 @@ class Store:
             try:
                 memory, problems = self.read(rel)
             except (MemoryFormatError, NotFound) as exc:
-                snap.problems.append(problem_from_error(exc, rel))
+                snap.problems.extend(problems_from_error(exc, rel))
                 continue
             snap.problems.extend(problems)
             add_unique(snap, paths, memory)
@@ -236,6 +236,13 @@ def shown_path(rel: str) -> str:
     """``rel`` as text that can be printed and put in JSON: a file name that is not UTF-8 (its bytes are
     surrogate-escaped by the OS layer) shows U+FFFD for each bad byte."""
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def problems_from_error(exc: MemoryFormatError | NotFound, rel: str) -> list[Problem]:
+    """One problem per thing wrong in the file (a file can have several: each names its line)."""
+    if isinstance(exc, MemoryFormatError):
+        return [problem_from_error(each, rel) for each in exc.each()]
+    return [problem_from_error(exc, rel)]
 
 
 def problem_from_error(exc: MemoryFormatError | NotFound, rel: str) -> Problem:

@@ -393,6 +393,26 @@ def test_doctor_healthy_then_with_problems(cli: Cli, ws: Workspace) -> None:
     assert "  repair: " in human.out
 
 
+def test_every_problem_of_a_broken_file_is_reported_with_its_line(cli: Cli, ws: Workspace) -> None:
+    """A bad confidence does not hide behind an unknown level: doctor and the index list both."""
+    remember(cli, "Fine.")
+    (ws.root / "memories" / "bad.md").write_text("---\nlevel: cosmic\nconfidence: lots\n---\nbody\n")
+    result = cli("doctor", "--json")
+    assert result.code == ExitCode.STORAGE
+    doctor = json.loads(result.out)["data"]
+    found = [(p["line"], p["key"]) for p in doctor["problems"] if p["code"] == "memory_invalid"]
+    assert found == [(2, "level"), (3, "confidence")]
+    human = cli("doctor", "--human").out
+    assert "memories/bad.md:2: unknown level 'cosmic'" in human
+    assert "memories/bad.md:3: confidence must be a number" in human
+    search = json.loads(cli("search", "body", "--json").out)
+    invalid = [d for d in search["degraded"] if "bad.md" in d["message"]]
+    assert invalid, search["degraded"]
+    status = check(cli("index", "status", "--json"))
+    lines = sorted(p["line"] for p in status["problems"] if p["code"] == "memory_invalid")
+    assert lines == [2, 3]
+
+
 def test_doctor_reports_a_missing_layout_and_config(cli: Cli, ws: Workspace) -> None:
     (ws.root / ".ee" / "config.toml").write_text("[lock]\ntimeout = 'x'\n")
     (ws.root / ".gitattributes").write_text("")

@@ -118,6 +118,26 @@ def test_unknown_keys_are_kept_and_warned_about() -> None:
     assert all(p.severity == "warning" and p.repair for p in problems)
 
 
+def test_the_unknown_key_warning_says_the_key_is_usable_in_filters() -> None:
+    _memory, problems = parse("---\nteam: infra\n---\nbody\n")
+    (problem,) = problems
+    assert "kept as an extra field" in problem.message
+    assert "filters.team" in problem.message
+    assert "not used" not in problem.message and "rename" not in problem.message
+
+
+def test_every_problem_of_a_file_is_reported_at_once() -> None:
+    text = "---\nlevel: cosmic\ntags: [ok]\nconfidence: 7\ntrust: god\n---\n\n"
+    with pytest.raises(MemoryFormatError) as caught:
+        parse(text, "memories/bad.md")
+    found = [(e.key, e.line) for e in caught.value.each()]
+    assert found == [("level", 2), ("confidence", 4), ("trust", 5), (None, 7)]
+    message = caught.value.message
+    for where in ("memories/bad.md:2: unknown level", "memories/bad.md:4: confidence", "memories/bad.md:5:"):
+        assert where in message
+    assert [p["line"] for p in caught.value.details["problems"]] == [2, 4, 5, 7]
+
+
 def test_unknown_kind_is_a_warning_not_an_error() -> None:
     memory, problems = parse("---\nkind: hunch\n---\nbody\n")
     assert memory.kind == "hunch"

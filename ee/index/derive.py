@@ -33,8 +33,8 @@ def derive(data: bytes, path: str) -> Derived:
     try:
         memory, problems = frontmatter.parse(frontmatter.decode(data, path), path)
     except MemoryFormatError as exc:
-        error = {"message": exc.reason, "line": exc.line, "key": exc.key, "repair": exc.hint}
-        return Derived({"error": error}, "", [], None)
+        errors = [{"message": e.reason, "line": e.line, "key": e.key, "repair": e.hint} for e in exc.each()]
+        return Derived({"error": errors[0], "errors": errors}, "", [], None)
     body = memory.body
     findings = find_secrets(body)
     secret_classes = sorted({f.cls for f in findings})
@@ -211,3 +211,9 @@ def _injection_scanner() -> Callable[[str], Any] | None:
             raise
         return None
     return scan_injection
+
+
+def errors_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The problems of an unreadable file's record, each with its line (a record cached before ee kept
+    them all holds only the first)."""
+    return list(record.get("errors") or [record["error"]])

@@ -503,6 +503,8 @@ class Updater:
 
     def _problems(self, entries: list[Entry], changed: list[str], datas: dict[str, bytes | None]) -> list[dict[str, Any]]:
         """Errors of unreadable files, warnings of readable ones, and duplicate ids."""
+        from ee.index.derive import errors_of
+
         out: list[dict[str, Any]] = []
         ok = {e.path for e in entries}
         model_id = self.vector_key
@@ -517,8 +519,8 @@ class Updater:
                 continue
             if rel not in ok:
                 derived = self.cache.get_many([blob_id(data)], model_id).get(blob_id(data))
-                error = derived.record["error"] if derived else {"message": "unreadable", "line": None}
-                out.append({"code": "memory_invalid", "severity": "error", "path": rel, **error})
+                errors = errors_of(derived.record) if derived else [{"message": "unreadable", "line": None}]
+                out += [{"code": "memory_invalid", "severity": "error", "path": rel, **e} for e in errors]
         for entry in entries:
             for warning in entry.record.get("warnings", []):
                 out.append({**warning, "path": entry.path})

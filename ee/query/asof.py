@@ -149,8 +149,10 @@ def _build(ws: Workspace, commit: str, folder: Path | None,
     for rel in sorted(files):
         item = derived.get(files[rel])
         if item is None or "error" in item.record:
-            error = item.record["error"] if item else {"message": "missing blob"}
-            problems.append({"code": "memory_invalid", "severity": "error", "path": rel, **error})
+            from ee.index.derive import errors_of
+
+            errors = errors_of(item.record) if item else [{"message": "missing blob"}]
+            problems += [{"code": "memory_invalid", "severity": "error", "path": rel, **e} for e in errors]
             continue
         record = dict(item.record)
         if record.get("id_from_path"):
