@@ -123,7 +123,8 @@ def test_the_unknown_key_warning_says_the_key_is_usable_in_filters() -> None:
     (problem,) = problems
     assert "kept as an extra field" in problem.message
     assert "filters.team" in problem.message
-    assert "not used" not in problem.message and "rename" not in problem.message
+    assert "not used" not in problem.message
+    assert "rename" not in problem.message
 
 
 def test_every_problem_of_a_file_is_reported_at_once() -> None:
