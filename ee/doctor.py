@@ -24,7 +24,7 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     from ee.recovery import repair
 
     repairs = repair(ws) if fix else None
-    problems: list[Problem] = []
+    problems: list[Problem] = _check_install()
     problems += _check_git(ws, full)
     problems += _check_layout(ws)
     try:
@@ -79,6 +79,36 @@ def _check_leftovers(ws: Workspace, writing: bool) -> list[Problem]:
     found = find_leftovers(ws.root, git)
     busy = {"workspace": writing, "index": any(i.lock == "index" for i in found) and index_busy(ws.root)}
     return out + [item.problem(ws.root) for item in found if not busy[item.lock]]
+
+
+def _check_install() -> list[Problem]:
+    """Another distribution's ``ee`` package in this environment (Google Earth Engine's earthengine-api
+    installs one): the two overwrite or shadow each other."""
+    from ee.install import DISTRIBUTION, TOOL_INSTALL, foreign_ee_packages
+
+    out = []
+    for other in foreign_ee_packages():
+        name, path = other["distribution"], other["path"]
+        if other["imported"]:
+            message = (
+                f"{name} installed its own `ee` package where ee's is ({path}): "
+                "the two overwrite each other's files"
+            )
+        else:
+            message = (
+                f"{name} installs another `ee` package ({path}): `import ee` gets whichever comes first "
+                "on sys.path, and the other breaks"
+            )
+        out.append(
+            Problem(
+                "import_name_clash",
+                "error" if other["imported"] else "warning",
+                message,
+                repair=f"install ee in an environment of its own: {TOOL_INSTALL}; "
+                f"then `pip uninstall {DISTRIBUTION}` here",
+            )
+        )
+    return out
 
 
 def _check_git(ws: Workspace, full: bool) -> list[Problem]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -13,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from ee.hooks.agents import PACK
 from ee.hooks.gitinfo import terms_of
 from ee.hooks.risks import path_matches
 from ee.hooks.tasks import task_from_input
+from ee.install import ee_command
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo, run_cli
 
@@ -531,10 +534,12 @@ def test_claude_code_entries_merge_into_existing_settings(tmp_path: Path) -> Non
     printed = json.loads(run_cli("hooks", "agent", "claude-code", cwd=repo).out)
     entry = printed["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert entry["type"] == "command"
-    assert "ee context - --format hook" in entry["command"]
-    assert (
-        "ee context --for-branch --format hook" in printed["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    )
+    # ee by its absolute path: the harness's PATH may not hold it
+    ee = shlex.join(ee_command())
+    assert Path(ee_command()[0]).is_absolute()
+    assert entry["command"] == f"EE_HOOK_EVENT=UserPromptSubmit {ee} context - {PACK}"
+    session = printed["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert session == f"EE_HOOK_EVENT=SessionStart {ee} context --for-branch {PACK}"
     assert run_cli("hooks", "agent", "claude-code", "--write", "--json", cwd=repo).data["changed"] is True
     merged = json.loads((repo / ".claude/settings.json").read_text())
     assert list(merged) == ["model", "hooks", "permissions"]

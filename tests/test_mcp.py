@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ee.install import ee_command
 from ee.mcp.mapping import invocation
 from ee.mcp.tools import TOOLS, Tool
 from ee.workspace import Workspace
@@ -275,7 +276,8 @@ def test_manifest_is_what_the_server_lists(cli: Any, ws: Workspace, tmp_path: Pa
 
     serve(ws, tmp_path / "server.log", scenario, via_env=True)
     manifest = cli("mcp", "manifest", "--json").data
-    assert manifest["server"]["command"] == ["ee", "mcp", "serve"]
+    assert manifest["server"]["command"] == [*ee_command(), "mcp", "serve"]
+    assert Path(manifest["server"]["command"][0]).is_absolute()  # an MCP client's PATH may lack ee
     for entry, tool in zip(manifest["tools"], listed, strict=True):
         entry.pop("cli")
         assert entry == tool
@@ -309,7 +311,10 @@ def test_manifest_describes_each_tool(cli: Any) -> None:
     assert tools["outcome"]["inputSchema"]["required"] == ["memory_id", "signal"]
     assert tools["remember"]["annotations"]["readOnlyHint"] is False
     assert tools["search"]["annotations"]["readOnlyHint"] is True
-    assert "context" in cli("mcp", "manifest", "--human").out
+    human = cli("mcp", "manifest", "--human").out
+    assert "context" in human
+    assert f"claude mcp add --scope project ee -- {ee_command()[0]} " in human  # a snippet to paste
+    assert json.dumps(ee_command()[0]) in human
 
 
 def test_embedded_query_schema_validates_like_the_shipped_one() -> None:
@@ -398,7 +403,7 @@ def test_serve_without_the_sdk_says_how_to_install_it(cli: Any, monkeypatch: pyt
     assert result.code == 3
     error = result.json["error"]
     assert error["code"] == "configuration"
-    assert "pip install 'ee[mcp]'" in error["repair"]
+    assert "pipx install --force 'eidetic-engine[mcp]'" in error["repair"]
 
 
 def test_the_core_cli_does_not_import_the_sdk(ws: Workspace) -> None:

@@ -11,7 +11,6 @@ from ee.cli import Output, json_option
 from ee.errors import ConfigError
 
 MCP_REQUIREMENT = "mcp>=2.3,<3"
-INSTALL_HINT = "pip install 'ee[mcp]'  (or: pip install 'mcp>=2.3,<3')"
 
 
 @click.group("mcp")
@@ -35,7 +34,7 @@ def mcp_group() -> None:
 )
 @click.pass_context
 def serve_cmd(ctx: click.Context, serve_workspace: str | None, agent: str | None) -> None:
-    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the ee[mcp] extra."""
+    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the mcp extra."""
     from ee.workspace import Workspace
 
     root = Workspace.discover(serve_workspace or ctx.find_root().params.get("workspace")).root
@@ -49,6 +48,8 @@ def serve_cmd(ctx: click.Context, serve_workspace: str | None, agent: str | None
 def require_sdk() -> None:
     """The ``mcp`` SDK, present and of the major version ee speaks, or a configuration error saying how."""
     from importlib import metadata
+
+    from ee.install import INSTALL_MCP as INSTALL_HINT
 
     try:
         version = metadata.version("mcp")
@@ -69,28 +70,42 @@ def manifest_cmd(as_json: bool | None) -> None:
     from ee.mcp.mapping import available_tools, manifest_entry
 
     tools = [manifest_entry(tool) for tool in available_tools()]
-    Output(as_json).emit(manifest_data(tools), lambda: manifest_text(tools))
+    data = manifest_data(tools)
+    Output(as_json).emit(data, lambda: manifest_text(data))
 
 
 def manifest_data(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The server (started by the absolute path of this ee: an MCP client's PATH may not hold it) and
+    its tools."""
     from ee import __version__
+    from ee.install import ee_command
 
     return {
         "server": {
             "name": "ee",
             "version": __version__,
             "transport": "stdio",
-            "command": ["ee", "mcp", "serve"],
+            "command": [*ee_command(), "mcp", "serve"],
         },
         "tools": tools,
     }
 
 
-def manifest_text(tools: list[dict[str, Any]]) -> str:
+def manifest_text(data: dict[str, Any]) -> str:
+    import json
+    import shlex
+
     lines = []
-    for tool in tools:
+    for tool in data["tools"]:
         command = " ".join(tool["cli"]["command"])
         lines.append(f"{tool['name']:<16} {tool['title']}  ({command})")
+    program, *args = data["server"]["command"]
+    config = {"mcpServers": {"ee": {"command": program, "args": [*args, "--workspace", "/path/to/repo"]}}}
+    lines += [
+        "",
+        "Claude Code:    claude mcp add --scope project ee -- " + shlex.join(data["server"]["command"]),
+        "Desktop/Cursor: " + json.dumps(config),
+    ]
     return "\n".join(lines)
 
 

@@ -23,15 +23,21 @@ from typing import Any
 SETTINGS = ".claude/settings.json"
 TIMEOUT = 10  # seconds Claude Code gives the command
 PACK = "--format hook --profile compact --max-tokens 1200"
-COMMANDS = {
-    "SessionStart": f"EE_HOOK_EVENT=SessionStart ee context --for-branch {PACK}",
-    "UserPromptSubmit": f"EE_HOOK_EVENT=UserPromptSubmit ee context - {PACK}",
-}
+ARGUMENTS = {"SessionStart": f"context --for-branch {PACK}", "UserPromptSubmit": f"context - {PACK}"}
+
+
+def commands() -> dict[str, str]:
+    """Each event's command line. ee is named by its absolute path (see :func:`ee.install.ee_command`):
+    the harness runs hooks with a PATH of its own, where a bare ``ee`` fails without a word."""
+    from ee.install import ee_shell_command
+
+    ee = ee_shell_command()
+    return {event: f"EE_HOOK_EVENT={event} {ee} {args}" for event, args in ARGUMENTS.items()}
 
 
 def claude_code_hooks() -> dict[str, Any]:
     """The ``hooks`` part of ``.claude/settings.json`` that ee adds."""
-    return {"hooks": {event: [{"hooks": [_entry(command)]}] for event, command in COMMANDS.items()}}
+    return {"hooks": {event: [{"hooks": [_entry(command)]}] for event, command in commands().items()}}
 
 
 def is_ee_entry(hook: Any) -> bool:
@@ -47,7 +53,7 @@ def merge_claude_settings(settings: dict[str, Any]) -> bool:
     if not isinstance(hooks, dict):
         raise ConfigError(f'{SETTINGS}: "hooks" is not an object', f"fix {SETTINGS} by hand, then run again")
     changed = False
-    for event, command in COMMANDS.items():
+    for event, command in commands().items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"{SETTINGS}: hooks.{event} is not a list", f"fix {SETTINGS} by hand")
@@ -94,7 +100,7 @@ def write_claude_settings(folder: Path) -> dict[str, Any]:
     changed = merge_claude_settings(settings)
     if changed:
         atomic_write(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    return {"path": str(path), "changed": changed, "hooks": {e: COMMANDS[e] for e in COMMANDS}}
+    return {"path": str(path), "changed": changed, "hooks": commands()}
 
 
 def never_block(fmt: str | None, run: Callable[[], int]) -> int:

@@ -63,8 +63,9 @@ def scripts_dir() -> Path:
         if (folder / RUNNER).is_file():
             return folder
     from ee.errors import StorageError
+    from ee.install import REINSTALL
 
-    raise StorageError("ee's hook scripts are missing from this installation", "reinstall ee: pip install ee")
+    raise StorageError("ee's hook scripts are missing from this installation", f"reinstall ee: {REINSTALL}")
 
 
 def shim(name: str) -> bytes:

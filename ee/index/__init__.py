@@ -79,7 +79,7 @@ def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None
 
 def _model_degraded(folder: Path, why: str, configured: bool) -> dict[str, Any]:
     repair = ("unset EE_MODEL  # or point it at a model2vec folder" if configured
-              else "pip install --force-reinstall ee  # restores the shipped model")
+              else "pip install --force-reinstall eidetic-engine  # restores the shipped model")
     return {"code": "semantic_unavailable", "severity": "warning",
             "message": f"{why} ({folder}); searching lexically only", "repair": repair}
 

@@ -273,7 +273,7 @@ def _repair_hint(source: str, folder: Path) -> str:
     if source == "the given path":
         return f"pass a model2vec folder (config.json, model.safetensors, tokenizer.json), not {folder}"
     return (
-        "pip install --force-reinstall --no-deps ee   "
+        "pip install --force-reinstall --no-deps eidetic-engine   "
         f"# the package is damaged; in a source checkout: git checkout -- ee/models/{DEFAULT_MODEL_NAME}"
     )
 

@@ -1,5 +1,5 @@
 """``ee mcp serve``: the tools of :mod:`ee.mcp.tools` over stdio, on the official ``mcp`` SDK (low-level
-``Server``, ``mcp>=2.3``). The only module of ee that imports ``mcp``; ``ee[mcp]`` installs it.
+``Server``, ``mcp>=2.3``). The only module of ee that imports ``mcp``; ``eidetic-engine[mcp]`` installs it.
 
 Errors follow the MCP specification: an unknown tool is a JSON-RPC error (invalid params); arguments that
 break the input schema, and every failing command, are a tool result with ``isError`` set and the
