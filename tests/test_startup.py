@@ -1,6 +1,5 @@
 """What a fresh ``ee`` process imports: the budget of a cold ``ee remember`` (every module it loads is
-paid on every remember), ee.digests (hashes without OpenSSL) and ee._paths (pathlib without
-urllib.parse)."""
+paid on every remember) and ee.digests (hashes without OpenSSL)."""
 
 from __future__ import annotations
 
@@ -12,10 +11,9 @@ from pathlib import Path
 from conftest import git
 
 
-def test_a_remember_spawns_git_without_importing_subprocess(tmp_path: Path) -> None:
+def test_a_remember_imports_no_index_yaml_or_numpy(tmp_path: Path) -> None:
     """``ee remember`` on top of ee's own commit: its modules (the import budget of a fresh remember)
-    leave out subprocess, dataclasses (with inspect), typing, click, yaml, numpy, hashlib (OpenSSL),
-    datetime, urllib.parse, the json package, signal and math."""
+    leave out the index and query code, yaml, numpy, bm25s and the json package."""
     root = tmp_path / "ws"
     env = {**os.environ, "EE_NO_SERVER": "1"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -33,18 +31,7 @@ def test_a_remember_spawns_git_without_importing_subprocess(tmp_path: Path) -> N
         line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")
     }
     assert {"ee.workspace", "ee.gitobjects", "ee.spawn"} <= imported  # it did commit in-process
-    heavy = {
-        "subprocess",
-        "dataclasses",
-        "inspect",
-        "typing",
-        "click",
-        "yaml",
-        "numpy",
-        "hashlib",
-        "datetime",
-    }
-    assert imported.isdisjoint(heavy | {"urllib.parse", "ipaddress", "json", "signal", "math", "_blake2"})
+    assert imported.isdisjoint({"ee.index", "ee.query", "yaml", "numpy", "bm25s", "json"})
     assert git(root, "log", "-1", "--format=%s").strip() == "ee: remember second one"
     assert git(root, "status", "--porcelain") == ""
 
@@ -59,14 +46,3 @@ def test_digests_are_hashlibs_and_a_fresh_process_needs_no_openssl() -> None:
     code = "import sys; from ee import digests; digests.sha1()(b'x'); print('hashlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"  # CPython's own: hashlib (OpenSSL) never loaded
-
-
-def test_pathlib_without_urllib_parse_and_as_uri_still_works() -> None:
-    code = (
-        "import sys; import ee.cli; from pathlib import Path; "
-        "print('urllib.parse' in sys.modules); print(Path('/tmp/a b/c').as_uri()); "
-        "import urllib.parse; print(urllib.parse.urlsplit('https://h/p?q=1').query); "
-        "print(sys.modules['urllib.parse'].__file__.endswith('parse.py'))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split("\n")[:4] == ["False", "file:///tmp/a%20b/c", "q=1", "True"]

@@ -1,12 +1,12 @@
-"""The ``ee`` command line: parse, call one library function, render. No business logic here.
+"""The ``ee`` command line (click): parse, call one library function, render. No business logic here.
 
 Exit codes (see ee.errors.ExitCode and the README): 0 ok, 1 internal, 2 usage, 3 configuration,
-4 storage, 5 index, 6 policy denied, 7 not found, 8 conflict, 9 eval failed.
+4 storage, 5 index, 6 policy denied, 7 not found, 8 conflict, 9 eval failed. :func:`main` is the one
+place that maps what a command raises to its message and exit code (:func:`_run`).
 
-This module does not import click: a fresh ``ee search``, ``ee context``, ``ee remember`` (and ``pack``,
-``why``, ``outcome``) parses its line with :mod:`ee.cli.params` and runs without it. Everything else (and
-any line the fast parser does not fully understand) goes to the click group of :mod:`ee.cli.group`
-(``ee.cli.cli``).
+:data:`COMMANDS` is the routing table: each command's name → the click command that runs it, imported
+only when it is needed, so ``ee search`` does not import the modules (and dependencies) of thirty other
+commands (click's documented lazy group: see :class:`LazyGroup`).
 """
 
 from __future__ import annotations
@@ -14,17 +14,16 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-import ee._paths  # noqa: F401 - pathlib without urllib.parse (~3.5 ms of every command: see there)
+import click
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+from ee import __version__
+from ee.errors import EeError, ExitCode
+
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    import click
-
-    from ee.errors import EeError
     from ee.workspace import Workspace
 
 # A query multiplies one vector by the memory matrix (~1 ms on one core at 10k memories). OpenBLAS would
@@ -33,43 +32,73 @@ if TYPE_CHECKING:
 # setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# The commands that run without click when their line is plain (see ee.cli.params) → their module.
-FAST_COMMANDS = {
-    "search": "query_cmds",
-    "context": "context_cmds",
-    "pack": "context_cmds",
-    "why": "context_cmds",
-    "outcome": "context_cmds",
-    "remember": "remember_cmds",
+# Every top-level command → "module:attribute" of its click command, in the order help lists them (it
+# reads like the README).
+COMMANDS = {
+    "init": "store_cmds:init_cmd",
+    "remember": "remember_cmds:remember_cmd",
+    "import": "store_cmds:import_group",
+    "export": "store_cmds:export_group",
+    "doctor": "store_cmds:doctor_cmd",
+    "schema": "store_cmds:schema_group",
+    "memory": "memory_cmds:memory_group",
+    "index": "index_cmds:index_group",
+    "watch": "index_cmds:watch_cmd",
+    "search": "query_cmds:search_cmd",
+    "context": "context_cmds:context_cmd",
+    "pack": "context_cmds:pack_cmd",
+    "why": "context_cmds:why_cmd",
+    "outcome": "context_cmds:outcome_cmd",
+    "hooks": "hooks_cmds:hooks_group",
+    "hook": "hooks_cmds:hook_cmd",
+    "hook-check": "hooks_cmds:hook_check_cmd",
+    "sync": "sync_cmds:sync_cmd",
+    "merge-driver": "sync_cmds:merge_driver_cmd",
+    "eval": "eval_cmds:eval_group",
+    "mcp": "mcp_cmds:mcp_group",
 }
 
 
-def echo(message: str = "", nl: bool = True, err: bool = False) -> None:
-    """``click.echo(message, nl=nl, err=err)`` without importing click.
+class LazyGroup(click.Group):
+    """A group whose commands are imported when first asked for (``list_commands`` / ``get_command``,
+    which help, suggestions, the MCP tool table and the tests use)."""
 
-    For text on an ordinary stream click writes the text (and newline) and flushes, as here. It does more
-    only for text holding ANSI escapes (removed when the stream is not a terminal) and for a stream with
-    no usable encoding (ASCII, or none: re-wrapped as UTF-8): those go to click itself."""
-    stream = sys.stderr if err else sys.stdout
-    if stream is None or "\x1b" in message or _ascii(stream):
-        import click
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
 
-        click.echo(message, nl=nl, err=err)
-        return
-    if nl:
-        message += "\n"
-    if message:
-        stream.write(message)
-    stream.flush()
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attribute = target.partition(":")
+        command: click.Command = getattr(import_module(f"ee.cli.{module_name}"), attribute)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in COMMANDS:
+            # click suggests the close names ("Did you mean …?") from ``self.commands``.
+            self.commands = {name: command for name in COMMANDS if (command := self.get_command(ctx, name))}
+        return super().resolve_command(ctx, args)
 
 
-def _ascii(stream: Any) -> bool:
-    import codecs
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
+@click.option(
+    "--workspace",
+    "-W",
+    metavar="DIR",
+    default=None,
+    help="The workspace folder (default: $EE_WORKSPACE, else the nearest folder up with .ee/ or memories/).",
+)
+@click.version_option(__version__, prog_name="ee")
+def cli(workspace: str | None) -> None:
+    """ee — durable, local-first, explainable memory for coding agents.
 
-    try:
-        return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "ascii"
-    except LookupError:
-        return False
+    Memories are Markdown files under memories/, versioned in git. Indexes are derived.
+    """
 
 
 class Output:
@@ -87,32 +116,29 @@ class Output:
         if self.json:
             from ee.render import dumps, envelope
 
-            echo(dumps(envelope(data, degraded)))
+            click.echo(dumps(envelope(data, degraded)))
             return
         text = human() if callable(human) else human
         if text:
-            echo(text)
+            click.echo(text)
         for item in degraded or []:
-            echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
-def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--json`` / ``--human`` on every command (default: JSON when stdout is not a terminal)."""
-    from ee.cli.params import JSON_OPTION
+# ``--json`` / ``--human`` on every command (default: JSON when stdout is not a terminal).
+json_option = click.option(
+    "--json/--human",
+    "as_json",
+    default=None,
+    help="Print the ee.response.v1 JSON envelope (default when stdout is not a terminal), or text.",
+)
 
-    return JSON_OPTION.to_click()(func)
 
-
-def workspace(ctx: click.Context) -> Any:
+def workspace(ctx: click.Context) -> Workspace:
     """The workspace of a click command (the ``--workspace`` given before it, else the usual search)."""
-    return open_workspace(ctx.find_root().params.get("workspace"))
-
-
-def open_workspace(root: str | None) -> Workspace:
-    """The workspace at ``root`` (the ``--workspace`` given before the command), else the usual search."""
     from ee.workspace import Workspace
 
-    return Workspace.discover(root)
+    return Workspace.discover(ctx.find_root().params.get("workspace"))
 
 
 def wants_json(argv: list[str]) -> bool:
@@ -128,10 +154,10 @@ def report_error(exc: EeError, as_json: bool) -> int:
     if as_json:
         from ee.render import dumps, error_envelope
 
-        echo(dumps(error_envelope(exc.to_dict())))
-    echo(f"error: {exc.message}", err=True)
+        click.echo(dumps(error_envelope(exc.to_dict())))
+    click.echo(f"error: {exc.message}", err=True)
     if exc.hint:
-        echo(f"  repair: {exc.hint}", err=True)
+        click.echo(f"  repair: {exc.hint}", err=True)
     return int(exc.exit_code)
 
 
@@ -148,9 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         # One small write (remember, outcome) allocates little beyond its imports, whose ~20 collections
         # cost it ~5 ms; its files and git processes are closed and waited for explicitly, never by gc.
         gc.disable()
-    code = _run_fast(args) if argv is None else None
-    if code is None:
-        code = _run(args)
+    code = _run(args)
     if argv is None:
         _leave(args, code)
     return code
@@ -201,104 +225,40 @@ def _leave(args: list[str], code: int) -> None:
     os._exit(code)
 
 
+# click ≥ 8.2 raises this for a group called without a command; older clicks print help and exit 0.
+_NO_ARGS_IS_HELP: type[click.ClickException] = getattr(
+    click.exceptions, "NoArgsIsHelpError", click.UsageError
+)
+
+
 def _run(args: list[str]) -> int:
-    from ee.cli.group import run
-
-    return run(args)
-
-
-def _run_fast(args: list[str]) -> int | None:
-    """Run a command of :data:`FAST_COMMANDS` without click; None when click must parse the line (help,
-    a mistake, an option the fast parser does not read: see :mod:`ee.cli.params`) or another command.
-
-    What the command raises is handled as click's ``main`` and :func:`_run` handle it."""
-    import errno
-
-    from ee.errors import EeError
-
-    line = _split_command(args)
-    if line is None or "_EE_COMPLETE" in os.environ:  # (click's shell completion)
-        return None
-    root, name, rest = line
-    module_name = FAST_COMMANDS.get(name)
-    if module_name is None:
-        return None
-    from ee.cli.params import parse
-
-    command = __import__(f"ee.cli.{module_name}", fromlist=["COMMANDS"]).COMMANDS[name]
-    params = parse(command, rest)
-    if params is None:
-        return None
+    """Parse ``args`` with click and run the command; the exit code."""
     try:
-        result = command.run(root, **params)
+        result = cli.main(args=args, prog_name="ee", standalone_mode=False)
     except EeError as exc:
         return report_error(exc, wants_json(args))
-    except (EOFError, KeyboardInterrupt):  # click: a newline, then Abort → "aborted"
-        echo(err=True)
-        echo("aborted", err=True)
+    except _NO_ARGS_IS_HELP as exc:
+        help_ctx = getattr(exc, "ctx", None)
+        click.echo(help_ctx.get_help() if help_ctx else "", err=True)
+        return int(ExitCode.USAGE)
+    except click.UsageError as exc:
+        if wants_json(args):
+            from ee.render import dumps, error_envelope
+
+            usage = {"code": "usage", "message": exc.format_message(), "repair": "see `ee --help`"}
+            click.echo(dumps(error_envelope(usage | {"details": {}})))
+        exc.show()
+        return int(ExitCode.USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        return int(ExitCode.USAGE)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
         return 130
-    except OSError as exc:  # click: output to a closed pipe ends the process with 1, flushing quietly
-        if exc.errno != errno.EPIPE:
-            raise
-        sys.stdout = _Pacified(sys.stdout)
-        sys.stderr = _Pacified(sys.stderr)
-        sys.exit(1)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
     return result if isinstance(result, int) else 0
-
-
-def _split_command(args: list[str]) -> tuple[str | None, str, list[str]] | None:
-    """(the ``--workspace`` given, the command's name, the words after it), read as the group ``ee`` reads
-    them; None when anything else comes before the command (``--version``, ``--help``, a mistake)."""
-    root = None
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-W", "--workspace"):
-            if i + 1 == len(args):
-                return None
-            root, i = args[i + 1], i + 2
-        elif arg.startswith("--workspace="):
-            root, i = arg.partition("=")[2], i + 1
-        elif arg.startswith("-W"):  # click reads "-WDIR" (and "-W=DIR") as -W with the rest attached
-            root, i = arg[2:], i + 1
-        elif arg.startswith("-"):
-            return None
-        else:
-            return root, arg, args[i + 1 :]
-    return None
-
-
-class _Pacified:
-    """A stream whose flush ignores a closed pipe (click's ``_PacifyFlushWrapper``)."""
-
-    def __init__(self, wrapped: Any) -> None:
-        self.wrapped = wrapped
-
-    def flush(self) -> None:
-        import errno
-
-        try:
-            self.wrapped.flush()
-        except OSError as exc:
-            if exc.errno != errno.EPIPE:
-                raise
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.wrapped, name)
-
-
-def __getattr__(name: str) -> Any:
-    # The click group and what goes with it, imported when first asked for (``from ee.cli import cli``).
-    if name in ("cli", "EeGroup", "COMMAND_MODULES", "HOT_COMMANDS"):
-        from ee.cli import group
-
-        return getattr(group, name)
-    raise AttributeError(name)
-
-
-def run() -> None:
-    """The console-script entry point: a read-only command goes to `ee watch`'s warm server if one runs."""
-    from ee.client import try_server
-
-    code = try_server(sys.argv[1:])
-    sys.exit(main() if code is None else code)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from ee.cli import Output, echo, open_workspace
-from ee.cli.params import JSON_OPTION, Argument, Command, Option, click_command
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option, workspace
 from ee.cli.query_cmds import FIELDS, FORMATS, MODES, SPEEDS, output_format, read_query_file
 from ee.errors import QueryError, UsageError
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
-if TYPE_CHECKING:
-    from typing import Any
-
-    import click
 
 PROFILES = ["compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom"]
 SIGNALS = ["helpful", "harmful", "confirmation", "contradiction", "stale", "inaccurate", "outdated"]
@@ -19,25 +17,49 @@ SIGNALS = ["helpful", "harmful", "confirmation", "contradiction", "stale", "inac
 
 # The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document).
 PACK_OPTIONS = [
-    Option("--max-tokens", type=int, min=1, help="Token budget of the pack (default 4000)."),
-    Option("--profile", choices=PROFILES, help="Section quotas and diversity (default balanced)."),
-    Option(
+    click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the pack (default 4000)."),
+    click.option(
+        "--profile", type=click.Choice(PROFILES), help="Section quotas and diversity (default balanced)."
+    ),
+    click.option(
         "--quota",
         "quotas",
         multiple=True,
         metavar="KEY=VALUE",
         help="A custom-profile setting, e.g. procedural=0.5 (repeatable; implies --profile custom).",
     ),
-    Option("--fields", choices=FIELDS),
-    Option("--explain", is_flag=True, help="Add each item's selection trace and standing."),
-    Option("--as-of", metavar="TIME|COMMIT", help="Pack the memories as they were then."),
-    Option("--format", "fmt", choices=FORMATS, help="Output format (default: json when piped)."),
-    JSON_OPTION,
+    click.option("--fields", type=click.Choice(FIELDS)),
+    click.option("--explain", is_flag=True, help="Add each item's selection trace and standing."),
+    click.option("--as-of", metavar="TIME|COMMIT", help="Pack the memories as they were then."),
+    click.option(
+        "--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped)."
+    ),
+    json_option,
 ]
 
 
+def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """:data:`PACK_OPTIONS` on a command, in that order."""
+    for option in reversed(PACK_OPTIONS):
+        func = option(func)
+    return func
+
+
+@click.command("context")
+@click.argument("task", nargs=-1)
+@pack_options
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--speed", type=click.Choice(SPEEDS))
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
+@click.option(
+    "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin) instead of TASK."
+)
+@click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
+@click.option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths).")
+@click.option("--for-branch", is_flag=True, help="Pack for the branch (its name and recent commit subjects).")
+@click.pass_context
 def context_cmd(
-    root: str | None,
+    ctx: click.Context,
     task: tuple[str, ...],
     max_tokens: int | None,
     profile: str | None,
@@ -73,36 +95,19 @@ def context_cmd(
         else:
             text = resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
             query = from_arguments(text, mode=mode, tags=list(tags), as_of=as_of, speed=speed)
-        return run_pack(root, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+        return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
 
     return never_block(fmt, pack)
 
 
-CONTEXT = Command(
-    "context",
-    context_cmd,
-    [
-        Argument("task", nargs=-1),
-        *PACK_OPTIONS,
-        Option("--mode", choices=MODES, default="hybrid", show_default=True),
-        Option("--speed", choices=SPEEDS),
-        Option(
-            "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required)."
-        ),
-        Option(
-            "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin) instead of TASK."
-        ),
-        Option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code)."),
-        Option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths)."),
-        Option(
-            "--for-branch", is_flag=True, help="Pack for the branch (its name and recent commit subjects)."
-        ),
-    ],
+@click.command("pack")
+@click.option(
+    "--query-file", required=True, metavar="FILE", help="An ee.query.v1 document ('-' reads stdin)."
 )
-
-
+@pack_options
+@click.pass_context
 def pack_cmd(
-    root: str | None,
+    ctx: click.Context,
     query_file: str,
     max_tokens: int | None,
     profile: str | None,
@@ -115,23 +120,11 @@ def pack_cmd(
 ) -> int:
     """A context pack for an ee.query.v1 document (options given here override the document)."""
     query = read_query_file(query_file)
-    return run_pack(root, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
-
-
-PACK = Command(
-    "pack",
-    pack_cmd,
-    [
-        Option(
-            "--query-file", required=True, metavar="FILE", help="An ee.query.v1 document ('-' reads stdin)."
-        ),
-        *PACK_OPTIONS,
-    ],
-)
+    return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
 
 
 def run_pack(
-    root: str | None,
+    ctx: click.Context,
     query: Any,
     max_tokens: int | None,
     profile: str | None,
@@ -158,12 +151,12 @@ def run_pack(
         explain=True if explain else None,
         as_of=as_of,
     )
-    data = build_pack(open_workspace(root), query, overrides or None)
+    data = build_pack(workspace(ctx), query, overrides or None)
     chosen = output_format(fmt, as_json, query)
-    echo(render("context", data, chosen), nl=False)
+    click.echo(render("context", data, chosen), nl=False)
     if chosen in ("human", "markdown"):
         for item in data.get("degraded", []):
-            echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
     return 0
 
 
@@ -218,8 +211,23 @@ def parse_quotas(pairs: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+@click.command("why")
+@click.argument("memory_id")
+@click.option(
+    "--query", "query_text", metavar="TEXT", help="Explain its rank (and pack decision) for this query."
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILES),
+    default="balanced",
+    show_default=True,
+    help="The pack profile whose decision --query reports.",
+)
+@click.option("--as-of", metavar="TIME|COMMIT", help="Explain the memory as it stood then.")
+@json_option
+@click.pass_context
 def why_cmd(
-    root: str | None,
+    ctx: click.Context,
     memory_id: str,
     query_text: str | None,
     profile: str,
@@ -230,37 +238,20 @@ def why_cmd(
     from ee.render.pack_text import why_human
     from ee.why import why
 
-    data = why(open_workspace(root), memory_id, query_text, as_of=as_of, profile=profile)
+    data = why(workspace(ctx), memory_id, query_text, as_of=as_of, profile=profile)
     degraded = data.pop("degraded", [])
     Output(as_json).emit(data, lambda: why_human(data), degraded)
 
 
-WHY = Command(
-    "why",
-    why_cmd,
-    [
-        Argument("memory_id"),
-        Option(
-            "--query",
-            "query_text",
-            metavar="TEXT",
-            help="Explain its rank (and pack decision) for this query.",
-        ),
-        Option(
-            "--profile",
-            choices=PROFILES,
-            default="balanced",
-            show_default=True,
-            help="The pack profile whose decision --query reports.",
-        ),
-        Option("--as-of", metavar="TIME|COMMIT", help="Explain the memory as it stood then."),
-        JSON_OPTION,
-    ],
-)
-
-
+@click.command("outcome")
+@click.argument("memory_id")
+@click.option("--signal", required=True, type=click.Choice(SIGNALS), help="What the memory did for you.")
+@click.option("--reason", metavar="TEXT", help="A sentence on what happened (stored in the repository).")
+@click.option("--agent", default=None, help="Record as this agent (default: $EE_AGENT, else human).")
+@json_option
+@click.pass_context
 def outcome_cmd(
-    root: str | None,
+    ctx: click.Context,
     memory_id: str,
     signal: str,
     reason: str | None,
@@ -272,24 +263,5 @@ def outcome_cmd(
     from ee.render.pack_text import outcome_human
     from ee.workspace import Actor
 
-    data = record_outcome(open_workspace(root), memory_id, signal, reason, Actor.from_env(agent))
+    data = record_outcome(workspace(ctx), memory_id, signal, reason, Actor.from_env(agent))
     Output(as_json).emit(data, lambda: outcome_human(data))
-
-
-OUTCOME = Command(
-    "outcome",
-    outcome_cmd,
-    [
-        Argument("memory_id"),
-        Option("--signal", required=True, choices=SIGNALS, help="What the memory did for you."),
-        Option("--reason", metavar="TEXT", help="A sentence on what happened (stored in the repository)."),
-        Option("--agent", default=None, help="Record as this agent (default: $EE_AGENT, else human)."),
-        JSON_OPTION,
-    ],
-)
-COMMANDS = {command.name: command for command in (CONTEXT, PACK, WHY, OUTCOME)}
-
-
-def register(cli: click.Group) -> None:
-    for command in COMMANDS.values():
-        cli.add_command(click_command(command))

@@ -60,7 +60,3 @@ def run_cmd(
         "rerun one with: ee eval run --scenario ID",
         {"report": report},
     )
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(eval_group)

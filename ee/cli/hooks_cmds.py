@@ -110,9 +110,3 @@ def hooks_human(data: dict[str, Any], headline: str) -> str:
         action = f"  [{hook['action']}]" if hook.get("action") else ""
         lines.append(f"  {hook['name']:<20} {hook['state']:<10} {note}{action}".rstrip())
     return "\n".join(lines)
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(hooks_group)
-    cli.add_command(hook_cmd)
-    cli.add_command(hook_check_cmd)

@@ -125,8 +125,3 @@ def rebuild_text(data: dict[str, Any]) -> str:
     ]
     text = "rebuilt: " + ", ".join(f"{n} {name}" for name, n in rows) + f" in {data['seconds']:.2f} s"
     return text + (f"\nmoved: {moved}" if moved else "")
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(index_group)
-    cli.add_command(watch_cmd)

@@ -107,7 +107,3 @@ def manifest_text(data: dict[str, Any]) -> str:
         "Desktop/Cursor: " + json.dumps(config),
     ]
     return "\n".join(lines)
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(mcp_group)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ee.cli import Output, json_option, workspace
@@ -179,5 +181,35 @@ def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: b
     )
 
 
-def register(cli: click.Group) -> None:
-    cli.add_command(memory_group)
+@memory_group.command("resolve")
+@click.argument("memory_id")
+@click.option(
+    "--pick", type=click.Choice(["ours", "theirs", "both"]), help="Keep one version of the text, or both."
+)
+@click.option(
+    "--text",
+    "text_file",
+    metavar="FILE",
+    type=click.File("r", encoding="utf-8"),
+    help="Use the text in FILE ('-' for stdin) as the body.",
+)
+@click.option("--agent", default=None, help="Act as this agent.")
+@json_option
+@click.pass_context
+def resolve_cmd(
+    ctx: click.Context,
+    memory_id: str,
+    pick: str | None,
+    text_file: Any,
+    agent: str | None,
+    as_json: bool | None,
+) -> None:
+    """Settle MEMORY_ID after a merge kept two versions of its text (one commit)."""
+    from ee.sync import resolve_memory
+    from ee.workspace import Actor
+
+    text = text_file.read() if text_file is not None else None
+    memory, commit = resolve_memory(workspace(ctx), memory_id, pick, text, Actor.from_env(agent))
+    Output(as_json).emit(
+        {"memory": memory.to_dict(), "commit": commit}, f"resolved {memory.id} ({commit[:10]})"
+    )

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from ee.cli import Output, echo, open_workspace
-from ee.cli.params import JSON_OPTION, Argument, Command, Option, click_command
+import click
+
+from ee.cli import Output, json_option, workspace
 from ee.errors import EeError, QueryError
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
-if TYPE_CHECKING:
-    from typing import Any
-
-    import click
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
 MODES = ["hybrid", "lexical", "semantic", "exact"]
@@ -51,8 +47,26 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
     return "json" if Output(None).json else "human"
 
 
+@click.command("search")
+@click.argument("text", required=False)
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many hits (default 100).")
+@click.option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit.")
+@click.option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
+@click.option("--level", type=click.Choice(LEVELS))
+@click.option("--kind")
+@click.option("--speed", type=click.Choice(SPEEDS))
+@click.option("--fields", type=click.Choice(FIELDS))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped).")
+@click.option("--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin).")
+@click.option(
+    "--batch", metavar="FILE.jsonl", help="One query per line (text or document) → one JSON line each."
+)
+@json_option
+@click.pass_context
 def search_cmd(
-    root: str | None,
+    ctx: click.Context,
     text: str | None,
     mode: str,
     limit: int | None,
@@ -72,7 +86,7 @@ def search_cmd(
     from ee.query import search
     from ee.query.document import from_arguments
 
-    ws = open_workspace(root)
+    ws = workspace(ctx)
     if batch:
         return run_batch(ws, batch)
     if query_file:
@@ -104,10 +118,10 @@ def search_cmd(
 def emit_search(data: dict[str, Any], fmt: str) -> None:
     from ee.render.results import render
 
-    echo(render("search", data, fmt), nl=False)
+    click.echo(render("search", data, fmt), nl=False)
     if fmt in ("human", "markdown"):
         for item in data.get("degraded", []):
-            echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
 def run_batch(ws: Any, path: str) -> int:
@@ -130,44 +144,11 @@ def run_batch(ws: Any, path: str) -> int:
                     query = from_arguments(stripped)
                 data = search(ws, query)
                 degraded = data.pop("degraded", [])
-                echo(dumps(envelope(data, degraded), indent=None))
+                click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:
                 code = code or int(exc.exit_code)
-                echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
+                click.echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
     finally:
         if handle is not sys.stdin:
             handle.close()
     return code
-
-
-SEARCH = Command(
-    "search",
-    search_cmd,
-    [
-        Argument("text", required=False),
-        Option("--mode", choices=MODES, default="hybrid", show_default=True),
-        Option("--limit", type=int, min=1, help="At most this many hits (default 100)."),
-        Option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit."),
-        Option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then."),
-        Option(
-            "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required)."
-        ),
-        Option("--level", choices=LEVELS),
-        Option("--kind"),
-        Option("--speed", choices=SPEEDS),
-        Option("--fields", choices=FIELDS),
-        Option("--format", "fmt", choices=FORMATS, help="Output format (default: json when piped)."),
-        Option("--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin)."),
-        Option(
-            "--batch",
-            metavar="FILE.jsonl",
-            help="One query per line (text or document) → one JSON line each.",
-        ),
-        JSON_OPTION,
-    ],
-)
-COMMANDS = {"search": SEARCH}
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(click_command(SEARCH))

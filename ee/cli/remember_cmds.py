@@ -1,17 +1,43 @@
-"""``ee remember``: one new memory, one file, one commit (declared without click: see ee.cli.params)."""
+"""``ee remember``: one new memory, one file, one commit."""
 
 from __future__ import annotations
 
 import sys
 
-from ee.cli import Output, open_workspace
-from ee.cli.params import JSON_OPTION, Argument, Command, Option
+import click
+
+from ee.cli import Output, json_option, workspace
 
 LEVELS = ["working", "episodic", "semantic", "procedural"]
 
 
+@click.command("remember")
+@click.argument("text")
+@click.option(
+    "--level", default="semantic", show_default=True, type=click.Choice(LEVELS), help="Memory level."
+)
+@click.option("--kind", default="fact", show_default=True, help="rule, fact, decision, failure, command, …")
+@click.option("--tags", default="", help="Comma-separated tags, e.g. ci,rust.")
+@click.option(
+    "--confidence",
+    type=click.FloatRange(min=0, max=1),
+    help="Prior confidence (default by trust: 0.85 / 0.5).",
+)
+@click.option("--source", multiple=True, metavar="URI", help="Provenance URI (repeatable).")
+@click.option("--valid-from", metavar="TIME", help="Start of validity (RFC 3339).")
+@click.option("--valid-to", metavar="TIME", help="End of validity (RFC 3339).")
+@click.option(
+    "--link", "links", multiple=True, metavar="TYPE:ID", help="Link to another memory (repeatable)."
+)
+@click.option(
+    "--path", "paths", multiple=True, metavar="GLOB", help="Code path this memory is about (repeatable)."
+)
+@click.option("--agent", default=None, help="Write as this agent (default: $EE_AGENT; otherwise a human).")
+@click.option("--redact", is_flag=True, help="Store secrets as [REDACTED:<class>] instead of refusing.")
+@json_option
+@click.pass_context
 def remember_cmd(
-    root: str | None,
+    ctx: click.Context,
     text: str,
     level: str,
     kind: str,
@@ -31,7 +57,7 @@ def remember_cmd(
 
     if text == "-":
         text = sys.stdin.read()
-    memory = open_workspace(root).remember(
+    memory = workspace(ctx).remember(
         text,
         level=level,
         kind=kind,
@@ -46,35 +72,3 @@ def remember_cmd(
         redact=redact,
     )
     Output(as_json).emit(memory.to_dict(), f"remembered {memory.id}  ({memory.path})")
-
-
-REMEMBER = Command(
-    "remember",
-    remember_cmd,
-    [
-        Argument("text"),
-        Option("--level", default="semantic", show_default=True, choices=LEVELS, help="Memory level."),
-        Option("--kind", default="fact", show_default=True, help="rule, fact, decision, failure, command, …"),
-        Option("--tags", default="", help="Comma-separated tags, e.g. ci,rust."),
-        Option(
-            "--confidence", type=float, min=0, max=1, help="Prior confidence (default by trust: 0.85 / 0.5)."
-        ),
-        Option("--source", multiple=True, metavar="URI", help="Provenance URI (repeatable)."),
-        Option("--valid-from", metavar="TIME", help="Start of validity (RFC 3339)."),
-        Option("--valid-to", metavar="TIME", help="End of validity (RFC 3339)."),
-        Option(
-            "--link", "links", multiple=True, metavar="TYPE:ID", help="Link to another memory (repeatable)."
-        ),
-        Option(
-            "--path",
-            "paths",
-            multiple=True,
-            metavar="GLOB",
-            help="Code path this memory is about (repeatable).",
-        ),
-        Option("--agent", default=None, help="Write as this agent (default: $EE_AGENT; otherwise a human)."),
-        Option("--redact", is_flag=True, help="Store secrets as [REDACTED:<class>] instead of refusing."),
-        JSON_OPTION,
-    ],
-)
-COMMANDS = {"remember": REMEMBER}

@@ -1,5 +1,4 @@
-"""Commands over the store as a whole: init, remember (declared in remember_cmds), import, export, doctor,
-schema."""
+"""Commands over the store as a whole: init, import, export, doctor, schema (remember: remember_cmds)."""
 
 from __future__ import annotations
 
@@ -187,11 +186,3 @@ def schema_export_cmd(schema_id: str) -> None:
     from ee.schemas import load_schema
 
     click.echo(dumps(load_schema(schema_id)))
-
-
-def register(cli: click.Group) -> None:
-    from ee.cli.params import click_command
-    from ee.cli.remember_cmds import REMEMBER
-
-    for command in (init_cmd, click_command(REMEMBER), import_group, export_group, doctor_cmd, schema_group):
-        cli.add_command(command)

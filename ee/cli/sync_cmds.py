@@ -1,4 +1,4 @@
-"""``ee sync``, ``ee merge-driver`` (git calls it) and ``ee memory resolve``."""
+"""``ee sync`` and ``ee merge-driver`` (git calls it); ``ee memory resolve`` is in memory_cmds."""
 
 from __future__ import annotations
 
@@ -101,45 +101,3 @@ def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
             err=True,
         )
     return 0
-
-
-@click.command("resolve")
-@click.argument("memory_id")
-@click.option(
-    "--pick", type=click.Choice(["ours", "theirs", "both"]), help="Keep one version of the text, or both."
-)
-@click.option(
-    "--text",
-    "text_file",
-    metavar="FILE",
-    type=click.File("r", encoding="utf-8"),
-    help="Use the text in FILE ('-' for stdin) as the body.",
-)
-@click.option("--agent", default=None, help="Act as this agent.")
-@json_option
-@click.pass_context
-def resolve_cmd(
-    ctx: click.Context,
-    memory_id: str,
-    pick: str | None,
-    text_file: Any,
-    agent: str | None,
-    as_json: bool | None,
-) -> None:
-    """Settle MEMORY_ID after a merge kept two versions of its text (one commit)."""
-    from ee.sync import resolve_memory
-    from ee.workspace import Actor
-
-    text = text_file.read() if text_file is not None else None
-    memory, commit = resolve_memory(workspace(ctx), memory_id, pick, text, Actor.from_env(agent))
-    Output(as_json).emit(
-        {"memory": memory.to_dict(), "commit": commit}, f"resolved {memory.id} ({commit[:10]})"
-    )
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(sync_cmd)
-    cli.add_command(merge_driver_cmd)
-    memory = cli.commands.get("memory")
-    if isinstance(memory, click.Group):
-        memory.add_command(resolve_cmd)

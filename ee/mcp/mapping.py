@@ -28,11 +28,11 @@ def click_command(tool: Tool) -> click.Command | None:
     """The click command a tool mirrors, or None when it is not installed in this build."""
     from ee.cli import cli
 
-    command: click.Command = cli
+    command: click.Command | None = cli
     for part in tool.command:
-        if not isinstance(command, click.Group) or part not in command.commands:
+        if not isinstance(command, click.Group):
             return None
-        command = command.commands[part]
+        command = command.get_command(click.Context(command), part)
     return command
 
 
