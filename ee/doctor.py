@@ -246,8 +246,8 @@ def _policy_checks(memory: Any) -> list[Problem]:
                 f"{memory.id} ({memory.trust}) reads like "
                 f"instructions to an agent ({signals}): quarantined, never authoritative",
                 memory.path,
-                repair=f"ee memory forget {memory.id}  # or, once a person has read it and "
-                f"vouches for it: set 'trust: peer_human_attested' in {memory.path}",
+                repair=f"ee memory forget {memory.id}  # or, once a person has read it and vouches for "
+                f"it: ee memory trust {memory.id} --class peer_human_attested",
             )
         )
     return out

@@ -67,6 +67,9 @@ TRUST_CLASSES = (
 CONFLICT_KEY = "conflict"
 MERGE_KEY = "ee_merge"
 MERGE_KEYS = frozenset({CONFLICT_KEY, MERGE_KEY})
+# When a person last reviewed the memory's trust (`ee memory trust`): informational, kept in ``extra``;
+# what counts for trust is the review commit (ee.index.provenance), not this value.
+REVIEW_KEY = "trust_reviewed"
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_TAGS = 256
 MAX_TAG_LENGTH = 100
@@ -173,7 +176,7 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
                 errors.append(exc)
             continue
         extra.append((key, _jsonable(raw)))
-        if key not in MERGE_KEYS:  # the merge driver's keys are ee's own, not unknown
+        if key not in MERGE_KEYS and key != REVIEW_KEY:  # ee's own keys, not unknown ones
             problems.append(
                 Problem(
                     code="unknown_key",

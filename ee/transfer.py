@@ -13,6 +13,7 @@ from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.gitrepo import blob_id, format_message
 from ee.ids import new_id
 from ee.model import KNOWN_KEYS, Link, Memory
+from ee.policy.trust import capped
 from ee.recovery import (
     begin_import,
     end_import,
@@ -214,6 +215,7 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
     )
     if trust not in frontmatter.TRUST_CLASSES:
         raise UsageError(f"unknown trust {trust!r}", f"use one of: {', '.join(frontmatter.TRUST_CLASSES)}")
+    trust = capped(trust, by_agent=actor.agent is not None)  # an agent's claim is not a review
     fields = build_fields(
         memory_id=str(memory_id),
         level=record.get("level") or "semantic",

@@ -12,7 +12,15 @@ from pathlib import Path
 
 from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
-from ee.errors import ConflictError, NotFound, SecretFound, StorageError, UsageError, WorkspaceNotFound
+from ee.errors import (
+    ConflictError,
+    NotFound,
+    PolicyError,
+    SecretFound,
+    StorageError,
+    UsageError,
+    WorkspaceNotFound,
+)
 from ee.gitrepo import Git, format_message
 from ee.ids import format_time, is_valid_id, new_id, now_text, parse_time
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Value
@@ -309,7 +317,42 @@ class Workspace:
                 raise
         return memory
 
-    def _edit(self, memory_id: str, op: str, change: Any, actor: Actor | None) -> Memory:
+    def review_trust(self, memory_id: str, cls: str, actor: Actor | None = None) -> Memory:
+        """A person's explicit review of a memory: its trust class becomes ``cls``.
+
+        The only action that raises a memory an agent wrote above ``agent_assertion`` (and lifts its
+        quarantine, for a human class): one commit with ``Ee-Op: trust`` and ``Ee-Trust: <cls>``, which
+        is what ``ee.index.provenance`` counts as the review. The file's ``trust`` key is set and
+        ``trust_reviewed`` stamped (so the commit always changes the file). Refused for an agent.
+        """
+        from ee.policy.trust import rank
+
+        actor = actor or Actor.from_env()
+        if actor.agent:
+            raise PolicyError(
+                f"an agent ({actor.agent}) cannot set a memory's trust: only a person's review raises it",
+                "ask a person to review the memory and run `ee memory trust ID --class CLASS` "
+                "without EE_AGENT or --agent",
+                {"agent": actor.agent, "memory": memory_id},
+            )
+        rank(cls)  # an unknown class is a usage error naming the allowed ones
+        stamp = now_text()
+        return self._edit(
+            memory_id,
+            "trust",
+            lambda m: {"trust": cls, frontmatter.REVIEW_KEY: stamp},
+            actor,
+            {"Ee-Trust": cls},
+        )
+
+    def _edit(
+        self,
+        memory_id: str,
+        op: str,
+        change: Any,
+        actor: Actor | None,
+        trailers: dict[str, str] | None = None,
+    ) -> Memory:
         """Round-trip edit of one memory's frontmatter, in one commit."""
         actor = actor or Actor.from_env()
         with self.lock():
@@ -330,7 +373,7 @@ class Workspace:
                     [memory.path],
                     format_message(
                         f"ee: {op} {memory.title}",
-                        {"Ee-Op": op, "Ee-Memory": memory.id, "Ee-Actor": actor.label},
+                        {"Ee-Op": op, "Ee-Memory": memory.id, "Ee-Actor": actor.label, **(trailers or {})},
                     ),
                 )
             except BaseException:

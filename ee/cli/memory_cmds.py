@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
 from ee.workspace import masked
 
@@ -122,6 +123,30 @@ def tags_cmd(
         raise UsageError("nothing to change", "pass --add TAG and/or --remove TAG")
     memory = workspace(ctx).edit_tags(memory_id, add, remove, Actor.from_env(agent))
     Output(as_json).emit(memory.to_dict(), f"{memory.id} tags: {', '.join(memory.tags) or '-'}")
+
+
+@memory_group.command("trust")
+@click.argument("memory_id")
+@click.option(
+    "--class",
+    "cls",
+    required=True,
+    type=click.Choice(TRUST_CLASSES),
+    help="The trust class you give MEMORY_ID after reviewing it (peer_human_attested: you confirm "
+    "an agent's memory).",
+)
+@json_option
+@click.pass_context
+def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None) -> None:
+    """Review MEMORY_ID and set its trust class (a person only; refused with EE_AGENT set).
+
+    The only way a memory an agent wrote rises above agent_assertion or leaves quarantine: one commit
+    with the trailers Ee-Op: trust and Ee-Trust: CLASS. Editing tags or the file is no review.
+    """
+    from ee.workspace import Actor
+
+    memory = workspace(ctx).review_trust(memory_id, cls, Actor.from_env())
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} trust: {memory.trust} (reviewed)")
 
 
 @memory_group.command("link")

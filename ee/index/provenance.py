@@ -1,8 +1,16 @@
-"""Which commit last touched each memory file, and the blob each path has at HEAD.
+"""Which commit last touched each memory file, who may have written it since a person last vouched for it,
+and the blob each path has at HEAD.
 
 Computed when HEAD moves (one ``git ls-tree`` and one ``git log`` walk, incremental when the old HEAD is an
 ancestor of the new one) and saved with the index generation, so the read path spawns no git process
 while nothing changes.
+
+**Writer since review.** Trust does not follow the last committer (a person's tag edit on an agent's memory
+would launder it): each path also records the newest agent (``agent:<name>``) that committed it after the
+newest human trust review (a commit with ``Ee-Op: trust`` by a person, ``ee memory trust``), or ``""`` when
+no agent did — counting from the commit that created the file, and following renames (``git mv`` of an
+agent's file is no review either). :func:`ee.query.standing.resolve_trust` caps a memory with such a writer
+at ``agent_assertion``.
 """
 
 from __future__ import annotations
@@ -12,12 +20,18 @@ from typing import Any
 from ee.errors import GitError
 from ee.store import MEMORIES
 
-_FORMAT = "%x1e%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Ee-Actor,valueonly,separator=%x2C)"
+_FORMAT = (
+    "%x1e%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Ee-Actor,valueonly,separator=%x2C)"
+    "%x00%(trailers:key=Ee-Op,valueonly,separator=%x2C)"
+)
+REVIEW_OP = "trust"  # the Ee-Op of `ee memory trust`: a person's explicit review of a memory's trust
 
 
 def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -> dict[str, Any]:
-    """``{"head_commit", "head_blobs": {path: blob}, "provenance": {path: [commit, date, author, subject, actor]}}``.
+    """``{"head_commit", "head_blobs": {path: blob},
+    "provenance": {path: [commit, date, author, subject, actor, writer]}}``.
 
+    ``writer`` is the agent who committed the file since its last human review (module doc), else ``""``.
     For HEAD, or for ``commit`` (an asOf view).
     """
     head = commit or git.head()
@@ -26,30 +40,89 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
     prefix = _prefix(git)
     head_blobs = _ls_tree(git, head, prefix)
     old_head = old_state.get("head_commit")
-    prov: dict[str, list[str]] = {}
+    old: dict[str, list[str]] = {}
     walk = head
     if old_head and old_head != head and _is_ancestor(git, old_head, head):
-        prov = {p: v for p, v in old_state.get("provenance", {}).items() if p in head_blobs}
+        old = dict(old_state.get("provenance", {}))
         walk = f"{old_head}..{head}"
     elif old_head == head:
         return {"head_commit": head, "head_blobs": head_blobs, "provenance": old_state.get("provenance", {})}
-    out = git.run("log", f"--format={_FORMAT}", "--name-only", "--no-renames", walk, "--",
-                  git.repo_path(MEMORIES), cwd=git.toplevel)
-    newer: dict[str, list[str]] = {}
+    # core.quotePath=false: a path with non-ASCII letters is printed as it is, not C-quoted (which would
+    # never match a path of ls-tree and leave the file without provenance).
+    out = git.run(
+        "-c",
+        "core.quotePath=false",
+        "log",
+        f"--format={_FORMAT}",
+        "--name-status",
+        "-M",
+        walk,
+        "--",
+        git.repo_path(MEMORIES),
+        cwd=git.toplevel,
+    )
+    walker = _Walk(set(head_blobs))
     for record in out.split("\x1e"):
-        if not record.strip():
+        if record.strip():
+            walker.commit(record, prefix)
+    prov: dict[str, list[str]] = {}
+    for path in head_blobs:
+        last = walker.last.get(path)
+        before = old.get(walker.first_name.get(path, path)) if path not in walker.created else None
+        if last is None and before is None:
             continue
+        writer = walker.writer.get(path)
+        if writer is None:  # nothing decisive in this walk: what the older history said
+            writer = _writer_of(before) if before else ""
+        prov[path] = [*(last or before or [])[:5], writer]
+    return {"head_commit": head, "head_blobs": head_blobs, "provenance": dict(sorted(prov.items()))}
+
+
+def _writer_of(record: list[str]) -> str:
+    if len(record) > 5:
+        return record[5]
+    return record[4] if record[4].startswith("agent:") else ""
+
+
+class _Walk:
+    """One newest-first walk of ``git log --name-status -M`` over the memory files at HEAD."""
+
+    def __init__(self, at_head: set[str]) -> None:
+        self.at_head = at_head
+        self.last: dict[str, list[str]] = {}  # path at HEAD → its newest commit's fields
+        self.writer: dict[str, str] = {}  # path at HEAD → decided writer ("" when a review came first)
+        self.alias: dict[str, str] = {}  # an older name → the path at HEAD it was renamed to
+        self.first_name: dict[str, str] = {}  # path at HEAD → its oldest name seen (for the older state)
+        self.created: set[str] = set()  # paths at HEAD whose creating commit the walk reached
+
+    def commit(self, record: str, prefix: str) -> None:
         head_part, _, names = record.partition("\n")
         fields = head_part.split("\x00")
-        if len(fields) < 5:
-            continue
-        sha, date, author, subject, actor = fields[:5]
-        for name in names.splitlines():
-            path = name.strip().removeprefix(prefix)
-            if path in head_blobs and path not in newer:
-                newer[path] = [sha, date, author, subject, actor.strip() or "human"]
-    prov.update(newer)
-    return {"head_commit": head, "head_blobs": head_blobs, "provenance": dict(sorted(prov.items()))}
+        if len(fields) < 6:
+            return
+        sha, date, author, subject, actor, op = fields[:6]
+        actor = actor.strip() or "human"
+        for line in names.splitlines():
+            parts = line.split("\t")
+            if len(parts) < 2:
+                continue
+            status, name = parts[0], parts[-1].removeprefix(prefix)
+            path = self.alias.get(name, name)
+            if path not in self.at_head or path in self.created:
+                continue
+            self.last.setdefault(path, [sha, date, author, subject, actor])
+            if path not in self.writer:
+                if actor.startswith("agent:"):
+                    self.writer[path] = actor
+                elif op.strip() == REVIEW_OP:
+                    self.writer[path] = ""
+            if status.startswith("R") and len(parts) == 3:
+                older = parts[1].removeprefix(prefix)
+                self.alias[older] = path
+                self.first_name[path] = older
+            elif status.startswith(("A", "C")):
+                self.created.add(path)  # older commits of this name were another file
+                self.writer.setdefault(path, "")
 
 
 def _prefix(git: Any) -> str:

@@ -95,6 +95,22 @@ def at_least(cls: str, min_cls: str) -> bool:
     return rank(cls) <= rank(min_cls)
 
 
+AGENT_CEILING = "agent_assertion"
+"""The strongest class an agent's own write can give a memory: trust is decided by ee, not claimed."""
+
+
+def capped(cls: str, by_agent: bool) -> str:
+    """``cls``, or :data:`AGENT_CEILING` when an agent wrote the memory and ``cls`` claims more than that.
+
+    An agent's import or hand-written file may say ``trust: agent_validated`` or ``human_explicit``; only
+    a person's explicit review (``ee memory trust``) raises a memory above what its writer may claim.
+    A weaker claim (``cass_evidence``, ``legacy_import``) is kept.
+    """
+    if by_agent and rank(cls) < rank(AGENT_CEILING):
+        return AGENT_CEILING
+    return cls
+
+
 def is_human(cls: str) -> bool:
     """True for the classes a person wrote or confirmed (``human_explicit``, ``peer_human_attested``)."""
     return _check(cls) in _HUMAN

@@ -19,7 +19,7 @@ def provenance_of(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
     out: dict[str, Any] = {"path": record["path"], "blob": record["blob"], "committed": record["committed"]}
     if prov and record["committed"]:
-        commit, date, author, subject, actor = prov
+        commit, date, author, subject, actor = prov[:5]
         out.update({"commit": commit, "author": author, "date": date, "message": subject, "actor": actor})
     elif ctx.view.commit:
         out["commit"] = ctx.view.commit

@@ -101,22 +101,23 @@ class Standing(Value):
         }
 
 
-HUMAN_CLASSES = frozenset({"human_explicit", "peer_human_attested"})
-
-
 def resolve_trust(record: dict[str, Any], provenance: list[str] | None) -> str:
-    """The frontmatter's trust, capped by who committed the file; for a file without one, who committed it.
+    """The frontmatter's trust, capped by who wrote the file; for a file without one, who wrote it.
 
-    An agent cannot make itself trusted: a human trust class in a file whose last commit an agent made
-    (``Ee-Actor: agent:…``, e.g. an agent's import that wrote ``trust: human_explicit``) counts as
-    ``agent_assertion``, so the injection guard and the advisory posture still apply.
+    Trust is decided by ee, not claimed: a file an agent committed since a person last reviewed it
+    (``ee memory trust``; the ``writer`` of :mod:`ee.index.provenance`) is at most ``agent_assertion``,
+    whatever its ``trust:`` key says and whoever committed it last (a person's tag edit is no review),
+    so the injection guard and the advisory posture still apply.
     """
-    actor = provenance[4] if provenance else "human"
-    by_agent = actor.startswith("agent:")
+    writer = ""
+    if provenance and len(provenance) > 5:
+        writer = provenance[5]
+    elif provenance and provenance[4].startswith("agent:"):  # a record without the writer field
+        writer = provenance[4]
     declared = record.get("trust")
     if declared:
-        return "agent_assertion" if by_agent and declared in HUMAN_CLASSES else str(declared)
-    return "agent_assertion" if by_agent else "human_explicit"
+        return trust.capped(str(declared), by_agent=bool(writer))
+    return trust.AGENT_CEILING if writer else "human_explicit"
 
 
 def created_of(record: dict[str, Any], provenance: list[str] | None) -> str | None:
