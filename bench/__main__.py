@@ -237,7 +237,7 @@ class Bench:
         }
 
     def queries(self, root: Path) -> dict[str, Samples]:
-        from ee.index import open_index
+        from ee.index.view import open_index
         from ee.pack import build_pack
         from ee.query import search
         from ee.query.document import from_arguments
@@ -360,7 +360,7 @@ class Bench:
         return cli_imported is None and b'"success": true' in done.stdout
 
     def incremental(self, root: Path) -> Samples:
-        from ee.index import open_index
+        from ee.index.view import open_index
         from ee.workspace import Workspace
 
         ws = Workspace.discover(root)
@@ -452,9 +452,9 @@ def library_floors(root: Path, runs: int) -> dict[str, Samples]:
     import bm25s
     import numpy as np
 
-    from ee.index import open_index
     from ee.index.embedder import load_embedder
     from ee.index.segment import Generation
+    from ee.index.view import open_index
     from ee.workspace import Workspace
 
     ws = Workspace.discover(root)

@@ -92,7 +92,7 @@ def _medians(timings: dict[str, list[float]]) -> dict[str, Any]:
 
 def run(n: int, repeat: int, processes: int, keep: Path | None) -> dict[str, Any]:
     from bench.index_bench import make_store
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.workspace import Workspace
 
     base = keep or Path(tempfile.mkdtemp(prefix="ee-context-bench-"))

@@ -104,7 +104,7 @@ def prepare(root: Path, n: int) -> None:
     from bench.common import compile_ee
     from bench.index_bench import make_store
     from ee.hooks.wiring import install
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.workspace import Workspace
 
     compile_ee()

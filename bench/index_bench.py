@@ -7,7 +7,7 @@ Run from the repository root::
 It writes a realistic store (varied levels, kinds, tags, lengths, code identifiers; one commit), then
 measures, on this machine:
 
-* full rebuild (``ee.index.rebuild``: an empty derived cache, so every memory is parsed, tokenised and
+* full rebuild (``ee.index.view.rebuild``: an empty derived cache, so every memory is parsed, tokenised and
   embedded; target ≤ 15 s at 10k), then a rebuild with a warm cache;
 * incremental update after one edit: the ``open_index`` call that follows each of ``--edits`` single-file
   edits (median; target ≤ 150 ms at 10k);
@@ -101,7 +101,7 @@ _QUERY_PROCESS = """
 import sys, time
 started = time.perf_counter()
 from ee.workspace import Workspace
-from ee.index import open_index
+from ee.index.view import open_index
 from ee.index.tokenize import tokenize
 view = open_index(Workspace.discover(sys.argv[1]))
 scores = view.gen.lexical.scores(tokenize("migrations transaction schema snake_case_helper"))
@@ -128,7 +128,7 @@ def query_process(root: Path) -> dict[str, Any]:
 
 
 def run(n: int, edits: int, keep: Path | None) -> dict[str, Any]:
-    from ee.index import open_index, rebuild
+    from ee.index.view import open_index, rebuild
     from ee.workspace import Workspace
 
     base = keep or Path(tempfile.mkdtemp(prefix="ee-bench-"))

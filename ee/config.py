@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ee.errors import ConfigError
-from ee.model import Value
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 CONFIG_PATH = ".ee/config.toml"
 
@@ -52,16 +49,12 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
 }
 
 
-class Config(Value):
+@dataclass(frozen=True, slots=True)
+class Config:
     """The settings given (``values``, by dotted key) and the whole parsed file (``sections``)."""
 
-    __slots__ = __match_args__ = ("values", "sections")
-    values: dict[str, Any]
-    sections: dict[str, Any]
-
-    def __init__(self, values: dict[str, Any] | None = None, sections: dict[str, Any] | None = None) -> None:
-        object.__setattr__(self, "values", {} if values is None else values)
-        object.__setattr__(self, "sections", {} if sections is None else sections)
+    values: dict[str, Any] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)
 
     def get(self, key: str) -> Any:
         if key in self.values:

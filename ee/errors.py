@@ -7,10 +7,7 @@ Library code raises these; only the CLI's top-level handler turns them into stde
 from __future__ import annotations
 
 import enum
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 
 class ExitCode(enum.IntEnum):

@@ -92,7 +92,7 @@ def bm25s_baseline(corpus: dict[str, str], queries: dict[str, str], qrels: dict[
 def beir(folder: Path, modes: Iterable[str] = MODES, k: int = 10, limit: int | None = None,
          progress: Any = None) -> dict[str, Any]:
     """Import the set into a temporary workspace and measure every mode plus the bm25s baseline."""
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
     from ee.transfer import import_jsonl

@@ -12,14 +12,11 @@ import functools
 import re
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 from ee.errors import MemoryFormatError, UsageError
 from ee.ids import format_time, is_valid_id, parse_time
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class _LazyPattern:

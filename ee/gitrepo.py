@@ -20,16 +20,15 @@ import os
 import re
 import stat
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
-from ee.model import Value
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
-    from typing import Any, NoReturn
 
     from ee import gitobjects
     from ee.spawn import Child
@@ -54,22 +53,16 @@ def blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
-class LogEntry(Value):
+@dataclass(frozen=True, slots=True)
+class LogEntry:
     """One commit of :meth:`Git.log`."""
 
-    __slots__ = __match_args__ = ("sha", "date", "author", "email", "message", "trailers")
     sha: str
     date: str
     author: str
     email: str
     message: str
     trailers: Mapping[str, str]
-
-    def __init__(
-        self, sha: str, date: str, author: str, email: str, message: str, trailers: Mapping[str, str]
-    ) -> None:
-        for name, value in zip(self.__slots__, (sha, date, author, email, message, trailers), strict=True):
-            object.__setattr__(self, name, value)
 
 
 class Git:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from datetime import datetime
 

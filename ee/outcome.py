@@ -131,7 +131,7 @@ def _report(ws: Workspace, memory: Any, event: dict[str, Any], rel: str, commit:
 def _prior_and_events(ws: Workspace, memory: Any) -> tuple[float, list[dict[str, Any]]]:
     """The prior and events as the index sees them (trust of a file without one comes from its committer),
     so ``outcome`` reports what ``why`` and ``search`` will show."""
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.query.standing import resolve_trust
 
     view = open_index(ws)

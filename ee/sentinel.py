@@ -238,7 +238,7 @@ def _reissued(view: Any, git: Any) -> Any:
 
 
 class Voucher:
-    """Installed as ``ee.index.VOUCHER`` by ``ee watch``: ``open(ws, open_fresh)`` returns the view it
+    """Installed as ``ee.index.view.VOUCHER`` by ``ee watch``: ``open(ws, open_fresh)`` returns the view it
     holds while :class:`Sentinel` proves it exact, else ``open_fresh()`` (which it then holds)."""
 
     def __init__(self, root: Path) -> None:
@@ -303,7 +303,7 @@ class Voucher:
     def _key(self, ws: Any, manifest: dict[str, Any] | None = None) -> tuple[Any, ...]:
         """What the view depends on besides the files: HEAD as ``open_index`` reads it, the model key,
         the config, and the manifest (another process rebuilding or pruning generations)."""
-        from ee.index import model_folder
+        from ee.index.view import model_folder
 
         _folder, model_key, _problem = model_folder(ws)
         head = ws.git.head_ref()

@@ -74,20 +74,20 @@ class Server:
 
     def _vouch(self) -> None:
         """Let ``open_index`` answer from the view it holds while the sentinel proves it exact."""
-        import ee.index
+        import ee.index.view
         from ee.sentinel import Voucher
 
-        if ee.index.VOUCHER is None:
-            self.voucher = ee.index.VOUCHER = Voucher(self.root)
+        if ee.index.view.VOUCHER is None:
+            self.voucher = ee.index.view.VOUCHER = Voucher(self.root)
 
     def close(self) -> None:
         """Stop listening and remove the socket (only if it is still ours)."""
         self._closing.set()
         if self.voucher is not None:
-            import ee.index
+            import ee.index.view
 
-            if ee.index.VOUCHER is self.voucher:
-                ee.index.VOUCHER = None
+            if ee.index.view.VOUCHER is self.voucher:
+                ee.index.view.VOUCHER = None
             self.voucher.close()
         if self._listener is not None:
             with contextlib.suppress(OSError):

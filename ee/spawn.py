@@ -19,7 +19,8 @@ try:  # the signal numbers without the signal module's enums (~0.7 ms of a fresh
 except ImportError:  # pragma: no cover - another Python
     from signal import SIGPIPE, SIGXFSZ
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -10,6 +10,7 @@ import re
 import stat
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ee import frontmatter
 from ee._crash import crash_point
@@ -18,7 +19,6 @@ from ee.gitrepo import iter_memory_files
 from ee.ids import is_valid_id
 from ee.model import Memory, Problem
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -208,7 +208,7 @@ def catch_up_index(ws: Workspace, before: str | None, after: str | None) -> dict
     """
     if before == after:
         return None
-    from ee.index import open_index
+    from ee.index.view import open_index
 
     view = open_index(ws)
     return view.report.to_dict() if view.report else {"rebuilt": False, "seconds": 0.0}

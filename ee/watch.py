@@ -3,7 +3,7 @@
 A watchdog observer reports changes below ``memories/`` (memory files, ``.events/*.jsonl``, folders) and
 to the git refs (``HEAD``, ``refs/…``, ``packed-refs``: a commit, checkout or pull). Events only mark the
 index dirty; after a quiet period (150 ms, at most 2 s after the first event) the watcher calls
-:func:`ee.index.open_index`, which stats the store and updates incrementally. So editor save patterns
+:func:`ee.index.view.open_index`, which stats the store and updates incrementally. So editor save patterns
 (temp file + rename, ``~`` backups, ``.swp`` and ``4913`` probes), renames and mass changes from git all
 end the same way: one update that sees the files as they are. A file broken mid-edit is reported and
 skipped by the index; the watcher logs it and goes on. Nothing here is needed for correctness (every
@@ -327,7 +327,7 @@ class Watcher:
 
     def update(self) -> None:
         """Bring the index up to date now; log what changed and new / fixed problems. Never raises."""
-        from ee.index import open_index
+        from ee.index.view import open_index
 
         self.dirty.take()
         started = time.perf_counter()

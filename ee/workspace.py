@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
@@ -23,13 +25,11 @@ from ee.errors import (
 )
 from ee.gitrepo import Git, format_message
 from ee.ids import format_time, is_valid_id, new_id, now_text, parse_time
-from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Value
+from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
 from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see ee/__init__.py)
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
@@ -41,14 +41,11 @@ HUMAN_CONFIDENCE = 0.85
 AGENT_CONFIDENCE = 0.50
 
 
-class Actor(Value):
+@dataclass(frozen=True, slots=True)
+class Actor:
     """Who is writing: a person, or an agent by name."""
 
-    __slots__ = __match_args__ = ("agent",)
-    agent: str | None
-
-    def __init__(self, agent: str | None = None) -> None:
-        object.__setattr__(self, "agent", agent)
+    agent: str | None = None
 
     @classmethod
     def from_env(cls, agent: str | None = None) -> Actor:
@@ -410,7 +407,7 @@ def masked(memory: Memory) -> Memory:
     if not findings:
         return memory
     classes = tuple(sorted(set(memory.redacted) | {f.cls for f in findings}))
-    return memory.replace(body=redact(memory.body, findings), redacted=classes)
+    return replace(memory, body=redact(memory.body, findings), redacted=classes)
 
 
 def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:

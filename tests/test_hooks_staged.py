@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ee.hooks import gitinfo, risks, run, warm
-from ee.index import open_index
+from ee.index.view import open_index
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo, run_cli
 

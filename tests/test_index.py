@@ -16,11 +16,12 @@ import pytest
 from conftest import git, run_cli
 
 from ee.index import derive as derive_module
-from ee.index import lexical, open_index, rebuild, status, sync
+from ee.index import lexical, sync
 from ee.index.lexical import Vocabulary
 from ee.index.segment import Entry, Generation, split_strings
 from ee.index.sync import INDEX_DIR, read_manifest
 from ee.index.tokenize import tokenize
+from ee.index.view import open_index, rebuild, status
 from ee.workspace import Workspace
 
 QUERIES = [

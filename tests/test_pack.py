@@ -32,7 +32,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def view(store: dict[str, Any]) -> Any:
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.workspace import Workspace
 
     return open_index(Workspace(store["root"]))

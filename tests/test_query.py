@@ -355,7 +355,7 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
     from datetime import timedelta
 
     from ee.ids import format_time, utcnow
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.query.document import parse_document
     from ee.query.engine import run_search
     from ee.workspace import Workspace
@@ -407,13 +407,13 @@ def test_rank_of_a_candidate_outside_an_arms_pool_counts_every_higher_score() ->
 
 
 def test_an_invalid_standing_is_the_valid_one_with_its_reason() -> None:
-    """Ranking builds the standing of an invalid candidate directly: the same value replace() makes."""
     from ee.policy.feedback import FeedbackState
     from ee.query.standing import Standing
 
     valid = Standing("agent_assertion", "advisory", True, 0.5, 0.42, FeedbackState(0.42, 0.5, harmful=1),
                      0.75, True, "valid", "2026-01-01T00:00:00Z")
-    for reason in ("expired at 2026-02-01T00:00:00Z", "superseded by mem_b"):
-        assert valid.invalid(reason) == valid.replace(valid=False, validity_reason=reason)
-        assert valid.invalid(reason).multipliers() == valid.replace(valid=False,
-                                                                     validity_reason=reason).multipliers()
+    expired = valid.invalid("expired at 2026-02-01T00:00:00Z")
+    assert (expired.valid, expired.validity_reason) == (False, "expired at 2026-02-01T00:00:00Z")
+    assert expired.to_dict() | {"valid": True, "validity": "valid"} == valid.to_dict()
+    assert expired.multipliers()["validity"] == 0.5
+    assert valid.invalid("superseded by mem_b").multipliers()["validity"] == 0.25

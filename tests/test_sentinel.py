@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conftest import git
 
-import ee.index
-from ee.index import open_index
+import ee.index.view
+from ee.index.view import open_index
 from ee.sentinel import Sentinel, Voucher, file_system_type
 from ee.workspace import Workspace
 
@@ -49,11 +49,11 @@ def picture(view: Any) -> dict[str, Any]:
 
 def truth(ws: Workspace) -> dict[str, Any]:
     """The view opened the normal way (no voucher): scan, update."""
-    saved, ee.index.VOUCHER = ee.index.VOUCHER, None
+    saved, ee.index.view.VOUCHER = ee.index.view.VOUCHER, None
     try:
         return picture(open_index(ws))
     finally:
-        ee.index.VOUCHER = saved
+        ee.index.view.VOUCHER = saved
 
 
 @pytest.fixture
@@ -64,11 +64,11 @@ def vouched(ws: Workspace) -> Iterator[Voucher]:
     git(ws.root, "add", "-A")
     git(ws.root, "commit", "-q", "-m", "three memories")
     voucher = Voucher(ws.root)
-    ee.index.VOUCHER = voucher
+    ee.index.view.VOUCHER = voucher
     try:
         yield voucher
     finally:
-        ee.index.VOUCHER = None
+        ee.index.view.VOUCHER = None
         voucher.close()
 
 
@@ -266,11 +266,11 @@ def test_model_and_config_changes_are_seen(
 def test_another_process_writing_a_generation_is_seen(ws: Workspace, vouched: Voucher) -> None:
     open_index(ws)
     before = vouched.opened
-    saved, ee.index.VOUCHER = ee.index.VOUCHER, None
+    saved, ee.index.view.VOUCHER = ee.index.view.VOUCHER, None
     try:
-        ee.index.rebuild(ws)  # as `ee index rebuild` in another process: a new manifest, old ones pruned
+        ee.index.view.rebuild(ws)  # as `ee index rebuild` in another process: a new manifest, old ones pruned
     finally:
-        ee.index.VOUCHER = saved
+        ee.index.view.VOUCHER = saved
     assert picture(open_index(ws)) == truth(ws)
     assert vouched.opened == before + 1
 

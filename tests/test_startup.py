@@ -13,7 +13,7 @@ from conftest import git
 
 def test_a_remember_imports_no_index_yaml_or_numpy(tmp_path: Path) -> None:
     """``ee remember`` on top of ee's own commit: its modules (the import budget of a fresh remember)
-    leave out the index and query code, yaml, numpy, bm25s and the json package."""
+    leave out the index and query code, yaml, numpy and bm25s."""
     root = tmp_path / "ws"
     env = {**os.environ, "EE_NO_SERVER": "1"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -31,7 +31,7 @@ def test_a_remember_imports_no_index_yaml_or_numpy(tmp_path: Path) -> None:
         line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")
     }
     assert {"ee.workspace", "ee.gitobjects", "ee.spawn"} <= imported  # it did commit in-process
-    assert imported.isdisjoint({"ee.index", "ee.query", "yaml", "numpy", "bm25s", "json"})
+    assert imported.isdisjoint({"ee.index", "ee.query", "yaml", "numpy", "bm25s"})
     assert git(root, "log", "-1", "--format=%s").strip() == "ee: remember second one"
     assert git(root, "status", "--porcelain") == ""
 

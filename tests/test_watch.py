@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from conftest import git
 
-from ee.index import open_index, rebuild, status
 from ee.index.tokenize import tokenize
+from ee.index.view import open_index, rebuild, status
 from ee.watch import MAX_DIRTY, Dirty, Relevance, watch_lock, watcher_pid
 from ee.workspace import Workspace
 

@@ -185,7 +185,7 @@ def test_history_uses_the_index_and_falls_back_to_the_files_without_one(ws: Work
     assert indexed_path(ws, memory.id) == moved  # the index caught up first
     # The file at the indexed path now holds another memory: the look-up does not trust the index.
     other = "---\nid: mem_01JE4ZP6Q3V8R2K7M5T9W1X3YE\nlevel: semantic\nkind: fact\n---\nanother\n"
-    from ee.index import open_index
+    from ee.index.view import open_index
 
     open_index(ws)
     (ws.root / moved).write_text(other, encoding="utf-8")

@@ -20,7 +20,7 @@ def index_group() -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
     """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing)."""
-    from ee.index import status
+    from ee.index.view import status
     from ee.watch import watcher_pid
 
     ws = workspace(ctx)
@@ -40,7 +40,7 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @click.pass_context
 def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
     """Build the index again from the memory files (derived data is reused by content)."""
-    from ee.index import rebuild
+    from ee.index.view import rebuild
 
     bar = ProgressBar() if sys.stderr.isatty() else None
     try:

@@ -23,9 +23,7 @@ Importing this package imports nothing (``ee context`` imports :mod:`ee.hooks.ta
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a hook's start is its cost)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 __all__ = ["BLOCKED", "HOOK_NAMES", "main"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import select
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ee.hooks import gitinfo, risks, warm
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook imports this module)
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import marshal
 import os
-import sys
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms of a hook's start)
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
     from _typeshed import StrPath
 
@@ -195,7 +193,7 @@ class Table:
 
 
 def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The hook table of an index view (``ee.index.open_index``), reusing ``previous``'s unchanged rows."""
+    """The hook table of an index view (``ee.index.view.open_index``), reusing ``previous``'s unchanged rows."""
     gen = view.gen
     n_docs = max(int(gen.lexical.n_docs), 1)
     reuse: dict[tuple[str, str], Any] = {}
@@ -416,7 +414,7 @@ def refresh_index_and_table(root: StrPath, digest: str | None = None) -> dict[st
     digest if the caller took it already (before anything opened the index)."""
     from pathlib import Path
 
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.workspace import Workspace
 
     if digest is None:
@@ -498,32 +496,10 @@ def word_match(entry: Entry, tokens: set[str]) -> tuple[tuple[str, ...], float]:
 
 
 def tokenizer() -> Any:
-    """``ee.index.tokenize.tokenize`` without importing the ``ee.index`` package, whose ``__init__`` imports
-    numpy (~100 ms, most of a warm hook's time): the module itself needs only the standard library and
-    PyStemmer. Once ``ee.index`` is imported the usual module is used; both are the same file."""
-    module = sys.modules.get("ee.index.tokenize")
-    if module is None and "ee.index" in sys.modules:
-        from ee.index import tokenize as module
-    if module is None:
-        # importlib.machinery, not importlib.util (~2 ms more of imports); the loader uses the .pyc cache.
-        from importlib.machinery import ModuleSpec, SourceFileLoader
+    """``ee.index.tokenize.tokenize``, imported on first use (the ``ee.index`` package imports nothing)."""
+    from ee.index.tokenize import tokenize
 
-        name = "ee.index.tokenize"
-        path = os.path.join(
-            os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "index", "tokenize.py"
-        )
-        loader = SourceFileLoader(name, path)
-        module = type(sys)(name)
-        module.__spec__ = ModuleSpec(name, loader, origin=path)
-        module.__spec__.has_location = True
-        module.__file__, module.__loader__ = path, loader
-        sys.modules[name] = module
-        try:
-            loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-    return module.tokenize
+    return tokenize
 
 
 def _at_or_before(stamp: str | None, now: _Now, if_missing: bool) -> bool:

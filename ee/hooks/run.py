@@ -24,10 +24,10 @@ from ee.hooks import gitinfo, risks, warm
 # Its spinning threads had a cold prepare-commit-msg use more CPU than wall time (415 ms against 302 ms).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+from typing import TYPE_CHECKING, Any
+
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
 BLOCKED = 40
 HOOK_NAMES = (

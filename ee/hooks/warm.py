@@ -15,11 +15,10 @@ warm hook ~10 ms of its ~40, and only an answer in JSON (a search's) is parsed w
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the client is imported only to
-if TYPE_CHECKING:  # ask the server: every hook checks for a watcher, fewer ask it)
+if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
     from _typeshed import StrPath
 

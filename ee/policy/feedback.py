@@ -35,11 +35,11 @@ counted from the later of creation and last confirmation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ee.errors import UsageError
-from ee.model import Value
 
 SIGNALS: tuple[str, ...] = (
     "helpful",
@@ -96,33 +96,24 @@ class UnknownLevel(UsageError, ValueError):
     code = "unknown_level"
 
 
-class FeedbackState(Value):
+@dataclass(frozen=True, slots=True)
+class FeedbackState:
     """The derived standing of one memory after its feedback events.
 
     ``helpful`` counts applied positive events (helpful, confirmation), ``harmful`` applied harmful-type
     events (harmful, contradiction, inaccurate), ``stale`` applied stale/outdated events. ``last_confirmed``
-    is the time of the latest applied ``confirmation`` event: pass it to :func:`freshness`. (A frozen
-    :class:`ee.model.Value`: a dataclass costs every fresh query ~1 ms to build at import.)
+    is the time of the latest applied ``confirmation`` event: pass it to :func:`freshness`.
     """
 
-    __slots__ = __match_args__ = ("effective", "prior", "helpful", "harmful", "stale", "applied", "held_back",
-                                  "notes", "last_confirmed")
     effective: float
     prior: float
-    helpful: int
-    harmful: int
-    stale: int
-    applied: tuple[str, ...]
-    held_back: tuple[str, ...]
-    notes: tuple[str, ...]
-    last_confirmed: datetime | None
-
-    def __init__(self, effective: float, prior: float, helpful: int = 0, harmful: int = 0, stale: int = 0,
-                 applied: tuple[str, ...] = (), held_back: tuple[str, ...] = (), notes: tuple[str, ...] = (),
-                 last_confirmed: datetime | None = None) -> None:
-        for name, value in zip(self.__slots__, (effective, prior, helpful, harmful, stale, applied, held_back,
-                                                notes, last_confirmed), strict=True):
-            object.__setattr__(self, name, value)
+    helpful: int = 0
+    harmful: int = 0
+    stale: int = 0
+    applied: tuple[str, ...] = ()
+    held_back: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    last_confirmed: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -41,8 +41,8 @@ import bisect
 import functools
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from ee.model import Value
 from ee.policy.entropy import PLACEHOLDER_RE, b64decode, high_entropy_spans
 
 _MAX_PASSES = 4
@@ -50,24 +50,15 @@ _MAX_PASSES = 4
 # Regexes are kept as source strings: ``re`` compiles and caches each on first use, so import stays cheap.
 
 
-class SecretFinding(Value):
-    """One secret: ``text[start:end]`` is the part :func:`redact` replaces; ``line`` is 1-based. (A frozen
-    value class of ee.model, not a dataclass: ``ee remember`` need not import dataclasses.)"""
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """One secret: ``text[start:end]`` is the part :func:`redact` replaces; ``line`` is 1-based."""
 
-    __slots__ = __match_args__ = ("cls", "start", "end", "line", "preview")
     cls: str
     start: int
     end: int
     line: int
     preview: str
-
-    def __init__(self, cls: str, start: int, end: int, line: int, preview: str) -> None:
-        _set = object.__setattr__
-        _set(self, "cls", cls)
-        _set(self, "start", start)
-        _set(self, "end", end)
-        _set(self, "line", line)
-        _set(self, "preview", preview)
 
     def to_dict(self) -> dict[str, object]:
         return {

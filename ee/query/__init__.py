@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ee.index import IndexView
+    from ee.index.view import IndexView
     from ee.query.document import Query
     from ee.workspace import Workspace
 
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 def open_view(ws: Workspace, as_of: str | None) -> tuple[IndexView, Any]:
     """The index view a query runs over, and the reference time for validity (None → now)."""
     if not as_of:
-        from ee.index import open_index
+        from ee.index.view import open_index
 
         return open_index(ws), None
     from ee.query.asof import open_as_of, resolve

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ee.errors import NotFound, UsageError
 from ee.ids import parse_time
-from ee.index import IndexView, model_folder
 from ee.index.segment import Entry, Generation
 from ee.index.sync import INDEX_DIR
+from ee.index.view import IndexView, model_folder
 from ee.model import CommitInfo
 from ee.store import EVENTS, MEMORIES
 
@@ -114,11 +114,11 @@ def _build(ws: Workspace, commit: str, folder: Path | None,
 
     from ee import frontmatter
     from ee.feedback_store import read_events_text
-    from ee.index import _load_embedder
     from ee.index.cache import DerivedCache
     from ee.index.derive import derive, embed_text
     from ee.index.provenance import provenance
     from ee.index.sync import CACHE_PATH
+    from ee.index.view import _load_embedder
 
     files = ws.git.ls_tree(commit, MEMORIES)
     embedder, problem = _load_embedder(folder, model_key) if folder else (None, None)

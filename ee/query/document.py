@@ -7,10 +7,10 @@ import base64
 import copy
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ee.errors import QueryError
-from ee.model import Value
 
 MAX_DOCUMENT_BYTES = 256 * 1024
 MAX_QUERY_CHARS = 8192
@@ -18,14 +18,11 @@ MAX_DEPTH = 32  # nesting of objects and arrays; the schema needs 4, filter valu
 SPEEDS = {"instant": 0.25, "default": 1.0, "quality": 4.0}  # candidate-pool multipliers
 
 
-class Query(Value):
+@dataclass(frozen=True, slots=True)
+class Query:
     """A validated query document (``doc``) with its defaults filled in."""
 
-    __slots__ = __match_args__ = ("doc",)
     doc: dict[str, Any]
-
-    def __init__(self, doc: dict[str, Any]) -> None:
-        object.__setattr__(self, "doc", doc)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.doc

@@ -45,9 +45,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from ee.model import Value
 
 __all__ = ["RRF_K", "WEIGHT_SEMANTIC", "FusedScore", "fuse", "fuse_arrays", "minmax", "rrf"]
 
@@ -55,26 +54,19 @@ WEIGHT_SEMANTIC = 0.3
 RRF_K = 60
 
 
-class FusedScore(Value):
+@dataclass(frozen=True, slots=True)
+class FusedScore:
     """One candidate's fused score with every component that produced it.
 
     ``lexical`` / ``semantic`` are the raw arm scores (``None`` when that arm gave no score),
-    ``lexical_norm`` / ``semantic_norm`` their normalised values, ``fused`` the final score. (A frozen
-    :class:`ee.model.Value`: a dataclass costs every fresh query ~1 ms to build at import.)
+    ``lexical_norm`` / ``semantic_norm`` their normalised values, ``fused`` the final score.
     """
 
-    __slots__ = __match_args__ = ("lexical", "semantic", "lexical_norm", "semantic_norm", "fused")
     lexical: float | None
     semantic: float | None
     lexical_norm: float
     semantic_norm: float
     fused: float
-
-    def __init__(self, lexical: float | None, semantic: float | None, lexical_norm: float,
-                 semantic_norm: float, fused: float) -> None:
-        for name, value in zip(self.__slots__, (lexical, semantic, lexical_norm, semantic_norm, fused),
-                               strict=True):
-            object.__setattr__(self, name, value)
 
 
 def _check(scores: Mapping[str, float], arm: str) -> None:

@@ -14,15 +14,13 @@ every memory has the same standing):
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ee.ids import parse_time
-from ee.model import Value
 from ee.policy import feedback, trust
 from ee.policy.feedback import FeedbackState as _FeedbackState
-
-_set = object.__setattr__
 
 TRUST_MULTIPLIER = {"authoritative": 1.0, "advisory": 0.9, "legacy_evidence": 0.8}
 QUARANTINE_MULTIPLIER = 0.5
@@ -30,42 +28,24 @@ INVALID_MULTIPLIER = 0.5
 SUPERSEDED_MULTIPLIER = 0.25
 
 
-class Standing(Value):
-    """A memory's standing (a frozen :class:`ee.model.Value`: a dataclass costs every fresh query ~1 ms to
-    build at import)."""
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A memory's standing: trust, confidence, freshness and validity, as ranking weighs them."""
 
-    __slots__ = __match_args__ = ("trust", "posture", "quarantined", "prior", "effective", "feedback",
-                                  "freshness", "valid", "validity_reason", "created")
     trust: str
     posture: str  # authoritative | advisory | legacy_evidence
     quarantined: bool
     prior: float
     effective: float
-    feedback: feedback.FeedbackState
+    feedback: _FeedbackState
     freshness: float
     valid: bool
     validity_reason: str
     created: str | None
 
-    def __init__(self, trust: str, posture: str, quarantined: bool, prior: float, effective: float,
-                 feedback: _FeedbackState, freshness: float, valid: bool, validity_reason: str,
-                 created: str | None) -> None:
-        _set(self, "trust", trust)
-        _set(self, "posture", posture)
-        _set(self, "quarantined", quarantined)
-        _set(self, "prior", prior)
-        _set(self, "effective", effective)
-        _set(self, "feedback", feedback)
-        _set(self, "freshness", freshness)
-        _set(self, "valid", valid)
-        _set(self, "validity_reason", validity_reason)
-        _set(self, "created", created)
-
     def invalid(self, reason: str) -> Standing:
-        """This standing, not valid for ``reason`` (what ``replace(valid=False, validity_reason=reason)``
-        gives, built directly: ranking asks for it for every invalid candidate)."""
-        return Standing(self.trust, self.posture, self.quarantined, self.prior, self.effective, self.feedback,
-                        self.freshness, False, reason, self.created)
+        """This standing, not valid for ``reason``."""
+        return replace(self, valid=False, validity_reason=reason)
 
     def multipliers(self, relaxed_invalid: bool = True) -> dict[str, float]:
         return {

@@ -353,7 +353,7 @@ def reset_uncommitted(root: Path) -> None:
 def index_signature(root: Path) -> dict[str, Any]:
     """What the index answers with, independent of positions: records, bodies, BM25 scores of a sample of
     the vocabulary, vectors, problems, events. Opening it catches up first (as every query does)."""
-    from ee.index import open_index
+    from ee.index.view import open_index
     from ee.workspace import Workspace
 
     view = open_index(Workspace(root))
@@ -600,7 +600,7 @@ class Worker:
         """Parse every ee-written file and open the index, in a loop, until told to stop."""
         from ee.errors import MemoryFormatError, NotFound
         from ee.gitrepo import iter_memory_files
-        from ee.index import open_index
+        from ee.index.view import open_index
 
         loops, files_read, torn, index_errors = 0, 0, [], []
         stop = Path(self.spec.stop)

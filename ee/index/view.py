@@ -1,0 +1,308 @@
+"""Open the derived index of a workspace (catching up first), its status, a rebuild.
+
+``open_index`` is what every query calls. It checks freshness cheaply (stat the files, read HEAD's ref
+file; no git process, no file read, no model load when nothing changed) and, when the store moved,
+updates the saved index incrementally under the index lock before answering. No stale or ghost result.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ee.errors import ModelError
+from ee.index.sync import INDEX_DIR, Progress, SyncReport, index_lock, is_fresh, read_manifest, scan
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ee.index.segment import Generation
+    from ee.workspace import Workspace
+
+
+@dataclass(slots=True)
+class IndexView:
+    """A generation ready for queries, with what a response must say about it."""
+
+    gen: Generation
+    manifest: dict[str, Any]
+    state: dict[str, Any]
+    model_folder: Path | None
+    degraded: list[dict[str, Any]] = field(default_factory=list)
+    report: SyncReport | None = None
+    commit: str | None = None  # set for an asOf view
+    root: Path | None = None
+    git: Any = None
+    _embedder: Any = None
+    model_key: str = ""
+
+    def read_blob(self, blob: str) -> bytes:
+        """The bytes of one stored version (for raw text an output policy may show)."""
+        data: bytes = self.git.read_blobs([blob])[blob]
+        return data
+
+    @property
+    def semantic_ready(self) -> bool:
+        return self.gen.vectors is not None and self.model_folder is not None
+
+    def embedder(self) -> Any:
+        if self._embedder is None and self.model_folder is not None:
+            self._embedder = _cached_embedder(self.model_folder, self.model_key)
+        return self._embedder
+
+    def query_vector(self, text: str) -> np.ndarray | None:
+        if not self.semantic_ready:
+            return None
+        return self.embedder().encode([text])[0]
+
+
+def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None]:
+    """(folder, cheap key, degradation) of the configured model, without loading it."""
+    from ee.index.embedder import DEFAULT_MODEL_DIR
+
+    configured = os.environ.get("EE_MODEL") or ws.config.get("model.path") or ""
+    folder = Path(configured).expanduser() if configured else DEFAULT_MODEL_DIR
+    if configured and not folder.is_absolute():
+        folder = ws.root / folder
+    weights = folder / "model.safetensors"
+    try:
+        st = weights.stat()
+    except OSError:
+        why = "the model folder is missing or incomplete"
+        return None, "", _model_degraded(folder, why, bool(configured))
+    return folder, f"{folder.resolve()}:{st.st_size}:{st.st_mtime_ns}", None
+
+
+def _model_degraded(folder: Path, why: str, configured: bool) -> dict[str, Any]:
+    repair = ("unset EE_MODEL  # or point it at a model2vec folder" if configured
+              else "pip install --force-reinstall eidetic-engine  # restores the shipped model")
+    return {"code": "semantic_unavailable", "severity": "warning",
+            "message": f"{why} ({folder}); searching lexically only", "repair": repair}
+
+
+def _model_unloadable(folder: Path) -> dict[str, Any]:
+    return {"code": "semantic_unavailable", "severity": "warning",
+            "message": f"the embedding model in {folder} could not be loaded; searching lexically only",
+            "repair": "unset EE_MODEL  # or fix model.path; then: ee index rebuild"}
+
+
+# ---- vouched view (ee.sentinel; installed by ee watch's server, helper A's block) -------------------
+# A long-lived process that can prove the store did not change (an inotify queue with nothing in it)
+# answers from the view it holds instead of stat'ing every file. None everywhere else.
+VOUCHER: Any = None
+# ---- end of the vouched-view block -----------------------------------------------------------------
+
+
+def open_index(ws: Workspace, *, catch_up: bool = True, progress: Progress | None = None) -> IndexView:
+    """The index for the working tree, brought up to date first."""
+    voucher = VOUCHER
+    if voucher is not None and catch_up and progress is None:
+        view: IndexView = voucher.open(ws, lambda: _open_index_now(ws, catch_up, progress))
+        return view
+    return _open_index_now(ws, catch_up, progress)
+
+
+def _open_index_now(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
+    from ee.index.segment import no_gc
+
+    # Tens of thousands of small acyclic objects (stamps, records) are made here: with the collector on,
+    # a process already holding a generation (ee watch, its server) spent more time in full collections
+    # than in the update itself.
+    with no_gc():
+        return _open_index(ws, catch_up, progress)
+
+
+def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
+    from ee.index.sync import Updater, open_generation
+
+    root = ws.root
+    folder, model_key, model_problem = model_folder(ws)
+    degraded = [model_problem] if model_problem else []
+    for _attempt in range(3):
+        manifest = read_manifest(root)
+        scanned_at = time.time_ns()
+        found = scan(root)
+        head = ws.git.head_ref()
+        if catch_up and not is_fresh(manifest, head, found, model_key or None):
+            with index_lock(root):
+                seen = (manifest or {}).get("generation")
+                manifest = read_manifest(root)
+                if (manifest or {}).get("generation") != seen:  # updated by another process meanwhile
+                    scanned_at = time.time_ns()
+                    found = scan(root)
+                    head = ws.git.head_ref()
+                if not is_fresh(manifest, head, found, model_key or None):
+                    embedder, problem = _load_embedder(folder, model_key)
+                    if problem:
+                        degraded.append(problem)
+                        folder = None
+                    updater = Updater(root, ws.git, embedder, model_key or None, progress)
+                    gen, manifest, report = updater.run(manifest, head, found, scanned_at=scanned_at)
+                    state = manifest.pop("state")
+                    if report.reason and report.reason != "full build":
+                        degraded.append({"code": "index_repaired", "severity": "info",
+                                         "message": report.reason, "repair": "ee index rebuild"})
+                    done = report if report.changed else None  # only stamps moved: nothing to report
+                    return _view(gen, manifest, state, folder, degraded, done, ws, model_key)
+        if manifest is None or manifest.get("corrupt"):
+            from ee.errors import IndexError_
+
+            raise IndexError_("the index is missing", "run: ee index rebuild")
+        try:
+            gen_folder = root / INDEX_DIR / manifest["generation"]
+            gen, state = open_generation(gen_folder)
+        except (OSError, ValueError, EOFError, KeyError, TypeError):
+            if not catch_up:
+                from ee.errors import IndexError_
+
+                raise IndexError_("the index is damaged", "run: ee index rebuild") from None
+            time.sleep(0.02)  # a writer pruned it a moment ago, or it is damaged: look again
+            if read_manifest(root) == manifest:  # still the one that failed: damaged, rebuild it
+                _mark_corrupt(root)
+            continue
+        return _view(gen, manifest, state, folder, degraded, None, ws, model_key)
+    from ee.errors import IndexError_
+
+    raise IndexError_("the index could not be opened", "run: ee index rebuild")
+
+
+def _view(gen: Any, manifest: dict[str, Any], state: dict[str, Any], folder: Path | None,
+          degraded: list[dict[str, Any]], report: SyncReport | None, ws: Any, model_key: str) -> IndexView:
+    if gen.vectors is None and folder is not None and gen.size:
+        if not any(d["code"] == "semantic_unavailable" for d in degraded):
+            # The model is there but did not load when this generation was built (reported then, and
+            # on every query after, until the model changes and the index is rebuilt).
+            degraded.append(_model_unloadable(folder))
+        folder = None
+    view = IndexView(gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git,
+                     model_key=model_key)
+    for problem in state.get("problems", []):
+        if problem.get("severity") == "error":
+            where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
+            view.degraded.append({"code": problem.get("code", "memory_invalid"), "severity": "warning",
+                                  "message": f"{where}: {problem['message']} (not indexed)",
+                                  "repair": problem.get("repair") or "ee doctor"})
+    return view
+
+
+_EMBEDDERS: dict[str, Any] = {}  # model key → loaded embedder: a long-lived process (ee watch) loads it once
+
+
+def _cached_embedder(folder: Path, model_key: str) -> Any:
+    """The embedder of ``folder``, loaded once per process while its weights file is unchanged."""
+    embedder = _EMBEDDERS.get(model_key) if model_key else None
+    if embedder is None:
+        from ee.index.embedder import load_embedder
+
+        embedder = load_embedder(folder)
+        if model_key:
+            _EMBEDDERS.clear()  # one model at a time: a changed key means the old one is gone
+            _EMBEDDERS[model_key] = embedder
+    return embedder
+
+
+def _load_embedder(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
+    if folder is None:
+        return None, None
+    try:
+        embedder = _cached_embedder(folder, model_key)
+    except ModelError as exc:
+        return None, {"code": "semantic_unavailable", "severity": "warning",
+                      "message": exc.message + "; searching lexically only", "repair": exc.hint}
+    return _KeyedEmbedder(embedder, model_key), None
+
+
+class _KeyedEmbedder:
+    """The embedder under the cheap key the manifest compares (the real id is in ``real_id``)."""
+
+    def __init__(self, embedder: Any, key: str) -> None:
+        self.inner = embedder
+        self.model_id = key
+        self.real_id = embedder.model_id
+        self.dim = embedder.dim
+
+    def encode(self, texts: list[str]) -> Any:
+        return self.inner.encode(texts)
+
+    def encode_documents(self, texts: list[str]) -> Any:
+        return self.inner.encode_documents(texts)
+
+
+def _mark_corrupt(root: Path) -> None:
+    path = root / INDEX_DIR / "manifest.json"
+    if path.exists():
+        path.write_text("{}", encoding="utf-8")
+
+
+def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport, list[dict[str, Any]]]:
+    """Delete the saved index and build it again from the files (the derived cache is kept).
+
+    ``progress(phase, done, total)`` is called while memories are parsed and embedded."""
+    import shutil
+
+    with index_lock(ws.root):
+        folder = ws.root / INDEX_DIR
+        for path in folder.glob("gen-*"):
+            shutil.rmtree(path, ignore_errors=True)
+        (folder / "manifest.json").unlink(missing_ok=True)
+    view = open_index(ws, progress=progress)
+    assert view.report is not None
+    return view.report, view.degraded
+
+
+def status(ws: Workspace) -> dict[str, Any]:
+    """ready / stale / missing / corrupt, with counts, model and generation (never updates anything).
+
+    Every key is present in every state (None when unknown). ``stale`` is harmless (the next query
+    catches up); ``missing`` and ``corrupt`` are repaired by the next query too, or by ``ee index rebuild``.
+    """
+    root = ws.root
+    manifest = read_manifest(root)
+    folder, model_key, model_problem = model_folder(ws)
+    found = scan(root)
+    out: dict[str, Any] = {
+        "root": str(root), "state": "missing", "files": len(found), "memories": None, "generation": None,
+        "built": None, "model": folder.name if folder else None, "semantic": False, "problems": [],
+        "degraded": [model_problem] if model_problem else [], "repair": "ee index rebuild",
+    }
+    if manifest is None:
+        return out
+    if manifest.get("corrupt"):
+        return out | {"state": "corrupt"}
+    gen_folder = root / INDEX_DIR / manifest["generation"]
+    try:
+        semantic, problems = _check_generation(gen_folder)
+    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        return out | {"state": "corrupt", "generation": manifest["generation"]}
+    fresh = is_fresh(manifest, ws.git.head_ref(), found, model_key or None, trust_racy=True)
+    if folder is not None and not semantic and manifest["count"] and not model_problem:
+        out["degraded"].append(_model_unloadable(folder))
+    return out | {
+        "state": "ready" if fresh else "stale",
+        "memories": manifest["count"],
+        "generation": manifest["generation"],
+        "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(manifest["built"])),
+        "semantic": semantic,
+        "problems": problems,
+        "repair": "" if fresh else "ee index rebuild  # or let the next query catch up",
+    }
+
+
+def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
+    """Open every file of a saved generation (raising when one is damaged): (has vectors, problems)."""
+    import numpy as np
+
+    from ee.index.segment import Generation
+    from ee.index.sync import _load_state
+
+    gen = Generation.load(folder)
+    for name in ("tf.npy", "lengths.npy"):
+        np.load(folder / name, mmap_mode="r")
+    if not isinstance(marshal.loads((folder / "columns.marshal").read_bytes()), dict):  # noqa: S302 - ours
+        raise ValueError("generation columns damaged")
+    problems: list[dict[str, Any]] = _load_state(folder).get("problems", [])
+    return gen.vectors is not None, problems
