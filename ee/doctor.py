@@ -189,6 +189,8 @@ def _check_layout(ws: Workspace) -> list[Problem]:
 
 def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
     """Links to memories that do not exist, and conflicted memories left by a merge."""
+    from ee.merge import is_conflicted
+
     out: list[Problem] = []
     for memory in snap.sorted():
         for link in memory.links:
@@ -203,14 +205,14 @@ def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
                         repair=f"edit {memory.path} to drop the link, or restore {link.to}",
                     )
                 )
-        if "<<<<<<< " in memory.body or dict(memory.extra).get("conflict"):
+        if is_conflicted(memory):
             out.append(
                 Problem(
                     "memory_conflicted",
                     "error",
-                    f"{memory.id} holds two versions from a merge",
+                    f"{memory.id} holds several versions of its text from a merge",
                     memory.path,
-                    repair=f"ee memory resolve {memory.id}",
+                    repair=f"ee memory resolve {memory.id} --pick local|remote|both",
                 )
             )
         out += _policy_checks(memory)

@@ -14,9 +14,11 @@ git calls ``ee merge-driver %O %A %B %P`` for every ``memories/**/*.md`` changed
   frontmatter key ``ee_merge`` (a list of ``key=<JSON value>`` entries) so it stays visible;
   ``ee memory resolve`` removes the key (git history keeps it).
 - **Body**: one side changed → that side; both changed → git's line merge of the two bodies; if that
-  conflicts, the body keeps both versions between ``<<<<<<< ours`` / ``=======`` / ``>>>>>>> theirs``
-  markers and the frontmatter gets ``conflict: true``. The file still parses, the merge completes,
-  ``ee doctor`` lists the memory and ``ee memory resolve`` picks or merges the versions.
+  conflicts (or a side already holds several versions), the body keeps every version whole, each under a
+  label naming its author and commit (:mod:`ee.conflict`; never git's ``<<<<<<<`` markers), and the
+  frontmatter gets ``conflict: true``. The file still parses, the merge completes, the memory's title reads
+  cleanly, packs treat it as advisory, ``ee doctor`` and ``ee sync`` list it, and ``ee memory resolve``
+  keeps one version (by ``local`` / ``remote``, commit or author: see :func:`choose`) or all of them.
 - A side that does not parse, or two different ids (two memories added at one path): git's own text
   merge (``git merge-file``) and exit 1, a conflict git reports as usual.
 
@@ -26,17 +28,20 @@ OURS survives outside the keys that changed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ee import frontmatter
-from ee.errors import EeError, GitError
+from ee import conflict, frontmatter
+from ee.conflict import Version
+from ee.errors import EeError, GitError, UsageError
 from ee.frontmatter import CONFLICT_KEY, MERGE_KEY
 from ee.model import KNOWN_KEYS, Memory
 
@@ -72,14 +77,25 @@ class _Fallback(Exception):
 # ---------------------------------------------------------------------------------------------- entry points
 
 
-def merge_memory(base: bytes, ours: bytes, theirs: bytes, path: str = "") -> MergeResult:
-    """Merge three versions of a memory file (``base`` empty when both sides added the file)."""
+Origins = Callable[[], tuple[Version, Version]]
+
+
+def unknown_origins() -> tuple[Version, Version]:
+    return Version("unknown (ours)", None, "", ""), Version("unknown (theirs)", None, "", "")
+
+
+def merge_memory(
+    base: bytes, ours: bytes, theirs: bytes, path: str = "", origins: Origins = unknown_origins
+) -> MergeResult:
+    """Merge three versions of a memory file (``base`` empty when both sides added the file).
+
+    ``origins()`` names who wrote each side and in which commit (asked only when both bodies are kept)."""
     if ours == theirs or base == theirs:
         return MergeResult(ours)
     if base == ours:
         return MergeResult(theirs)
     try:
-        return _merge_fields(base, ours, theirs, path)
+        return _merge_fields(base, ours, theirs, path, origins)
     except _Fallback as exc:
         reason = exc.reason
     except Exception as exc:  # a bug must not cost a merge: git's text merge, reported as a conflict
@@ -91,7 +107,7 @@ def merge_memory(base: bytes, ours: bytes, theirs: bytes, path: str = "") -> Mer
 def merge_driver(base_path: str, ours_path: str, theirs_path: str, path: str = "") -> MergeResult:
     """The file wrapper git calls: read the three files, write the result into ``ours_path``."""
     base, ours, theirs = (Path(p).read_bytes() for p in (base_path, ours_path, theirs_path))
-    result = merge_memory(base, ours, theirs, path)
+    result = merge_memory(base, ours, theirs, path, lambda: side_origins(path))
     if result.text != ours:
         Path(ours_path).write_bytes(result.text)
     return result
@@ -149,7 +165,9 @@ def _read_side(data: bytes, path: str) -> _Side:
     return _Side(text, memory, body)
 
 
-def _merge_fields(base_data: bytes, ours_data: bytes, theirs_data: bytes, path: str) -> MergeResult:
+def _merge_fields(
+    base_data: bytes, ours_data: bytes, theirs_data: bytes, path: str, origins: Origins
+) -> MergeResult:
     ours, theirs = _read_side(ours_data, path), _read_side(theirs_data, path)
     base = _read_side(base_data, path) if base_data.strip() else None
     changes: dict[str, Any] = {}
@@ -164,8 +182,10 @@ def _merge_fields(base_data: bytes, ours_data: bytes, theirs_data: bytes, path: 
             aside[key] = _plain(lost)
         if merged != ours.value(key):
             changes[key] = _for_update(key, merged)
-    body, body_conflict = merge_body(base.body if base else "", ours.body, theirs.body)
-    _merge_bookkeeping(base, ours, theirs, aside, body_conflict, changes)
+    body, body_conflict = merge_body(
+        base.body if base else "", ours.body, theirs.body, ours.memory.id, origins
+    )
+    _merge_bookkeeping(base, ours, theirs, aside, conflict.is_conflicted(body), changes)
     text = frontmatter.update(ours.text, changes, path) if changes else ours.text
     text = replace_body(text, body)
     return MergeResult(text.encode("utf-8"), body_conflict=body_conflict, kept_aside=tuple(aside))
@@ -251,15 +271,27 @@ def pick_scalar(key: str, ours: Any, theirs: Any) -> Any:
     return min((ours, theirs), key=_sort_text)
 
 
-def merge_body(base: str, ours: str, theirs: str) -> tuple[str, bool]:
-    """The merged body and whether it holds both versions between conflict markers."""
+def merge_body(
+    base: str, ours: str, theirs: str, memory_id: str = "", origins: Origins = unknown_origins
+) -> tuple[str, bool]:
+    """The merged body and whether it keeps several versions (see :mod:`ee.conflict`)."""
     if ours == theirs or theirs == base:
         return ours, False
     if ours == base:
         return theirs, False
-    b, o, t = (_with_newline(text).encode("utf-8") for text in (base, ours, theirs))
-    merged, conflicts = merge_text(b, o, t)
-    return merged.decode("utf-8"), conflicts > 0
+    if not any(conflict.parse(text) for text in (base, ours, theirs)):
+        b, o, t = (_with_newline(text).encode("utf-8") for text in (base, ours, theirs))
+        merged, conflicts = merge_text(b, o, t)
+        if conflicts == 0:
+            return merged.decode("utf-8"), False
+    ours_origin, theirs_origin = origins()
+    versions = conflict.unite(
+        conflict.flatten(ours, replace(ours_origin, body=ours)),
+        conflict.flatten(theirs, replace(theirs_origin, body=theirs)),
+    )
+    if len(versions) == 1:  # the same text, but for blank lines around it
+        return ours, False
+    return conflict.render(memory_id, versions), True
 
 
 def _merge_bookkeeping(
@@ -267,14 +299,13 @@ def _merge_bookkeeping(
     ours: _Side,
     theirs: _Side,
     aside: dict[str, Any],
-    body_conflict: bool,
+    conflicted: bool,
     changes: dict[str, Any],
 ) -> None:
-    """The ``conflict`` flag and the ``ee_merge`` record of values set aside (``key=<JSON value>`` entries,
-    merged like a list: a side that resolved and cleared it wins over one that did not touch it)."""
-    b = base.value(CONFLICT_KEY) if base else None
-    flag, _ = merge_value(CONFLICT_KEY, b, ours.value(CONFLICT_KEY), theirs.value(CONFLICT_KEY))
-    flag = True if body_conflict else flag
+    """The ``conflict`` flag (set while the merged body holds several versions) and the ``ee_merge`` record
+    of values set aside (``key=<JSON value>`` entries, merged like a list: a side that resolved and cleared
+    it wins over one that did not touch it)."""
+    flag = True if conflicted else None
     if flag != ours.value(CONFLICT_KEY):
         changes[CONFLICT_KEY] = frontmatter.DELETE if flag is None else flag
     sides = [_entries(side.value(MERGE_KEY)) if side else () for side in (base, ours, theirs)]
@@ -319,30 +350,152 @@ def replace_body(text: str, body: str) -> str:
     return head + body
 
 
+# ---------------------------------------------------------------------------------------------- origins
+
+
+def side_origins(path: str) -> tuple[Version, Version]:
+    """Who wrote each side git hands the driver, and in which commit: (ours, theirs).
+
+    git runs the driver at the top level of the work tree, mid-operation. "ours" is ``HEAD``'s version
+    (in a rebase: the upstream, plus what was replayed so far); "theirs" is the commit being replayed (a
+    rebase names it in ``rebase-merge/done``), merged (``GITHEAD_<sha>`` in the environment) or picked.
+    Anything unknown is named so; the merge goes on either way."""
+    return _origin("HEAD", path, "ours"), _origin(_incoming_commit(), path, "theirs")
+
+
+def _incoming_commit() -> str | None:
+    for key in os.environ:
+        if key.startswith("GITHEAD_") and _is_sha(key[8:]):
+            return key[8:]
+    git_dir = _git("rev-parse", "--absolute-git-dir").strip()
+    if not git_dir:
+        return None
+    folder = Path(git_dir)
+    with contextlib.suppress(OSError):
+        steps = [ln.split() for ln in (folder / "rebase-merge" / "done").read_text().splitlines()]
+        steps = [step for step in steps if len(step) >= 2 and _is_sha(step[1])]
+        if steps:
+            return steps[-1][1]
+    for name in ("rebase-apply/original-commit", "CHERRY_PICK_HEAD", "REVERT_HEAD"):
+        with contextlib.suppress(OSError):
+            sha = (folder / name).read_text().strip()
+            if _is_sha(sha):
+                return sha
+    return None
+
+
+def _origin(commit: str | None, path: str, fallback: str) -> Version:
+    if commit:
+        fields = "--format=%H%x00%an%x00%aI"
+        out = _git("log", "-1", fields, commit, "--", path) if path else ""
+        out = out or _git("log", "-1", fields, commit)
+        parts = out.strip().split("\0")
+        if len(parts) == 3 and _is_sha(parts[0]):
+            return Version(parts[1] or "unknown", parts[0][:12], parts[2], "")
+    return Version(f"unknown ({fallback})", None, "", "")
+
+
+def _git(*args: str) -> str:
+    """A read-only git command's output, or "" when it fails (an origin is a label: never a failure)."""
+    try:
+        proc = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except OSError:
+        return ""
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def _is_sha(text: str) -> bool:
+    return 4 <= len(text) <= 64 and all(c in "0123456789abcdef" for c in text)
+
+
 # ---------------------------------------------------------------------------------------------- resolving
 
 
+PICKS = ("local", "remote", "both")
+
+
+def versions_of(body: str) -> list[Version] | None:
+    """The versions a conflicted body holds: ee's labelled versions, or the two sides of git's markers
+    (a text merge of an older ee, or by hand), labelled by the marker's text."""
+    versions = conflict.parse(body)
+    if versions is not None:
+        return versions
+    legacy = split_conflict(body)
+    if legacy is None:
+        return None
+    names = _marker_labels(body)
+    return [
+        Version(name, None, "", legacy.pick(side))
+        for name, side in zip(names, ("ours", "theirs"), strict=True)
+    ]
+
+
+def choose(versions: list[Version], pick: str, local: set[str]) -> list[Version]:
+    """The versions ``pick`` names: ``both`` (all of them), ``local`` (the one committed in this clone:
+    ``local`` holds those commits), ``remote`` (the one that was not), or a commit (a prefix of 4+
+    characters) or an author shown in the labels. Exactly one must match."""
+    if pick == "both":
+        return versions
+    if pick in ("local", "remote"):
+        mine = [v for v in versions if v.commit and v.commit in local]
+        found = mine if pick == "local" else [v for v in versions if v not in mine]
+    else:
+        wanted = pick.strip().lower()
+        found = [
+            v
+            for v in versions
+            if (v.commit and len(wanted) >= 4 and v.commit.startswith(wanted)) or v.author.lower() == wanted
+        ]
+    if len(found) == 1:
+        return found
+    shown = "; ".join(f"{v.label()} ({side_of(v, local)})" for v in versions)
+    how = "none" if not found else f"{len(found)}"
+    raise UsageError(
+        f"--pick {pick} names {how} of the versions ({shown})",
+        "pick one by its commit or author (--pick <commit>), keep all with --pick both, or pass --text FILE",
+    )
+
+
+def side_of(version: Version, local: set[str]) -> str:
+    return "local" if version.commit and version.commit in local else "remote"
+
+
+def resolve_text(
+    text: str, chosen: list[Version] | None = None, body: str | None = None, path: str = ""
+) -> str:
+    """A conflicted memory's text with one body (the chosen versions', or ``body``) and no conflict
+    bookkeeping."""
+    if body is None:
+        body = "\n".join(_with_newline(v.body.strip("\n")) for v in chosen or ())
+    fm, _old, _line = frontmatter.split(text)
+    if fm is not None:
+        text = frontmatter.update(
+            text, {CONFLICT_KEY: frontmatter.DELETE, MERGE_KEY: frontmatter.DELETE}, path
+        )
+    return replace_body(text, _with_newline(body.strip()))
+
+
+def is_conflicted(memory: Memory) -> bool:
+    return conflict.is_conflicted(memory.body, dict(memory.extra).get(CONFLICT_KEY))
+
+
 @dataclass(frozen=True, slots=True)
-class Conflict:
-    """A body split at its conflict markers: common text and (ours, theirs) hunks, in order."""
+class _Markers:
+    """A body split at git's conflict markers: common text and (ours, theirs) hunks, in order."""
 
     parts: tuple[str | tuple[str, str], ...]
 
     def pick(self, side: str) -> str:
-        out = []
-        for part in self.parts:
-            if isinstance(part, str):
-                out.append(part)
-            elif side == "ours":
-                out.append(part[0])
-            elif side == "theirs":
-                out.append(part[1])
-            else:  # both: ours' lines, then theirs' lines
-                out.append(part[0] + _with_newline(part[1]) if part[0] else part[1])
-        return "".join(out)
+        return "".join(part if isinstance(part, str) else part[side == "theirs"] for part in self.parts)
 
 
-def split_conflict(body: str) -> Conflict | None:
+def _marker_labels(body: str) -> tuple[str, str]:
+    opening = next((ln for ln in body.splitlines() if _OPEN_RE.match(ln)), "")
+    closing = next((ln for ln in body.splitlines() if _CLOSE_RE.match(ln)), "")
+    return (opening[8:].strip() or "ours", closing[8:].strip() or "theirs")
+
+
+def split_conflict(body: str) -> _Markers | None:
     """Parse ``<<<<<<<`` / ``|||||||`` / ``=======`` / ``>>>>>>>`` blocks (any labels); None if there are
     none or they are not well formed."""
     parts: list[str | tuple[str, str]] = []
@@ -371,24 +524,4 @@ def split_conflict(body: str) -> Conflict | None:
     if state != "common" or not any(isinstance(p, tuple) for p in parts):
         return None
     parts.append("".join(common))
-    return Conflict(tuple(p for p in parts if p != ""))
-
-
-def resolve_text(text: str, pick: str | None = None, body: str | None = None, path: str = "") -> str:
-    """A conflicted memory's text with one body (picked, or given) and no conflict bookkeeping."""
-    if body is None:
-        _fm, old_body, _line = frontmatter.split(text)
-        conflict = split_conflict(old_body)
-        if conflict is None:
-            raise ValueError("no conflict markers")
-        body = conflict.pick(pick or "both")
-    fm, _old, _line = frontmatter.split(text)
-    if fm is not None:
-        text = frontmatter.update(
-            text, {CONFLICT_KEY: frontmatter.DELETE, MERGE_KEY: frontmatter.DELETE}, path
-        )
-    return replace_body(text, _with_newline(body.strip()))
-
-
-def is_conflicted(memory: Memory) -> bool:
-    return bool(dict(memory.extra).get(CONFLICT_KEY)) or split_conflict(memory.body) is not None
+    return _Markers(tuple(p for p in parts if p != ""))

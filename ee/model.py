@@ -52,6 +52,20 @@ class Link:
         return {"type": self.type, "to": self.to}
 
 
+def title_of(body: str) -> str:
+    """The first non-empty body line, without Markdown heading marks, cut to 120 characters. ee's own
+    labels (``<!-- ee:… -->``, :mod:`ee.conflict`) are skipped: a conflicted memory reads as its first
+    version's title."""
+    for line in body.splitlines():
+        text = line.strip()
+        if text.startswith("<!-- ee:") and text.endswith("-->"):
+            continue
+        text = text.lstrip("#").strip()
+        if text:
+            return text if len(text) <= 120 else text[:119] + "…"
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     """One memory as read from one version of one file.
@@ -84,12 +98,7 @@ class Memory:
 
     @property
     def title(self) -> str:
-        """The first non-empty body line, without Markdown heading marks, cut to 120 characters."""
-        for line in self.body.splitlines():
-            text = line.strip().lstrip("#").strip()
-            if text:
-                return text if len(text) <= 120 else text[:119] + "…"
-        return ""
+        return title_of(self.body)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -57,10 +57,9 @@ class Changes:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
-    conflicted: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "conflicted"}
+        return asdict(self)
 
 
 @dataclass(slots=True)
@@ -77,7 +76,7 @@ class SyncReport:
     head: str | None = None
     incoming: Changes = field(default_factory=Changes)
     outgoing: Changes = field(default_factory=Changes)
-    conflicted: list[str] = field(default_factory=list)
+    conflicted: list[dict[str, Any]] = field(default_factory=list)  # every memory left to resolve
     skipped: list[Problem] = field(default_factory=list)
     index: dict[str, Any] | None = None
 
@@ -109,6 +108,7 @@ def sync(
         upstream = _integrate_and_push(session, report, strategy, push)
         report.head = ws.git.head()
         _fill_changes(session, report, start, upstream)
+        report.conflicted = conflicted_memories(ws)
     if report.head != start:
         report.index = catch_up_index(ws, start, report.head)
     return report
@@ -142,7 +142,6 @@ def _fill_changes(session: Session, report: SyncReport, start: str | None, upstr
         report.incoming = memory_changes(git, start, head, session.commits(start, upstream))
     if report.pushed and head:
         report.outgoing = memory_changes(git, upstream or EMPTY_TREE, head, session.commits(upstream, head))
-    report.conflicted = sorted(set(report.incoming.conflicted))
 
 
 def memory_changes(git: Git, old: str, new: str, commits: list[dict[str, str]]) -> Changes:
@@ -173,13 +172,11 @@ def memory_changes(git: Git, old: str, new: str, commits: list[dict[str, str]]) 
             continue
         if not _is_memory_file(rel):
             continue
-        memory_id, conflicted = _identify(blobs.get(blob, b""), rel)
+        memory_id = _identify(blobs.get(blob, b""), rel)
         if status == "D":
             gone[memory_id] = rel
             continue
         (changes.added if status == "A" else changes.changed).append(memory_id)
-        if conflicted:
-            changes.conflicted.append(memory_id)
     moved = [i for i in changes.added if i in gone]  # a rename: removed at one path, added at another
     changes.added = [i for i in changes.added if i not in gone]
     changes.changed += moved
@@ -189,15 +186,14 @@ def memory_changes(git: Git, old: str, new: str, commits: list[dict[str, str]]) 
     return changes
 
 
-def _identify(data: bytes, rel: str) -> tuple[str, bool]:
+def _identify(data: bytes, rel: str) -> str:
     from ee import frontmatter
-    from ee.merge import is_conflicted
 
     try:
         memory, _ = frontmatter.parse(frontmatter.decode(data, rel), rel)
     except EeError:
-        return rel, False
-    return memory.id, is_conflicted(memory)
+        return rel
+    return memory.id
 
 
 def catch_up_index(ws: Workspace, before: str | None, after: str | None) -> dict[str, Any] | None:
@@ -595,6 +591,77 @@ def sync_env(ws: Workspace) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------- resolve
 
 
+def conflicted_memories(ws: Workspace) -> list[dict[str, Any]]:
+    """The memories that hold several versions of their text, each with its versions (which one is this
+    clone's own) and the command that settles it. One ``git grep`` finds the candidates."""
+    from ee.merge import is_conflicted, side_of, versions_of
+
+    out = ws.git.run(
+        "grep",
+        "-l",
+        "-z",
+        "-E",
+        "-e",
+        r"^conflict: *true",
+        "-e",
+        "^<!-- ee:conflict: ",
+        "-e",
+        "^<{7} ",
+        "--",
+        ws.git.repo_path(MEMORIES),
+        cwd=ws.git.toplevel,
+        check=False,
+    )
+    found = []
+    for repo_path in sorted(p for p in out.split("\0") if p):
+        rel = ws.git.workspace_path(repo_path)
+        try:
+            memory, _problems = ws.store.read(rel)
+        except EeError:
+            continue
+        if not is_conflicted(memory):
+            continue
+        versions = versions_of(memory.body) or []
+        local = local_commits(ws.git, versions)
+        found.append(
+            {
+                "id": memory.id,
+                "path": rel,
+                "title": memory.title,
+                "versions": [
+                    {"author": v.author, "commit": v.commit, "date": v.date, "side": side_of(v, local)}
+                    for v in versions
+                ],
+                "resolve": f"ee memory resolve {memory.id} --pick local|remote|both",
+            }
+        )
+    return found
+
+
+_MADE_HERE = ("commit", "ee:", "cherry-pick", "revert", "am:")
+_REPLAYED = ("(pick)", "(continue)", "(squash)", "(fixup)", "(reword)", "(edit)")
+
+
+def local_commits(git: Git, versions: list[Any]) -> set[str]:
+    """The versions' commits (as labelled) that were made in this clone — "local": this clone's own change,
+    whatever git's "ours" and "theirs" meant in the rebase or merge that kept both texts.
+
+    The HEAD reflog says so: a commit made here (``git commit``, ee's writes, a cherry-pick) or a commit of
+    this clone's replayed by a rebase; a commit that only arrived (a fast-forward, the upstream a rebase
+    started from) is not. Past the reflog's expiry (90 days) nothing is local: pick by commit then."""
+    wanted = {v.commit for v in versions if v.commit}
+    if not wanted:
+        return set()
+    out = git.run("log", "-g", "--format=%H%x09%gs", "HEAD", "--", check=False)
+    found: set[str] = set()
+    for line in out.splitlines():
+        sha, _tab, subject = line.partition("\t")
+        made = subject.startswith(_MADE_HERE) or "Merge made by" in subject
+        if made or any(step in subject.split(":", 1)[0] for step in _REPLAYED):
+            found.update(c for c in wanted if sha.startswith(c))
+    return found
+
+
 def resolve_memory(
     ws: Workspace,
     memory_id: str,
@@ -602,14 +669,15 @@ def resolve_memory(
     text: str | None = None,
     actor: Actor | None = None,
 ) -> tuple[Any, str]:
-    """Settle a conflicted memory: keep ours, theirs, both, or a given text; one commit."""
+    """Settle a conflicted memory: keep the ``local`` version, the ``remote`` one, ``both``, the one of a
+    commit or an author (see :func:`ee.merge.choose`), or a given text; one commit."""
     from ee import frontmatter
     from ee.gitrepo import blob_id
-    from ee.merge import is_conflicted, resolve_text
+    from ee.merge import choose, is_conflicted, resolve_text, side_of, versions_of
     from ee.workspace import Actor, guard_secrets
 
-    if (pick is None) == (text is None):
-        raise UsageError("say how to resolve", "pass --pick ours|theirs|both, or --text FILE (not both)")
+    if pick is not None and text is not None:
+        raise UsageError("say how to resolve, once", "pass --pick or --text FILE, not both")
     actor = actor or Actor.from_env()
     body = guard_secrets(text, False)[0] if text is not None else None
     refuse_in_progress(ws.git)
@@ -627,13 +695,24 @@ def resolve_memory(
                 f"commit them (git add {memory.path} && git commit) or undo them "
                 f"(git checkout -- {memory.path}), then run the command again",
             )
-        try:
-            new_text = resolve_text(frontmatter.decode(data, memory.path), pick, body, memory.path)
-        except ValueError:
-            raise UsageError(
-                f"the conflict markers in {memory.path} are not well formed",
-                "pass --text FILE with the text to keep",
-            ) from None
+        chosen = None
+        if body is None:
+            versions = versions_of(memory.body)
+            if versions is None:
+                raise UsageError(
+                    f"the versions in {memory.path} are not well formed",
+                    "pass --text FILE with the text to keep",
+                )
+            local = local_commits(ws.git, versions)
+            if pick is None:
+                shown = "; ".join(f"{v.label()} ({side_of(v, local)})" for v in versions)
+                raise UsageError(
+                    f"{memory_id} holds {len(versions)} versions: {shown}",
+                    f"keep one: ee memory resolve {memory_id} --pick local|remote|both|<commit>, "
+                    "or pass --text FILE",
+                )
+            chosen = choose(versions, pick, local)
+        new_text = resolve_text(frontmatter.decode(data, memory.path), chosen, body, memory.path)
         try:
             updated, _ = frontmatter.parse(new_text, memory.path)
         except EeError:

@@ -137,7 +137,7 @@ class Workspace:
             if not (root / CONFIG_PATH).exists():
                 (root / CONFIG_PATH).write_text(DEFAULT_CONFIG_TEXT)
                 created.append(CONFIG_PATH)
-            ws._register_merge_driver()
+            registered = ["merge driver (git config merge.ee-memory)"] if ws._register_merge_driver() else []
             head, _tree = ws.git.head_state()
             own = [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
             shared = {".gitignore": GITIGNORE_LINES, ".gitattributes": GITATTRIBUTES_LINES}
@@ -170,10 +170,11 @@ class Workspace:
                 message = format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"})
                 after = ws.git.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
                 commit = after if after and after != head else None
-        return ws, {"root": str(root), "created": created, "commit": commit}
+        return ws, {"root": str(root), "created": created, "registered": registered, "commit": commit}
 
-    def _register_merge_driver(self) -> None:
-        """Register the memory merge driver in this clone's git config.
+    def _register_merge_driver(self) -> bool:
+        """Register the memory merge driver in this clone's git config (git config is not cloned, so a
+        fresh clone needs it); True when it was not registered (or named a Python that is gone).
 
         The command names this Python by absolute path, so git finds the driver even where ``ee`` is not
         on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone.
@@ -184,10 +185,11 @@ class Workspace:
         current = self.git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
         program = shlex.split(current)[0] if current else ""
         if current and (program == "ee" or Path(program).exists()):
-            return
+            return False
         self.git.run("config", "merge.ee-memory.name", "ee memory file merge")
         command = f"{shlex.quote(sys.executable)} -m ee merge-driver %O %A %B %P"
         self.git.run("config", "merge.ee-memory.driver", command)
+        return True
 
     # ------------------------------------------------------------------------------------ writes
 

@@ -53,9 +53,15 @@ def test_init_json_then_human_then_again(tmp_path: Path) -> None:
     assert data["root"] == str(target)
     assert ".gitignore" in data["created"]
     assert len(data["commit"]) == 40
+    assert data["registered"] == ["merge driver (git config merge.ee-memory)"]
     again = run_cli("init", str(target), "--human")
     assert again.code == 0
     assert "already initialised" in again.out
+    assert "registered" not in again.out
+    git(target, "config", "--remove-section", "merge.ee-memory")  # as in a fresh clone
+    fresh = run_cli("init", str(target), "--human")
+    assert "registered: merge driver (git config merge.ee-memory)" in fresh.out
+    assert "already initialised" not in fresh.out
     assert check(run_cli("init", str(target), "--json"))["commit"] is None
     assert len(git(target, "log", "--format=%H").split()) == 1
 

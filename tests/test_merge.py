@@ -11,7 +11,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ee import frontmatter
-from ee.merge import merge_list, merge_memory, resolve_text, split_conflict
+from ee.conflict import Version, has_git_markers
+from ee.conflict import parse as parse_versions
+from ee.errors import UsageError
+from ee.merge import (
+    choose,
+    is_conflicted,
+    merge_list,
+    merge_memory,
+    resolve_text,
+    split_conflict,
+    versions_of,
+)
 from ee.model import Memory
 
 BASE = """\
@@ -213,12 +224,52 @@ def test_conflicting_bodies_keep_both_versions_in_a_parseable_flagged_file() -> 
     memory = parsed(text)
     assert dict(memory.extra)["conflict"] is True
     assert memory.tags == ("ci", "rust", "a", "b")
-    assert (
-        "<<<<<<< ours\nClippy warnings are errors in CI.\n=======\n"
-        "Clippy warnings are fatal.\n>>>>>>> theirs\n" in text
-    )
-    assert "Pedantic and nursery lints are enabled in CI." in memory.body
+    assert not has_git_markers(text)
+    versions = parse_versions(memory.body)
+    assert versions is not None
+    assert [v.body.splitlines()[0] for v in versions] == [
+        "Clippy warnings are errors in CI.",
+        "Clippy warnings are fatal.",
+    ]
+    assert all("Pedantic and nursery lints are enabled in CI." in v.body for v in versions)  # whole bodies
+    assert memory.title == "Clippy warnings are errors in CI."  # the labels are not the title
     assert "level: procedural      # how we work" in text  # ours' layout kept
+
+
+def test_kept_versions_are_labelled_with_author_and_commit_and_read_back() -> None:
+    def origins() -> tuple[Version, Version]:
+        return Version("Alice", "1a2b3c4d5e6f", "2026-12-03T10:00:00+00:00", ""), Version(
+            "Bob, Jr.", "9f8e7d6c5b4a", "", ""
+        )
+
+    ours = edit(BASE, ("errors here", "errors in CI"))
+    theirs = edit(BASE, ("errors here", "fatal"))
+    result = merge_memory(BASE.encode(), ours.encode(), theirs.encode(), "memories/x.md", origins)
+    text = result.text.decode()
+    assert "<!-- ee:version by Alice, commit 1a2b3c4d5e6f, 2026-12-03T10:00:00+00:00 -->" in text
+    assert "ee memory resolve mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB --pick local|remote|both" in text
+    versions = parse_versions(parsed(text).body)
+    assert versions is not None
+    assert [(v.author, v.commit) for v in versions] == [
+        ("Alice", "1a2b3c4d5e6f"),
+        ("Bob, Jr.", "9f8e7d6c5b4a"),
+    ]
+    assert versions[0].body == parsed(ours).body + "\n"
+
+
+def test_a_conflict_met_again_keeps_every_version_once() -> None:
+    first = merged(BASE, edit(BASE, ("errors here", "errors in CI")), edit(BASE, ("errors here", "fatal")))[0]
+    third = edit(BASE, ("errors here", "errors, always"))
+    text, conflict_, body_conflict = merged(BASE, first, third)
+    assert (conflict_, body_conflict) == (False, True)
+    versions = parse_versions(parsed(text).body)
+    assert versions is not None
+    assert [v.body.split(" ")[3] for v in versions] == ["errors", "fatal.\n\nPedantic", "errors,"]
+    # one side resolving while the other keeps the conflict untouched: the resolution wins, flag gone
+    resolved = edit(BASE, ("errors here", "errors in CI"))
+    settled = merged(first, resolved, first)[0]
+    assert settled == resolved
+    assert not is_conflicted(parsed(settled))
 
 
 def test_both_sides_adding_one_file_with_one_id_merge_as_an_add() -> None:
@@ -287,16 +338,34 @@ def conflicted_text() -> str:
     return merged(BASE, ours, theirs)[0]
 
 
+def test_choose_picks_by_local_remote_commit_or_author() -> None:
+    a = Version("Alice", "1a2b3c4d5e6f", "", "A says this.\n")
+    b = Version("Bob", "9f8e7d6c5b4a", "", "B says that.\n")
+    assert choose([a, b], "local", {"1a2b3c4d5e6f"}) == [a]
+    assert choose([a, b], "remote", {"1a2b3c4d5e6f"}) == [b]
+    assert choose([a, b], "local", {"9f8e7d6c5b4a"}) == [b]  # the other clone: the other side
+    assert choose([a, b], "9f8e", set()) == [b]
+    assert choose([a, b], "alice", set()) == [a]
+    assert choose([a, b], "both", set()) == [a, b]
+    with pytest.raises(UsageError, match="names none of the versions"):
+        choose([a, b], "local", set())  # neither was committed here: pick by commit
+    with pytest.raises(UsageError, match="names 2 of the versions"):
+        choose([a, b], "remote", set())
+
+
 @pytest.mark.parametrize(
     ("pick", "body"),
     [
-        ("ours", "Ours says this.\n\nPedantic"),
-        ("theirs", "Theirs says that.\n\nPedantic"),
-        ("both", "Ours says this.\nTheirs says that.\n\nPedantic"),
+        (0, "Ours says this.\n\nPedantic"),
+        (1, "Theirs says that.\n\nPedantic"),
+        (None, "Ours says this.\n\nPedantic and nursery lints are enabled in CI.\n\nTheirs says that."),
     ],
 )
-def test_resolve_picks_a_version_and_drops_the_bookkeeping(pick: str, body: str) -> None:
-    text = resolve_text(conflicted_text(), pick)
+def test_resolve_keeps_the_chosen_versions_and_drops_the_bookkeeping(pick: int | None, body: str) -> None:
+    text = conflicted_text()
+    versions = parse_versions(parsed(text).body)
+    assert versions is not None
+    text = resolve_text(text, versions if pick is None else [versions[pick]])
     memory = parsed(text)
     assert memory.body.startswith(body)
     assert dict(memory.extra) == {}
@@ -309,10 +378,16 @@ def test_resolve_with_a_given_body() -> None:
 
 def test_split_conflict_reads_git_labels_and_diff3_sections() -> None:
     body = "top\n<<<<<<< HEAD\nmine\n||||||| base\nold\n=======\nyours\n>>>>>>> 1a2b3c (msg)\nend\n"
-    conflict = split_conflict(body)
-    assert conflict is not None
-    assert conflict.pick("ours") == "top\nmine\nend\n"
-    assert conflict.pick("theirs") == "top\nyours\nend\n"
+    markers = split_conflict(body)
+    assert markers is not None
+    assert markers.pick("ours") == "top\nmine\nend\n"
+    assert markers.pick("theirs") == "top\nyours\nend\n"
+    versions = versions_of(body)  # an older ee's (or a hand) text merge: labelled by the markers
+    assert versions is not None
+    assert [(v.author, v.body) for v in versions] == [
+        ("HEAD", "top\nmine\nend\n"),
+        ("1a2b3c (msg)", "top\nyours\nend\n"),
+    ]
     assert split_conflict("no markers\n") is None
     assert split_conflict("<<<<<<< ours\nhalf\n") is None
 

@@ -109,6 +109,10 @@ def test_sync_report_names_what_came_in_and_went_out(clones: list[Path]) -> None
     assert again["integration"] == "up-to-date"
     assert again["pushed"] is False
     assert again["incoming"]["commits"] == []
+    remember(b, "b writes two")
+    human = run_cli("--workspace", str(b), "sync", "--human").out
+    assert "pulled: nothing new\npushed: 1 commit(s) (1 added)" in human  # what went where, plainly
+    assert "up-to-date" not in human
 
 
 def test_no_push_integrates_but_leaves_the_remote_alone(clones: list[Path], remote: Path) -> None:
@@ -147,36 +151,120 @@ def test_concurrent_tag_edits_and_events_lose_nothing(clones: list[Path], strate
     assert export(a) == export(b)
 
 
-def test_conflicting_body_edits_keep_both_and_resolve_settles_them(clones: list[Path]) -> None:
-    a, b, _ = clones
-    memory_id = remember(a, "Deploy with make deploy")
+def commit_as(root: Path, name: str, message: str) -> None:
+    """``git commit -a`` by ``name`` (a hand edit committed by hand)."""
+    who = {
+        f"GIT_{role}_{part}": value
+        for role in ("AUTHOR", "COMMITTER")
+        for part, value in (("NAME", name), ("EMAIL", f"{name.lower()}@example.com"))
+    }
+    subprocess.run(["git", "commit", "-q", "-am", message], cwd=root, env={**os.environ, **who}, check=True)
+
+
+def conflicting_edits(clones: list[Path], strategy: str, old: str, texts: tuple[str, str]) -> str:
+    """A memory ``old`` in every clone, then a different body edit committed in a (Alice) and in b (Bob);
+    a syncs; b has not yet."""
+    a, b, c = clones
+    memory_id = remember(a, old)
     sync(a)
     sync(b)
-    for root, text in ((a, "Deploy with make release"), (b, "Deploy with the deploy.sh script")):
+    sync(c)
+    for root, text, name in zip((a, b), texts, ("Alice", "Bob"), strict=True):
         path = memory_file(root, memory_id)
-        path.write_text(path.read_text().replace("Deploy with make deploy", text))
-    sync(a)
-    data = sync(b)
-    assert data["conflicted"] == [memory_id]
-    memory = Workspace(b).get(memory_id)  # still parses
-    assert "Deploy with make release" in memory.body
-    assert "Deploy with the deploy.sh script" in memory.body
-    assert dict(memory.extra)["conflict"] is True
-    doctor = ee(b, "doctor")
-    assert any(p["code"] == "memory_conflicted" for p in doctor.json["data"]["problems"])
+        path.write_text(path.read_text().replace(old, text))
+        commit_as(root, name, f"edit: {text}")
+    sync(a, "--strategy", strategy)
+    return memory_id
+
+
+def no_markers_anywhere(root: Path, remote: Path) -> None:
+    for path in (root / "memories").rglob("*.md"):
+        assert "<<<<<<<" not in path.read_text(), path
+        assert ">>>>>>>" not in path.read_text(), path
+    grep = subprocess.run(
+        ["git", "grep", "-q", "-E", "^(<{7}|>{7}|={7}$)", "main", "--", "memories"], cwd=remote, check=False
+    )
+    assert grep.returncode == 1, "the remote holds git conflict markers"
+
+
+@pytest.mark.parametrize("strategy", ["rebase", "merge"])
+def test_conflicting_body_edits_read_cleanly_and_resolve_by_label_in_both_clones(
+    clones: list[Path], remote: Path, strategy: str
+) -> None:
+    a, b, c = clones
+    memory_id = conflicting_edits(
+        clones, strategy, "Deploy with make deploy", ("Deploy with make release", "Deploy with deploy.sh")
+    )
+    data = sync(b, "--strategy", strategy)
+    sync(a, "--strategy", strategy)
+    sync(c, "--strategy", strategy)
+    (listed,) = data["conflicted"]  # sync ends by naming what needs resolving, and how
+    assert listed["id"] == memory_id
+    assert listed["resolve"] == f"ee memory resolve {memory_id} --pick local|remote|both"
+    assert [(v["author"], v["side"]) for v in listed["versions"]] == (
+        [("Alice", "remote"), ("Bob", "local")]
+        if strategy == "rebase"
+        else [("Bob", "local"), ("Alice", "remote")]
+    )
+    human = run_cli("--workspace", str(b), "sync", "--human")
+    assert f"ee memory resolve {memory_id} --pick local|remote|both" in human.out
+    for root in (a, b, c):
+        no_markers_anywhere(root, remote)
+        memory = Workspace(root).get(memory_id)
+        assert dict(memory.extra)["conflict"] is True
+        assert "Deploy with make release" in memory.body
+        assert "Deploy with deploy.sh" in memory.body
+        listing = ee(root, "memory", "list").data["memories"]
+        entry = next(m for m in listing if m["id"] == memory_id)
+        assert entry["conflict"] is True
+        assert entry["title"] in ("Deploy with make release", "Deploy with deploy.sh")
+        hit = ee(root, "search", "deploy").data["hits"][0]
+        assert hit["id"] == memory_id
+        assert hit["title"] == entry["title"]
+        assert "conflicted" in hit["flags"]
+        assert hit["posture"] == "advisory"  # until resolved
+    # "local" is each clone's own text, whichever of git's sides it was: a keeps a's, b keeps b's
+    assert ee(c, "memory", "resolve", memory_id, "--pick", "local").code == 2  # c wrote neither
+    for root, own, other in ((a, "make release", "deploy.sh"), (b, "deploy.sh", "make release")):
+        probe = ee(root, "memory", "resolve", memory_id, "--pick", "local")
+        assert probe.code == 0, probe.err
+        body = Workspace(root).get(memory_id).body
+        assert body == f"Deploy with {own}"
+        git(root, "reset", "-q", "--hard", "HEAD~1")  # undo: now the other label
+        assert ee(root, "memory", "resolve", memory_id, "--pick", "remote").code == 0
+        assert Workspace(root).get(memory_id).body == f"Deploy with {other}"
+        git(root, "reset", "-q", "--hard", "HEAD~1")
     head = git(b, "rev-parse", "HEAD")
-    resolved = ee(b, "memory", "resolve", memory_id, "--pick", "both")
+    resolved = ee(b, "memory", "resolve", memory_id, "--pick", "remote")  # b settles on a's text
     assert resolved.code == 0, resolved.err
     assert git(b, "rev-parse", "HEAD~1") == head  # one commit
     text = memory_file(b, memory_id).read_text()
-    assert "<<<<<<<" not in text
     assert "conflict" not in text
-    assert "Deploy with make release" in text
-    assert "Deploy with the deploy.sh script" in text
+    assert "ee:version" not in text
     assert not any(p["code"] == "memory_conflicted" for p in ee(b, "doctor").json["data"]["problems"])
-    sync(b)
-    sync(a)
+    assert sync(b)["conflicted"] == []
+    assert sync(a)["conflicted"] == []
+    assert Workspace(a).get(memory_id).body == "Deploy with make release"
     assert export(a) == export(b)
+
+
+def test_resolve_by_commit_or_author_and_both(clones: list[Path]) -> None:
+    _, b, _ = clones
+    memory_id = conflicting_edits(clones, "rebase", "Port 8080", ("Port 8081", "Port 9090"))
+    data = sync(b)
+    commits = {v["author"]: v["commit"] for v in data["conflicted"][0]["versions"]}
+    listing = ee(b, "memory", "resolve", memory_id)  # no --pick: the versions are shown
+    assert listing.code == 2
+    assert "Alice, commit" in listing.json["error"]["message"]
+    assert "(local)" in listing.json["error"]["message"]
+    assert ee(b, "memory", "resolve", memory_id, "--pick", commits["Alice"][:7]).code == 0
+    assert Workspace(b).get(memory_id).body == "Port 8081"
+    git(b, "reset", "-q", "--hard", "HEAD~1")
+    assert ee(b, "memory", "resolve", memory_id, "--pick", "bob").code == 0
+    assert Workspace(b).get(memory_id).body == "Port 9090"
+    git(b, "reset", "-q", "--hard", "HEAD~1")
+    assert ee(b, "memory", "resolve", memory_id, "--pick", "both").code == 0
+    assert Workspace(b).get(memory_id).body == "Port 8081\n\nPort 9090"
 
 
 def test_resolve_with_a_text_file(clones: list[Path], tmp_path: Path) -> None:
@@ -191,11 +279,11 @@ def test_resolve_with_a_text_file(clones: list[Path], tmp_path: Path) -> None:
     sync(b)
     chosen = tmp_path / "body.md"
     chosen.write_text("Cache lives in $XDG_CACHE_HOME/app\n")
-    assert ee(b, "memory", "resolve", memory_id, "--pick", "ours", "--text", str(chosen)).code == 2
+    assert ee(b, "memory", "resolve", memory_id, "--pick", "local", "--text", str(chosen)).code == 2
     result = ee(b, "memory", "resolve", memory_id, "--text", str(chosen))
     assert result.code == 0, result.err
     assert Workspace(b).get(memory_id).body == "Cache lives in $XDG_CACHE_HOME/app"
-    again = ee(b, "memory", "resolve", memory_id, "--pick", "ours")
+    again = ee(b, "memory", "resolve", memory_id, "--pick", "local")
     assert again.code == 2
     assert "no conflict" in again.json["error"]["message"]
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.model import Memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
 from ee.workspace import masked
@@ -70,21 +71,25 @@ def list_cmd(
         for p in problems
         if p.severity == "error"
     ]
+    from ee.merge import is_conflicted
     from ee.outcome import effective_confidences
 
     effective = effective_confidences(workspace(ctx), memories)
+    conflicted = {m.id for m in memories if is_conflicted(m)}
     data = {
         "count": len(memories),
-        "memories": [m.to_dict() | {"effective_confidence": effective[m.id]} for m in memories],
+        "memories": [
+            m.to_dict()
+            | {"title": m.title, "conflict": m.id in conflicted, "effective_confidence": effective[m.id]}
+            for m in memories
+        ],
     }
-    Output(as_json).emit(
-        data,
-        lambda: (
-            "\n".join(f"{memory_line(m)}  (confidence {effective[m.id]:.2f})" for m in memories)
-            or "no memories"
-        ),
-        degraded,
-    )
+
+    def line(m: Memory) -> str:
+        flag = "  [conflict: ee memory resolve]" if m.id in conflicted else ""
+        return f"{memory_line(m)}  (confidence {effective[m.id]:.2f}){flag}"
+
+    Output(as_json).emit(data, lambda: "\n".join(map(line, memories)) or "no memories", degraded)
 
 
 @memory_group.command("history")
@@ -209,7 +214,10 @@ def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: b
 @memory_group.command("resolve")
 @click.argument("memory_id")
 @click.option(
-    "--pick", type=click.Choice(["ours", "theirs", "both"]), help="Keep one version of the text, or both."
+    "--pick",
+    metavar="local|remote|both|COMMIT|AUTHOR",
+    help="Keep this clone's version (local), the other one (remote), all of them (both), or the one of "
+    "a commit or an author shown in the labels.",
 )
 @click.option(
     "--text",
@@ -229,7 +237,10 @@ def resolve_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Settle MEMORY_ID after a merge kept two versions of its text (one commit)."""
+    """Settle MEMORY_ID after a merge kept several versions of its text (one commit).
+
+    "local" is the version committed in this clone, whether the merge was a rebase or not.
+    Without --pick or --text: lists the versions."""
     from ee.sync import resolve_memory
     from ee.workspace import Actor
 

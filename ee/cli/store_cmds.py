@@ -34,8 +34,16 @@ def init_cmd(ctx: click.Context, path: str | None, as_json: bool | None) -> None
             "give the folder once: ee init PATH, or ee --workspace PATH init",
         )
     _ws, report = Workspace.init(path or given or os.environ.get("EE_WORKSPACE") or ".")
-    created = ", ".join(report["created"]) or "nothing (already initialised)"
-    Output(as_json).emit(report, f"ee workspace at {report['root']}\ncreated: {created}")
+    lines = [f"ee workspace at {report['root']}"]
+    if report["created"]:
+        lines.append("created: " + ", ".join(report["created"]))
+    if report["registered"]:
+        lines.append("registered: " + ", ".join(report["registered"]))
+    if report["commit"]:
+        lines.append(f"committed: {report['commit'][:10]}")
+    if len(lines) == 1:
+        lines.append("nothing to do (already initialised)")
+    Output(as_json).emit(report, "\n".join(lines))
 
 
 @click.group("import")

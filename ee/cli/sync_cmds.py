@@ -45,10 +45,10 @@ def sync_cmd(
         {
             "code": "memory_conflicted",
             "severity": "warning",
-            "message": f"{memory_id} holds two versions of its text from a merge",
-            "repair": f"ee memory resolve {memory_id} --pick ours|theirs|both",
+            "message": f"{item['id']} holds {len(item['versions'])} versions of its text from a merge",
+            "repair": item["resolve"],
         }
-        for memory_id in report.conflicted
+        for item in report.conflicted
     ]
     Output(as_json).emit(data, lambda: _human(data), degraded)
 
@@ -61,16 +61,27 @@ def _human(data: dict[str, Any]) -> str:
         return f"{len(changes['commits'])} commit(s)" + (f" ({', '.join(counts)})" if counts else "")
 
     where = f"{data['remote']}/{data['branch']}"
-    lines = [f"sync {where}: {data['integration']}"]
+    lines = [f"sync with {where}"]
     if data["committed"]:
         lines.append(f"committed pending changes: {data['committed'][:10]}")
-    lines.append("in:  " + side(data["incoming"]))
+    if data["incoming"]["commits"]:
+        lines.append(f"pulled: {side(data['incoming'])}, by {data['integration']}")
+    else:
+        lines.append("pulled: nothing new")
     if data["pushed"]:
-        lines.append("out: " + side(data["outgoing"]))
+        lines.append("pushed: " + side(data["outgoing"]))
     elif data["ahead"]:
         lines.append(f"not pushed: {data['ahead']} commit(s) ahead of {where}")
     else:
-        lines.append("out: nothing to push")
+        lines.append("pushed: nothing (the remote has every commit)")
+    if data["conflicted"]:
+        lines.append(f"to resolve ({len(data['conflicted'])}): both versions of the text are kept")
+        for item in data["conflicted"]:
+            versions = "; ".join(
+                f"{v['author']}, {(v['commit'] or 'no commit')[:10]}, {v['side']}" for v in item["versions"]
+            )
+            lines.append(f'  {item["id"]}  "{item["title"]}"  ({versions})')
+            lines.append(f"    {item['resolve']}")
     return "\n".join(lines)
 
 
@@ -96,8 +107,8 @@ def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
         return 1
     if result.body_conflict:
         click.echo(
-            f"ee: {name}: both sides changed the text; both versions kept (see `ee doctor`, "
-            "then `ee memory resolve <id> --pick ours|theirs|both`)",
+            f"ee: {name}: both sides changed the text; both versions kept, labelled by author and "
+            "commit (then: `ee memory resolve <id> --pick local|remote|both`)",
             err=True,
         )
     return 0

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ee import frontmatter
+from ee.conflict import is_conflicted
 from ee.errors import MemoryFormatError
+from ee.frontmatter import CONFLICT_KEY
 from ee.index.cache import Derived
 from ee.index.tokenize import tokenize
 
@@ -63,7 +65,7 @@ def derive(data: bytes, path: str) -> Derived:
         "secrets": secret_classes,
         "injection": _injection(body),
         "warnings": [p.to_dict() for p in problems],
-        "conflict": bool(dict(memory.extra).get("conflict")) or "\n<<<<<<< " in "\n" + body,
+        "conflict": is_conflicted(memory.body, dict(memory.extra).get(CONFLICT_KEY)),
     }
     return Derived(record, body, index_tokens(body, memory.tags, memory.kind, memory.paths), None)
 

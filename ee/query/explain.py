@@ -5,14 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ee.index.tokenize import tokenize
-
-
-def title_of(body: str) -> str:
-    for line in body.splitlines():
-        text = line.strip().lstrip("#").strip()
-        if text:
-            return text if len(text) <= 120 else text[:119] + "…"
-    return ""
+from ee.model import title_of
 
 
 def provenance_of(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:

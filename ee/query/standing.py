@@ -139,7 +139,7 @@ def settled_standing(
         )
     quarantined = bool(record.get("injection", {}).get("flagged")) and not trust.is_human(cls)
     posture = trust.posture(cls)
-    if quarantined:
+    if quarantined or record.get("conflict"):  # (two texts from a merge: advisory until resolved)
         posture = "advisory"
     return Standing(
         cls, posture, quarantined, float(prior), state.effective, state, fresh, True, "valid", created
