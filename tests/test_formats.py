@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +14,8 @@ from hypothesis import strategies as st
 
 from ee.query.engine import count_tokens
 from ee.schemas import validator
-from tests.conftest import run_cli
+from ee.workspace import Workspace
+from tests.conftest import REPO_ROOT, git, run_cli
 from tests.memory_corpus import shared_store
 
 TASK = "roll back the api deployment after the release tag broke the orders table"
@@ -56,6 +59,56 @@ def check_jsonl(text: str, kind: str) -> list[dict[str, Any]]:
     return lines
 
 
+def check_toon_pack(doc: dict[str, Any], data: dict[str, Any]) -> None:
+    """A pack in TOON: the task, and each item (id, kind, text, short why, source) under its section,
+    advisory ones apart, in the pack's order; none of the envelope."""
+    assert doc["task"] == data["task"]
+    assert "schema" not in doc
+    assert "sections" not in doc
+    for authoritative, where in ((True, doc), (False, doc.get("advisory", {}))):
+        for section in data["sections"]:
+            items = [i for i in section["items"] if i["authoritative"] is authoritative]
+            rows = where.get(section["name"], [])
+            assert [row["id"] for row in rows] == [i["id"] for i in items]
+            for row, item in zip(rows, items, strict=True):
+                assert set(row) == {"id", "kind", "text", "why", "source"}
+                assert row["text"] == item.get("body", item["title"])
+                assert row["kind"] == item.get("kind", "")
+
+
+def format_tokens(root: Path, args: list[str], fmt: str) -> int:
+    """⌈bytes / 4⌉ of ``ee ARGS --format FMT`` (the README's measure)."""
+    res = run_cli("--workspace", str(root), *args, "--format", fmt)
+    assert res.code == 0, res.err
+    return -(-len(res.out.encode()) // 4)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_token_saving_formats_save_tokens(store: dict[str, Any], profile: str) -> None:
+    """For the same pack of short memories: toon, compact and hook ≤ Markdown."""
+    args = ["context", TASK, "--max-tokens", "4000", *profile_args(profile)]
+    markdown = format_tokens(store["root"], args, "markdown")
+    assert format_tokens(store["root"], args, "toon") <= markdown
+    assert format_tokens(store["root"], args, "compact") < markdown
+    assert format_tokens(store["root"], args, "hook") <= markdown
+
+
+def test_the_readme_format_sizes_on_ees_own_memories(tmp_path: Path) -> None:
+    """The README's table: a 4k pack of this repository's memories. toon ≤ Markdown, compact ≤ ½
+    Markdown, hook ≤ Markdown."""
+    root = tmp_path / "own"
+    shutil.copytree(REPO_ROOT / "memories", root / "memories")
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memories")
+    args = ["context", "how does ee commit a memory", "--max-tokens", "4000"]
+    markdown = format_tokens(root, args, "markdown")
+    assert format_tokens(root, args, "toon") <= markdown
+    assert format_tokens(root, args, "compact") <= markdown / 2
+    assert format_tokens(root, args, "hook") <= markdown
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_context_every_profile_and_format(store: dict[str, Any], profile: str, fmt: str) -> None:
@@ -72,21 +125,26 @@ def test_context_every_profile_and_format(store: dict[str, Any], profile: str, f
         assert [line["id"] for line in lines[1:-1]] == ids
         assert lines[-1]["pack_hash"] == data["data"]["pack_hash"]
     elif fmt == "toon":
-        assert toon_format.decode(out) == data
+        check_toon_pack(toon_format.decode(out), data["data"])
     elif fmt == "hook":
         hook = json.loads(out)
         assert set(hook) == {"hookSpecificOutput"}
         context = hook["hookSpecificOutput"]["additionalContext"]
         assert hook["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-        assert context == ee(store, *args, "--format", "markdown").strip()
-        assert count_tokens(context) <= 1500
+        markdown = ee(store, *args, "--format", "markdown")
+        assert context.startswith(markdown.splitlines()[0])
+        assert all(f"`{i}`" in context for i in ids)
+        assert len(out.encode()) <= len(markdown.encode())  # the JSON with its escapes included
     elif fmt == "markdown":
         assert out.startswith("# ee context: ")
         assert count_tokens(out) <= 1500
         assert all(f"`{i}`" in out for i in ids)
     elif fmt == "compact":
-        assert out.count("\n") == 1
-        assert out.startswith(f"ee context ({len(ids)}): ")
+        sections = {s["name"] for s in data["data"]["sections"] if s["items"]}
+        assert out.count("\n") == 1 + len(ids) + len(sections)
+        assert out.startswith(f"ee context: {TASK[:40]}")
+        assert f"({len(ids)} items, " in out.splitlines()[0]
+        assert [line.split()[0] for line in out.splitlines() if line.startswith("mem_")] == ids
     else:
         assert "AUTHORITATIVE" in out or "ADVISORY" in out
         assert data["data"]["pack_hash"][:19] in out
@@ -136,7 +194,7 @@ def test_fields_trim_every_format_consistently(store: dict[str, Any], fields: st
         assert all(set(o) == {"id", "reason"} for o in doc["data"]["omitted"])
     lines = check_jsonl(ee(store, *base, "--format", "jsonl"), "context")
     assert list(lines[1:-1]) == [{"type": "item", **item} for item in items]
-    assert toon_format.decode(ee(store, *base, "--format", "toon")) == doc
+    check_toon_pack(toon_format.decode(ee(store, *base, "--format", "toon")), doc["data"])
     full = ee(store, "context", TASK, "--format", "markdown", "--fields", "full")
     assert len(ee(store, *base, "--format", "markdown")) <= len(full)
 
@@ -154,7 +212,10 @@ def test_search_every_format(store: dict[str, Any], fmt: str, fields: str) -> No
         lines = check_jsonl(out, "search")
         assert [line["id"] for line in lines[1:-1]] == [h["id"] for h in hits]
     elif fmt == "toon":
-        assert toon_format.decode(out) == doc
+        toon = toon_format.decode(out)
+        assert toon["query"] == "orders table migration"
+        assert [(h["rank"], h["id"]) for h in toon["hits"]] == [(h["rank"], h["id"]) for h in hits]
+        assert all(set(h) == {"id", "rank", "kind", "text", "why", "source"} for h in toon["hits"])
     elif fmt == "hook":
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         assert all(h["id"] in context for h in hits)
@@ -168,23 +229,8 @@ def test_explain_output_validates(store: dict[str, Any]) -> None:
             ee(store, "context", TASK, "--explain", "--fields", "full", "--profile", profile, "--json")
         )
         check_envelope(doc, "ee.pack.v1")
-        assert (
-            toon_format.decode(
-                ee(
-                    store,
-                    "context",
-                    TASK,
-                    "--explain",
-                    "--fields",
-                    "full",
-                    "--profile",
-                    profile,
-                    "--format",
-                    "toon",
-                )
-            )
-            == doc
-        )
+        args = ["context", TASK, "--explain", "--fields", "full", "--profile", profile, "--format", "toon"]
+        check_toon_pack(toon_format.decode(ee(store, *args)), doc["data"])
     doc = json.loads(ee(store, "search", "orders", "--explain", "--fields", "full", "--json"))
     check_envelope(doc, "ee.search.v1")
 
@@ -192,16 +238,22 @@ def test_explain_output_validates(store: dict[str, Any]) -> None:
 # ------------------------------------------------------------------------------------------ json bytes
 
 _json_scalars = (
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text()
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
 )
 # keys that json.dumps writes as strings
 _json_keys = st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
 _json_values = st.recursive(
     _json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    | st.dictionaries(_json_keys, inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+        | st.dictionaries(_json_keys, inner, max_size=3)
+    ),
     max_leaves=30,
 )
 
@@ -225,3 +277,33 @@ def test_dumps_of_a_served_search_response_is_the_standard_encoders(store: dict[
     assert res.code == 0, res.err
     assert res.out == json.dumps(res.json, ensure_ascii=False, indent=2) + "\n"
     assert dumps(res.json) == res.out[:-1]
+
+
+def test_human_context_lists_what_it_omitted_and_why(store: dict[str, Any]) -> None:
+    args = ["context", TASK, "--max-tokens", "600"]
+    data = json.loads(ee(store, *args, "--format", "json"))["data"]
+    omitted = data["omitted"]
+    assert len(omitted) > 10
+    human = ee(store, *args, "--format", "human")
+    reasons = ", ".join(f"{n} {reason}" for reason, n in data["counts"]["omitted_by_reason"].items())
+    assert f"omitted: {reasons}" in human
+    for item in omitted[:10]:
+        assert f"  - {item['id']} ({item['section']}, {item['reason']}, {item['tokens']} tokens)" in human
+    assert omitted[10]["id"] not in human
+    assert f"… {len(omitted) - 10} more (--format json lists each one)" in human
+
+
+def test_explain_shows_in_human_output(store: dict[str, Any]) -> None:
+    plain = ee(store, "search", "orders table", "--limit", "2", "--format", "human")
+    explained = ee(store, "search", "orders table", "--limit", "2", "--explain", "--format", "human")
+    assert "matched: " not in plain
+    hits = json.loads(ee(store, "search", "orders table", "--limit", "2", "--explain", "--json"))["data"][
+        "hits"
+    ]
+    for hit in hits:
+        assert f"matched: {', '.join(hit['explanation']['matched_terms'])}" in explained
+        assert f"score: {hit['explanation']['final']}" in explained
+    pack = ee(store, "context", TASK, "--max-tokens", "600", "--explain", "--format", "human")
+    assert "score: " in pack
+    assert "selected: mmr (" in pack
+    assert "selected: " not in ee(store, "context", TASK, "--max-tokens", "600", "--format", "human")

@@ -59,8 +59,15 @@ def _minimal_text(item: dict[str, Any]) -> str:
     return f"- {kind}{item.get('title', '')} `{item['id']}`\n"
 
 
-def rendered_item(item: dict[str, Any]) -> str:
-    """The item's Markdown for the fields it carries (full text when the body is there)."""
+def rendered_item(item: dict[str, Any], light: bool = False) -> str:
+    """The item's Markdown for the fields it carries (full text when the body is there). ``light`` (the
+    hook's): the item's line and its id only; the block heading says whether it is authoritative."""
+    if light:
+        text = item.get("body") or item.get("title", "")
+        kind = f"**{item['kind']}** " if item.get("kind") else ""
+        lines = text.strip().splitlines() or [""]
+        rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
+        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item['id']}`\n"
     if "body" in item and "kind" in item:
         return item_text(item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]))
     if "trust" in item:
@@ -80,14 +87,16 @@ def blocks(data: dict[str, Any]) -> Iterator[tuple[bool, list[tuple[str, list[di
             yield authoritative, sections
 
 
-def pack_markdown(data: dict[str, Any]) -> str:
+def pack_markdown(data: dict[str, Any], light: bool = False) -> str:
+    """The pack's Markdown; ``light`` (what ``--format hook`` injects) names each item by its id alone,
+    without the trust and confidence line (see :func:`rendered_item`): never longer than the Markdown."""
     titled = data.get("budget", {}).get("title_tokens", 1) > 0  # 0: the budget could not hold the title
     pieces = [title_piece(data.get("task", ""))] if titled else []
     for authoritative, sections in blocks(data):
         pieces.append(block_piece(authoritative))
         for section, items in sections:
             pieces.append(section_piece(section))
-            pieces.extend(rendered_item(item) for item in items)
+            pieces.extend(rendered_item(item, light) for item in items)
     return "".join(pieces)
 
 
@@ -112,11 +121,27 @@ def pack_human(data: dict[str, Any]) -> str:
                 lines += _human_item(item)
     if not counts.get("items"):
         lines += ["", "  no memory fits this task and budget"]
-    omitted = counts.get("omitted_by_reason") or {}
-    if omitted:
-        reasons = ", ".join(f"{n} {reason}" for reason, n in omitted.items())
-        lines += ["", f"omitted: {reasons}  (--format json lists each one)"]
+    lines += _omitted_lines(data.get("omitted", []), counts.get("omitted_by_reason") or {})
     return "\n".join(lines)
+
+
+OMITTED_SHOWN = 10  # the human view lists this many omitted candidates, best first; json lists all
+
+
+def _omitted_lines(omitted: list[dict[str, Any]], by_reason: dict[str, int]) -> list[str]:
+    """What the pack left out and why: the counts by reason, then the best candidates, one line each."""
+    if not omitted and not by_reason:
+        return []
+    reasons = ", ".join(f"{n} {reason}" for reason, n in by_reason.items())
+    lines = ["", f"omitted: {reasons}" if reasons else "omitted:"]
+    for item in omitted[:OMITTED_SHOWN]:
+        where = ", ".join(str(x) for x in (item.get("section"), item.get("reason")) if x)
+        size = f", {item['tokens']} tokens" if item.get("tokens") else ""
+        title = f"  {_cut_bytes(str(item['title']), 70)}" if item.get("title") else ""
+        lines.append(f"  - {item['id']} ({where}{size}){title}")
+    if len(omitted) > OMITTED_SHOWN:
+        lines.append(f"  … {len(omitted) - OMITTED_SHOWN} more (--format json lists each one)")
+    return lines
 
 
 def _human_item(item: dict[str, Any]) -> list[str]:
@@ -133,6 +158,26 @@ def _human_item(item: dict[str, Any]) -> list[str]:
     out.append(f"      {' · '.join(meta)}")
     if item.get("why"):
         out.append(f"      why: {item['why']}")
+    out += explain_lines(item, "      ")
+    return out
+
+
+def explain_lines(item: dict[str, Any], indent: str) -> list[str]:
+    """What ``--explain`` adds to a hit or a pack item, for people: the matched terms, the score's
+    arithmetic, and (in a pack) how the item was selected."""
+    explanation = item.get("explanation") or {}
+    out = []
+    if explanation.get("matched_terms"):
+        out.append(f"{indent}matched: {', '.join(explanation['matched_terms'])}")
+    if explanation.get("final"):
+        out.append(f"{indent}score: {explanation['final']}")
+    injection = explanation.get("injection") or {}
+    if injection.get("flagged"):
+        out.append(f"{indent}injection: flagged ({', '.join(injection.get('signals', []))})")
+    selection = item.get("selection")
+    if selection:
+        figures = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in selection.items() if k != "objective")
+        out.append(f"{indent}selected: {selection.get('objective', '')} ({figures})")
     return out
 
 

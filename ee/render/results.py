@@ -7,7 +7,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ee.pack.profiles import SECTION_TITLES
 from ee.render import dumps, envelope
+from ee.render.pack_text import blocks, explain_lines
 
 HOOK_EVENT_ENV = "EE_HOOK_EVENT"
 
@@ -46,18 +48,127 @@ def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
     return "\n".join(lines)
 
 
+# --- the token-saving formats (compact, toon): what an agent reads of each item, not the envelope
+
+BRIEF_TEXT_CHARS = 90  # compact's one-line text
+
+
+def brief_items(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each hit / pack item as an agent reads it: id, where it belongs (rank, or section and posture),
+    kind, its text (the body, else its title), a short why and its provenance in brief. Only what the
+    item carries (``--fields minimal`` carries no why)."""
+    out = []
+    for item in items_of(kind, data):
+        row: dict[str, Any] = {"id": item["id"]}
+        if kind == "search":
+            row["rank"] = item.get("rank")
+        row["kind"] = item.get("kind", "")
+        row["text"] = item.get("body") or item.get("title", "")
+        row["why"] = short_why(item)
+        row["source"] = short_provenance(item)
+        out.append(row)
+    return out
+
+
+def short_why(item: dict[str, Any]) -> str:
+    """The retrieval arm that ranked the item best (``lexical #4``), a link hop, and its flags; the first
+    clause of its why when it has no components."""
+    components = item.get("components") or {}
+    ranks = [(components[arm]["rank"], arm) for arm in ("lexical", "semantic") if components.get(arm)]
+    parts = [f"{arm} #{rank}" for rank, arm in sorted(ranks)[:1]]
+    if components.get("graph_hops"):
+        parts.append(f"linked ({components['graph_hops']} hop)")
+    if not parts and item.get("why"):
+        parts.append(str(item["why"]).split(";")[0])
+    parts += item.get("flags") or []
+    return " ".join(parts)
+
+
+def short_provenance(item: dict[str, Any]) -> str:
+    """Who wrote it and when, in a few words: ``human 2026-12-02`` (``uncommitted`` for a working-tree
+    edit); its trust class when provenance is not in the fields."""
+    provenance = item.get("provenance")
+    if not provenance:
+        return str(item.get("trust", ""))
+    if not provenance.get("committed", True):
+        return "uncommitted"
+    who = provenance.get("actor") or provenance.get("author") or ""
+    return f"{who} {str(provenance.get('date') or '')[:10]}".strip()
+
+
+def _headline(kind: str, data: dict[str, Any], count: int) -> str:
+    if kind == "search":
+        text = _one_line(data.get("query", {}).get("text", ""))
+        head = f"ee search: {text} ({count} of {data.get('total', count)})"
+        if data.get("truncated"):
+            head += f", truncated: {data.get('truncated_reason', '')}".rstrip(": ")
+        return head
+    budget = data.get("budget", {})
+    return (
+        f"ee context: {_one_line(data.get('task', ''))} ({count} items, "
+        f"{budget.get('used_tokens', 0)}/{budget.get('max_tokens', 0)} tokens)"
+    )
+
+
 def _compact(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
-    """One line: every item as ``id|kind|title``, joined by `` ;; ``."""
-    parts = [f"{i.get('id')}|{i.get('kind', '')}|{_one_line(i.get('title') or i.get('body', ''))}"
-             for i in items_of(kind, data)]
-    prefix = f"ee {kind} ({len(parts)})"
-    return f"{prefix}: " + " ;; ".join(parts) if parts else f"{prefix}: nothing found"
+    """A headline, then one line per item: ``id kind: text… [why; source]``, a pack's items under their
+    section (advisory ones marked): about a third of the Markdown's tokens."""
+    rows = brief_items(kind, data)
+    lines = [_headline(kind, data, len(rows))]
+    advisory = {i["id"] for i in items_of(kind, data) if i.get("authoritative") is False}
+    section = None
+    for row, item in zip(rows, items_of(kind, data), strict=True):
+        if kind == "context" and item.get("section") != section:
+            section = item.get("section")
+            lines.append(f"## {SECTION_TITLES.get(str(section), section)}")
+        rank = f"{row['rank']}. " if row.get("rank") is not None else ""
+        kind_of = f"{row['kind']}: " if row["kind"] else ""
+        note = "; ".join(x for x in (row["why"], row["source"]) if x)
+        mark = " (advisory)" if row["id"] in advisory else ""
+        text = _one_line(row["text"], BRIEF_TEXT_CHARS)
+        lines.append(f"{rank}{row['id']} {kind_of}{text}{mark}" + (f" [{note}]" if note else ""))
+    if not rows:
+        lines.append("nothing found")
+    return "\n".join(lines)
 
 
 def _toon(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
+    """TOON (tab-delimited: bodies keep their commas unquoted) of the brief items: a pack's by section,
+    the advisory ones (agent-written, imported) under ``advisory``; the omitted candidates counted by
+    reason."""
     import toon_format
 
-    return str(toon_format.encode(envelope(data, degraded)))
+    rows = brief_items(kind, data)
+    doc: dict[str, Any]
+    if kind == "search":
+        doc = {
+            "query": data.get("query", {}).get("text", ""),
+            "total": data.get("total", len(rows)),
+            "hits": rows,
+        }
+        if data.get("truncated"):
+            doc["truncated"] = data.get("truncated_reason") or True
+        if data.get("next_cursor"):
+            doc["next_cursor"] = data["next_cursor"]
+    else:
+        budget = data.get("budget", {})
+        doc = {
+            "task": data.get("task", ""),
+            "tokens": f"{budget.get('used_tokens', 0)}/{budget.get('max_tokens', 0)}",
+        }
+        by_id = {row["id"]: row for row in rows}
+        for authoritative, sections in blocks(data):
+            rows_of = {section: [by_id[item["id"]] for item in items] for section, items in sections}
+            if authoritative:
+                doc |= rows_of  # authoritative items by section, advisory ones apart
+            else:
+                doc["advisory"] = rows_of
+        omitted = data.get("counts", {}).get("omitted_by_reason")
+        if omitted:
+            doc["omitted"] = omitted
+    if degraded:
+        doc["degraded"] = [d.get("message", "") for d in degraded]
+    return str(toon_format.encode(doc, delimiter="\t"))
 
 
 def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
@@ -77,6 +188,7 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         lines.append(f"     {meta}")
         if hit.get("why"):
             lines.append(f"     why: {hit['why']}")
+        lines += explain_lines(hit, "     ")
     if data.get("next_cursor"):
         rest = data["total"] - data.get("offset", 0) - data["returned"]
         lines.append(f"… {rest} more (raise --limit, or page with pagination.cursor {data['next_cursor']})")
@@ -103,15 +215,29 @@ def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -
 
 
 def _hook(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
-    """The JSON an agent harness hook injects (Claude Code's ``hookSpecificOutput.additionalContext``)."""
+    """The JSON an agent harness hook injects (Claude Code's ``hookSpecificOutput.additionalContext``): a
+    pack's light Markdown (each item with its id; the JSON wrapper and escapes then stay within the
+    Markdown's size), a search's Markdown."""
+    from ee.render.pack_text import pack_markdown
+
     event = os.environ.get(HOOK_EVENT_ENV, "UserPromptSubmit")
-    text = _markdown(kind, data, degraded).strip() if items_of(kind, data) else ""
+    if not items_of(kind, data):
+        text = ""
+    elif kind == "context":
+        text = pack_markdown(data, light=True).strip()
+    else:
+        text = _markdown(kind, data, degraded).strip()
     return dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, indent=None)
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: str, limit: int = 100) -> str:
+    """``text`` on one line, cut at a word before ``limit`` characters (with "…")."""
     line = " ".join(str(text).split())
-    return line if len(line) <= 100 else line[:99] + "…"
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.") + "…"
 
 
 _RENDERERS: dict[str, Callable[[str, dict[str, Any], list[dict[str, Any]]], str]] = {
