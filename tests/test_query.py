@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ee.query.engine import count_tokens
 from tests.conftest import Result, run_cli
 
 MEMORIES = [
@@ -272,6 +273,36 @@ def test_pagination_cursor_is_bound_to_the_query(store: dict[str, Any]) -> None:
     other = query("something else entirely", pagination={"limit": 2, "cursor": first["next_cursor"]})
     res = doc_search(store, other)
     assert res.code == 2 and "different query" in res.json["error"]["message"]
+
+
+def test_a_result_cut_by_the_token_budget_says_so_and_continues(store: dict[str, Any]) -> None:
+    text = "rules lint rust python release database"
+    everything = doc_search(store, query(text)).data
+    assert everything["truncated"] is False
+    assert everything["truncated_reason"] is None
+    assert everything["next_cursor"] is None
+    total = everything["returned"]
+    assert total > 3
+    first_cost = count_tokens(everything["hits"][0]["body"])
+    doc = query(text, budget={"maxTokens": first_cost + 1})
+    cut = doc_search(store, doc).data
+    assert cut["returned"] == 1
+    assert cut["truncated"] is True
+    assert cut["truncated_reason"] == "budget.maxTokens"
+    assert cut["next_cursor"]
+    doc["pagination"] = {"cursor": cut["next_cursor"]}
+    rest = doc_search(store, doc).data
+    assert rest["offset"] == 1
+    assert rest["hits"][0]["id"] == everything["hits"][1]["id"]  # it continues where the cut was
+    human = run_cli("-W", str(store["root"]), "search", text, "--limit", "2", "--human").out
+    assert f"… {total - 2} more: cut by budget.maxResults (raise --limit" in human
+
+
+def test_a_page_cut_by_its_limit_says_so(store: dict[str, Any]) -> None:
+    data = doc_search(store, query("rules lint rust python release database", pagination={"limit": 2})).data
+    assert (data["truncated"], data["truncated_reason"]) == (True, "pagination.limit")
+    data = doc_search(store, query("rules lint rust python release database", budget={"maxResults": 2})).data
+    assert (data["truncated"], data["truncated_reason"]) == (True, "budget.maxResults")
 
 
 def test_eval_block_is_echoed_and_scored(store: dict[str, Any]) -> None:

@@ -159,7 +159,8 @@ TOOLS: tuple[Tool, ...] = (
         "query with a full ee.query.v1 document for precise filters. Returns the ee.response.v1 envelope; "
         "data.hits is ranked best first, each hit with id, title, body, level, kind, tags, trust and "
         "posture, a one-line why, component scores (lexical, semantic, fused), standing factors and "
-        "provenance (file, commit, author, date); data.next_cursor pages on. Use context instead to prime "
+        "provenance (file, commit, author, date); data.truncated (with truncated_reason) says a budget or "
+        "limit cut the page, and data.next_cursor pages on. Use context instead to prime "
         "a whole task.",
         (
             Param(

@@ -58,6 +58,8 @@ class Query:
         """The hash a cursor is bound to: the whole document except the pagination cursor itself."""
         doc = copy.deepcopy(self.doc)
         doc.get("pagination", {}).pop("cursor", None)
+        if doc.get("pagination") == {}:  # a cursor added to a document without a pagination block
+            del doc["pagination"]
         canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 

@@ -111,7 +111,8 @@ def run_search(view: Any, query: Query, reference: datetime | None = None,
     page = ranked[offset : offset + query.limit]
     hits, budget_cut = _hits(ctx, page, offset)
     next_offset = offset + len(hits)
-    more = next_offset < len(ranked) and not budget_cut
+    more = next_offset < len(ranked)
+    reason = _truncated_by(query, budget_cut) if more else None
     data: dict[str, Any] = {
         "query": {
             "text": query.text,
@@ -124,11 +125,23 @@ def run_search(view: Any, query: Query, reference: datetime | None = None,
         "returned": len(hits),
         "offset": offset,
         "hits": hits,
+        "truncated": reason is not None,
+        "truncated_reason": reason,
         "next_cursor": encode_cursor(query.binding(), next_offset) if more else None,
     }
     if query.get("eval"):
         data["eval"] = evaluate(query.get("eval"), [s.pos for s in ranked], view.gen, query.limit)
     return data | {"degraded": ctx.degraded}
+
+
+def _truncated_by(query: Query, budget_cut: bool) -> str:
+    """The setting that stopped a page before the ranked results ran out (the cursor continues there)."""
+    if budget_cut:
+        return "budget.maxTokens"
+    page = query.get("pagination.limit")
+    if page and int(page) <= int(query.get("budget.maxResults", 100)):
+        return "pagination.limit"
+    return "budget.maxResults"
 
 
 def prepare(view: Any, query: Query, reference: datetime | None = None,

@@ -101,7 +101,7 @@ def _headline(kind: str, data: dict[str, Any], count: int) -> str:
         text = _one_line(data.get("query", {}).get("text", ""))
         head = f"ee search: {text} ({count} of {data.get('total', count)})"
         if data.get("truncated"):
-            head += f", truncated: {data.get('truncated_reason', '')}".rstrip(": ")
+            head += f", cut by {data.get('truncated_reason')}"
         return head
     budget = data.get("budget", {})
     return (
@@ -191,7 +191,11 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         lines += explain_lines(hit, "     ")
     if data.get("next_cursor"):
         rest = data["total"] - data.get("offset", 0) - data["returned"]
-        lines.append(f"… {rest} more (raise --limit, or page with pagination.cursor {data['next_cursor']})")
+        by = data.get("truncated_reason") or "budget.maxResults"
+        raise_it = "raise --limit" if by != "budget.maxTokens" else "raise budget.maxTokens"
+        lines.append(
+            f"… {rest} more: cut by {by} ({raise_it}, or page with pagination.cursor {data['next_cursor']})"
+        )
     return "\n".join(lines)
 
 
