@@ -11,7 +11,6 @@ commands (click's documented lazy group: see :class:`LazyGroup`).
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from collections.abc import Callable
@@ -164,65 +163,21 @@ def report_error(exc: EeError, as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run ``ee ARGV`` (default: this process's arguments); the exit code.
 
-    Called without ``argv`` (the ``ee`` process itself), a read-only command ends the process here once
-    its output is flushed: see :func:`_leave`."""
+    Called without ``argv`` (the ``ee`` process itself), a read-only command runs and ends the process
+    through :func:`ee.shortlived.run_and_exit` (a ``--batch`` of queries may run long: it does not)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if argv is None and _short_lived(args):
-        # A short-lived reader: no cyclic garbage collection. A 100k-memory index is ~2M objects; a full
-        # collection that an allocation triggered halfway through a query cost ~0.5 s there (and the
-        # process ends in _leave without one). A --batch of queries may run long: it keeps the collector.
-        # One small write (remember, outcome) allocates little beyond its imports, whose ~20 collections
-        # cost it ~5 ms; its files and git processes are closed and waited for explicitly, never by gc.
-        gc.disable()
-    code = _run(args)
-    if argv is None:
-        _leave(args, code)
-    return code
+    if argv is None and _read_only(args) and "--batch" not in args:
+        from ee.shortlived import run_and_exit
+
+        run_and_exit(lambda: _run(args))
+    return _run(args)
 
 
 def _read_only(args: list[str]) -> bool:
+    """The commands ``ee watch`` may answer (:data:`ee.client.READ_ONLY`)."""
     from ee.client import is_read_only, parse_argv
 
     return is_read_only(parse_argv(args)[1])
-
-
-# Writes of one memory or one event: short processes, like the read-only commands.
-SMALL_WRITES = ("remember", "outcome")
-
-
-def _small_write(args: list[str]) -> bool:
-    from ee.client import parse_argv
-
-    command = parse_argv(args)[1]
-    return command is not None and command[0] in SMALL_WRITES
-
-
-def _short_lived(args: list[str]) -> bool:
-    if "--batch" in args:
-        return False
-    return _read_only(args) or _small_write(args)
-
-
-def _leave(args: list[str], code: int) -> None:
-    """End a read-only command's or a small write's process now, without tearing the interpreter down.
-
-    Freeing what a query loaded (10k memory records, their state, the model) and the final garbage
-    collection cost a fresh `ee search` ~120 ms of CPU at 10k memories, after its answer was written; the
-    teardown of a remember's modules alone costs ~7 ms. Only read-only commands (the ones ``ee watch`` may
-    answer) and :data:`SMALL_WRITES` leave this way: the index a query brought up to date is already on
-    disk (written, renamed and its lock released before the query ran), and a remember or an outcome has
-    written, synced and committed its file, waited for its git processes and released the workspace lock
-    before it returned (every file they write is closed where it is written). Other writes return
-    normally, so nothing they left to finalizers is cut short.
-    """
-    if not (_read_only(args) or _small_write(args)):
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # a closed pipe: let the usual exit path report it as before
-        return
-    os._exit(code)
 
 
 # click ≥ 8.2 raises this for a group called without a command; older clicks print help and exit 0.
