@@ -44,13 +44,6 @@ class Snapshot:
         return sorted(self.memories.values(), key=lambda m: m.id)
 
 
-def content_hash(data: bytes) -> str:
-    """The key of uncommitted content: its git blob id, so a later commit of it reuses derived data."""
-    from ee.gitrepo import blob_id
-
-    return blob_id(data)
-
-
 class Store:
     """The ``memories/`` folder of a workspace."""
 

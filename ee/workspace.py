@@ -16,7 +16,6 @@ from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
 from ee.errors import (
     ConflictError,
-    NotFound,
     PolicyError,
     SecretFound,
     StorageError,
@@ -554,10 +553,3 @@ def with_lines(data: bytes | None, lines: Sequence[str]) -> bytes:
     if text and not text.endswith(b"\n"):
         text += newline
     return text + newline.join(missing) + newline
-
-
-def require_memory(memories: dict[str, Memory], memory_id: str) -> Memory:
-    try:
-        return memories[memory_id]
-    except KeyError:
-        raise NotFound(f"no memory {memory_id}", "run `ee memory list` to see the ids") from None

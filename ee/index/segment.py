@@ -36,7 +36,8 @@ from ee.index.lexical import K1, B, Lexical, Vocabulary
 _MASK32 = np.int64(0xFFFFFFFF)
 # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart;
 # 3: records in marshal version 2 (no back-references: the buffer decodes whole, too);
-# 4: the vocabulary in bm25s/vocab.marshal (was vocab.index.json)
+# 4: the vocabulary in ee's own marshal file under bm25s/ (was vocab.index.json): now
+#    vocab.sorted.marshal, vocab.marshal in generations written before it (ee.index.lexical reads both)
 LAYOUT = 4
 
 

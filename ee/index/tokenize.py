@@ -29,7 +29,7 @@ both went through exactly these steps.
   form (``-v``), and single non-ASCII characters (a CJK word) are kept.
 
 Measured on the dev set (Vim help in BEIR layout, 6 398 docs, 1 035 prose queries; BM25 with the defaults of
-:mod:`ee.index.bm25`, k1 1.5, b 1.0; recall@10 / MRR@10; ``scripts/tune_retrieval.py`` and its ablations):
+:mod:`ee.index.lexical`, k1 1.5, b 1.0; recall@10 / MRR@10; ``scripts/tune_retrieval.py`` and its ablations):
 
 ==================================================================  =============
 tokenizer                                                           R@10 / MRR@10

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from ee.model import Memory, Problem, Version
 
@@ -60,8 +59,3 @@ def problem_lines(problems: Iterable[Problem]) -> str:
         if problem.repair:
             out.append(f"  repair: {problem.repair}")
     return "\n".join(out)
-
-
-def key_values(data: dict[str, Any]) -> str:
-    width = max((len(k) for k in data), default=0)
-    return "\n".join(f"{k.rjust(width)}  {v}" for k, v in data.items())
