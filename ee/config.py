@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ DEFAULT_CONFIG_TEXT = """\
 
 [redaction]
 # allow_bypass = false         # may a query ask for redaction.policy = "bypass"?
+
+[server]
+# autostart = true             # the first command starts `ee watch` in the background (EE_NO_SERVER=1: never)
+# idle_timeout = 900           # seconds without a client before that server stops
 """
 
 # section.key → (type, default)
@@ -46,6 +51,8 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "sync.remote": (str, "origin"),
     "sync.strategy": (str, "rebase"),
     "redaction.allow_bypass": (bool, False),
+    "server.autostart": (bool, True),
+    "server.idle_timeout": ((int, float), 900.0),
 }
 
 
@@ -110,6 +117,12 @@ def load_config(root: Path) -> Config:
         values[dotted] = value
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):
         raise ConfigError(f"{CONFIG_PATH}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
+    idle = values.get("server.idle_timeout", 1.0)
+    if not 0 < idle < math.inf:  # (NaN fails too)
+        raise ConfigError(
+            f"{CONFIG_PATH}: [server] idle_timeout = {idle!r} must be a positive number of seconds",
+            f"set idle_timeout to e.g. 900 in {path}, or turn the server off with autostart = false",
+        )
     env_timeout = os.environ.get("EE_LOCK_TIMEOUT")
     if env_timeout:
         try:

@@ -1,19 +1,19 @@
 """The warm server of ``ee watch``: read-only commands and ``ee remember`` run in-process over a Unix socket.
 
-``.ee/serve.sock`` (mode 0600, and the peer's uid is checked: only the owner is served; never TCP). A
-request is ``{argv, cwd, env, stdin, tty}`` (and ``umask`` for a write); the answer is the exit code,
-stdout and stderr of ``ee.cli.main(argv)`` run here with the client's working directory and ``EE_*``
-environment, so the bytes are those an in-process run prints. The process keeps its imports, the loaded
-embedding model and the last index view warm, which is the point; while :mod:`ee.sentinel` proves the
-store unchanged, a query does not even stat it. Commands run one at a time (they swap process-wide
-state: standard streams, environment, working directory, umask) under the lock the watcher's updates
-take too.
+``.ee/serve.sock`` (mode 0600, and each client's uid is checked: only the server's own user is served;
+never TCP). A request is ``{argv, cwd, env, stdin, tty}`` (and ``umask`` for a write); the answer is the
+exit code, stdout and stderr of ``ee.cli.main(argv)`` run here with the client's working directory and
+the part of its environment :func:`ee.client.is_passed` names, so the bytes are those an in-process run
+prints. The process keeps its imports, the loaded embedding model and the last index view warm, which is
+the point; while :mod:`ee.sentinel` proves the store unchanged, a query does not even stat it. Commands
+run one at a time (they swap process-wide state: standard streams, environment, working directory,
+umask) under the lock the watcher's updates take too.
 
 Served: the read-only commands of :data:`ee.client.READ_ONLY`, and the writes of
-:data:`ee.client.WRITES`. A write runs with the client's *whole* environment in place of ours (git reads
-``HOME``, ``GIT_AUTHOR_*``, ``GIT_CONFIG_*``, ``PATH``, ``TZ`` …) and its umask, under the workspace write
-lock as in-process, so its commit and files are the ones the client would have made. The client runs the
-rest.
+:data:`ee.client.WRITES`. A write runs with the client's git identity, dates, configuration and
+repository places, ``HOME``, ``PATH``, ``TZ`` and ``EE_*`` in place of ours, and its umask, under the
+workspace write lock as in-process, so its commit and files are the ones the client would have made. The
+client runs the rest.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ee.client import (
-    ENV_NAMES,
-    ENV_PREFIXES,
     PROTOCOL,
     SOCKET,
+    is_passed,
     is_read_only,
     is_served_write,
     parse_argv,
+    peer_uid,
     recv_frame,
     send_frame,
     socket_address,
@@ -59,6 +59,9 @@ class Server:
         self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
         self._closing = threading.Event()
         self.served = 0
+        self._last_request = time.monotonic()
+        self._active = 0  # clients being served now
+        self._activity = threading.Lock()
         self.voucher: Any = None
         self._settled: int | None = None
 
@@ -111,10 +114,19 @@ class Server:
                 continue
             threading.Thread(target=self._connection, args=(conn,), name="ee-serve-conn", daemon=True).start()
 
+    def idle_seconds(self) -> float:
+        """Seconds since a client was last answered; 0 while one is being served."""
+        with self._activity:
+            return 0.0 if self._active else time.monotonic() - self._last_request
+
     def _connection(self, conn: socket.socket) -> None:
+        with self._activity:
+            self._active += 1
         try:
             with conn:
-                if not _same_user(conn):
+                uid = peer_uid(conn)
+                if uid != os.geteuid():  # the socket's mode says so too: this is the second lock
+                    self.log(f"serve: refused a client of uid {uid}")
                     return
                 conn.settimeout(READ_TIMEOUT)
                 request = json.loads(recv_frame(conn))
@@ -129,9 +141,12 @@ class Server:
                 send_frame(conn, err)
             self.settle()
         except (OSError, ValueError, struct.error) as exc:
-            if not isinstance(exc, BrokenPipeError | ConnectionResetError | TimeoutError):
+            if not isinstance(exc, ConnectionError | TimeoutError):  # (a client gone: it runs it itself)
                 self.log(f"serve: a request failed: {exc!r}")
         finally:
+            with self._activity:
+                self._active -= 1
+                self._last_request = time.monotonic()
             self._slots.release()
 
     # ---------------------------------------------------------------- requests
@@ -150,7 +165,7 @@ class Server:
             return None  # an older client: it would not send what a write depends on
         tty = bool((request.get("tty") or {}).get("stdout"))
         client_env = request.get("env") or {}
-        env = _environment(client_env, tty, whole=write)
+        env = _environment(client_env, tty, write=write)
         stdin = request.get("stdin") if isinstance(request.get("stdin"), str) else None
         from ee.index.segment import no_gc
 
@@ -262,16 +277,12 @@ def run_in_process(
             time.tzset()
 
 
-def _environment(client: dict[str, Any], tty: bool, *, whole: bool = False) -> dict[str, str | None]:
-    """The client's ee settings replace the server's: ours not set there are removed for the request.
-
-    ``whole`` (a write): the client's whole environment, every variable of ours not set there removed."""
-
-    def passed(name: str) -> bool:
-        return whole or name.startswith(ENV_PREFIXES) or name in ENV_NAMES
-
-    env: dict[str, str | None] = {k: None for k in os.environ if passed(k)}
-    env.update({str(k): str(v) for k, v in client.items() if passed(str(k))})
+def _environment(client: dict[str, Any], tty: bool, *, write: bool = False) -> dict[str, str | None]:
+    """The variables a request changes: each one :func:`ee.client.is_passed` names (for a write: also
+    git's identity, configuration and places, HOME, PATH, TZ) takes the client's value, or is removed
+    for the request when the client has none. Any other variable the client sent is ignored."""
+    env: dict[str, str | None] = {k: None for k in os.environ if is_passed(k, write)}
+    env.update({str(k): str(v) for k, v in client.items() if is_passed(str(k), write)})
     env.pop("EE_NO_SERVER", None)
     if tty and not env.get("EE_FORMAT"):
         env["EE_FORMAT"] = "human"  # in-process, a terminal on stdout means human output
@@ -292,13 +303,6 @@ def _acceptable(request: Any) -> bool:
 def _answer_fallback(conn: socket.socket) -> None:
     with contextlib.suppress(OSError), conn:
         send_frame(conn, json.dumps({"fallback": True}).encode())
-
-
-def _same_user(conn: socket.socket) -> bool:
-    """Only the server's own user is served (the socket's mode says so too; this is the second lock)."""
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
 
 
 def _listen(path: Path) -> tuple[socket.socket, int]:

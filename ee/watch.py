@@ -11,6 +11,10 @@ query catches up by itself): the watcher makes the first query after a change fa
 
 Memory stays bounded: events are coalesced into a capped set of dirty paths, never queued. One watcher
 per workspace: ``.ee/watch.pid`` holds its pid under an ``flock``.
+
+A watcher ends on SIGINT / SIGTERM / SIGHUP, and by itself when its workspace disappears (the folder or
+its ``.ee/`` deleted or moved). One started on demand by a command (:func:`ee.client.autostart`) ends
+too when no client asked it anything for ``[server] idle_timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ PID_FILE = f"{STATE_DIR}/watch.pid"
 QUIET = 0.15  # seconds without events before an update
 MAX_WAIT = 2.0  # an update at the latest this long after the first pending event
 SAFETY = 30.0  # an idle watcher still checks this often (missed events, a re-created memories/)
+LIFETIME_CHECK = 5.0  # seconds between two looks at whether the workspace is still there (and used)
 MAX_DIRTY = 2048  # paths remembered for the log; beyond that only a count
 _GIT_NAMES = frozenset({"HEAD", "packed-refs"})
 
@@ -411,9 +416,13 @@ def describe(report: Any) -> str:
 # ------------------------------------------------------------------------------------------ entry point
 
 
-def run_watch(ws: Any, *, serve: bool = True, log: Log = stderr_log) -> int:
-    """``ee watch``: hold the watch lock, observe, serve (unless ``serve`` is False) until a signal."""
+def run_watch(
+    ws: Any, *, serve: bool = True, log: Log = stderr_log, idle_timeout: float | None = None
+) -> int:
+    """``ee watch``: hold the watch lock, observe, serve (unless ``serve`` is False) until a signal, the
+    workspace disappears, or (``idle_timeout``) no client asked anything for that many seconds."""
     with watch_lock(ws.root):
+        born = _identity(ws.root)
         watcher = Watcher(ws, log=log)
         previous = _on_signals(watcher.stop)
         server = None
@@ -425,7 +434,14 @@ def run_watch(ws: Any, *, serve: bool = True, log: Log = stderr_log) -> int:
                 server = Server(ws.root, exec_lock=watcher.exec_lock, log=log)
                 server.start()
             where = f"; serving queries and ee remember on {server.path}" if server else ""
-            log(f"watching {ws.root} (pid {os.getpid()}){where}; stop with Ctrl-C")
+            idle = f"; stops after {idle_timeout:g} s without a client" if idle_timeout else ""
+            log(f"watching {ws.root} (pid {os.getpid()}){where}{idle}; stop with Ctrl-C")
+            threading.Thread(
+                target=_end_of_life,
+                args=(ws.root, born, watcher, server, idle_timeout, log),
+                name="ee-watch-lifetime",
+                daemon=True,
+            ).start()
             watcher.run()
         finally:
             if server is not None:
@@ -434,6 +450,38 @@ def run_watch(ws: Any, *, serve: bool = True, log: Log = stderr_log) -> int:
             _restore_signals(previous)
     log("stopped")
     return 0
+
+
+def _end_of_life(
+    root: Path,
+    born: tuple[int, ...] | None,
+    watcher: Watcher,
+    server: Any,
+    idle_timeout: float | None,
+    log: Log,
+) -> None:
+    """Stop ``watcher`` once its workspace is gone (``born``: its identity when the watcher started), or
+    (``idle_timeout``) once ``server`` sat idle that long. (A moved folder is gone too: its commands now
+    find no server at the new place and start one.)"""
+    period = LIFETIME_CHECK if idle_timeout is None else max(0.1, min(LIFETIME_CHECK, idle_timeout / 4))
+    while not watcher.stopping.wait(period):
+        now = _identity(root)
+        if now is None or now != born:
+            log(f"{root} is gone: stopping")
+            break
+        if idle_timeout is not None and server is not None and server.idle_seconds() >= idle_timeout:
+            log(f"no client for {idle_timeout:g} s: stopping")
+            break
+    watcher.stop()
+
+
+def _identity(root: Path) -> tuple[int, ...] | None:
+    """(device, inode) of the workspace folder and of its ``.ee/``, or None when either is missing."""
+    try:
+        top, state = os.stat(root), os.stat(root / STATE_DIR)
+    except OSError:
+        return None
+    return (top.st_dev, top.st_ino, state.st_dev, state.st_ino)
 
 
 def _on_signals(stop: Callable[[], None]) -> dict[int, Any]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,56 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EE_NO_SERVER", "1")  # tests run in-process unless they start a server themselves
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left_running(tmp_path: Path) -> Any:
+    """A test that starts ``ee watch`` (by hand or on demand) stops it: one left running fails the test
+    (and is stopped here)."""
+    yield
+    left = [
+        root
+        for pid_file in (".ee/watch.pid", "*/.ee/watch.pid", "*/*/.ee/watch.pid")
+        for root in {path.parent.parent for path in tmp_path.glob(pid_file)}
+        if stop_server(root)
+    ]
+    assert not left, f"the test left ee watch running in {left}"
+
+
+def stop_server(root: Path, timeout: float = 60) -> bool:
+    """Stop the ``ee watch`` of ``root`` — one started on demand too, even while it is starting — and
+    wait until it is gone; whether one ran."""
+    from ee.watch import watcher_pid
+
+    deadline = time.monotonic() + timeout
+    stopped = False
+    while time.monotonic() < deadline:
+        pid = watcher_pid(root)
+        if pid is not None and pid > 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            stopped = True
+        elif not _start_lock_held(root):
+            return stopped
+        else:
+            stopped = True  # started on demand, not yet watching: wait for it
+        time.sleep(0.05)
+    raise AssertionError(f"ee watch of {root} did not stop")
+
+
+def _start_lock_held(root: Path) -> bool:
+    """Is ``.ee/serve.lock`` held (by a server started on demand, for its whole life)?"""
+    try:
+        fd = os.open(root / ".ee/serve.lock", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, ClassVar
 
@@ -54,15 +55,25 @@ def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
 
 @click.command("watch")
 @click.option("--no-serve", is_flag=True, help="Only keep the index current; do not serve queries.")
+@click.option("--on-demand", "lock_fd", type=int, hidden=True, help="(started by ee.client.autostart)")
 @click.pass_context
-def watch_cmd(ctx: click.Context, no_serve: bool) -> None:
+def watch_cmd(ctx: click.Context, no_serve: bool, lock_fd: int | None) -> None:
     """Keep the index current as files change, and answer read-only commands warm over .ee/serve.sock.
 
-    Runs until Ctrl-C / SIGTERM. One watcher per workspace; logs go to stderr.
+    Runs until Ctrl-C / SIGTERM, or until the workspace is deleted or moved. One watcher per workspace;
+    logs go to stderr. (ee starts one in the background by itself, logging to .ee/serve.log, which stops
+    after [server] idle_timeout without a client.)
     """
     from ee.watch import run_watch
 
-    run_watch(workspace(ctx), serve=not no_serve)
+    ws = workspace(ctx)
+    if lock_fd is None:
+        run_watch(ws, serve=not no_serve)
+        return
+    # Started on demand: the starter's lock (.ee/serve.lock) is held for this process's whole life; no
+    # git process it starts may inherit it.
+    os.set_inheritable(lock_fd, False)
+    run_watch(ws, serve=not no_serve, idle_timeout=ws.config.get("server.idle_timeout"))
 
 
 class ProgressBar:

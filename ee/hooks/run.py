@@ -60,7 +60,12 @@ class Hook:
         root = gitinfo.workspace_root(top)
         if root is None or gitinfo.busy(gitinfo.git_dir(top)):
             return None
-        return cls(name, args, top, root, warm.watcher_alive(root))
+        alive = warm.watcher_alive(root)
+        if not alive:  # this hook runs cold; the next ones find the server warm
+            from ee.client import autostart
+
+            autostart(root)
+        return cls(name, args, top, root, alive)
 
     def setting(self, key: str) -> Any:
         """A setting of ``.ee/config.toml``, read when first needed (a broken file is reported then, and

@@ -7,9 +7,8 @@ table and index; or a read-only ``ee search`` / ``ee context``, over the protoco
 failure means "no server": the caller runs the same code in-process, which gives the same answer, only
 slower.
 
-Only builtin modules are imported to talk to the server (``_socket``, and ``struct`` through
-:mod:`ee.client`; the request is written by :func:`ee.client.to_json`): ``socket`` and ``json`` cost a
-warm hook ~10 ms of its ~40, and only an answer in JSON (a search's) is parsed with ``json``.
+The connection is :func:`ee.client.connect`'s, so a hook talks only to a server of its own user (an
+untrusted ``.ee/`` or socket is reported on stderr, and the hook runs its check itself).
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ if TYPE_CHECKING:
     from _typeshed import StrPath
 
 PID_FILE = ".ee/watch.pid"  # as ee.watch.PID_FILE (not imported: ee.watch costs ~80 ms of imports)
-SOCKET = ".ee/serve.sock"
-CONNECT_TIMEOUT = 0.25
 ANSWER_TIMEOUT = 30.0
 # A hook-check is answered in a few ms, unless the server is busy: it runs one command at a time, under
 # the lock its index updates take (~1.5 s after HEAD moved, at 10k memories). Past this, the hook runs
@@ -64,8 +61,7 @@ class Request:
         from ee import client
 
         try:
-            header = client.recv_frame(self.sock)
-            code = _code(header)
+            code = client.answer_code(client.recv_frame(self.sock))
             if code is None:  # {"fallback": true}: not served
                 return None
             out = client.recv_frame(self.sock)
@@ -85,46 +81,35 @@ class Request:
         return _data(self.answer())
 
 
-def _code(header: bytes) -> int | None:
-    """The exit code of the server's header ``{"code": N}`` (as :mod:`ee.server` writes it), else None."""
-    if header.startswith(b'{"code": ') and header.endswith(b"}"):
-        try:
-            return int(header[9:-1])
-        except ValueError:
-            return None
-    return None
-
-
 def send(
     root: StrPath, argv: list[str], stdin: str | None = None, timeout: float = ANSWER_TIMEOUT
 ) -> Request | None:
     """Send ``ee --workspace ROOT ARGV`` (``stdin``: its standard input) to the server, or None when
     there is none to send it to. ``timeout``: how long to wait for each part of the answer."""
-    path = os.path.join(root, SOCKET)
-    if not os.path.exists(path):
-        return None
-    import _socket
+    import json
 
-    try:
-        from ee import __version__, client
-    except ImportError:  # pragma: no cover - the client ships with ee
-        return None
+    from ee import __version__, client
+
     request = {
         "protocol": client.PROTOCOL,
         "version": __version__,
         "argv": ["--workspace", os.fspath(root), *argv],
         "cwd": os.fspath(root),
-        "env": {k: v for k, v in os.environ.items() if k.startswith("EE_")},
+        "env": client.passed_environment(os.environ, write=False),
         "stdin": stdin,
         "tty": {"stdout": False, "stderr": False},
-        "uid": os.getuid(),
     }
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        data = client.to_json(request).encode("utf-8")  # a path that is not UTF-8: run it here
-        with client.socket_address(path) as address:
-            sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(address)
+        data = json.dumps(request, ensure_ascii=False).encode("utf-8")  # not UTF-8 (a path): run it here
+        sock = client.connect(os.fspath(root))
+    except client.Untrusted as exc:
+        client.warn(exc)
+        return None
+    except (OSError, ValueError):
+        return None
+    if sock is None:
+        return None
+    try:
         sock.settimeout(timeout)
         client.send_frame(sock, data)
     except Exception:  # no server after all: the caller runs the command itself
