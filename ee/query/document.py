@@ -99,7 +99,6 @@ def validate(doc: Any, source: str = "query document") -> Query:
     errors = sorted(
         validator("ee.query.v1").iter_errors(doc), key=lambda e: (list(e.absolute_path), e.message)
     )
-    errors = [e for e in errors if not _is_as_of_commitish(e)]
     if errors:
         first = errors[0]
         pointer = "/" + "/".join(str(p) for p in first.absolute_path)
@@ -132,16 +131,6 @@ def _too_deep(doc: Any, limit: int) -> str | None:
     return None
 
 
-def _is_as_of_commitish(error: Any) -> bool:
-    # asOf accepts a commit-ish (HEAD~20, a tag) as well as an RFC 3339 time: the schema's date-time
-    # format is checked here only for the time-like strings.
-    path = list(error.absolute_path)
-    if path != ["asOf"] or error.validator != "format":
-        return False
-    value = error.instance
-    return isinstance(value, str) and not _looks_like_time(value)
-
-
 def _expected(error: Any) -> str:
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "enum":
@@ -153,6 +142,8 @@ def _expected(error: Any) -> str:
     if error.validator == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         return "only the fields " + ", ".join(allowed) if allowed else "no other fields"
+    if error.validator == "anyOf" and schema.get("description"):  # asOf: a time or a commit-ish
+        return str(schema["description"]).partition(": ")[2] or str(schema["description"])
     if error.validator == "format":
         return f"a {error.validator_value} string (RFC 3339, e.g. 2026-12-01T09:00:00Z)"
     if error.validator in ("minimum", "maximum", "minLength", "minProperties", "const"):
