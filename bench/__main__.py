@@ -448,7 +448,7 @@ def process_cpu(pid: int) -> float:
 
 def library_floors(root: Path, runs: int) -> dict[str, Samples]:
     """The libraries alone on the same memories: bm25s with its own tokenizer and index, the embedder ee
-    ships (model2vec's encode, replicated), and the numpy product the semantic arm is."""
+    ships (model2vec's encode), and the numpy product the semantic arm is."""
     import bm25s
     import numpy as np
 
