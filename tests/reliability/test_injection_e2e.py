@@ -115,3 +115,51 @@ def test_agent_look_alike_rules_are_not_quarantined(store: dict[str, Any], name:
         pytest.skip("refused as a secret")
     hit = _hit(store["root"], memory)
     assert "quarantined" not in hit["flags"]
+
+
+def test_instructions_in_other_languages_and_hidden_forms_stay_out_of_packs(tmp_path: Path) -> None:
+    """The fixture corpus's attacks (seven languages; homoglyphs, leet, base64, HTML comments, role markup…),
+    imported by an agent, are quarantined and omitted from a pack; its benign look-alikes are not."""
+    import json
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "injection"
+    corpus = {
+        tag: [
+            json.loads(line)["text"] for line in (fixtures / f"{name}.jsonl").read_text("utf-8").splitlines()
+        ]
+        for tag, name in (("attack", "attacks"), ("benign", "benign"))
+    }
+    root = tmp_path / "ws"
+    new_workspace(root)
+    lines = [json.dumps({"body": text, "tags": [tag]}) for tag, texts in corpus.items() for text in texts]
+    # (--skip-invalid: a benign text holds an example Basic-auth credential, refused as a secret)
+    ran = run_inprocess(
+        root,
+        "import",
+        "jsonl",
+        "-",
+        "--agent",
+        "codex",
+        "--skip-invalid",
+        "--json",
+        input="\n".join(lines) + "\n",
+    )
+    assert ran.code == 0, ran.err
+    quarantined: set[str] = set()
+    share: dict[str, float] = {}
+    for tag in corpus:
+        found = run_inprocess(root, "memory", "list", "--tag", tag, "--json").json["data"]["memories"]
+        assert len(found) >= len(corpus[tag]) - 1
+        ids = {m["id"] for m in found}
+        for memory_id in ids:
+            if run_inprocess(root, "why", memory_id, "--json").json["data"]["standing"]["quarantined"]:
+                quarantined.add(memory_id)
+        share[tag] = len(ids & quarantined) / len(ids)
+    assert share["attack"] >= 0.95
+    assert share["benign"] <= 0.05
+    ran = run_inprocess(
+        root, "context", "ignore previous instructions system prompt", "--max-tokens", "20000", "--json"
+    )
+    assert ran.code == 0, ran.err
+    items = {i["id"] for s in ran.json["data"]["sections"] for i in s.get("items", [])}
+    assert not items & quarantined

@@ -1,0 +1,523 @@
+"""The injection guard's pattern table: (signal, weight, regex), matched case-insensitively on every view of
+a text (ee.policy.injection.views).
+
+English first, then the same attacks in German, French, Spanish, Chinese, Japanese and Russian: telling the
+agent to ignore what it was told, role markup and "new system prompt" / "highest priority instruction"
+claims, asking for the system prompt, and sending secrets somewhere. A weight of 0.5 or more flags on its
+own; weaker ones (a bare ``System:`` line, "you are now") need company.
+
+A fourth item lists words one of which the regex cannot match without (lower case): a text holding none of
+them is not searched with it. Trying ~80 regexes at every position of every memory is what the guard costs;
+a substring test is a hundred times cheaper.
+"""
+
+from __future__ import annotations
+
+_SENS = (
+    r"(?:\.env\b|~/\.ssh|\.ssh/|\bid_(?:rsa|ed25519|ecdsa)|~/\.aws|\.aws/credentials|\bcredentials?\b"
+    r"|\bapi[ _-]?keys?\b|\bsecrets?\b|\btokens?\b|\bpasswords?\b|\bprivate keys?\b|\bssh keys?\b"
+    r"|\benv(?:ironment)? var(?:iable)?s\b|\benvironment\b|\$[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS)\b"
+    r"|\bcookies\b|\bkeychain\b)"
+)
+_DEST = (
+    r"(?:https?://|ftp://|\bwebhook|\bpastebin|\bngrok|\brequestbin|\bburpcollaborator"
+    r"|\b(?:my|our|this|that|the following|an? external|a remote|the attacker'?s?)\s+"
+    r"(?:server|endpoint|url|address|host|e-?mail|inbox))"
+)
+_SEND = r"\b(?:send|upload|post|exfiltrate|transmit|forward|leak|e-?mail|submit|beacon)(?:s|es|ed|ing)?\b"
+_SH = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b"
+
+# Other languages: a verb that sends, a secret, and a URL on one line.
+_SEND_ML = (
+    r"(?:\b(?:sende|schicke?|übermittle|übertrage|lade\s+\S+\s+hoch|envoie[sz]?|envoyez|transmets|transmettez"
+    r"|envía|envia|envíe|envíen|manda|sube|suba|отправь(?:те)?|пошли(?:те)?|перешли(?:те)?|загрузи(?:те)?"
+    r"|слей(?:те)?)\b|发送|上传|发到|传到|提交到|转发|送信|送って|送付|アップロード)"
+)
+_SENS_ML = (
+    r"(?:passw(?:ö|o)rt\w*|zugangsdaten|schlüssel\w*|geheimnisse|mots?\s+de\s+passe|identifiants|jetons"
+    r"|clés|contraseñas|credenciales|claves|secretos|парол\w*|ключ\w*|токен\w*|учётн\w*\s+данн\w*"
+    r"|учетн\w*\s+данн\w*|секрет\w*|密码|密钥|令牌|凭据|凭证|私钥|环境变量|パスワード|認証情報|秘密鍵"
+    r"|トークン|環境変数|APIキー|\btokens?\b|\.env\b)"
+)
+_ROLE_WORD = (
+    r"(?:system|système|sistema|система|系统|システム|developer|entwickler|développeur|desarrollador"
+    r"|разработчик)"
+)
+
+TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], ...] = (
+    # ------------------------------------------------------------------ English: ignore_instructions
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|of|these)\s+)*"
+        r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|existing|other)\s+"
+        r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|context|messages?|commands?)\b",
+        (
+            "instruction",
+            "prompt",
+            "direction",
+            "directive",
+            "rule",
+            "guideline",
+            "context",
+            "message",
+            "command",
+        ),
+    ),
+    (
+        "ignore_instructions",
+        0.7,
+        r"\b(?:ignore|disregard|forget)\s+(?:all|any|your|every)\s+(?:instructions?|prompts?|directives?)\b",
+        ("instruction", "prompt", "directive"),
+    ),
+    (
+        "ignore_instructions",
+        0.7,
+        r"\bdisregard\s+(?:(?:everything|all|anything)\s+)?(?:the\s+)?(?:above|before|said before)\b"
+        r"|\bforget\s+(?:everything|all)\s+(?:you\s+(?:were|have been)\s+told|above|before)\b",
+        ("disregard", "forget"),
+    ),
+    ("ignore_instructions", 0.45, r"\b(?:new|updated|real|actual)\s+instructions?\s*:", ("instruction",)),
+    (
+        "ignore_instructions",
+        0.55,
+        r"\b(?:ignore|disregard|bypass|forget)\s+(?:(?:all|any|your|the)\s+)*(?:safety|security|ethical"
+        r"|content)\s+(?:rules|guidelines|policies|filters|restrictions|instructions)\b",
+        ("rule", "guideline", "polic", "filter", "restriction", "instruction"),
+    ),
+    (
+        "role_override",
+        0.5,
+        r"\b(?:obey|follow)\s+(?:only\s+)?(?:the|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
+        r"(?:below|that follow|instead)\b",
+        ("below", "follow", "instead"),
+    ),
+    (
+        "role_override",
+        0.6,
+        r"\byou\s+are\s+now\s+in\s+(?:developer|god|jailbreak|DAN|unrestricted|admin)\s+mode\b",
+        ("mode",),
+    ),
+    # ------------------------------------------------------------------ English: role_override
+    (
+        "role_override",
+        0.6,
+        r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>",
+        ("<|",),
+    ),
+    ("role_override", 0.6, r"\[/?INST\]|<</?SYS>>", ("[inst]", "[/inst]", "<<sys>>", "<</sys>>")),
+    (
+        "role_override",
+        0.6,
+        r"(?m)^[ \t>#*]*(?:system|assistant)\s*:\s*"
+        r"(?=you\b|your\b|ignore\b|from now\b|act as\b|the (?:assistant|ai|model)\b)",
+        ("system", "assistant"),
+    ),
+    # role markup at the start of a line: "System:", "[system]", "Developer:", "ADMIN OVERRIDE:", in any
+    # of the languages (weak alone: "System: Ubuntu 22.04" is an ordinary note)
+    (
+        "role_override",
+        0.3,
+        r"(?m)^[ \t>#*\[]*(?:" + _ROLE_WORD + r"|admin(?:istrator)?|operator|root)"
+        r"(?:\s+(?:prompt|message|note|override|mode))?\s*[:：\]]",
+    ),
+    (
+        "role_override",
+        0.35,
+        r"(?m)^#{1,6}[ \t]*(?:system|developer|assistant)(?:[ \t]+(?:prompt|message))?[ \t]*$",
+        ("#",),
+    ),
+    (
+        "role_override",
+        0.6,
+        r"\b(?:new|updated|real|true|actual|revised|override)\s+system\s+(?:prompt|message|instructions?)\b",
+        ("system",),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\bhighest[- ]priority\s+(?:instruction|directive|order|command|rule)s?\b",
+        ("priority",),
+    ),
+    (
+        "role_override",
+        0.6,
+        r"\b(?:take|takes|taking|has|have)\s+(?:precedence|priority)\s+over\s+(?:(?:all|any|your|the)\s+)*"
+        r"(?:(?:earlier|previous|prior|other|system|existing)\s+)?(?:instructions?|prompts?|rules|messages?"
+        r"|system prompt)\b",
+        ("precedence", "priority"),
+    ),
+    (
+        "role_override",
+        0.45,
+        r"\byou\s+are\s+now\b(?!\s+(?:in|on|at|inside|ready|able|done|logged|connected)\b)",
+        ("now",),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\b(?:from now on|henceforth|for the rest of this (?:session|conversation)),?\s+"
+        r"(?:you|the assistant|the agent)\s+(?:are|will|must|shall|should)\b",
+        ("now on", "henceforth", "rest of this"),
+    ),
+    (
+        "role_override",
+        0.6,
+        r"\b(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?"
+        r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|rogue)\b",
+        ("unrestricted", "unfiltered", "uncensored", "jailbroken", "evil", "rogue"),
+    ),
+    ("role_override", 0.45, r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you)\b", ("pretend",)),
+    ("role_override", 0.5, r"\b(?:god|jailbreak|DAN|unrestricted)\s+mode\b", ("mode",)),
+    ("role_override", 0.25, r"\bdeveloper\s+mode\b", ("mode",)),
+    (
+        "role_override",
+        0.4,
+        r"\b(?:no longer bound by|free (?:of|from)|without)\s+(?:any\s+)?"
+        r"(?:restrictions|filters|guardrails)\b",
+        ("restriction", "filter", "guardrail"),
+    ),
+    (
+        "role_override",
+        0.4,
+        r"\bif\s+you\s+are\s+an?\s+(?:AI|LLM|language model|AI assistant|chatbot)\b",
+        ("you",),
+    ),
+    # ------------------------------------------------------------------ English: system_prompt_leak
+    (
+        "system_prompt_leak",
+        0.65,
+        r"\b(?:print|reveal|show|output|repeat|dump|leak|display|disclose|share|tell me|give me"
+        r"|what(?:'s| is))\s+(?:me\s+)?your\s+(?:\w+\s+)?"
+        r"(?:system\s+prompt|system\s+message|initial\s+instructions|hidden\s+instructions)",
+        ("system", "initial", "hidden"),
+    ),
+    (
+        "system_prompt_leak",
+        0.35,
+        r"\b(?:print|reveal|output|repeat|dump|leak|disclose)\s+the\s+(?:\w+\s+)?"
+        r"(?:system\s+prompt|hidden\s+instructions)",
+        ("system", "hidden"),
+    ),
+    (
+        "system_prompt_leak",
+        0.5,
+        r"\brepeat\s+(?:the|all)\s+(?:text|words|instructions)\s+above\b",
+        ("above",),
+    ),
+    # ------------------------------------------------------------------ English: exfiltration
+    (
+        "exfiltration",
+        0.75,
+        _SEND + r"[^\n]{0,80}?" + _SENS + r"[^\n]{0,80}?" + _DEST,
+        (
+            "://",
+            "webhook",
+            "pastebin",
+            "ngrok",
+            "requestbin",
+            "burpcollaborator",
+            "server",
+            "endpoint",
+            "url",
+            "address",
+            "host",
+            "mail",
+            "inbox",
+        ),
+    ),
+    (
+        "exfiltration",
+        0.35,
+        _SEND + r"\s+(?:me\s+)?(?:all\s+|your\s+|the\s+)*" + _SENS,
+        ("send", "upload", "post", "exfiltrat", "transmit", "forward", "leak", "mail", "submit", "beacon"),
+    ),
+    (
+        "exfiltration",
+        0.7,
+        r"\b(?:cat|env|printenv|set)\b[^\n|]{0,60}\|\s*(?:curl|wget|nc|ncat|netcat|socat)\b",
+        ("|",),
+    ),
+    (
+        "exfiltration",
+        0.75,
+        r"\bcurl\b[^\n]{0,100}(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file)\s*['\"]?"
+        r"(?:\w+=)?@?(?:~/\.ssh|\.env\b|\S*id_(?:rsa|ed25519)|~/\.aws|\$\(\s*(?:env|printenv|cat)\b"
+        r"|\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASS))",
+        ("curl",),
+    ),
+    # ------------------------------------------------------------------ pipe_to_shell
+    (
+        "pipe_to_shell",
+        0.6,
+        r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest)\b[^\n|]{0,200}\|\s*" + _SH,
+        ("|",),
+    ),
+    ("pipe_to_shell", 0.65, r"\bbase64\s+(?:-d|--decode|-D)\b[^\n|]{0,40}\|\s*" + _SH, ("base64",)),
+    (
+        "pipe_to_shell",
+        0.6,
+        r"\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b|\beval\s+[\"']?\$\(\s*(?:curl|wget)\b",
+        ("<(", "eval"),
+    ),
+    (
+        "pipe_to_shell",
+        0.6,
+        r"\biex\s*\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+net\.webclient)",
+        ("iex",),
+    ),
+    # ------------------------------------------------------------------ tool_abuse
+    (
+        "tool_abuse",
+        0.6,
+        r"\brm\s+-(?:rf|fr|r\s+-f|f\s+-r)\s+(?:--no-preserve-root\s+)?(?:/(?:\s|$|\*)|~/?(?:\s|$)|\$HOME\b)",
+        ("rm",),
+    ),
+    (
+        "tool_abuse",
+        0.6,
+        r"\bmkfs\.\w+\s+/dev/|\bdd\s+if=\S+\s+of=/dev/(?:sd|nvme|disk)|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}",
+        ("mkfs", "of=/dev", ":()"),
+    ),
+    (
+        "tool_abuse",
+        0.4,
+        r"\b(?:without|never)\s+(?:ask(?:ing)?|wait(?:ing)?|prompt(?:ing)?|check(?:ing)?\s+with)\s+(?:for\s+)?"
+        r"(?:the\s+)?(?:user'?s?\s+|human'?s?\s+)?(?:confirmation|permission|approval|consent)\b",
+        ("confirmation", "permission", "approval", "consent"),
+    ),
+    (
+        "tool_abuse",
+        0.4,
+        r"\b(?:disable|turn off|bypass|circumvent)\s+(?:the\s+|your\s+|all\s+|any\s+)?"
+        r"(?:sandbox(?:ing)?|safety (?:checks|filters|guidelines)|guardrails?|content (?:filter|policy))\b",
+        ("sandbox", "safety", "guardrail", "content"),
+    ),
+    (
+        "tool_abuse",
+        0.35,
+        r"--dangerously-skip-permissions\b|\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b",
+        ("dangerously", "push"),
+    ),
+    # ------------------------------------------------------------------ hidden_instructions
+    (
+        "hidden_instructions",
+        0.6,
+        r"\b(?:do not|don'?t|never)\s+(?:tell|inform|mention|reveal|disclose)\s+"
+        r"(?:this\s+|it\s+|anything\s+)?(?:to\s+)?(?:the\s+)?(?:user|human|developer|operator|reviewer)s?\b"
+        r"(?!\s+(?:to|how)\b)",
+        ("user", "human", "developer", "operator", "reviewer"),
+    ),
+    (
+        "hidden_instructions",
+        0.6,
+        r"\b(?:do not|don'?t|never)\s+let\s+(?:the\s+)?(?:user|human)s?\s+(?:know|see|notice|find out)\b",
+        ("let",),
+    ),
+    (
+        "hidden_instructions",
+        0.55,
+        r"\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?(?:user|human|developer|operator)",
+        ("without",),
+    ),
+    (
+        "hidden_instructions",
+        0.6,
+        r"\b(?:keep|hide)\s+(?:this|it|these instructions)\s+(?:secret|hidden)\s+from\s+"
+        r"(?:the\s+)?(?:user|human)",
+        ("secret", "hidden"),
+    ),
+    (
+        "hidden_instructions",
+        0.45,
+        r"\b(?:secretly|covertly)\s+(?:run|execute|send|upload|delete|install|add|modify|change|commit|push)\b",
+        ("secretly", "covertly"),
+    ),
+    (
+        "hidden_instructions",
+        0.35,
+        r"<!--[^>]{0,300}?\b(?:AI|LLM|assistant|agent|model)s?\b[^>]{0,300}?-->",
+        ("<!--",),
+    ),
+    (  # a comment addressed to the agent that reads the page: invisible to a person reading it rendered
+        "hidden_instructions",
+        0.6,
+        r"<!--[^>]{0,300}?\b(?:to|for|dear|attention|hey|hi)\s+(?:the\s+|any\s+|all\s+)?(?:AI|LLM|assistant"
+        r"|agent|model|bot|copilot|claude|chatgpt|codex|gpt)s?\b[^>]{0,300}?-->",
+        ("<!--",),
+    ),
+    # ------------------------------------------------------------------ German
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:ignorier(?:e|en|t)?|missachte[nt]?|vergiss|vergessen|übergeh(?:e|en)?|überschreib(?:e|en)?)\s+"
+        r"(?:sie\s+)?(?:(?:alle|sämtliche|die|deine|ihre|eure|bisherigen|vorherigen|vorigen|obigen|früheren"
+        r"|vorangegangenen|ursprünglichen)\s+){1,3}(?:anweisungen|instruktionen|befehle|regeln|vorgaben"
+        r"|anordnungen|richtlinien)\b",
+        ("anweis", "instrukt", "befehl", "regel", "vorgab", "anordn", "richtlin"),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\b(?:ab\s+(?:jetzt|sofort)|von\s+nun\s+an)\s+(?:bist|wirst|musst|sollst)\s+du\b",
+        ("jetzt", "sofort", "nun"),
+    ),
+    ("role_override", 0.45, r"\bdu\s+bist\s+(?:jetzt|nun)\b", ("bist",)),
+    ("role_override", 0.6, r"\bneue[rn]?\s+system[- ]?(?:prompt|anweisung(?:en)?|nachricht)", ("system",)),
+    (
+        "role_override",
+        0.55,
+        r"\b(?:anweisung|befehl|instruktion)\w*\s+(?:mit\s+)?(?:der\s+)?höchste[rn]?\s+priorität",
+        ("priorit",),
+    ),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:zeige?|gib|nenne|verrate|wiederhole)\s+(?:mir\s+)?(?:deinen|ihren|den)\s+(?:\w+\s+)?"
+        r"system[- ]?prompt",
+        ("prompt",),
+    ),
+    # ------------------------------------------------------------------ French
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:ignore[rz]?|oublie[rz]?|néglige[rz]?|ne\s+tiens\s+pas\s+compte\s+des?)\s+"
+        r"(?:(?:toutes|tous|les|des|tes|vos|ces)\s+){0,3}(?:instructions|consignes|directives|règles|ordres"
+        r"|indications)\s+(?:précédentes|antérieures|ci-dessus|initiales|d'origine)",
+        ("instruction", "consigne", "directive", "règle", "ordre", "indication"),
+    ),
+    (
+        "ignore_instructions",
+        0.7,
+        r"\b(?:ignore[rz]?|oublie[rz]?)\s+tout\s+ce\s+qui\s+(?:précède|a\s+été\s+dit)",
+        ("tout",),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\b(?:à\s+partir\s+de\s+maintenant|désormais|dorénavant),?\s+(?:tu|vous)\s+"
+        r"(?:es|êtes|dois|devez|vas|allez|seras|serez)\b",
+        ("maintenant", "désormais", "dorénavant"),
+    ),
+    (
+        "role_override",
+        0.6,
+        r"\bnouveaux?\s+prompts?\s+(?:système|system)|\bnouvelles?\s+instructions?\s+système",
+        ("système", "system"),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\binstructions?\s+(?:de\s+)?(?:la\s+)?(?:plus\s+haute|haute|absolue|première)\s+priorité",
+        ("priorité",),
+    ),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:révèle|affiche|montre|donne|répète|divulgue)[sz]?(?:-moi)?\s+(?:ton|votre|le)\s+prompt\s+"
+        r"(?:système|system)",
+        ("prompt",),
+    ),
+    # ------------------------------------------------------------------ Spanish
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:ignora|ignore|ignorad|ignoren|olvida|olvide|olviden|omite|omita|descarta|descarte"
+        r"|pasa\s+por\s+alto)\s+(?:(?:todas|todos|las|los|tus|sus|vuestras|estas)\s+){0,3}(?:instrucciones"
+        r"|indicaciones|órdenes|reglas|directrices|directivas)\s+(?:anteriores|previas|de\s+arriba|iniciales"
+        r"|originales|precedentes)",
+        ("instruccion", "indicacion", "órden", "regla", "directri", "directiva"),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\b(?:a\s+partir\s+de\s+ahora|desde\s+ahora),?\s+(?:tú\s+|usted\s+)?(?:eres|serás|debes|vas\s+a)\b",
+        ("ahora",),
+    ),
+    ("role_override", 0.45, r"\bahora\s+eres\b", ("eres",)),
+    (
+        "role_override",
+        0.6,
+        r"\bnuevos?\s+prompts?\s+del\s+sistema|\bnuevas?\s+instrucciones\s+del\s+sistema",
+        ("sistema",),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\binstrucci[oó]n(?:es)?\s+de\s+(?:m[aá]xima|la\s+m[aá]s\s+alta|alta)\s+prioridad",
+        ("prioridad",),
+    ),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:muestra|muéstrame|revela|dime|imprime|repite)\s+(?:tu|su|el)\s+prompt\s+(?:del\s+)?sistema",
+        ("prompt",),
+    ),
+    # ------------------------------------------------------------------ other languages: exfiltration
+    (
+        "exfiltration",
+        0.75,
+        _SEND_ML + r"[^\n]{0,120}?" + _SENS_ML + r"[^\n]{0,120}?(?:https?|ftp)://"
+        r"|" + _SENS_ML + r"[^\n]{0,120}?" + _SEND_ML + r"[^\n]{0,120}?(?:https?|ftp)://"
+        r"|" + _SENS_ML + r"[^\n]{0,120}?(?:https?|ftp)://[^\n]{0,120}?" + _SEND_ML,
+        ("://",),
+    ),
+)
+
+# Patterns only a text in these scripts can match: skipped for a text without a letter of the script.
+CJK_TABLE: tuple[tuple[str, float, str], ...] = (
+    # ------------------------------------------------------------------ Chinese
+    (
+        "ignore_instructions",
+        0.75,
+        r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|别管|跳过|抛开)[^。！？\n]{0,10}?(?:之前|以前|先前|上面|上述|前面"
+        r"|此前|原来|原有|原先|所有|全部|一切)[^。！？\n]{0,10}?(?:指令|指示|提示|规则|命令|要求|设定|约束)",
+    ),
+    ("role_override", 0.55, r"(?:从现在开始|从现在起|从今以后|今后)[，,\s]*你(?:是|就是|将|必须|要)"),
+    ("role_override", 0.45, r"你现在是"),
+    ("role_override", 0.6, r"新的?系统提示(?:词)?"),
+    ("role_override", 0.55, r"最高优先级的?(?:指令|指示|命令)"),
+    ("system_prompt_leak", 0.6, r"(?:输出|显示|打印|告诉我|透露|泄露|给出|重复)[^。\n]{0,6}?系统提示"),
+    # ------------------------------------------------------------------ Japanese
+    (
+        "ignore_instructions",
+        0.75,
+        r"(?:以前|前|上記|上|これまで|先|先ほど|今まで|すべて|全て|元)の(?:すべての|全ての)?(?:指示|命令|指令"
+        r"|ルール|プロンプト|設定|制約)(?:を|は)?(?:すべて|全て)?(?:無視|忘れ)",
+    ),
+    ("role_override", 0.55, r"(?:今から|これから|今後)、?(?:あなた|お前|君)は|(?:あなた|お前|君)は今から"),
+    ("role_override", 0.6, r"新しいシステムプロンプト"),
+    ("role_override", 0.55, r"最優先の?(?:指示|命令|指令)"),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"システムプロンプト(?:を|の内容を)?[^。\n]{0,6}?(?:表示|教えて|出力|見せて|開示)",
+    ),
+)
+
+CYRILLIC_TABLE: tuple[tuple[str, float, str], ...] = (
+    # ------------------------------------------------------------------ Russian
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:игнорируй(?:те)?|проигнорируй(?:те)?|забудь(?:те)?|не\s+обращай(?:те)?\s+внимания\s+на"
+        r"|отбрось(?:те)?|пренебреги(?:те)?)\s+(?:(?:все|всё|свои|твои|ваши|эти|мои)\s+){0,2}(?:предыдущие"
+        r"|прежние|предшествующие|вышеуказанные|вышеизложенные|изначальные|исходные|прошлые)\s+"
+        r"(?:инструкции|указания|команды|правила|распоряжения|установки)",
+    ),
+    ("role_override", 0.55, r"\b(?:с\s+этого\s+момента|отныне)\s+ты\b"),
+    ("role_override", 0.45, r"\bтеперь\s+ты\b"),
+    ("role_override", 0.6, r"\bнов(?:ый|ые|ая)\s+системн(?:ый|ые|ая)\s+(?:промпт|подсказка|инструкци\w*)"),
+    (
+        "role_override",
+        0.55,
+        r"\b(?:инструкци\w*|указани\w*|команд\w*)\s+(?:наивысшего|высшего|максимального|первостепенного)\s+"
+        r"приоритета",
+    ),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:покажи|выведи|раскрой|напиши|повтори)(?:те)?\s+(?:мне\s+)?(?:(?:свой|твой|ваш|весь)\s+)?"
+        r"системный\s+промпт",
+    ),
+)

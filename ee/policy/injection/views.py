@@ -1,0 +1,152 @@
+"""What the injection guard reads: the visible text, and the other ways the same text can be read.
+
+An attack hides from a pattern by spelling: invisible characters, look-alike letters from other scripts
+(Cyrillic "о", Greek "ο"), letters spread out ("i.g.n.o.r.e", "i g n o r e"), digits for letters ("1gn0re"),
+or an encoding an agent decodes without thinking (base64, percent escapes, HTML entities), or text a
+Markdown view never shows (an HTML comment). :func:`views` gives every such reading of a text; the guard
+scans each one. A reading is only made when the text holds what it undoes, so ordinary text costs one scan.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+_ZERO_WIDTH = frozenset("\u200b\u2060\u180e\ufeff")
+_JOINERS = frozenset("\u200c\u200d")
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+# Letters of other scripts that look like Latin ones (the Unicode "confusables" most used in attacks).
+_CONFUSABLE = str.maketrans(
+    "аеорсухіјѕԁһԛԝгпткмвАВЕКМНОРСТХІЈЅ"  # Cyrillic
+    "αβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"  # Greek
+    "ɡɑıɩʏօսհ"  # Latin and Armenian variants
+    "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ",  # small capitals
+    "aeopcyxijsdhqwrntkmbABEKMHOPCTXIJSabeikvoptuxABEZHIKMNOPTYXgaiiyouhabcdefghijklmnopqrstuvwyz",
+)
+_LEET = str.maketrans("013457@$", "oieastas")
+_SPELLED = r"(?<!\w)\w([.\-_*·• ])\w(?:\1\w)+(?!\w)"  # i.g.n.o.r.e, i g n o r e, i-g-n-o-r-e
+_LEET_WORD = r"\b(?=[\w@$]*[A-Za-z])(?=[\w@$]*[013457@$])[\w@$]{3,}\b"
+_BASE64 = r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
+_PERCENT = r"%[0-9A-Fa-f]{2}"
+_ENTITY = r"&(?:#\d{1,7}|#x[0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});"
+_COMMENT = r"<!--(.*?)-->"
+
+
+@functools.cache
+def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Compiled on first use so importing the guard stays cheap."""
+    return re.compile(pattern, flags)
+
+
+def hidden(text: str) -> tuple[str, dict[str, float]]:
+    """Strip invisible characters; return the visible text (plus decoded tag-character ASCII) and what hid.
+
+    Zero-width spaces, word joiners and a byte-order mark after the start are hidden text (0.55); so are
+    zero-width (non-)joiners between ASCII letters (they are legitimate inside emoji and in Persian or Indic
+    scripts). Bidi overrides can reorder what a reviewer sees (0.6, "Trojan Source"). Unicode tag characters
+    (U+E0000 to U+E007F) spell invisible ASCII (0.8, "ASCII smuggling"): they are decoded and scanned as text.
+    """
+    if text.isascii():
+        return text, {}
+    visible: list[str] = []
+    smuggled: list[str] = []
+    found: dict[str, float] = {}
+    for index, char in enumerate(text):
+        code = ord(char)
+        if 0xE0000 <= code <= 0xE007F:
+            found["tag"] = 0.8
+            if 0xE0020 <= code <= 0xE007E:
+                smuggled.append(chr(code - 0xE0000))
+        elif char in _BIDI:
+            found["bidi"] = 0.6
+        elif (char in _ZERO_WIDTH and not (char == "\ufeff" and index == 0)) or (
+            char in _JOINERS and _between_ascii_letters(text, index)
+        ):
+            found["zero_width"] = 0.55
+        elif char != "\ufeff":  # a byte-order mark at the very start is only an encoding marker
+            visible.append(char)
+    clean = "".join(visible) + ("\n" + "".join(smuggled) if smuggled else "")
+    return clean, found
+
+
+def _between_ascii_letters(text: str, index: int) -> bool:
+    before = text[index - 1] if index else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    return before.isascii() and before.isalpha() and after.isascii() and after.isalpha()
+
+
+def views(visible: str) -> tuple[str, list[str], list[str]]:
+    """``(text, respelled, hidden)`` for the visible text of :func:`hidden`.
+
+    ``text`` is the NFKC form (full-width letters, ligatures and the like become plain ones). ``respelled``
+    holds the readings that undo look-alike letters, spread-out letters and digits for letters (each only
+    when it changes something). ``hidden`` holds what an encoding or a comment keeps from a reader: base64
+    runs that decode to text, the text with percent escapes or HTML entities decoded, and each HTML
+    comment's content.
+    """
+    text = unicodedata.normalize("NFKC", visible)
+    respelled: list[str] = []  # (only the lines a reading changes: the others were scanned as they are)
+    folded = text
+    if not text.isascii():  # look-alike letters folded, accents dropped ("ïgnöre" reads "ignore")
+        folded = text.translate(_CONFUSABLE)
+        folded = unicodedata.normalize("NFC", _drop_latin_accents(unicodedata.normalize("NFD", folded)))
+    if folded != text:
+        respelled.append(_changed_lines(text, folded))
+    joined = _re(_SPELLED).sub(lambda m: m.group(0).replace(m.group(1), ""), folded)
+    joined = _re(_LEET_WORD).sub(lambda m: m.group(0).translate(_LEET), joined)
+    if joined != folded:
+        respelled.append(_changed_lines(folded, joined))
+    return text, respelled, _decoded(text)
+
+
+def _changed_lines(before: str, after: str) -> str:
+    """The lines of ``after`` that differ from ``before`` (both have the same lines: no reading adds one)."""
+    old, new = before.split("\n"), after.split("\n")
+    if len(old) != len(new):
+        return after
+    return "\n".join(line for line, was in zip(new, old, strict=True) if line != was)
+
+
+def _drop_latin_accents(decomposed: str) -> str:
+    """Combining marks on Latin letters go; on other scripts (Japanese dakuten, Devanagari) they stay."""
+    out: list[str] = []
+    for char in decomposed:
+        if unicodedata.combining(char) and out and out[-1] < "\u0250":
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+def _decoded(text: str) -> list[str]:
+    out: list[str] = []
+    for match in _re(_BASE64).finditer(text):
+        decoded = _base64_text(match.group(0))
+        if decoded:
+            out.append(decoded)
+    if len(_re(_PERCENT).findall(text)) >= 3:
+        from urllib.parse import unquote
+
+        out.append(unquote(text))
+    if _re(_ENTITY).search(text):
+        import html
+
+        out.append(html.unescape(text))
+    out.extend(m.group(1) for m in _re(_COMMENT, re.DOTALL).finditer(text))
+    return [unicodedata.normalize("NFKC", piece) for piece in out]
+
+
+def _base64_text(run: str) -> str | None:
+    """The text a base64 run (standard or URL-safe) decodes to, or None for binary or no base64."""
+    import base64
+    import binascii
+
+    padded = run + "=" * (-len(run) % 4)
+    try:
+        data = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        decoded = data.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    printable = sum(c.isprintable() or c in "\n\t" for c in decoded)
+    return decoded if decoded and printable >= 0.95 * len(decoded) and " " in decoded else None
