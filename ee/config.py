@@ -18,6 +18,7 @@ DEFAULT_CONFIG_TEXT = """\
 
 [store]
 # max_body_bytes = 262144      # larger memory files are reported and skipped
+# branch = ""                  # set by `ee init --branch NAME`: memories/ is a worktree of that branch
 
 [lock]
 # timeout = 30                 # seconds a writer waits for another writer
@@ -44,6 +45,7 @@ DEFAULT_CONFIG_TEXT = """\
 # section.key → (type, default)
 _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "store.max_body_bytes": (int, 256 * 1024),
+    "store.branch": (str, ""),
     "lock.timeout": ((int, float), 30.0),
     "model.path": (str, ""),
     "hooks.block": (bool, False),

@@ -66,10 +66,14 @@ class LogEntry:
 
 
 class Git:
-    """A git work tree holding an ee workspace at ``workspace`` (which may be a sub-folder of it)."""
+    """A git work tree holding an ee workspace at ``workspace`` (which may be a sub-folder of it), or — with
+    ``repo`` — the work tree at ``repo`` inside the workspace (the memory branch's worktree, ``memories/``:
+    its files are the workspace's ``memories/…``). Every git command runs in ``repo``."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, repo: Path | None = None) -> None:
         self.workspace = workspace
+        self.repo = repo or workspace
+        self._offset: tuple[str, str] | None = None
         self._toplevel: Path | None = None
         self._git_dir: Path | None = None
         self._noted: tuple[str, str] | None = None  # HEAD's (commit, tree) when ee's note vouched for it
@@ -96,7 +100,7 @@ class Git:
         if holds_lock:
             # (ee.spawn, not subprocess: no subprocess import for `ee remember`.) An exception in ee
             # (KeyboardInterrupt) waits for git to finish (milliseconds) instead of killing it.
-            child = self._start_locked(args, cwd or self.workspace, data=input, env=full_env)
+            child = self._start_locked(args, cwd or self.repo, data=input, env=full_env)
             out, err = child.communicate()
             code = child.returncode
         else:
@@ -106,7 +110,7 @@ class Git:
                 # kill of ee's process group cannot leave one behind; required locks are still taken)
                 proc = subprocess.run(
                     ["git", "--no-optional-locks", *args],
-                    cwd=cwd or self.workspace,
+                    cwd=cwd or self.repo,
                     input=input,
                     capture_output=True,
                     env=full_env,
@@ -145,7 +149,7 @@ class Git:
         name = args[2] if args[0] == "-c" and len(args) > 2 else args[0]
         message = stderr.decode("utf-8", "replace").strip() or f"git {name} failed"
         if "not a git repository" in message:
-            raise GitError(f"{self.workspace} is not in a git repository", f"run: ee init {self.workspace}")
+            raise GitError(f"{self.repo} is not in a git repository", f"run: ee init {self.workspace}")
         raise GitError(f"git {name}: {message}", "run `ee doctor` to check the repository")
 
     @property
@@ -164,21 +168,49 @@ class Git:
         assert self._git_dir is not None
         return self._git_dir
 
+    @property
+    def offset(self) -> tuple[str, str]:
+        """``(inner, outer)``: a repository path is ``inner + rest`` where its workspace path is
+        ``outer + rest``. ``("sub/", "")`` for a workspace in a sub-folder of the work tree, ``("",
+        "memories/")`` for the memory branch's worktree, ``("", "")`` when they are one folder."""
+        if self._offset is None:
+            top, workspace = self.toplevel.resolve(), self.workspace.resolve()
+            if workspace.is_relative_to(top):
+                inner = workspace.relative_to(top).as_posix()
+                self._offset = ("" if inner == "." else inner + "/", "")
+            else:
+                self._offset = ("", top.relative_to(workspace).as_posix() + "/")
+        return self._offset
+
     def repo_path(self, workspace_path: str) -> str:
         """A workspace-relative path → the path git uses (relative to the top level, '/'-separated)."""
-        prefix = self.workspace.resolve().relative_to(self.toplevel.resolve()).as_posix()
-        return workspace_path if prefix == "." else f"{prefix}/{workspace_path}"
+        inner, outer = self.offset
+        if not outer:
+            return inner + workspace_path
+        if workspace_path + "/" == outer:
+            return "."
+        if not workspace_path.startswith(outer):
+            raise UsageError(
+                f"{workspace_path} is outside the memory branch's worktree ({outer})",
+                "only memories/ is kept on the memory branch",
+            )
+        return workspace_path[len(outer) :]
 
     def workspace_path(self, repo_path: str) -> str:
-        prefix = self.workspace.resolve().relative_to(self.toplevel.resolve()).as_posix()
-        return repo_path if prefix == "." else repo_path.removeprefix(prefix + "/")
+        inner, outer = self.offset
+        return outer + repo_path.removeprefix(inner)
+
+    def holds(self, workspace_path: str) -> bool:
+        """Whether this repository keeps ``workspace_path`` (with a memory branch: only ``memories/``)."""
+        outer = self.offset[1]
+        return not outer or workspace_path.startswith(outer) or workspace_path + "/" == outer
 
     def is_repo(self) -> bool:
         import subprocess
 
         proc = subprocess.run(
             ["git", "rev-parse", "--is-inside-work-tree"],
-            cwd=self.workspace,
+            cwd=self.repo,
             capture_output=True,
             check=False,
         )
@@ -202,10 +234,21 @@ class Git:
         if not text.startswith("ref: "):
             return text
         ref = text[5:]
+        refs = self.common_dir  # (a linked worktree's branches live in the main repository's folder)
         try:
-            return ref + "@" + (self.git_dir / ref).read_text().strip()
+            return ref + "@" + (refs / ref).read_text().strip()
         except OSError:
-            return ref + "@packed:" + str(_mtime(self.git_dir / "packed-refs"))
+            return ref + "@packed:" + str(_mtime(refs / "packed-refs"))
+
+    @property
+    def common_dir(self) -> Path:
+        """The folder holding the refs and objects: ``git_dir``, or for a linked worktree (the memory
+        branch's) the main repository's, named by its ``commondir`` file."""
+        try:
+            named = (self.git_dir / "commondir").read_text().strip()
+        except OSError:
+            return self.git_dir
+        return (self.git_dir / named).resolve()
 
     def branch(self) -> str:
         return self.run("rev-parse", "--abbrev-ref", "HEAD", check=False).strip() or "HEAD"
@@ -244,7 +287,7 @@ class Git:
         if _GIT_PLACES & os.environ.keys():
             return None
         try:
-            here = os.path.realpath(self.workspace)
+            here = os.path.realpath(self.repo)
             device = os.stat(here).st_dev
             while not os.path.isdir(os.path.join(here, ".git")):
                 parent = os.path.dirname(here)
@@ -716,7 +759,7 @@ class Git:
 
         proc = subprocess.run(
             ["git", "cat-file", "--batch"],
-            cwd=self.workspace,
+            cwd=self.repo,
             input="".join(b + "\n" for b in wanted).encode(),
             capture_output=True,
             check=False,

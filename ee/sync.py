@@ -236,7 +236,8 @@ def pending_paths(ws: Workspace) -> tuple[list[str], list[Problem]]:
     """Workspace paths of ee's that differ from HEAD: memory files, events files, the config."""
     paths: list[str] = []
     skipped: list[Problem] = []
-    for rel in _status(ws, MEMORIES) + _status(ws, CONFIG_PATH):
+    config = _status(ws, CONFIG_PATH) if ws.git.holds(CONFIG_PATH) else []  # (not on a memory branch)
+    for rel in _status(ws, MEMORIES) + config:
         if rel == CONFIG_PATH or _is_event_file(rel):
             paths.append(rel)
         elif _is_memory_file(rel):
@@ -311,7 +312,7 @@ class Session:
         self.tracking = f"refs/remotes/{remote}/{self.remote_branch}"
 
     def _describe(self, remote: str) -> tuple[str, str, str]:
-        repo = git_python_repo(self.ws.root)
+        repo = git_python_repo(self.git.repo)
         names = [r.name for r in repo.remotes]
         if remote not in names:
             have = f" (this repository has: {', '.join(names)})" if names else ""
@@ -538,7 +539,7 @@ class Session:
     def commits(self, since: str | None, until: str | None) -> list[dict[str, str]]:
         if not until or since == until:
             return []
-        repo = git_python_repo(self.ws.root)
+        repo = git_python_repo(self.git.repo)
         spec = f"{since}..{until}" if since else until
         return [
             {

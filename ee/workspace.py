@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
 from ee.errors import (
+    ConfigError,
     ConflictError,
     PolicyError,
     SecretFound,
@@ -86,7 +87,48 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
 class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.git = Git(root)
+
+    @cached_property
+    def git(self) -> Git:
+        """The repository ee's files are committed in: the code's, or with a memory branch its worktree
+        ``memories/`` (:mod:`ee.memory_branch`), which every ee writer then commits to."""
+        from ee import memory_branch
+
+        folder = memory_branch.worktree(self.root)
+        if folder is not None:
+            return Git(self.root, folder)
+        try:
+            branch = self.config.get("store.branch")
+        except ConfigError:  # (a broken config is reported where it is used, e.g. by ee doctor)
+            branch = ""
+        if branch:  # a fresh clone: memories/ is not checked out yet (the code branch ignores it)
+            raise ConfigError(
+                f"this workspace keeps its memories on the branch {branch!r}, not checked out at memories/",
+                f"run: ee init (it adds memories/ as a worktree of {branch})",
+            )
+        return Git(self.root)
+
+    def branch_notes(self) -> list[dict[str, Any]]:
+        """After a write: where it went, when that is not where a reader may look. With memories on the code
+        branch, a write on a branch other than the default stays on that branch until it merges."""
+        from ee import memory_branch
+
+        if memory_branch.worktree(self.root) is not None:
+            return []
+        branch, default = memory_branch.code_branches(self.git, str(self.config.get("sync.remote")))
+        if branch is None or branch == default or (default is None and branch in ("main", "master")):
+            return []
+        return [
+            {
+                "code": "written_on_branch",
+                "severity": "info",
+                "message": f"committed on the code branch {branch!r}"
+                + (f", not {default!r}" if default else "")
+                + ": memories and their feedback follow the code branch, and reach the others when it merges",
+                "repair": "to keep memories apart from code checkouts: ee init --branch ee/memories "
+                "(README: Teams)",
+            }
+        ]
 
     @classmethod
     def discover(cls, explicit: str | os.PathLike[str] | None = None) -> Workspace:
@@ -106,12 +148,18 @@ class Workspace:
     # ------------------------------------------------------------------------------------ init
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str] = ".") -> tuple[Workspace, dict[str, Any]]:
+    def init(
+        cls, path: str | os.PathLike[str] = ".", branch: str | None = None
+    ) -> tuple[Workspace, dict[str, Any]]:
         """Create or adopt a git repository and make it an ee workspace. Idempotent.
 
         The commit holds ee's files and, of a ``.gitignore`` / ``.gitattributes`` the user already has,
         only ee's lines: their uncommitted edits to those files stay uncommitted (staged or not).
+        ``branch`` (or ``[store] branch`` of the config, in a fresh clone) keeps ``memories/`` as a worktree
+        of that branch (:mod:`ee.memory_branch`).
         """
+        from ee import memory_branch
+
         root = Path(path).expanduser().resolve()
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -121,11 +169,24 @@ class Workspace:
                 "choose a folder you can write to",
             ) from None
         ws = cls(root)
+        code = Git(root)  # (ws.git is the memory branch's worktree once there is one)
         created: list[str] = []
-        if not ws.git.is_repo():
-            ws.git.init()
+        if not code.is_repo():
+            code.init()
             created.append(".git")
+        config = load_config(root)
+        configured = str(config.get("store.branch"))
+        if branch and configured and branch != configured:
+            raise ConfigError(
+                f"this workspace keeps its memories on the branch {configured!r}",
+                f"keep it (ee init --branch {configured}), or edit [store] branch in {CONFIG_PATH}",
+            )
+        branch = memory_branch.valid_name(code, branch) if branch else configured or None
         with ws.lock():
+            registered = ["merge driver (git config merge.ee-memory)"] if register_merge_driver(code) else []
+            if branch:
+                remote = str(config.get("sync.remote"))
+                created += memory_branch.set_up(root, code, branch, remote)
             for folder in (MEMORIES, EVENTS):
                 if not (root / folder).is_dir():
                     (root / folder).mkdir(parents=True)
@@ -133,22 +194,28 @@ class Workspace:
             keep = root / EVENTS / ".gitkeep"
             if not keep.exists():
                 keep.write_text("")
-            if not (root / CONFIG_PATH).exists():
-                (root / CONFIG_PATH).write_text(DEFAULT_CONFIG_TEXT)
+            config_text = (root / CONFIG_PATH).read_text() if (root / CONFIG_PATH).exists() else None
+            if config_text is None or (branch and branch != configured):
+                atomic_write(
+                    root / CONFIG_PATH, with_branch(config_text or DEFAULT_CONFIG_TEXT, branch).encode()
+                )
                 created.append(CONFIG_PATH)
-            registered = ["merge driver (git config merge.ee-memory)"] if ws._register_merge_driver() else []
-            head, _tree = ws.git.head_state()
-            own = [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
+            head, _tree = code.head_state()
+            own = [CONFIG_PATH] if branch else [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
             shared = {".gitignore": GITIGNORE_LINES, ".gitattributes": GITATTRIBUTES_LINES}
+            if branch:  # the memory branch has its own .gitattributes; the code branch ignores memories/
+                shared = {".gitignore": (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)}
             specs = [
-                f"{prefix}:{ws.git.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")
+                f"{prefix}:{code.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")
             ]
-            stored = ws.git.read_specs(specs) if head else {}
+            stored = code.read_specs(specs) if head else {}
 
             def committed(name: str) -> bytes | None:
-                return stored.get(f"HEAD:{ws.git.repo_path(name)}")
+                return stored.get(f"HEAD:{code.repo_path(name)}")
 
             paths = [name for name in own if committed(name) is None]
+            if CONFIG_PATH in created and CONFIG_PATH not in paths:  # (its memory branch was just set)
+                paths.append(CONFIG_PATH)
             blobs: dict[str, str] = {}
             index_blobs: dict[str, str] = {}
             for name, lines in shared.items():
@@ -160,35 +227,17 @@ class Workspace:
                 before = committed(name)
                 if with_lines(before, lines) == before:
                     continue
-                blobs[name] = ws.git.hash_object(with_lines(before, lines))
-                staged = stored.get(f":{ws.git.repo_path(name)}")
+                blobs[name] = code.hash_object(with_lines(before, lines))
+                staged = stored.get(f":{code.repo_path(name)}")
                 if staged is not None and staged != before:  # the user staged a change: keep it staged
-                    index_blobs[name] = ws.git.hash_object(with_lines(staged, lines))
+                    index_blobs[name] = code.hash_object(with_lines(staged, lines))
             commit = None
             if paths or blobs:
                 message = format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"})
-                after = ws.git.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
+                after = code.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
                 commit = after if after and after != head else None
-        return ws, {"root": str(root), "created": created, "registered": registered, "commit": commit}
-
-    def _register_merge_driver(self) -> bool:
-        """Register the memory merge driver in this clone's git config (git config is not cloned, so a
-        fresh clone needs it); True when it was not registered (or named a Python that is gone).
-
-        The command names this Python by absolute path, so git finds the driver even where ``ee`` is not
-        on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone.
-        """
-        import shlex
-        import sys
-
-        current = self.git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
-        program = shlex.split(current)[0] if current else ""
-        if current and (program == "ee" or Path(program).exists()):
-            return False
-        self.git.run("config", "merge.ee-memory.name", "ee memory file merge")
-        command = f"{shlex.quote(sys.executable)} -m ee merge-driver %O %A %B %P"
-        self.git.run("config", "merge.ee-memory.driver", command)
-        return True
+        report = {"root": str(root), "created": created, "registered": registered, "commit": commit}
+        return ws, report | {"branch": branch}
 
     # ------------------------------------------------------------------------------------ writes
 
@@ -540,6 +589,38 @@ def normalise_time(value: Any, what: str) -> str:
         raise UsageError(
             f"{what} {value!r} is not a date-time", "write RFC 3339, e.g. 2026-12-01T09:00:00Z"
         ) from None
+
+
+def register_merge_driver(git: Git) -> bool:
+    """Register the memory merge driver in this clone's git config (git config is not cloned, so a
+    fresh clone needs it); True when it was not registered (or named a Python that is gone).
+
+    The command names this Python by absolute path, so git finds the driver even where ``ee`` is not
+    on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone.
+    """
+    import shlex
+    import sys
+
+    current = git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
+    program = shlex.split(current)[0] if current else ""
+    if current and (program == "ee" or Path(program).exists()):
+        return False
+    git.run("config", "merge.ee-memory.name", "ee memory file merge")
+    command = f"{shlex.quote(sys.executable)} -m ee merge-driver %O %A %B %P"
+    git.run("config", "merge.ee-memory.driver", command)
+    return True
+
+
+def with_branch(config_text: str, branch: str | None) -> str:
+    """The config text with ``[store] branch = BRANCH`` (the first ``[store]`` table gets the line)."""
+    if not branch:
+        return config_text
+    line = f'branch = "{branch}"                # memories/ is a worktree of this branch (ee init --branch)\n'
+    lines = config_text.splitlines(keepends=True)
+    for i, text in enumerate(lines):
+        if text.strip() == "[store]":
+            return "".join([*lines[: i + 1], line, *lines[i + 1 :]])
+    return config_text.rstrip("\n") + "\n\n[store]\n" + line
 
 
 def with_lines(data: bytes | None, lines: Sequence[str]) -> bytes:

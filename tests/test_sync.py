@@ -158,7 +158,8 @@ def commit_as(root: Path, name: str, message: str) -> None:
         for role in ("AUTHOR", "COMMITTER")
         for part, value in (("NAME", name), ("EMAIL", f"{name.lower()}@example.com"))
     }
-    subprocess.run(["git", "commit", "-q", "-am", message], cwd=root, env={**os.environ, **who}, check=True)
+    repo = Workspace(root).git.repo  # (the memory branch's worktree, if there is one)
+    subprocess.run(["git", "commit", "-q", "-am", message], cwd=repo, env={**os.environ, **who}, check=True)
 
 
 def conflicting_edits(clones: list[Path], strategy: str, old: str, texts: tuple[str, str]) -> str:
@@ -177,13 +178,12 @@ def conflicting_edits(clones: list[Path], strategy: str, old: str, texts: tuple[
     return memory_id
 
 
-def no_markers_anywhere(root: Path, remote: Path) -> None:
+def no_markers_anywhere(root: Path, remote: Path, branch: str = "main", folder: str = "memories") -> None:
     for path in (root / "memories").rglob("*.md"):
         assert "<<<<<<<" not in path.read_text(), path
         assert ">>>>>>>" not in path.read_text(), path
-    grep = subprocess.run(
-        ["git", "grep", "-q", "-E", "^(<{7}|>{7}|={7}$)", "main", "--", "memories"], cwd=remote, check=False
-    )
+    pattern = "^(<{7}|>{7}|={7}$)"
+    grep = subprocess.run(["git", "grep", "-q", "-E", pattern, branch, "--", folder], cwd=remote, check=False)
     assert grep.returncode == 1, "the remote holds git conflict markers"
 
 

@@ -263,5 +263,6 @@ def outcome_cmd(
     from ee.render.pack_text import outcome_human
     from ee.workspace import Actor
 
-    data = record_outcome(workspace(ctx), memory_id, signal, reason, Actor.from_env(agent))
-    Output(as_json).emit(data, lambda: outcome_human(data))
+    ws = workspace(ctx)
+    data = record_outcome(ws, memory_id, signal, reason, Actor.from_env(agent))
+    Output(as_json).emit(data, lambda: outcome_human(data), ws.branch_notes())

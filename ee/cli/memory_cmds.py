@@ -126,8 +126,11 @@ def tags_cmd(
 
     if not add and not remove:
         raise UsageError("nothing to change", "pass --add TAG and/or --remove TAG")
-    memory = workspace(ctx).edit_tags(memory_id, add, remove, Actor.from_env(agent))
-    Output(as_json).emit(memory.to_dict(), f"{memory.id} tags: {', '.join(memory.tags) or '-'}")
+    ws = workspace(ctx)
+    memory = ws.edit_tags(memory_id, add, remove, Actor.from_env(agent))
+    Output(as_json).emit(
+        memory.to_dict(), f"{memory.id} tags: {', '.join(memory.tags) or '-'}", ws.branch_notes()
+    )
 
 
 @memory_group.command("trust")
@@ -150,8 +153,9 @@ def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None
     """
     from ee.workspace import Actor
 
-    memory = workspace(ctx).review_trust(memory_id, cls, Actor.from_env())
-    Output(as_json).emit(memory.to_dict(), f"{memory.id} trust: {memory.trust} (reviewed)")
+    ws = workspace(ctx)
+    memory = ws.review_trust(memory_id, cls, Actor.from_env())
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} trust: {memory.trust} (reviewed)", ws.branch_notes())
 
 
 @memory_group.command("link")
@@ -176,8 +180,9 @@ def link_cmd(
     """Link MEMORY_ID to TARGET with a typed link."""
     from ee.workspace import Actor
 
-    memory = workspace(ctx).link(memory_id, target, link_type, Actor.from_env(agent))
-    Output(as_json).emit(memory.to_dict(), f"{memory.id} --{link_type}--> {target}")
+    ws = workspace(ctx)
+    memory = ws.link(memory_id, target, link_type, Actor.from_env(agent))
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} --{link_type}--> {target}", ws.branch_notes())
 
 
 @memory_group.command("expire")
@@ -192,8 +197,9 @@ def expire_cmd(
     """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history)."""
     from ee.workspace import Actor
 
-    memory = workspace(ctx).expire(memory_id, at, Actor.from_env(agent))
-    Output(as_json).emit(memory.to_dict(), f"{memory.id} valid until {memory.valid_to}")
+    ws = workspace(ctx)
+    memory = ws.expire(memory_id, at, Actor.from_env(agent))
+    Output(as_json).emit(memory.to_dict(), f"{memory.id} valid until {memory.valid_to}", ws.branch_notes())
 
 
 @memory_group.command("forget")
@@ -205,9 +211,12 @@ def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: b
     """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version)."""
     from ee.workspace import Actor
 
-    memory = workspace(ctx).forget(memory_id, Actor.from_env(agent))
+    ws = workspace(ctx)
+    memory = ws.forget(memory_id, Actor.from_env(agent))
     Output(as_json).emit(
-        {"id": memory.id, "path": memory.path, "forgotten": True}, f"forgot {memory.id} ({memory.path})"
+        {"id": memory.id, "path": memory.path, "forgotten": True},
+        f"forgot {memory.id} ({memory.path})",
+        ws.branch_notes(),
     )
 
 
@@ -245,7 +254,10 @@ def resolve_cmd(
     from ee.workspace import Actor
 
     text = text_file.read() if text_file is not None else None
-    memory, commit = resolve_memory(workspace(ctx), memory_id, pick, text, Actor.from_env(agent))
+    ws = workspace(ctx)
+    memory, commit = resolve_memory(ws, memory_id, pick, text, Actor.from_env(agent))
     Output(as_json).emit(
-        {"memory": memory.to_dict(), "commit": commit}, f"resolved {memory.id} ({commit[:10]})"
+        {"memory": memory.to_dict(), "commit": commit},
+        f"resolved {memory.id} ({commit[:10]})",
+        ws.branch_notes(),
     )

@@ -57,7 +57,8 @@ def remember_cmd(
 
     if text == "-":
         text = sys.stdin.read()
-    memory = workspace(ctx).remember(
+    ws = workspace(ctx)
+    memory = ws.remember(
         text,
         level=level,
         kind=kind,
@@ -71,4 +72,4 @@ def remember_cmd(
         actor=Actor.from_env(agent),
         redact=redact,
     )
-    Output(as_json).emit(memory.to_dict(), f"remembered {memory.id}  ({memory.path})")
+    Output(as_json).emit(memory.to_dict(), f"remembered {memory.id}  ({memory.path})", ws.branch_notes())

@@ -16,9 +16,16 @@ from ee.render.text import problem_lines
 
 @click.command("init")
 @click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option(
+    "--branch",
+    metavar="NAME",
+    default=None,
+    help="Keep memories/ as a git worktree of branch NAME (e.g. ee/memories), apart from the code "
+    "branches (default: memories are committed on the code branch checked out).",
+)
 @json_option
 @click.pass_context
-def init_cmd(ctx: click.Context, path: str | None, as_json: bool | None) -> None:
+def init_cmd(ctx: click.Context, path: str | None, branch: str | None, as_json: bool | None) -> None:
     """Create or adopt a git repository at PATH and make it an ee workspace (safe to run again).
 
     PATH defaults to the --workspace given before the command, else $EE_WORKSPACE, else the current
@@ -33,7 +40,7 @@ def init_cmd(ctx: click.Context, path: str | None, as_json: bool | None) -> None
             f"ee init {path} names another folder than --workspace {given}",
             "give the folder once: ee init PATH, or ee --workspace PATH init",
         )
-    _ws, report = Workspace.init(path or given or os.environ.get("EE_WORKSPACE") or ".")
+    _ws, report = Workspace.init(path or given or os.environ.get("EE_WORKSPACE") or ".", branch)
     lines = [f"ee workspace at {report['root']}"]
     if report["created"]:
         lines.append("created: " + ", ".join(report["created"]))
@@ -43,6 +50,8 @@ def init_cmd(ctx: click.Context, path: str | None, as_json: bool | None) -> None
         lines.append(f"committed: {report['commit'][:10]}")
     if len(lines) == 1:
         lines.append("nothing to do (already initialised)")
+    if report["branch"]:
+        lines.append(f"memories: on branch {report['branch']} (memories/ is its worktree)")
     Output(as_json).emit(report, "\n".join(lines))
 
 

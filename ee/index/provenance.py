@@ -37,8 +37,7 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
     head = commit or git.head()
     if head is None:
         return {"head_commit": None, "head_blobs": {}, "provenance": {}}
-    prefix = _prefix(git)
-    head_blobs = _ls_tree(git, head, prefix)
+    head_blobs = _ls_tree(git, head)
     old_head = old_state.get("head_commit")
     old: dict[str, list[str]] = {}
     walk = head
@@ -64,7 +63,7 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
     walker = _Walk(set(head_blobs))
     for record in out.split("\x1e"):
         if record.strip():
-            walker.commit(record, prefix)
+            walker.commit(record, git.offset)
     prov: dict[str, list[str]] = {}
     for path in head_blobs:
         last = walker.last.get(path)
@@ -95,7 +94,8 @@ class _Walk:
         self.first_name: dict[str, str] = {}  # path at HEAD → its oldest name seen (for the older state)
         self.created: set[str] = set()  # paths at HEAD whose creating commit the walk reached
 
-    def commit(self, record: str, prefix: str) -> None:
+    def commit(self, record: str, offset: tuple[str, str]) -> None:
+        inner, outer = offset
         head_part, _, names = record.partition("\n")
         fields = head_part.split("\x00")
         if len(fields) < 6:
@@ -106,7 +106,7 @@ class _Walk:
             parts = line.split("\t")
             if len(parts) < 2:
                 continue
-            status, name = parts[0], parts[-1].removeprefix(prefix)
+            status, name = parts[0], outer + parts[-1].removeprefix(inner)
             path = self.alias.get(name, name)
             if path not in self.at_head or path in self.created:
                 continue
@@ -117,7 +117,7 @@ class _Walk:
                 elif op.strip() == REVIEW_OP:
                     self.writer[path] = ""
             if status.startswith("R") and len(parts) == 3:
-                older = parts[1].removeprefix(prefix)
+                older = outer + parts[1].removeprefix(inner)
                 self.alias[older] = path
                 self.first_name[path] = older
             elif status.startswith(("A", "C")):
@@ -125,24 +125,18 @@ class _Walk:
                 self.writer.setdefault(path, "")
 
 
-def _prefix(git: Any) -> str:
-    """The workspace's folder inside the repository (``""`` at the top), computed once: the per-path
-    ``Git.workspace_path`` resolves both folders on every call (~0.4 ms, seconds at 10k files)."""
-    inside = git.repo_path(MEMORIES)
-    return inside[: -len(MEMORIES)]
-
-
-def _ls_tree(git: Any, commit: str, prefix: str) -> dict[str, str]:
-    """``Git.ls_tree(commit, MEMORIES)`` with the prefix stripped once (same rules: ``*.md`` blobs, no
-    hidden parts)."""
-    out = git.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", prefix + MEMORIES)
+def _ls_tree(git: Any, commit: str) -> dict[str, str]:
+    """``Git.ls_tree(commit, MEMORIES)`` (same rules: ``*.md`` blobs, no hidden parts), each path mapped
+    by string operations (:attr:`Git.offset`)."""
+    inner, outer = git.offset
+    out = git.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", git.repo_path(MEMORIES))
     files: dict[str, str] = {}
     for entry in out.split("\0"):
         meta, _, path = entry.partition("\t")
         if not path.endswith(".md"):
             continue
         mode, kind, sha = meta.split()
-        rel = path.removeprefix(prefix)
+        rel = outer + path.removeprefix(inner)
         hidden = any(part.startswith(".") for part in rel.removeprefix(MEMORIES).split("/"))
         if kind == "blob" and mode in ("100644", "100755") and not hidden:
             files[rel] = sha
