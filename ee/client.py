@@ -98,6 +98,23 @@ WRITE_ENV_NAMES = frozenset(
         "GIT_NAMESPACE",
     }
 )
+# Git's variables for one command (a hook's index file, its repository and prefix): a server started by
+# that command outlives it, and finds the repository of its workspace by itself.
+ONE_COMMAND_GIT_ENV = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_QUARANTINE_PATH",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+        "GIT_EDITOR",
+        "GIT_REFLOG_ACTION",
+    }
+)
 _HEADER = struct.Struct(">I")
 
 
@@ -513,6 +530,7 @@ def _spawn(root: str, lock_fd: int) -> bool:
             stderr=log,
             pass_fds=(lock_fd,),
             start_new_session=True,
+            env={k: v for k, v in os.environ.items() if k not in ONE_COMMAND_GIT_ENV},
         )
     except OSError:
         return False

@@ -192,7 +192,12 @@ def test_a_git_hook_starts_the_server(store: Workspace) -> None:
         subprocess.run(
             ["git", "commit", "-q", "-m", "readme"], cwd=root, env=env, check=True, timeout=DEADLINE
         )
-        served_pid(root)
+        pid = served_pid(root)
+        # git gave the hook its index file (and may give it GIT_DIR): the server outlives the hook, so it
+        # must find its repository by itself.
+        names = {item.split(b"=")[0] for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")}
+        assert not names & {b"GIT_INDEX_FILE", b"GIT_DIR", b"GIT_PREFIX", b"GIT_EDITOR"}
+        assert ee("search", "alpha", cwd=root, served=True).returncode == 0
     finally:
         assert stop_server(root)
 
