@@ -192,6 +192,7 @@ def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
     from ee.merge import is_conflicted
 
     out: list[Problem] = []
+    granted = _granted_trust(ws, snap)
     for memory in snap.sorted():
         for link in memory.links:
             if link.to not in snap.memories:
@@ -215,13 +216,33 @@ def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
                     repair=f"ee memory resolve {memory.id} --pick local|remote|both",
                 )
             )
-        out += _policy_checks(memory)
+        out += _policy_checks(memory, granted.get(memory.path) or _granted(memory, None))
     return out
 
 
-def _policy_checks(memory: Any) -> list[Problem]:
-    """A secret a hand edit put in a file (masked in every output, but still on disk and in git), and a
-    quarantined memory: instruction-like text from a non-human source (never authoritative in a pack)."""
+def _granted_trust(ws: Workspace, snap: Any) -> dict[str, str]:
+    """The trust class ee grants each committed memory (its key capped by who wrote it since a person's
+    last review, as the index decides: ee.index.provenance, ee.query.standing.resolve_trust)."""
+    from ee.index.provenance import provenance
+
+    try:
+        prov = provenance(ws.git, {})["provenance"]
+    except GitError:  # no usable git: reported by the git checks
+        return {}
+    return {m.path: _granted(m, prov.get(m.path)) for m in snap.sorted() if m.path in prov}
+
+
+def _granted(memory: Any, prov: list[str] | None) -> str:
+    from ee.query.standing import resolve_trust
+
+    return resolve_trust({"trust": memory.trust}, prov)
+
+
+def _policy_checks(memory: Any, granted: str) -> list[Problem]:
+    """A secret a hand edit put in a file (masked in every output, but still on disk and in git), a
+    quarantined memory: instruction-like text from a non-human source (never authoritative in a pack), and a
+    ``trust:`` key claiming more than ee grants (``granted``: what an agent wrote counts as at most
+    agent_assertion until a person reviews it)."""
     from ee.policy.injection import scan_injection
     from ee.policy.secrets import find_secrets
     from ee.policy.trust import is_human
@@ -238,14 +259,26 @@ def _policy_checks(memory: Any) -> list[Problem]:
                 repair=f"remove the secret from {memory.path}, commit, and rotate it",
             )
         )
+    if memory.trust and memory.trust != granted:
+        out.append(
+            Problem(
+                "trust_not_granted",
+                "warning",
+                f"{memory.id} says trust: {memory.trust}, but an agent wrote it since a person last reviewed "
+                f"it: ee counts it as {granted}",
+                memory.path,
+                key="trust",
+                repair=f"once a person has read it: ee memory trust {memory.id} --class {memory.trust}",
+            )
+        )
     report = scan_injection(memory.body)
-    if report.flagged and memory.trust and not is_human(memory.trust):
+    if report.flagged and not is_human(granted):
         signals = ", ".join(report.signals) or "injection"
         out.append(
             Problem(
                 "memory_quarantined",
                 "warning",
-                f"{memory.id} ({memory.trust}) reads like "
+                f"{memory.id} ({granted}) reads like "
                 f"instructions to an agent ({signals}): quarantined, never authoritative",
                 memory.path,
                 repair=f"ee memory forget {memory.id}  # or, once a person has read it and vouches for "

@@ -101,6 +101,13 @@ def test_laundering_by_tags_hand_edit_or_rename_keeps_the_agent_class(root: Path
     _ee(root, "index", "rebuild")  # a full walk of the history decides the same
     assert "quarantined" in _hit(root, memory_id, words)["flags"]
 
+    # ee doctor says so, with the repair (it reads the history as the index does)
+    problems = _ee(root, "doctor")["problems"]
+    codes = {p["code"] for p in problems if p["message"].startswith(memory_id)}
+    assert codes == {"trust_not_granted", "memory_quarantined"}
+    repair = next(p["repair"] for p in problems if p["code"] == "trust_not_granted")
+    assert f"ee memory trust {memory_id} --class human_explicit" in repair
+
 
 def test_only_an_explicit_review_by_a_person_raises_trust(root: Path) -> None:
     memory_id = _import(root, INJECTION, "human_explicit")
