@@ -170,14 +170,26 @@ def _check_layout(ws: Workspace) -> list[Problem]:
         out.append(Problem("memories_missing", "error", "memories/ does not exist", repair="ee init"))
     if not (ws.root / EVENTS).is_dir():
         out.append(Problem("events_missing", "warning", f"{EVENTS}/ does not exist", repair="ee init"))
-    for name, lines in ((".gitignore", GITIGNORE_LINES), (".gitattributes", GITATTRIBUTES_LINES)):
+    from ee import memory_branch
+
+    expected: tuple[tuple[str, tuple[str, ...]], ...] = (
+        (".gitignore", GITIGNORE_LINES),
+        (".gitattributes", GITATTRIBUTES_LINES),
+    )
+    if memory_branch.worktree(ws.root) is not None:  # the memory branch carries its merge drivers
+        attributes = tuple(memory_branch.BRANCH_FILES[".gitattributes"].splitlines())
+        expected = (
+            (".gitignore", (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)),
+            (f"{MEMORIES}/.gitattributes", attributes),
+        )
+    for name, lines in expected:
         path = ws.root / name
         have = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
         missing = [line for line in lines if line not in have]
         if missing:
             out.append(
                 Problem(
-                    f"{name[1:]}_incomplete",
+                    f"{name.rsplit('/', 1)[-1][1:]}_incomplete",
                     "warning",
                     f"{name} lacks: {', '.join(missing)}",
                     name,

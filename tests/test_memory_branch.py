@@ -68,6 +68,7 @@ def test_init_branch_keeps_memories_apart_from_the_code_branch(clones: list[Path
     assert git(remote, "rev-parse", "main") == git(a, "rev-parse", "main")  # sync leaves code alone
     again = run_cli("init", str(a), "--human")
     assert "already initialised" in again.out
+    assert ee(a, "doctor").data["problems"] == []  # the layout of this mode is whole
 
 
 def test_memories_and_feedback_survive_a_code_checkout(clones: list[Path]) -> None:
