@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -148,3 +149,39 @@ def test_a_write_on_a_feature_branch_says_where_it_went(tmp_path: Path) -> None:
     assert "ee init --branch" in note["repair"]
     human = run_cli("--workspace", str(root), "remember", "again", "--human")
     assert "follow the code branch" in human.err
+
+
+def test_init_branch_moves_an_existing_stores_memories_to_the_branch(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    Workspace.init(root)
+    memory_id = remember(root, "Written before the memory branch")
+    assert ee(root, "outcome", memory_id, "--signal", "helpful").code == 0
+    result = run_cli("init", str(root), "--branch", BRANCH, "--json")
+    assert result.code == 0, result.err
+    assert "memories/ removed from the code branch (now on ee/memories)" in result.data["created"]
+    tracked = git(root, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert not [p for p in tracked if p.startswith("memories/")]
+    assert Workspace(root).get(memory_id).body == "Written before the memory branch"
+    events = git(root / "memories", "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert f".events/{memory_id}.jsonl" in events
+    assert [e["signal"] for e in ee(root, "why", memory_id).data["standing"]["events"]] == ["helpful"]
+    assert git(root, "status", "--porcelain").strip() == ""
+
+
+def test_hooks_read_the_memory_branch_from_any_code_branch(clones: list[Path]) -> None:
+    from test_hooks import ANTI_PATTERN, BIN
+
+    a, _, _ = clones
+    (a / "memories" / "mig.md").write_text(ANTI_PATTERN)
+    sync(a)  # committed on the memory branch
+    assert run_cli("hooks", "install", "--json", cwd=a).code == 0
+    git(a, "checkout", "-q", "-b", "feature")
+    (a / "db" / "migrations").mkdir(parents=True)
+    (a / "db" / "migrations" / "001.sql").write_text("ALTER TABLE t;\n")
+    git(a, "add", "db")
+    env = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "EE_HOOK_TIMEOUT": "60"}
+    proc = subprocess.run(
+        ["git", "commit", "-m", "migration"], cwd=a, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr

@@ -3,7 +3,9 @@ between, then every acknowledged write checked in every clone and every conflict
 
 Operations (seeded, so a run can be repeated): remember, a tag edit, an outcome, a hand edit (a line
 appended to a memory's text, committed by the next sync) and a conflicting body edit (the first line of one
-of a few "hot" memories rewritten, which other clones rewrite too). Each clone syncs every few operations.
+of a few "hot" memories rewritten, which other clones rewrite too). A body edit of a memory that is
+conflicted in that clone resolves it by label first (``local``, else ``both``), as a person would. Each
+clone syncs after about a third of its operations.
 
 Afterwards, once every clone has synced twice: every memory, tag and feedback event any clone wrote is in
 all of them; every line a hand edit added is in its memory's text (in one of the versions a merge kept);
@@ -173,8 +175,13 @@ def _operate(
         pool = [i for i in hot if i in present] if op == "body_conflict" else present
         memory_id = rng.choice(pool or present)
         memory = ws.get(memory_id)
-        if is_conflicted(memory):
-            return op + " (skipped: conflicted here)"  # (a person resolves first; ee edits nothing blind)
+        if is_conflicted(memory):  # a person resolves it first: this clone's version, else all of them
+            (item,) = [c for c in conflicted_memories(ws) if c["id"] == memory_id]
+            pick = "local" if [v["side"] for v in item["versions"]].count("local") == 1 else "both"
+            resolved, _commit = resolve_memory(ws, memory_id, pick, actor=actor)
+            gone = {(i, line) for i, line in expected.lines if i == memory_id and line not in resolved.body}
+            expected.lines -= gone  # (the versions not kept were dropped by the person's choice)
+            return f"resolve --pick {pick}"
         path = ws.root / memory.path
         text = path.read_text(encoding="utf-8")
         if op == "hand_edit":
