@@ -53,3 +53,22 @@ def test_unknown_class_names_the_allowed_list(call: object) -> None:
     assert isinstance(info.value, UsageError)
     assert info.value.exit_code == ExitCode.USAGE
     assert info.value.details["allowed"] == list(TRUST_CLASSES)
+
+
+@pytest.mark.parametrize(
+    ("claimed", "by_agent", "granted"),
+    [
+        ("human_explicit", True, "agent_assertion"),
+        ("peer_human_attested", True, "agent_assertion"),
+        ("agent_validated", True, "agent_assertion"),
+        ("agent_assertion", True, "agent_assertion"),
+        ("cass_evidence", True, "cass_evidence"),
+        ("legacy_import", True, "legacy_import"),
+        ("human_explicit", False, "human_explicit"),
+        ("agent_validated", False, "agent_validated"),
+    ],
+)
+def test_an_agent_cannot_claim_more_than_agent_assertion(claimed: str, by_agent: bool, granted: str) -> None:
+    from ee.policy.trust import capped
+
+    assert capped(claimed, by_agent=by_agent) == granted
