@@ -27,4 +27,3 @@ def sha1() -> Any:
     import hashlib
 
     return hashlib.sha1
-

@@ -126,7 +126,7 @@ class GitError(StorageError):
         return cls("git is not installed", "install git (e.g. apt-get install git)")
 
 
-class IndexError_(EeError):
+class IndexError_(EeError):  # noqa: N801 - the underscore keeps it apart from Python's IndexError
     code = "index"
     exit_code = ExitCode.INDEX
 

@@ -25,7 +25,9 @@ def read_beir(folder: Path) -> tuple[dict[str, str], dict[str, str], dict[str, s
     """(corpus id → text, query id → text, query id → relevant corpus ids) of a BEIR folder."""
     for name in ("corpus.jsonl", "queries.jsonl"):
         if not (folder / name).is_file():
-            raise NotFound(f"{folder / name} does not exist", "pass a folder with corpus.jsonl, queries.jsonl, qrels.tsv")
+            raise NotFound(
+                f"{folder / name} does not exist", "pass a folder with corpus.jsonl, queries.jsonl, qrels.tsv"
+            )
     qrels_path = folder / "qrels.tsv"
     if not qrels_path.is_file():
         qrels_path = folder / "qrels" / "test.tsv"
@@ -75,22 +77,27 @@ def average(rows: Iterable[tuple[float, float, float]]) -> dict[str, float]:
     }
 
 
-def bm25s_baseline(corpus: dict[str, str], queries: dict[str, str], qrels: dict[str, set[str]],
-                   k: int) -> dict[str, float]:
+def bm25s_baseline(
+    corpus: dict[str, str], queries: dict[str, str], qrels: dict[str, set[str]], k: int
+) -> dict[str, float]:
     import bm25s
 
     ids = list(corpus)
     retriever = bm25s.BM25(k1=1.5, b=0.75)
-    retriever.index(bm25s.tokenize([corpus[i] for i in ids], stopwords="en", show_progress=False),
-                    show_progress=False)
+    retriever.index(
+        bm25s.tokenize([corpus[i] for i in ids], stopwords="en", show_progress=False), show_progress=False
+    )
     qids = list(queries)
     tokens = bm25s.tokenize([queries[q] for q in qids], stopwords="en", show_progress=False)
     results, _scores = retriever.retrieve(tokens, k=min(k, len(ids)), show_progress=False)
-    return average(metrics([ids[j] for j in row], qrels[q], k) for q, row in zip(qids, results.tolist(), strict=True))
+    return average(
+        metrics([ids[j] for j in row], qrels[q], k) for q, row in zip(qids, results.tolist(), strict=True)
+    )
 
 
-def beir(folder: Path, modes: Iterable[str] = MODES, k: int = 10, limit: int | None = None,
-         progress: Any = None) -> dict[str, Any]:
+def beir(
+    folder: Path, modes: Iterable[str] = MODES, k: int = 10, limit: int | None = None, progress: Any = None
+) -> dict[str, Any]:
     """Import the set into a temporary workspace and measure every mode plus the bm25s baseline."""
     from ee.index.view import open_index
     from ee.query.document import from_arguments
@@ -110,7 +117,10 @@ def beir(folder: Path, modes: Iterable[str] = MODES, k: int = 10, limit: int | N
         (ws.root / ".ee" / "config.toml").write_text("[store]\nmax_body_bytes = 67108864\n", encoding="utf-8")
         ws = Workspace(ws.root)
         started = time.perf_counter()
-        lines = (json.dumps({"id": ids[d], "body": text or "(empty)", "kind": "fact"}) for d, text in corpus.items())
+        lines = (
+            json.dumps({"id": ids[d], "body": text or "(empty)", "kind": "fact"})
+            for d, text in corpus.items()
+        )
         import_jsonl(ws, lines, actor=Actor(), source_name="corpus.jsonl")
         out["import_seconds"] = round(time.perf_counter() - started, 2)
         started = time.perf_counter()
@@ -132,8 +142,10 @@ def beir(folder: Path, modes: Iterable[str] = MODES, k: int = 10, limit: int | N
 
 def table(result: dict[str, Any]) -> str:
     k = result["k"]
-    lines = [f"{result['documents']} documents, {result['queries']} queries, k={k}",
-             f"{'system':<16} {'recall@' + str(k):>10} {'MRR@' + str(k):>8} {'nDCG@' + str(k):>9}"]
+    lines = [
+        f"{result['documents']} documents, {result['queries']} queries, k={k}",
+        f"{'system':<16} {'recall@' + str(k):>10} {'MRR@' + str(k):>8} {'nDCG@' + str(k):>9}",
+    ]
     for name in ("bm25s_baseline", *MODES):
         if name in result:
             row = result[name]

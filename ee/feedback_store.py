@@ -39,7 +39,9 @@ def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[di
         except json.JSONDecodeError as exc:
             problems.append(_problem(rel, number, f"not JSON: {exc.msg}"))
             continue
-        if not isinstance(event, dict) or not all(isinstance(event.get(k), str) for k in ("id", "signal", "at")):
+        if not isinstance(event, dict) or not all(
+            isinstance(event.get(k), str) for k in ("id", "signal", "at")
+        ):
             problems.append(_problem(rel, number, "an event needs string fields id, signal and at"))
             continue
         events.setdefault(event["id"], event)  # a union merge may duplicate a line: count it once
@@ -62,5 +64,11 @@ def append_event(root: Path, event: dict[str, Any]) -> str:
 
 
 def _problem(rel: str, line: int | None, message: str) -> dict[str, Any]:
-    return {"code": "event_invalid", "severity": "warning", "path": rel, "line": line, "message": message,
-            "repair": f"fix or delete the line in {rel}"}
+    return {
+        "code": "event_invalid",
+        "severity": "warning",
+        "path": rel,
+        "line": line,
+        "message": message,
+        "repair": f"fix or delete the line in {rel}",
+    }

@@ -32,13 +32,12 @@ def load_schema(schema_id: str) -> dict[str, Any]:
     return result
 
 
-_RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
 
 
 def is_rfc3339(value: object) -> bool:
-    """RFC 3339 date-time, checked by ee itself: jsonschema checks ``date-time`` only with an extra package."""
+    """RFC 3339 date-time, checked by ee itself (jsonschema checks ``date-time`` only with an extra
+    package)."""
     if not isinstance(value, str) or not _RFC3339.match(value):
         return not isinstance(value, str)
     from datetime import datetime

@@ -67,8 +67,18 @@ IN_NONBLOCK = os.O_NONBLOCK
 IN_CLOEXEC = os.O_CLOEXEC
 
 # Everything that changes what a scan of the folder would report (not open / read / close-nowrite).
-MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_CLOSE_WRITE
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+    | IN_ONLYDIR
+)
 # After one of these the set of watched folders may be wrong: arm again from scratch.
 _STRUCTURAL = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_Q_OVERFLOW | IN_IGNORED
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then len bytes of name)
@@ -215,8 +225,15 @@ class Sentinel:
 
 
 # Variables that move where git looks for the repository (a served write runs with the client's).
-_GIT_PLACES = frozenset({"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
-                         "GIT_DISCOVERY_ACROSS_FILESYSTEM"})
+_GIT_PLACES = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    }
+)
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -308,8 +325,14 @@ class Voucher:
         _folder, model_key, _problem = model_folder(ws)
         head = ws.git.head_ref()
         moved = manifest is not None and (manifest.get("head"), manifest.get("model_id")) != (
-            head, model_key or None)
+            head,
+            model_key or None,
+        )
         if moved:
             return ("unvouched",)  # changed while it was opened: look again next time
-        return (head, model_key, _stamp(self.root / STATE_DIR / "config.toml"),
-                _stamp(self.root / STATE_DIR / "index" / "manifest.json"))
+        return (
+            head,
+            model_key,
+            _stamp(self.root / STATE_DIR / "config.toml"),
+            _stamp(self.root / STATE_DIR / "index" / "manifest.json"),
+        )

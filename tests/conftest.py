@@ -122,7 +122,11 @@ def run_cli(*args: str, input: str | None = None, cwd: Path | None = None) -> Re
 
 
 def run_ee_process(
-    *args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str,
+    cwd: Path,
+    input: str | None = None,  # noqa: A002 - subprocess's name for it
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``ee`` as a real process (for concurrency, crashes, hooks)."""
     full_env = dict(os.environ)

@@ -11,8 +11,13 @@ import pytest
 from ee.index.segment import LAYOUT
 from tests.conftest import git, run_cli
 
-TIMES = ["2026-01-01T10:00:00Z", "2026-02-01T10:00:00Z", "2026-03-01T10:00:00Z", "2026-04-01T10:00:00Z",
-         "2026-05-01T10:00:00Z"]
+TIMES = [
+    "2026-01-01T10:00:00Z",
+    "2026-02-01T10:00:00Z",
+    "2026-03-01T10:00:00Z",
+    "2026-04-01T10:00:00Z",
+    "2026-05-01T10:00:00Z",
+]
 
 
 def at(monkeypatch: pytest.MonkeyPatch, when: str) -> None:
@@ -35,10 +40,19 @@ def history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     at(monkeypatch, "2025-12-01T10:00:00Z")
     assert run_cli("init", str(root)).code == 0
     at(monkeypatch, TIMES[0])
-    res = run_cli("-W", str(root), "remember", "The build server is alpha.example", "--kind", "fact", "--json")
+    res = run_cli(
+        "-W", str(root), "remember", "The build server is alpha.example", "--kind", "fact", "--json"
+    )
     memory_id, rel = res.data["id"], res.data["path"]
-    for when, text in zip(TIMES[1:4], ["The build server is bravo.example", "The build server is charlie.example",
-                                        "The build server is delta.example"], strict=True):
+    for when, text in zip(
+        TIMES[1:4],
+        [
+            "The build server is bravo.example",
+            "The build server is charlie.example",
+            "The build server is delta.example",
+        ],
+        strict=True,
+    ):
         at(monkeypatch, when)
         edit_body(root, rel, text)
     at(monkeypatch, TIMES[4])
@@ -94,12 +108,28 @@ def test_as_of_a_commit_ish(history: dict[str, Any]) -> None:
 
 
 def test_memory_show_as_of(history: dict[str, Any]) -> None:
-    res = run_cli("-W", str(history["root"]), "memory", "show", history["id"], "--as-of", "2026-02-15T00:00:00Z",
-                  "--json")
+    res = run_cli(
+        "-W",
+        str(history["root"]),
+        "memory",
+        "show",
+        history["id"],
+        "--as-of",
+        "2026-02-15T00:00:00Z",
+        "--json",
+    )
     assert res.code == 0
     assert "bravo.example" in res.data["body"]
-    gone = run_cli("-W", str(history["root"]), "memory", "show", history["id"], "--as-of", "2026-05-15T00:00:00Z",
-                   "--json")
+    gone = run_cli(
+        "-W",
+        str(history["root"]),
+        "memory",
+        "show",
+        history["id"],
+        "--as-of",
+        "2026-05-15T00:00:00Z",
+        "--json",
+    )
     assert gone.code == 7
 
 

@@ -179,10 +179,14 @@ _SCORES = st.floats(min_value=-1.0, max_value=50.0, allow_nan=False, width=32).m
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_SCORES, _SCORES), max_size=40), st.sampled_from(["both", "lexical", "semantic"]),
-       st.sampled_from([WEIGHT_SEMANTIC, 0.0, 0.25, 1.0]))
-def test_fuse_arrays_computes_what_fuse_computes(pairs: list[tuple[float, float]], arms: str,
-                                                 weight: float) -> None:
+@given(
+    st.lists(st.tuples(_SCORES, _SCORES), max_size=40),
+    st.sampled_from(["both", "lexical", "semantic"]),
+    st.sampled_from([WEIGHT_SEMANTIC, 0.0, 0.25, 1.0]),
+)
+def test_fuse_arrays_computes_what_fuse_computes(
+    pairs: list[tuple[float, float]], arms: str, weight: float
+) -> None:
     """Ranking fuses its candidates as arrays: every component must be the very float ``fuse`` gives
     (ties, equal scores, zeros and one-arm queries included), or ranks and JSON would drift."""
     import numpy as np
@@ -192,11 +196,17 @@ def test_fuse_arrays_computes_what_fuse_computes(pairs: list[tuple[float, float]
     keys = [f"m{i:03d}" for i in range(len(pairs))]
     lexical = [a for a, _b in pairs] if arms != "semantic" else None
     semantic = [b for _a, b in pairs] if arms != "lexical" else None
-    expected = fuse(dict(zip(keys, lexical or [], strict=False)),
-                    dict(zip(keys, semantic or [], strict=False)), weight_semantic=weight)
-    ln, sn, fused = fuse_arrays(None if lexical is None else np.array(lexical, dtype=np.float64),
-                                None if semantic is None else np.array(semantic, dtype=np.float64),
-                                keys.__getitem__, weight_semantic=weight)
+    expected = fuse(
+        dict(zip(keys, lexical or [], strict=False)),
+        dict(zip(keys, semantic or [], strict=False)),
+        weight_semantic=weight,
+    )
+    ln, sn, fused = fuse_arrays(
+        None if lexical is None else np.array(lexical, dtype=np.float64),
+        None if semantic is None else np.array(semantic, dtype=np.float64),
+        keys.__getitem__,
+        weight_semantic=weight,
+    )
     columns = zip(keys, ln.tolist(), sn.tolist(), fused.tolist(), strict=True)
     got = {key: (a, b, c) for key, a, b, c in columns}
     assert got == {key: (f.lexical_norm, f.semantic_norm, f.fused) for key, f in expected.items()}

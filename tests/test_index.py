@@ -62,8 +62,11 @@ def picture(view: Any) -> dict[str, Any]:
     assert gen.links == [(p, r["id"], r["links"]) for p, r in enumerate(gen.records) if r.get("links")]
     records = {r["id"]: r for r in gen.records}
     bodies = {gen.ids[p]: gen.body(p) for p in range(gen.size)}
-    return {"records": dict(sorted(records.items())), "bodies": dict(sorted(bodies.items())),
-            "scores": {q: scores(view, q) for q in QUERIES}}
+    return {
+        "records": dict(sorted(records.items())),
+        "bodies": dict(sorted(bodies.items())),
+        "scores": {q: scores(view, q) for q in QUERIES},
+    }
 
 
 def codes(view: Any) -> list[str]:
@@ -397,6 +400,7 @@ def test_saved_vocabulary_is_looked_up_without_building_a_dict(tmp_path: Path) -
     """The vocabulary is saved sorted and bisected when read: every token finds its column (tokens that
     share a prefix, non-ASCII, a lone surrogate, a NUL), an unknown one finds none; a generation saved with
     the older dict form (vocab.marshal) still loads and scores the same; an update from either is exact."""
+
     def entry(name: str, tokens: list[str]) -> Entry:
         return Entry(f"memories/{name}.md", f"blob-{name}", True, {"id": name}, "", tokens, None)
 
@@ -427,17 +431,28 @@ def test_saved_vocabulary_is_looked_up_without_building_a_dict(tmp_path: Path) -
     for base in (Generation.load(tmp_path / "gen", for_update=True), loaded):
         base_for_update = base if base is not loaded else Generation.load(tmp_path / "gen", for_update=True)
         later = base_for_update.updated([0], [entry("m99", ["ab", "new"])], None)
-        fresh = Generation().updated([], [entry(f"m{i}", words[i:] + words[:2]) for i in range(1, len(words))]
-                                     + [entry("m99", ["ab", "new"])], None)
+        fresh = Generation().updated(
+            [],
+            [entry(f"m{i}", words[i:] + words[:2]) for i in range(1, len(words))]
+            + [entry("m99", ["ab", "new"])],
+            None,
+        )
         for q in (["ab"], ["new"], ["a", "zz"]):
             assert sorted(later.lexical.scores(q).tolist()) == sorted(fresh.lexical.scores(q).tolist())
 
 
 def test_packed_records_read_one_by_one_or_all_at_once_are_the_same(tmp_path: Path) -> None:
     """A query decodes the records it ranks; a filter decodes them all in one pass: the same records."""
+
     def entry(name: str, tokens: list[str], committed: bool) -> Entry:
-        record = {"id": name, "tags": ["ci", name], "links": [["supersedes", "m0"]] if name == "m3" else [],
-                  "confidence": 0.5, "extra": {"team": "core", "n": len(tokens)}, "title": "é ✓ \udcff"}
+        record = {
+            "id": name,
+            "tags": ["ci", name],
+            "links": [["supersedes", "m0"]] if name == "m3" else [],
+            "confidence": 0.5,
+            "extra": {"team": "core", "n": len(tokens)},
+            "title": "é ✓ \udcff",
+        }
         body = f"body of {name} ✓"
         return Entry(f"memories/{name}.md", f"blob-{name}", committed, record, body, tokens, None)
 
@@ -529,8 +544,16 @@ def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) 
     folder = _generation(ws)
     # What format 6 left on disk: records.marshal and stamps.marshal as whole dicts, no packed files.
     records = [dict(r) for r in open_index(ws).gen.records]
-    for name in ("records.bin", "records.offsets.npy", "bodies.bin", "bodies.offsets.npy", "ids.marshal",
-                 "links.marshal", "columns.marshal", "committed.npy"):
+    for name in (
+        "records.bin",
+        "records.offsets.npy",
+        "bodies.bin",
+        "bodies.offsets.npy",
+        "ids.marshal",
+        "links.marshal",
+        "columns.marshal",
+        "committed.npy",
+    ):
         (folder / name).unlink()
     (folder / "records.marshal").write_bytes(marshal.dumps(records))
     (folder / "DONE").write_text(json.dumps({"size": len(records)}))

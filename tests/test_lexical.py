@@ -73,9 +73,11 @@ def test_the_index_after_incremental_updates_scores_as_bm25s(ws: Workspace) -> N
     path.write_text(path.read_text(encoding="utf-8") + "\nAnd flaky pushes retry once.\n", encoding="utf-8")
     ws.remember(DOCS[5], kind="failure", tags=["flaky"])
     view = open_index(ws)
-    assert view.report is not None and not view.report.rebuilt  # an update of the saved generation
+    assert view.report is not None
+    assert not view.report.rebuilt
     gen = view.gen
-    assert gen.size == 5 and gen.lexical is not None
+    assert gen.size == 5
+    assert gen.lexical is not None
     docs = documents_of(gen)
     for text in [*QUERIES, "flaky pushes retry", "ci rule"]:
         query = tokenize(text)

@@ -402,15 +402,26 @@ def _mmr_one_by_one(state: Any, pass_no: int, quotas: bool) -> None:
         if reason:
             state.set_aside(best, reason)
             continue
-        state.take(best, pass_no, {"objective": "mmr", "value": round(float(scores.max()), 6),
-                                   "relevance": round(state.rel[best], 6),
-                                   "max_similarity": round(float(max(state.max_sim[best], 0.0)), 6),
-                                   "pass": pass_no})
+        state.take(
+            best,
+            pass_no,
+            {
+                "objective": "mmr",
+                "value": round(float(scores.max()), 6),
+                "relevance": round(state.rel[best], 6),
+                "max_similarity": round(float(max(state.max_sim[best], 0.0)), 6),
+                "pass": pass_no,
+            },
+        )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1, max_value=40),
-       st.integers(min_value=50, max_value=3000), st.sampled_from(sorted(PROFILES)))
+@given(
+    st.integers(min_value=0, max_value=2**32 - 1),
+    st.integers(min_value=1, max_value=40),
+    st.integers(min_value=50, max_value=3000),
+    st.sampled_from(sorted(PROFILES)),
+)
 def test_mmr_takes_what_recomputing_every_step_takes(seed: int, n: int, max_tokens: int, name: str) -> None:
     """MMR recomputes its values only after a take (a candidate set aside changes none of them): the same
     picks, reasons, traces and duplicates as recomputing after every step, ties and spill included."""
@@ -428,12 +439,28 @@ def test_mmr_takes_what_recomputing_every_step_takes(seed: int, n: int, max_toke
     relevance = np.round(np.sort(rng.uniform(0.2, 1.0, size=n))[::-1], 2)  # ties in relevance too
 
     def run(mmr: Any) -> list[tuple[Any, ...]]:
-        cands = [Candidate(index=i, pos=i, memory_id=f"m{i}", section=SECTIONS[i % len(SECTIONS)],
-                           authoritative=bool(i % 3), body="b", truncated=False,
-                           cost=int(rng_costs[i]), relevance=float(relevance[i]))
-                 for i in range(n)]
-        budget = Budget.plan(max_tokens, 10, profile, {True: 3, False: 3},
-                             {(a, s): 2 for a in (True, False) for s in SECTIONS}, None)
+        cands = [
+            Candidate(
+                index=i,
+                pos=i,
+                memory_id=f"m{i}",
+                section=SECTIONS[i % len(SECTIONS)],
+                authoritative=bool(i % 3),
+                body="b",
+                truncated=False,
+                cost=int(rng_costs[i]),
+                relevance=float(relevance[i]),
+            )
+            for i in range(n)
+        ]
+        budget = Budget.plan(
+            max_tokens,
+            10,
+            profile,
+            {True: 3, False: 3},
+            {(a, s): 2 for a in (True, False) for s in SECTIONS},
+            None,
+        )
         original = select_module._mmr
         select_module._mmr = mmr
         try:

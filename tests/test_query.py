@@ -14,24 +14,79 @@ from tests.conftest import Result, run_cli
 
 MEMORIES = [
     # (key, body, level, kind, tags, extra options)
-    ("clippy", "Clippy warnings are errors in CI: pedantic and nursery lints are enabled for the rust crates.",
-     "procedural", "rule", "ci,rust", []),
-    ("release", "Release checklist: bump the version in pyproject.toml, tag vX.Y.Z and push the tag.",
-     "procedural", "playbook-step", "release", []),
-    ("flaky", "test_watch_rename is flaky on macOS because FSEvents coalesces renames; rerun once before debugging.",
-     "episodic", "failure", "tests,flaky", []),
-    ("rmrf", "Never run rm -rf on the build cache directory while the daemon runs: it corrupts the lock file.",
-     "procedural", "anti-pattern", "cleanup,danger", []),
-    ("postgres", "We chose PostgreSQL over MySQL for the metadata store because of transactional DDL.",
-     "semantic", "decision", "db", []),
-    ("snake", "Python identifiers use snake_case; classes use CamelCase like WorkspaceLock.",
-     "semantic", "convention", "python,style", []),
-    ("deploy", "Deployments go through the deploy_prod.sh script with --no-verify disabled.",
-     "procedural", "command", "deploy", []),
-    ("expired", "The staging cluster lives at staging-old.internal until the migration ends.",
-     "semantic", "fact", "infra", ["--valid-to", "2020-01-01T00:00:00Z"]),
-    ("future", "From 2999 the API gateway requires mutual TLS for every client.",
-     "semantic", "fact", "infra", ["--valid-from", "2999-01-01T00:00:00Z"]),
+    (
+        "clippy",
+        "Clippy warnings are errors in CI: pedantic and nursery lints are enabled for the rust crates.",
+        "procedural",
+        "rule",
+        "ci,rust",
+        [],
+    ),
+    (
+        "release",
+        "Release checklist: bump the version in pyproject.toml, tag vX.Y.Z and push the tag.",
+        "procedural",
+        "playbook-step",
+        "release",
+        [],
+    ),
+    (
+        "flaky",
+        "test_watch_rename is flaky on macOS because FSEvents coalesces renames;"
+        " rerun once before debugging.",
+        "episodic",
+        "failure",
+        "tests,flaky",
+        [],
+    ),
+    (
+        "rmrf",
+        "Never run rm -rf on the build cache directory while the daemon runs: it corrupts the lock file.",
+        "procedural",
+        "anti-pattern",
+        "cleanup,danger",
+        [],
+    ),
+    (
+        "postgres",
+        "We chose PostgreSQL over MySQL for the metadata store because of transactional DDL.",
+        "semantic",
+        "decision",
+        "db",
+        [],
+    ),
+    (
+        "snake",
+        "Python identifiers use snake_case; classes use CamelCase like WorkspaceLock.",
+        "semantic",
+        "convention",
+        "python,style",
+        [],
+    ),
+    (
+        "deploy",
+        "Deployments go through the deploy_prod.sh script with --no-verify disabled.",
+        "procedural",
+        "command",
+        "deploy",
+        [],
+    ),
+    (
+        "expired",
+        "The staging cluster lives at staging-old.internal until the migration ends.",
+        "semantic",
+        "fact",
+        "infra",
+        ["--valid-to", "2020-01-01T00:00:00Z"],
+    ),
+    (
+        "future",
+        "From 2999 the API gateway requires mutual TLS for every client.",
+        "semantic",
+        "fact",
+        "infra",
+        ["--valid-from", "2999-01-01T00:00:00Z"],
+    ),
 ]
 
 
@@ -40,9 +95,16 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A workspace with the memories above (module-scoped: built once)."""
     mp = pytest.MonkeyPatch()
     home = tmp_path_factory.mktemp("qhome")
-    for key, value in {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
-                       "GIT_AUTHOR_NAME": "Q", "GIT_AUTHOR_EMAIL": "q@example.com", "GIT_COMMITTER_NAME": "Q",
-                       "GIT_COMMITTER_EMAIL": "q@example.com", "EE_NO_SERVER": "1"}.items():
+    for key, value in {
+        "HOME": str(home),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Q",
+        "GIT_AUTHOR_EMAIL": "q@example.com",
+        "GIT_COMMITTER_NAME": "Q",
+        "GIT_COMMITTER_EMAIL": "q@example.com",
+        "EE_NO_SERVER": "1",
+    }.items():
         mp.setenv(key, value)
     for var in ("EE_WORKSPACE", "EE_AGENT", "EE_MODEL"):
         mp.delenv(var, raising=False)
@@ -50,19 +112,49 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert run_cli("init", str(root), "--json").code == 0
     ids: dict[str, str] = {}
     for key, body, level, kind, tags, extra in MEMORIES:
-        res = run_cli("-W", str(root), "remember", body, "--level", level, "--kind", kind, "--tags", tags, *extra,
-                      "--json")
+        res = run_cli(
+            "-W",
+            str(root),
+            "remember",
+            body,
+            "--level",
+            level,
+            "--kind",
+            kind,
+            "--tags",
+            tags,
+            *extra,
+            "--json",
+        )
         assert res.code == 0, res.err
         ids[key] = res.data["id"]
     # links: release supports clippy; clippy related to snake
-    assert run_cli("-W", str(root), "memory", "link", ids["release"], ids["clippy"], "--type", "supports").code == 0
-    assert run_cli("-W", str(root), "memory", "link", ids["clippy"], ids["snake"], "--type", "related").code == 0
+    assert (
+        run_cli("-W", str(root), "memory", "link", ids["release"], ids["clippy"], "--type", "supports").code
+        == 0
+    )
+    assert (
+        run_cli("-W", str(root), "memory", "link", ids["clippy"], ids["snake"], "--type", "related").code == 0
+    )
     # an agent memory (trust agent_assertion) and an unknown frontmatter key written by hand
-    res = run_cli("-W", str(root), "remember", "Agents should run make lint before pushing rust changes.",
-                  "--kind", "rule", "--tags", "ci", "--agent", "codex", "--json")
+    res = run_cli(
+        "-W",
+        str(root),
+        "remember",
+        "Agents should run make lint before pushing rust changes.",
+        "--kind",
+        "rule",
+        "--tags",
+        "ci",
+        "--agent",
+        "codex",
+        "--json",
+    )
     ids["agent"] = res.data["id"]
     hand = root / "memories" / "team-note.md"
-    hand.write_text("---\nkind: fact\nteam: infra\ntags: [infra]\n---\nThe infra team owns the terraform state bucket.\n")
+    hand.write_text(
+        "---\nkind: fact\nteam: infra\ntags: [infra]\n---\nThe infra team owns the terraform state bucket.\n"
+    )
     yield {"root": root, "ids": ids}
     mp.undo()
 
@@ -102,7 +194,9 @@ def test_exact_mode_matches_the_literal_phrase_only(store: dict[str, Any]) -> No
 
 
 def test_code_identifiers_are_findable_whole_and_by_parts(store: dict[str, Any]) -> None:
-    assert hit_ids(search(store, "deploy_prod.sh", "--mode", "lexical", "--json"))[0] == store["ids"]["deploy"]
+    assert (
+        hit_ids(search(store, "deploy_prod.sh", "--mode", "lexical", "--json"))[0] == store["ids"]["deploy"]
+    )
     assert hit_ids(search(store, "prod script", "--mode", "lexical", "--json"))[0] == store["ids"]["deploy"]
     assert store["ids"]["snake"] in hit_ids(search(store, "workspace lock", "--mode", "lexical", "--json"))
 
@@ -118,7 +212,8 @@ def test_hits_are_explained(store: dict[str, Any]) -> None:
     assert hit["components"]["lexical"]["rank"] == 1
     assert hit["components"]["lexical"]["score"] > 0
     assert set(hit["factors"]) == {"confidence", "freshness", "trust", "validity"}
-    assert hit["provenance"]["commit"] and hit["provenance"]["author"] == "Q"
+    assert hit["provenance"]["commit"]
+    assert hit["provenance"]["author"] == "Q"
     assert "lexical #1" in hit["why"]
     assert "clippy" in hit["explanation"]["matched_terms"]
     product = hit["components"]["fused"]
@@ -163,10 +258,14 @@ def test_tags_require_require_any_exclude(store: dict[str, Any]) -> None:
         ({"tags": {"contains": "ust"}}, "clippy", "flaky"),
     ],
 )
-def test_every_filter_predicate(store: dict[str, Any], predicate: dict[str, Any], expect_in: str,
-                                expect_out: str) -> None:
-    doc = query("rust lint rules ci database flaky test cleanup cache staging release", filters=predicate,
-                temporalValidity={"posture": "ignore"})
+def test_every_filter_predicate(
+    store: dict[str, Any], predicate: dict[str, Any], expect_in: str, expect_out: str
+) -> None:
+    doc = query(
+        "rust lint rules ci database flaky test cleanup cache staging release",
+        filters=predicate,
+        temporalValidity={"posture": "ignore"},
+    )
     doc["query"]["mode"] = "semantic"  # every memory is a candidate: the filter alone decides
     got = hit_ids(doc_search(store, doc))
     assert store["ids"][expect_in] in got
@@ -192,7 +291,9 @@ def test_time_after_and_before(store: dict[str, Any]) -> None:
 
 def test_temporal_validity_postures(store: dict[str, Any]) -> None:
     ids = store["ids"]
-    strict = hit_ids(doc_search(store, query("staging cluster migration", temporalValidity={"posture": "strict"})))
+    strict = hit_ids(
+        doc_search(store, query("staging cluster migration", temporalValidity={"posture": "strict"}))
+    )
     assert ids["expired"] not in strict
     relaxed = doc_search(store, query("staging cluster migration", temporalValidity={"posture": "relaxed"}))
     hit = next(h for h in relaxed.data["hits"] if h["id"] == ids["expired"])
@@ -202,15 +303,24 @@ def test_temporal_validity_postures(store: dict[str, Any]) -> None:
     hit = next(h for h in ignore.data["hits"] if h["id"] == ids["expired"])
     assert hit["factors"]["validity"]["multiplier"] == 1.0
     # referenceTime: in 2019 the staging memory was valid, the 2999 one not yet
-    past = hit_ids(doc_search(store, query("staging cluster API gateway", temporalValidity={
-        "posture": "strict", "referenceTime": "2019-06-01T00:00:00Z"})))
-    assert ids["expired"] in past and ids["future"] not in past
+    past = hit_ids(
+        doc_search(
+            store,
+            query(
+                "staging cluster API gateway",
+                temporalValidity={"posture": "strict", "referenceTime": "2019-06-01T00:00:00Z"},
+            ),
+        )
+    )
+    assert ids["expired"] in past
+    assert ids["future"] not in past
 
 
 def test_trust_min_class_exclude_and_posture(store: dict[str, Any]) -> None:
     ids = store["ids"]
     got = hit_ids(doc_search(store, query("make lint rust", trust={"minClass": "human_explicit"})))
-    assert ids["agent"] not in got and ids["clippy"] in got
+    assert ids["agent"] not in got
+    assert ids["clippy"] in got
     got = hit_ids(doc_search(store, query("make lint rust", trust={"excludeClasses": ["human_explicit"]})))
     assert got == [ids["agent"]]
     got = hit_ids(doc_search(store, query("make lint rust", trust={"requirePosture": "advisory"})))
@@ -232,19 +342,24 @@ def test_graph_expansion_from_seeds(store: dict[str, Any]) -> None:
     assert set(two) == {ids["release"], ids["clippy"], ids["snake"]}
     inbound = hit_ids(doc_search(store, query("anything", graph=base | {"traversal": "inbound"})))
     assert set(inbound) == {ids["release"]}
-    typed = hit_ids(doc_search(store, query("anything", graph=base | {"maxHops": 2, "linkTypes": ["supports"]})))
+    typed = hit_ids(
+        doc_search(store, query("anything", graph=base | {"maxHops": 2, "linkTypes": ["supports"]}))
+    )
     assert set(typed) == {ids["release"], ids["clippy"]}
     no_orphans = hit_ids(doc_search(store, query("rules lint python", graph={"includeOrphans": False})))
-    assert no_orphans and set(no_orphans) <= {ids["release"], ids["clippy"], ids["snake"]}
+    assert no_orphans
+    assert set(no_orphans) <= {ids["release"], ids["clippy"], ids["snake"]}
 
 
 def test_output_fields_trim_consistently(store: dict[str, Any]) -> None:
     minimal = doc_search(store, query("clippy", output={"fields": "minimal"})).data["hits"][0]
     assert set(minimal) == {"rank", "id", "score", "title"}
     summary = doc_search(store, query("clippy", output={"fields": "summary"})).data["hits"][0]
-    assert "why" in summary and "body" not in summary
+    assert "why" in summary
+    assert "body" not in summary
     full = doc_search(store, query("clippy", output={"fields": "full"})).data["hits"][0]
-    assert "memory" in full and "body" in full
+    assert "memory" in full
+    assert "body" in full
 
 
 def test_budget_max_results_and_max_tokens(store: dict[str, Any]) -> None:
@@ -264,7 +379,8 @@ def test_speed_instant_runs_lexically(store: dict[str, Any]) -> None:
 def test_pagination_cursor_is_bound_to_the_query(store: dict[str, Any]) -> None:
     doc = query("rules lint rust python release database", pagination={"limit": 2})
     first = doc_search(store, doc).data
-    assert first["returned"] == 2 and first["next_cursor"]
+    assert first["returned"] == 2
+    assert first["next_cursor"]
     doc2 = json.loads(json.dumps(doc))
     doc2["pagination"]["cursor"] = first["next_cursor"]
     second = doc_search(store, doc2).data
@@ -272,7 +388,8 @@ def test_pagination_cursor_is_bound_to_the_query(store: dict[str, Any]) -> None:
     assert not {h["id"] for h in first["hits"]} & {h["id"] for h in second["hits"]}
     other = query("something else entirely", pagination={"limit": 2, "cursor": first["next_cursor"]})
     res = doc_search(store, other)
-    assert res.code == 2 and "different query" in res.json["error"]["message"]
+    assert res.code == 2
+    assert "different query" in res.json["error"]["message"]
 
 
 def test_a_result_cut_by_the_token_budget_says_so_and_continues(store: dict[str, Any]) -> None:
@@ -307,10 +424,20 @@ def test_a_page_cut_by_its_limit_says_so(store: dict[str, Any]) -> None:
 
 def test_eval_block_is_echoed_and_scored(store: dict[str, Any]) -> None:
     ids = store["ids"]
-    res = doc_search(store, query("clippy lints", eval={"scenarioId": "s1", "labels": ["ci"],
-                                                         "expectedMemoryIds": [ids["clippy"], ids["postgres"]]}))
+    res = doc_search(
+        store,
+        query(
+            "clippy lints",
+            eval={
+                "scenarioId": "s1",
+                "labels": ["ci"],
+                "expectedMemoryIds": [ids["clippy"], ids["postgres"]],
+            },
+        ),
+    )
     ev = res.data["eval"]
-    assert ev["scenarioId"] == "s1" and ev["labels"] == ["ci"]
+    assert ev["scenarioId"] == "s1"
+    assert ev["labels"] == ["ci"]
     assert ev["ranks"][ids["clippy"]] == 1
     assert ev["mrr"] == 1.0
 
@@ -325,7 +452,10 @@ def test_eval_block_is_echoed_and_scored(store: dict[str, Any]) -> None:
         ({"version": "ee.query.v2", "query": {"text": "x"}}, "/version"),
         ({"version": "ee.query.v1", "query": {"text": "x", "mode": "fuzzy"}}, "/query/mode"),
         ({"version": "ee.query.v1", "query": {"text": "x"}, "budget": {"maxTokens": 0}}, "/budget/maxTokens"),
-        ({"version": "ee.query.v1", "query": {"text": "x"}, "filters": {"kind": {"like": "x"}}}, "/filters/kind"),
+        (
+            {"version": "ee.query.v1", "query": {"text": "x"}, "filters": {"kind": {"like": "x"}}},
+            "/filters/kind",
+        ),
         ({"version": "ee.query.v1", "query": {"text": "x"}, "time": {"after": "yesterday"}}, "/time/after"),
         ({"version": "ee.query.v1", "query": {"text": "x"}, "bogus": 1}, "/"),
         ({"version": "ee.query.v1", "query": {"text": "x"}, "graph": {"maxHops": 9}}, "/graph/maxHops"),
@@ -340,7 +470,8 @@ def test_schema_violations_name_the_pointer(store: dict[str, Any], doc: dict[str
 
 def test_not_json_and_missing_file(store: dict[str, Any], tmp_path: Path) -> None:
     res = run_cli("-W", str(store["root"]), "search", "--query-file", "-", "--json", input="{not json")
-    assert res.code == 2 and "not JSON" in res.json["error"]["message"]
+    assert res.code == 2
+    assert "not JSON" in res.json["error"]["message"]
     res = run_cli("-W", str(store["root"]), "search", "--query-file", str(tmp_path / "nope.json"), "--json")
     assert res.code == 7
 
@@ -353,7 +484,8 @@ def test_batch_runs_every_line_in_one_process(store: dict[str, Any], tmp_path: P
     assert len(lines) == 3
     assert lines[0]["data"]["hits"][0]["id"] == store["ids"]["clippy"]
     assert lines[1]["data"]["hits"][0]["id"] == store["ids"]["postgres"]
-    assert lines[2]["success"] is False and lines[2]["error"]["line"] == 3
+    assert lines[2]["success"] is False
+    assert lines[2]["error"]["line"] == 3
     assert res.code == 2
 
 
@@ -394,9 +526,11 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
     ids = store["ids"]
     view = open_index(Workspace(store["root"]))
     text = "staging cluster API gateway migration"
-    docs = [query(text, temporalValidity={"posture": posture, **({"referenceTime": ref} if ref else {})})
-            for ref in ("2019-06-01T00:00:00Z", None, "3000-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
-            for posture in ("relaxed", "strict")]
+    docs = [
+        query(text, temporalValidity={"posture": posture, **({"referenceTime": ref} if ref else {})})
+        for ref in ("2019-06-01T00:00:00Z", None, "3000-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
+        for posture in ("relaxed", "strict")
+    ]
     kept = [run_search(view, parse_document(json.dumps(doc))) for doc in docs]
     assert [run_search(view, parse_document(json.dumps(doc))) for doc in docs] == kept
     assert [_fresh_search(view, doc) for doc in docs] == kept
@@ -407,8 +541,14 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
 
     run_search(view, parse_document(json.dumps(docs[0])))  # standings kept for the first state
     yesterday = format_time(utcnow() - timedelta(days=1))
-    event = {"id": "evt_kept", "memory": ids["expired"], "signal": "harmful", "at": yesterday,
-             "source": "agent:test", "reason": "moved"}
+    event = {
+        "id": "evt_kept",
+        "memory": ids["expired"],
+        "signal": "harmful",
+        "at": yesterday,
+        "source": "agent:test",
+        "reason": "moved",
+    }
     events = {**view.state.get("events", {}), ids["expired"]: [event]}
     other = replace(view, state={**view.state, "events": events})
     after = run_search(other, parse_document(json.dumps(docs[0])))
@@ -441,8 +581,18 @@ def test_an_invalid_standing_is_the_valid_one_with_its_reason() -> None:
     from ee.policy.feedback import FeedbackState
     from ee.query.standing import Standing
 
-    valid = Standing("agent_assertion", "advisory", True, 0.5, 0.42, FeedbackState(0.42, 0.5, harmful=1),
-                     0.75, True, "valid", "2026-01-01T00:00:00Z")
+    valid = Standing(
+        "agent_assertion",
+        "advisory",
+        True,
+        0.5,
+        0.42,
+        FeedbackState(0.42, 0.5, harmful=1),
+        0.75,
+        True,
+        "valid",
+        "2026-01-01T00:00:00Z",
+    )
     expired = valid.invalid("expired at 2026-02-01T00:00:00Z")
     assert (expired.valid, expired.validity_reason) == (False, "expired at 2026-02-01T00:00:00Z")
     assert expired.to_dict() | {"valid": True, "validity": "valid"} == valid.to_dict()

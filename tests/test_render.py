@@ -28,7 +28,10 @@ def test_dumps_writes_to_dict_values_sets_and_text_as_they_are() -> None:
         '{\n  "point": {\n    "x": 1,\n    "y": 2.5,\n    "tags": [\n      "a",\n      "b"\n    ]\n  },\n'
         '  "set": [\n    3\n  ],\n  "text": "é中😀"\n}'
     )
-    assert dumps(value, indent=None) == '{"point": {"x": 1, "y": 2.5, "tags": ["a", "b"]}, "set": [3], "text": "é中😀"}'
+    assert (
+        dumps(value, indent=None)
+        == '{"point": {"x": 1, "y": 2.5, "tags": ["a", "b"]}, "set": [3], "text": "é中😀"}'
+    )
 
 
 def test_a_value_that_is_no_json_is_refused_as_the_standard_encoder_refuses_it() -> None:

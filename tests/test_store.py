@@ -800,7 +800,6 @@ def test_a_bulk_commit_matches_what_git_add_would_commit(ws: Workspace) -> None:
     assert fsck.returncode == 0, fsck.stderr
 
 
-
 def test_ee_reads_git_status_without_taking_gits_index_lock(ws: Workspace) -> None:
     """git status refreshes stale stat data in git's index by taking index.lock and rewriting the file;
     killed meanwhile (a Ctrl-C of ee's process group), it leaves the lock behind and every later git

@@ -16,8 +16,13 @@ def eval_group() -> None:
 
 @eval_group.command("beir")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
-@click.option("--mode", "modes", multiple=True, type=click.Choice(["lexical", "semantic", "hybrid"]),
-              help="Modes to measure (repeatable; default all three).")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["lexical", "semantic", "hybrid"]),
+    help="Modes to measure (repeatable; default all three).",
+)
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Cut-off rank.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N queries.")
 @json_option
@@ -32,8 +37,13 @@ def beir_cmd(folder: str, modes: tuple[str, ...], k: int, limit: int | None, as_
 
 @eval_group.command("run")
 @click.argument("folder", required=False, type=click.Path(exists=True))
-@click.option("--scenario", "scenario_ids", multiple=True, metavar="ID",
-              help="Run only this scenario (repeatable; default all).")
+@click.option(
+    "--scenario",
+    "scenario_ids",
+    multiple=True,
+    metavar="ID",
+    help="Run only this scenario (repeatable; default all).",
+)
 @json_option
 @click.pass_context
 def run_cmd(

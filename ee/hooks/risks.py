@@ -193,7 +193,8 @@ class Table:
 
 
 def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The hook table of an index view (``ee.index.view.open_index``), reusing ``previous``'s unchanged rows."""
+    """The hook table of an index view (``ee.index.view.open_index``), reusing ``previous``'s unchanged
+    rows."""
     gen = view.gen
     n_docs = max(int(gen.lexical.n_docs), 1)
     reuse: dict[tuple[str, str], Any] = {}

@@ -44,7 +44,8 @@ class DerivedCache:
             "CREATE TABLE IF NOT EXISTS derived (blob TEXT PRIMARY KEY, version INTEGER, data BLOB)"
         )
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (blob TEXT, model TEXT, vector BLOB, PRIMARY KEY (blob, model))"
+            "CREATE TABLE IF NOT EXISTS vectors"
+            " (blob TEXT, model TEXT, vector BLOB, PRIMARY KEY (blob, model))"
         )
 
     def close(self) -> None:
@@ -78,7 +79,10 @@ class DerivedCache:
         with self._transaction():
             self._db.executemany(
                 "INSERT OR REPLACE INTO derived (blob, version, data) VALUES (?, ?, ?)",
-                [(blob, CACHE_VERSION, marshal.dumps((d.record, d.body, d.tokens))) for blob, d in items.items()],
+                [
+                    (blob, CACHE_VERSION, marshal.dumps((d.record, d.body, d.tokens)))
+                    for blob, d in items.items()
+                ],
             )
             if model_id:
                 self._db.executemany(

@@ -2,9 +2,10 @@
 
 Why ee has its own BM25 rather than bm25s's: bm25s cannot update an index (``bm25s.BM25.index`` builds
 it again, with per-document Python structures: ~1 s for 10k memories), while an edit must be searchable
-in well under 150 ms. The score matrix is the same one bm25s builds (``tests/test_lexical.py`` pins the
-scores to bm25s's on the same tokens, built at once and after incremental updates) (``method="lucene"``: ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, term weight
-``tf / (tf + k1 * (1 - b + b * dl / avgdl))``), computed here with a few vectorised numpy passes from the
+in well under 150 ms. The score matrix is the same one bm25s builds (``method="lucene"``:
+``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, term weight ``tf / (tf + k1 * (1 - b + b * dl / avgdl))``;
+``tests/test_lexical.py`` pins the scores to bm25s's on the same tokens, built at once and after
+incremental updates), computed here with a few vectorised numpy passes from the
 token ids of every memory, so an incremental update recomputes it exactly (no drifting statistics: the
 index after any sequence of updates equals a full rebuild). The arrays and ``params.index.json`` are
 bm25s's; the vocabulary is ``vocab.sorted.marshal`` (bm25s reads ``vocab.index.json``): the tokens'
@@ -83,8 +84,11 @@ class Vocabulary(Mapping[str, int]):
         return cls(b"".join(key for key, _column in pairs), starts, columns)
 
     def to_record(self) -> dict[str, bytes]:
-        return {"tokens": self._tokens, "starts": self._starts.astype(np.int64).tobytes(),
-                "columns": self._columns.astype(np.int64).tobytes()}
+        return {
+            "tokens": self._tokens,
+            "starts": self._starts.astype(np.int64).tobytes(),
+            "columns": self._columns.astype(np.int64).tobytes(),
+        }
 
     @classmethod
     def from_record(cls, record: Any) -> Vocabulary:
@@ -150,8 +154,16 @@ class Lexical:
 
     __slots__ = ("b", "data", "indices", "indptr", "k1", "n_docs", "vocab")
 
-    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, vocab: Mapping[str, int],
-                 n_docs: int, k1: float = K1, b: float = B) -> None:
+    def __init__(
+        self,
+        data: np.ndarray,
+        indices: np.ndarray,
+        indptr: np.ndarray,
+        vocab: Mapping[str, int],
+        n_docs: int,
+        k1: float = K1,
+        b: float = B,
+    ) -> None:
         self.data = data  # float32 scores
         self.indices = indices  # int32 document positions
         self.indptr = indptr  # int64 column starts, len = vocab size + 1
@@ -209,7 +221,9 @@ class Lexical:
             if not isinstance(vocab, dict):
                 raise ValueError("vocabulary damaged")
         params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
-        return cls(data, indices, indptr, vocab, int(params["num_docs"]), float(params["k1"]), float(params["b"]))
+        return cls(
+            data, indices, indptr, vocab, int(params["num_docs"]), float(params["k1"]), float(params["b"])
+        )
 
 
 def build(docs: Sequence[Sequence[str]], k1: float = K1, b: float = B) -> Lexical:
@@ -224,8 +238,9 @@ def build(docs: Sequence[Sequence[str]], k1: float = K1, b: float = B) -> Lexica
     return build_from_ids(flat, lengths, vocab, k1, b)
 
 
-def build_from_ids(flat: np.ndarray, lengths: np.ndarray, vocab: dict[str, int], k1: float = K1,
-                   b: float = B) -> Lexical:
+def build_from_ids(
+    flat: np.ndarray, lengths: np.ndarray, vocab: dict[str, int], k1: float = K1, b: float = B
+) -> Lexical:
     """The same from a flat array of token ids and the length of each document."""
     n_docs = len(lengths)
     n_vocab = len(vocab)

@@ -46,8 +46,16 @@ class Entry:
 
     __slots__ = ("blob", "body", "committed", "path", "record", "tokens", "vector")
 
-    def __init__(self, path: str, blob: str, committed: bool, record: dict[str, Any], body: str,
-                 tokens: list[str], vector: np.ndarray | None) -> None:
+    def __init__(
+        self,
+        path: str,
+        blob: str,
+        committed: bool,
+        record: dict[str, Any],
+        body: str,
+        tokens: list[str],
+        vector: np.ndarray | None,
+    ) -> None:
         self.path = path
         self.blob = blob
         self.committed = committed
@@ -67,8 +75,13 @@ class Packed(Sequence[Any]):
 
     __slots__ = ("_bulk", "_cache", "_data", "_decode", "_offsets")
 
-    def __init__(self, data: Any, offsets: np.ndarray, decode: Callable[[Any], Any],
-                 bulk: Callable[[bytes, int], list[Any]] | None = None) -> None:
+    def __init__(
+        self,
+        data: Any,
+        offsets: np.ndarray,
+        decode: Callable[[Any], Any],
+        bulk: Callable[[bytes, int], list[Any]] | None = None,
+    ) -> None:
         self._data = data  # bytes, or a read-only mmap (kept open: a writer may prune the file meanwhile)
         self._offsets = offsets  # int64, len = size + 1
         self._decode = decode
@@ -136,8 +149,9 @@ class Packed(Sequence[Any]):
         return Packed(b"".join(parts + add), new_offsets, self._decode, self._bulk)
 
     @classmethod
-    def empty(cls, decode: Callable[[Any], Any],
-              bulk: Callable[[bytes, int], list[Any]] | None = None) -> Packed:
+    def empty(
+        cls, decode: Callable[[Any], Any], bulk: Callable[[bytes, int], list[Any]] | None = None
+    ) -> Packed:
         return cls(b"", np.zeros(1, dtype=np.int64), decode, bulk)
 
 
@@ -174,13 +188,20 @@ class PackedMap(Mapping[str, Any]):
         if isinstance(mapping, PackedMap):
             return mapping
         keys = sorted(mapping)
-        return cls(keys, Packed.empty(_decode_record).spliced(np.zeros(0, dtype=bool),
-                                                              [marshal.dumps(mapping[k]) for k in keys]))
+        return cls(
+            keys,
+            Packed.empty(_decode_record).spliced(
+                np.zeros(0, dtype=bool), [marshal.dumps(mapping[k]) for k in keys]
+            ),
+        )
 
     def to_record(self) -> dict[str, bytes]:
         data, offsets = self._values.raw()
-        return {"keys": join_strings(self.keys_list), "data": data,
-                "offsets": offsets.astype(np.int64).tobytes()}
+        return {
+            "keys": join_strings(self.keys_list),
+            "data": data,
+            "offsets": offsets.astype(np.int64).tobytes(),
+        }
 
     @classmethod
     def from_record(cls, record: Any) -> PackedMap:
@@ -294,14 +315,35 @@ class Generation:
     records' links are kept apart as plain columns, for what reads every document (ranking's tie-breaks,
     an update's bookkeeping, the superseded map) without decoding records."""
 
-    __slots__ = ("_pos", "blobs", "ids", "keys", "lengths", "lexical", "links", "packed_bodies", "paths",
-                 "records", "tf", "vectors", "vocab")
+    __slots__ = (
+        "_pos",
+        "blobs",
+        "ids",
+        "keys",
+        "lengths",
+        "lexical",
+        "links",
+        "packed_bodies",
+        "paths",
+        "records",
+        "tf",
+        "vectors",
+        "vocab",
+    )
 
-    def __init__(self, records: Records | None = None, ids: list[str] | None = None,
-                 paths: list[str] | None = None, blobs: list[str] | None = None,
-                 links: list[tuple[int, str, list[Any]]] | None = None, packed_bodies: Packed | None = None,
-                 vocab: Mapping[str, int] | None = None, keys: np.ndarray | None = None,
-                 tf: np.ndarray | None = None, lengths: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        records: Records | None = None,
+        ids: list[str] | None = None,
+        paths: list[str] | None = None,
+        blobs: list[str] | None = None,
+        links: list[tuple[int, str, list[Any]]] | None = None,
+        packed_bodies: Packed | None = None,
+        vocab: Mapping[str, int] | None = None,
+        keys: np.ndarray | None = None,
+        tf: np.ndarray | None = None,
+        lengths: np.ndarray | None = None,
+    ) -> None:
         self.records = _empty_records() if records is None else records
         self.ids: list[str] = [] if ids is None else ids
         self.paths: list[str] = [] if paths is None else paths
@@ -372,11 +414,13 @@ class Generation:
             links = [(int(new_pos[p]), memory_id, lk) for p, memory_id, lk in links if keep[p]]
         records = [_record(e) for e in add]
         links += [(base + k, r["id"], r["links"]) for k, r in enumerate(records) if r.get("links")]
-        committed = np.concatenate([self.records.committed[keep],
-                                    np.fromiter((e.committed for e in add), bool, len(add))])
+        committed = np.concatenate(
+            [self.records.committed[keep], np.fromiter((e.committed for e in add), bool, len(add))]
+        )
         gen = Generation(
-            records=Records(self.records.packed.spliced(keep, [_encode_record(r) for r in records]),
-                            committed),
+            records=Records(
+                self.records.packed.spliced(keep, [_encode_record(r) for r in records]), committed
+            ),
             ids=[self.ids[p] for p in kept] + [r["id"] for r in records],
             paths=[self.paths[p] for p in kept] + [e.path for e in add],
             blobs=[self.blobs[p] for p in kept] + [e.blob for e in add],
@@ -460,15 +504,20 @@ class Generation:
         size = done["size"]
         ids = _load_list(folder / "ids.marshal")
         committed = np.load(folder / "committed.npy")
-        records = Records(_load_packed(folder, "records", _decode_record, size, for_update, _decode_records),
-                          committed)
+        records = Records(
+            _load_packed(folder, "records", _decode_record, size, for_update, _decode_records), committed
+        )
         if not (len(ids) == len(records) == len(committed) == size):
             raise ValueError("generation size mismatch")
         links = marshal.loads((folder / "links.marshal").read_bytes())  # noqa: S302 - our own file
         if not isinstance(links, list):
             raise ValueError("links damaged")
-        gen = cls(records=records, ids=ids, links=links,
-                  packed_bodies=_load_packed(folder, "bodies", _decode_body, size, for_update))
+        gen = cls(
+            records=records,
+            ids=ids,
+            links=links,
+            packed_bodies=_load_packed(folder, "bodies", _decode_body, size, for_update),
+        )
         gen.lexical = Lexical.load(folder / "bm25s")
         vocab = gen.lexical.vocab  # an update copies it whole: the dict, built once
         gen.vocab = vocab.as_dict() if for_update and isinstance(vocab, Vocabulary) else vocab
@@ -506,8 +555,14 @@ def _load_list(path: Path) -> list[Any]:
     return value
 
 
-def _load_packed(folder: Path, name: str, decode: Callable[[Any], Any], size: int, read: bool,
-                 bulk: Callable[[bytes, int], list[Any]] | None = None) -> Packed:
+def _load_packed(
+    folder: Path,
+    name: str,
+    decode: Callable[[Any], Any],
+    size: int,
+    read: bool,
+    bulk: Callable[[bytes, int], list[Any]] | None = None,
+) -> Packed:
     """A packed buffer, read whole for an update (it is copied into the next generation), else mapped."""
     offsets = np.load(folder / f"{name}.offsets.npy")
     path = folder / f"{name}.bin"
@@ -561,8 +616,9 @@ def _record(entry: Entry) -> dict[str, Any]:
     return record
 
 
-def _vectors(old: np.ndarray | None, keep: np.ndarray, add: Sequence[Entry],
-             dim: int | None) -> np.ndarray | None:
+def _vectors(
+    old: np.ndarray | None, keep: np.ndarray, add: Sequence[Entry], dim: int | None
+) -> np.ndarray | None:
     if dim is None:
         return None
     base = int(keep.sum())

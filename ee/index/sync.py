@@ -55,8 +55,17 @@ def _no_progress(phase: str, done: int, total: int) -> None:
 class SyncReport:
     """What an update did: files new, modified, deleted and moved, events re-read, HEAD moved, rebuilt."""
 
-    __slots__ = ("deleted", "events_changed", "head_changed", "modified", "moved", "new", "reason", "rebuilt",
-                 "seconds")
+    __slots__ = (
+        "deleted",
+        "events_changed",
+        "head_changed",
+        "modified",
+        "moved",
+        "new",
+        "reason",
+        "rebuilt",
+        "seconds",
+    )
 
     def __init__(self) -> None:
         self.new: list[str] = []
@@ -71,8 +80,15 @@ class SyncReport:
 
     @property
     def changed(self) -> bool:
-        return bool(self.new or self.modified or self.deleted or self.moved or self.events_changed
-                    or self.head_changed or self.rebuilt)
+        return bool(
+            self.new
+            or self.modified
+            or self.deleted
+            or self.moved
+            or self.events_changed
+            or self.head_changed
+            or self.rebuilt
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -188,15 +204,19 @@ def _stamps_record(found: Scan, blobs: dict[str, Any], racy: list[str]) -> dict[
 
 
 def _parse_stamps(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict) or not all(isinstance(value.get(k), bytes) for k in ("paths", "stamps",
-                                                                                          "blobs")):
+    if not isinstance(value, dict) or not all(
+        isinstance(value.get(k), bytes) for k in ("paths", "stamps", "blobs")
+    ):
         raise ValueError("stamps damaged")
     if not isinstance(value.get("events"), dict) or not isinstance(value.get("racy"), list):
         raise ValueError("stamps damaged")
     if len(value["stamps"]) % 32:
         raise ValueError("stamps damaged")
-    return {"stamps": Stamps(value["paths"], value["stamps"], value["blobs"]), "events": value["events"],
-            "racy": value["racy"]}
+    return {
+        "stamps": Stamps(value["paths"], value["stamps"], value["blobs"]),
+        "events": value["events"],
+        "racy": value["racy"],
+    }
 
 
 def scan(root: Path) -> Scan:
@@ -266,8 +286,9 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     return {"corrupt": True}
 
 
-def is_fresh(manifest: dict[str, Any] | None, head: str, found: Scan, model_id: str | None,
-             trust_racy: bool = False) -> bool:
+def is_fresh(
+    manifest: dict[str, Any] | None, head: str, found: Scan, model_id: str | None, trust_racy: bool = False
+) -> bool:
     """Does the saved index reflect this state? Racy files (see :func:`racy_files`) say no unless
     ``trust_racy`` (``ee index status``: they are re-read by the next update, not stale)."""
     if not manifest or manifest.get("corrupt"):
@@ -309,7 +330,9 @@ def index_lock(root: Path, timeout: float = 120.0) -> Iterator[None]:
                 if time.monotonic() > deadline:
                     from ee.errors import LockTimeout
 
-                    raise LockTimeout("another ee process is updating the index", "try again in a moment") from None
+                    raise LockTimeout(
+                        "another ee process is updating the index", "try again in a moment"
+                    ) from None
                 time.sleep(0.01)
         yield
     finally:
@@ -319,8 +342,9 @@ def index_lock(root: Path, timeout: float = 120.0) -> Iterator[None]:
 class Updater:
     """Brings the saved index up to the store's current state (call under :func:`index_lock`)."""
 
-    def __init__(self, root: Path, git: Any, embedder: Any, model_key: str | None,
-                 progress: Progress | None = None) -> None:
+    def __init__(
+        self, root: Path, git: Any, embedder: Any, model_key: str | None, progress: Progress | None = None
+    ) -> None:
         self.root = root
         self.git = git
         self.embedder = embedder  # None → lexical only
@@ -338,8 +362,14 @@ class Updater:
 
         return f"{getattr(self.embedder, 'real_id', self.embedder.model_id)}/{DOCUMENT_RECIPE}"
 
-    def run(self, manifest: dict[str, Any] | None, head: str, found: Scan, force: bool = False,
-            scanned_at: int | None = None) -> tuple[Generation, dict[str, Any], SyncReport]:
+    def run(
+        self,
+        manifest: dict[str, Any] | None,
+        head: str,
+        found: Scan,
+        force: bool = False,
+        scanned_at: int | None = None,
+    ) -> tuple[Generation, dict[str, Any], SyncReport]:
         """Update from ``manifest`` to the state ``found`` / ``head`` (``scanned_at``: the
         ``time.time_ns()`` taken just before ``found`` was stat'ed)."""
         events = found.events
@@ -352,8 +382,10 @@ class Updater:
         if manifest and not manifest.get("corrupt") and not force and manifest["cache"] == CACHE_VERSION:
             try:
                 folder = self.root / INDEX_DIR / manifest["generation"]
-                old_gen, old_state = warm(folder) or (Generation.load(folder, for_update=True),
-                                                      _load_state(folder))
+                old_gen, old_state = warm(folder) or (
+                    Generation.load(folder, for_update=True),
+                    _load_state(folder),
+                )
             except (OSError, ValueError, EOFError, KeyError, TypeError):
                 old_gen, report.reason = None, "the index was damaged and has been rebuilt"
         elif manifest and manifest.get("corrupt"):
@@ -361,7 +393,9 @@ class Updater:
         present = set(found.paths)
         if old_gen is None or manifest is None or manifest.get("model_id") != model_id:
             report.rebuilt = True
-            report.reason = report.reason or ("full build" if old_gen is None else "the embedding model changed")
+            report.reason = report.reason or (
+                "full build" if old_gen is None else "the embedding model changed"
+            )
             old_gen, old_blobs, old_racy = Generation(), {}, set()
             moved_stamps, gone, old_present = present, list[str](), set()
         else:
@@ -372,14 +406,19 @@ class Updater:
         changed_set = moved_stamps | (old_racy & present) | set(gone)
         # A file skipped for a duplicate id is looked at again whenever anything changed: the file that
         # won may be the one that went away.
-        dup_paths = ({p["path"] for p in old_state.get("problems", []) if p.get("code") == "duplicate_id"}
-                     & present) if changed_set else set()
+        dup_paths = (
+            ({p["path"] for p in old_state.get("problems", []) if p.get("code") == "duplicate_id"} & present)
+            if changed_set
+            else set()
+        )
         changed = sorted((changed_set & present) | dup_paths)
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
-        unchanged_blob = {rel for rel in changed
-                          if rel in old_present and blobs.get(rel) == (old_blobs.get(rel) or None)
-                          and rel not in dup_paths}
+        unchanged_blob = {
+            rel
+            for rel in changed
+            if rel in old_present and blobs.get(rel) == (old_blobs.get(rel) or None) and rel not in dup_paths
+        }
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
         removed = gone + [rel for rel in really if rel in old_present]
         head_info = self._head_info(manifest, head, old_state, report)
@@ -413,8 +452,9 @@ class Updater:
             flags = np.fromiter((head_blobs.get(p) == b for p, b in pairs), bool, new_gen.size)
             new_gen.with_committed(flags)
         # A file touched but not changed (same blob) keeps its problems: it is not parsed again.
-        problems = [p for p in old_state.get("problems", [])
-                    if p["path"] in present and p["path"] not in recheck]
+        problems = [
+            p for p in old_state.get("problems", []) if p["path"] in present and p["path"] not in recheck
+        ]
         problems = [p for p in problems if p.get("code") != "duplicate_id"]
         problems += self._problems(entries, recheck, datas) + dup_problems
         state = {
@@ -429,7 +469,9 @@ class Updater:
         # The HEAD part of the state (provenance of every file) is shared with the previous generation
         # while HEAD does not move: linked, not written again.
         same_head = manifest is not None and not report.head_changed and not report.rebuilt
-        old_head = self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if manifest and same_head else None
+        old_head = (
+            self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if manifest and same_head else None
+        )
         new_manifest = self._save(new_gen, state, head, found, new_blobs, racy, model_id, old_head)
         _WARM.clear()
         _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state, True)
@@ -437,9 +479,17 @@ class Updater:
         report.seconds = time.perf_counter() - started
         return new_gen, new_manifest | {"state": state}, report
 
-    def _restamp(self, gen: Generation, state: dict[str, Any], manifest: dict[str, Any], found: Scan,
-                 old_blobs: dict[str, str], racy: list[str], report: SyncReport,
-                 started: float) -> tuple[Generation, dict[str, Any], SyncReport]:
+    def _restamp(
+        self,
+        gen: Generation,
+        state: dict[str, Any],
+        manifest: dict[str, Any],
+        found: Scan,
+        old_blobs: dict[str, str],
+        racy: list[str],
+        report: SyncReport,
+        started: float,
+    ) -> tuple[Generation, dict[str, Any], SyncReport]:
         """Record new stamps for the current generation (atomically replaced: a reader sees the old or
         the new table, and either is correct for it)."""
         folder = self.root / INDEX_DIR / manifest["generation"]
@@ -453,8 +503,13 @@ class Updater:
 
     # ---------------------------------------------------------------------------- pieces
 
-    def _entries(self, rels: list[str], datas: dict[str, bytes | None], blobs: dict[str, str],
-                 head_blobs: dict[str, str]) -> list[Entry]:
+    def _entries(
+        self,
+        rels: list[str],
+        datas: dict[str, bytes | None],
+        blobs: dict[str, str],
+        head_blobs: dict[str, str],
+    ) -> list[Entry]:
         model_id = self.vector_key
         cached = self.cache.get_many((blobs[rel] for rel in rels), model_id)
         fresh: dict[str, Any] = {}
@@ -484,8 +539,11 @@ class Updater:
 
                 record["id"] = _id_from_path(rel)
             vector = np.frombuffer(item.vector, dtype=np.float32) if item.vector is not None else None
-            entries.append(Entry(rel, blobs[rel], head_blobs.get(rel) == blobs[rel], record, item.body,
-                                 item.tokens, vector))
+            entries.append(
+                Entry(
+                    rel, blobs[rel], head_blobs.get(rel) == blobs[rel], record, item.body, item.tokens, vector
+                )
+            )
         return entries
 
     def _embed(self, need: dict[str, Any], fresh: dict[str, Any]) -> None:
@@ -501,7 +559,9 @@ class Updater:
                 fresh[blob] = need[blob]
             self.progress("embed", start + len(chunk), len(order))
 
-    def _problems(self, entries: list[Entry], changed: list[str], datas: dict[str, bytes | None]) -> list[dict[str, Any]]:
+    def _problems(
+        self, entries: list[Entry], changed: list[str], datas: dict[str, bytes | None]
+    ) -> list[dict[str, Any]]:
         """Errors of unreadable files, warnings of readable ones, and duplicate ids."""
         from ee.index.derive import errors_of
 
@@ -514,8 +574,16 @@ class Updater:
                 reason = _skip_reason(self.root / rel, self.root / MEMORIES, self.max_bytes)
                 if reason:  # (a file that vanished meanwhile has none: the next update drops it)
                     shown = shown_path(rel)
-                    out.append({"code": "memory_invalid", "severity": "error", "path": shown, "line": None,
-                                "message": reason, "repair": f"move {shown} out of memories/ (see ee doctor)"})
+                    out.append(
+                        {
+                            "code": "memory_invalid",
+                            "severity": "error",
+                            "path": shown,
+                            "line": None,
+                            "message": reason,
+                            "repair": f"move {shown} out of memories/ (see ee doctor)",
+                        }
+                    )
                 continue
             if rel not in ok:
                 derived = self.cache.get_many([blob_id(data)], model_id).get(blob_id(data))
@@ -525,13 +593,21 @@ class Updater:
             for warning in entry.record.get("warnings", []):
                 out.append({**warning, "path": entry.path})
             if entry.record.get("secrets"):
-                out.append({"code": "secret_in_file", "severity": "error", "path": entry.path,
-                            "message": f"holds secret(s): {', '.join(entry.record['secrets'])} (masked in output)",
-                            "repair": f"remove the secret from {entry.path} and commit"})
+                out.append(
+                    {
+                        "code": "secret_in_file",
+                        "severity": "error",
+                        "path": entry.path,
+                        "message": f"holds secret(s): {', '.join(entry.record['secrets'])}"
+                        " (masked in output)",
+                        "repair": f"remove the secret from {entry.path} and commit",
+                    }
+                )
         return out
 
-    def _head_info(self, manifest: dict[str, Any] | None, head: str, old_state: dict[str, Any],
-                   report: SyncReport) -> dict[str, Any]:
+    def _head_info(
+        self, manifest: dict[str, Any] | None, head: str, old_state: dict[str, Any], report: SyncReport
+    ) -> dict[str, Any]:
         if manifest and manifest.get("head") == head and "head_blobs" in old_state:
             return old_state
         report.head_changed = True
@@ -539,8 +615,13 @@ class Updater:
 
         return provenance(self.git, old_state)
 
-    def _events(self, events: dict[str, Stamp], manifest: dict[str, Any] | None, old_state: dict[str, Any],
-                report: SyncReport) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    def _events(
+        self,
+        events: dict[str, Stamp],
+        manifest: dict[str, Any] | None,
+        old_state: dict[str, Any],
+        report: SyncReport,
+    ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
         from ee.feedback_store import read_events_file
 
         old_stamps = (manifest or {}).get("events", {}) if old_state else {}
@@ -565,8 +646,17 @@ class Updater:
             report.events_changed += 1
         return {k: v for k, v in sorted(event_map.items()) if v}, problems
 
-    def _save(self, gen: Generation, state: dict[str, Any], head: str, found: Scan, blobs: dict[str, Any],
-              racy: list[str], model_id: str | None, old_head: Path | None = None) -> dict[str, Any]:
+    def _save(
+        self,
+        gen: Generation,
+        state: dict[str, Any],
+        head: str,
+        found: Scan,
+        blobs: dict[str, Any],
+        racy: list[str],
+        model_id: str | None,
+        old_head: Path | None = None,
+    ) -> dict[str, Any]:
         folder = self.root / INDEX_DIR
         name = f"gen-{time.time_ns():x}-{os.getpid()}"
         gen.save(folder / name)
@@ -661,9 +751,17 @@ def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, l
         for pos in ordered[1:]:
             drop.append(pos)
             path = gen.paths[pos]
-            problems.append({"code": "duplicate_id", "severity": "error", "path": path, "line": 2, "key": "id",
-                             "message": f"id {memory_id} is also used by {first}; this file is not indexed",
-                             "repair": f"give one of the files a new id: edit the 'id:' line of {path}"})
+            problems.append(
+                {
+                    "code": "duplicate_id",
+                    "severity": "error",
+                    "path": path,
+                    "line": 2,
+                    "key": "id",
+                    "message": f"id {memory_id} is also used by {first}; this file is not indexed",
+                    "repair": f"give one of the files a new id: edit the 'id:' line of {path}",
+                }
+            )
     if not drop:
         return gen, []
     return gen.updated(drop, [], dim), problems
@@ -722,8 +820,11 @@ def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> N
             return
         except OSError:
             pass  # pruned meanwhile, or a file system without hard links: write it
-    head = {"head_commit": state["head_commit"], "provenance": PackedMap.of(state["provenance"]).to_record(),
-            "head_blobs": PackedMap.of(state["head_blobs"]).to_record()}
+    head = {
+        "head_commit": state["head_commit"],
+        "provenance": PackedMap.of(state["provenance"]).to_record(),
+        "head_blobs": PackedMap.of(state["head_blobs"]).to_record(),
+    }
     (folder / HEAD_STATE).write_bytes(marshal.dumps(head))
 
 
@@ -754,6 +855,6 @@ def _prune(folder: Path, keep: str) -> None:
     import shutil  # (here: shutil and the compression modules it loads cost a query ~2.5 ms)
 
     gens = sorted((p for p in folder.glob("gen-*") if p.is_dir()), key=lambda p: p.stat().st_mtime)
-    old = [p for p in gens if p.name != keep][:-(KEEP_GENERATIONS - 1) or None]
+    old = [p for p in gens if p.name != keep][: -(KEEP_GENERATIONS - 1) or None]
     for path in old:
         shutil.rmtree(path, ignore_errors=True)

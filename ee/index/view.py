@@ -78,16 +78,26 @@ def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None
 
 
 def _model_degraded(folder: Path, why: str, configured: bool) -> dict[str, Any]:
-    repair = ("unset EE_MODEL  # or point it at a model2vec folder" if configured
-              else "pip install --force-reinstall eidetic-engine  # restores the shipped model")
-    return {"code": "semantic_unavailable", "severity": "warning",
-            "message": f"{why} ({folder}); searching lexically only", "repair": repair}
+    repair = (
+        "unset EE_MODEL  # or point it at a model2vec folder"
+        if configured
+        else "pip install --force-reinstall eidetic-engine  # restores the shipped model"
+    )
+    return {
+        "code": "semantic_unavailable",
+        "severity": "warning",
+        "message": f"{why} ({folder}); searching lexically only",
+        "repair": repair,
+    }
 
 
 def _model_unloadable(folder: Path) -> dict[str, Any]:
-    return {"code": "semantic_unavailable", "severity": "warning",
-            "message": f"the embedding model in {folder} could not be loaded; searching lexically only",
-            "repair": "unset EE_MODEL  # or fix model.path; then: ee index rebuild"}
+    return {
+        "code": "semantic_unavailable",
+        "severity": "warning",
+        "message": f"the embedding model in {folder} could not be loaded; searching lexically only",
+        "repair": "unset EE_MODEL  # or fix model.path; then: ee index rebuild",
+    }
 
 
 # ---- vouched view (ee.sentinel; installed by ee watch's server, helper A's block) -------------------
@@ -144,8 +154,14 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                     gen, manifest, report = updater.run(manifest, head, found, scanned_at=scanned_at)
                     state = manifest.pop("state")
                     if report.reason and report.reason != "full build":
-                        degraded.append({"code": "index_repaired", "severity": "info",
-                                         "message": report.reason, "repair": "ee index rebuild"})
+                        degraded.append(
+                            {
+                                "code": "index_repaired",
+                                "severity": "info",
+                                "message": report.reason,
+                                "repair": "ee index rebuild",
+                            }
+                        )
                     done = report if report.changed else None  # only stamps moved: nothing to report
                     return _view(gen, manifest, state, folder, degraded, done, ws, model_key)
         if manifest is None or manifest.get("corrupt"):
@@ -170,22 +186,36 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
     raise IndexError_("the index could not be opened", "run: ee index rebuild")
 
 
-def _view(gen: Any, manifest: dict[str, Any], state: dict[str, Any], folder: Path | None,
-          degraded: list[dict[str, Any]], report: SyncReport | None, ws: Any, model_key: str) -> IndexView:
+def _view(
+    gen: Any,
+    manifest: dict[str, Any],
+    state: dict[str, Any],
+    folder: Path | None,
+    degraded: list[dict[str, Any]],
+    report: SyncReport | None,
+    ws: Any,
+    model_key: str,
+) -> IndexView:
     if gen.vectors is None and folder is not None and gen.size:
         if not any(d["code"] == "semantic_unavailable" for d in degraded):
             # The model is there but did not load when this generation was built (reported then, and
             # on every query after, until the model changes and the index is rebuilt).
             degraded.append(_model_unloadable(folder))
         folder = None
-    view = IndexView(gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git,
-                     model_key=model_key)
+    view = IndexView(
+        gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git, model_key=model_key
+    )
     for problem in state.get("problems", []):
         if problem.get("severity") == "error":
             where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
-            view.degraded.append({"code": problem.get("code", "memory_invalid"), "severity": "warning",
-                                  "message": f"{where}: {problem['message']} (not indexed)",
-                                  "repair": problem.get("repair") or "ee doctor"})
+            view.degraded.append(
+                {
+                    "code": problem.get("code", "memory_invalid"),
+                    "severity": "warning",
+                    "message": f"{where}: {problem['message']} (not indexed)",
+                    "repair": problem.get("repair") or "ee doctor",
+                }
+            )
     return view
 
 
@@ -211,8 +241,12 @@ def _load_embedder(folder: Path | None, model_key: str) -> tuple[Any, dict[str, 
     try:
         embedder = _cached_embedder(folder, model_key)
     except ModelError as exc:
-        return None, {"code": "semantic_unavailable", "severity": "warning",
-                      "message": exc.message + "; searching lexically only", "repair": exc.hint}
+        return None, {
+            "code": "semantic_unavailable",
+            "severity": "warning",
+            "message": exc.message + "; searching lexically only",
+            "repair": exc.hint,
+        }
     return _KeyedEmbedder(embedder, model_key), None
 
 
@@ -265,9 +299,17 @@ def status(ws: Workspace) -> dict[str, Any]:
     folder, model_key, model_problem = model_folder(ws)
     found = scan(root)
     out: dict[str, Any] = {
-        "root": str(root), "state": "missing", "files": len(found), "memories": None, "generation": None,
-        "built": None, "model": folder.name if folder else None, "semantic": False, "problems": [],
-        "degraded": [model_problem] if model_problem else [], "repair": "ee index rebuild",
+        "root": str(root),
+        "state": "missing",
+        "files": len(found),
+        "memories": None,
+        "generation": None,
+        "built": None,
+        "model": folder.name if folder else None,
+        "semantic": False,
+        "problems": [],
+        "degraded": [model_problem] if model_problem else [],
+        "repair": "ee index rebuild",
     }
     if manifest is None:
         return out

@@ -128,7 +128,9 @@ def choose(ctx: Any, ranked: list[Any], profile: Profile) -> tuple[list[Any], li
     budget = Budget.plan(max_tokens, title, profile, blocks, headings, explicit_max)
     widest = max(headings.values())
     room = {a: max_tokens - title - blocks[a] - widest for a in (True, False)}
-    cands = candidates(ctx, ranked, profile, query.pool, room, None if profile.spill else budget.section_limit)
+    cands = candidates(
+        ctx, ranked, profile, query.pool, room, None if profile.spill else budget.section_limit
+    )
     sim, kind = similarity(ctx.view.gen, [c.pos for c in cands], [c.body for c in cands])
     chosen = select(cands, sim, kind, profile, budget)
     return chosen, cands, kind, budget

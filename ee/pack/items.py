@@ -181,7 +181,8 @@ def omitted_dict(ctx: Any, c: Candidate, scored: Any) -> dict[str, Any]:
         "section": c.section,
         "score": round(scored.final, 6),
         # Quarantined text never reaches the agent, not even as an omitted entry's title.
-        "title": "[quarantined: instruction-like text from a non-human source]" if reason == "quarantined"
+        "title": "[quarantined: instruction-like text from a non-human source]"
+        if reason == "quarantined"
         else title_of(c.body),
         "tokens": c.cost,
     }

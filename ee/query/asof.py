@@ -45,8 +45,15 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
             as_time = None
     if as_time is not None:
         # One git process for the usual case; the checks below (empty repository) only when it finds none.
-        found = ws.git.run("rev-list", "-1", "--first-parent", f"--before={int(as_time.timestamp())}", "HEAD",
-                           "--", check=False).strip()
+        found = ws.git.run(
+            "rev-list",
+            "-1",
+            "--first-parent",
+            f"--before={int(as_time.timestamp())}",
+            "HEAD",
+            "--",
+            check=False,
+        ).strip()
         return (found or ws.git.commit_at_or_before(int(as_time.timestamp()))), as_time
     if not spec.startswith("-"):  # the commit and its date in one git process
         out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).strip()
@@ -71,19 +78,43 @@ def open_as_of(ws: Workspace, commit: str | None) -> IndexView:
     folder, model_key, model_problem = model_folder(ws)
     degraded = [model_problem] if model_problem else []
     if commit is None:
-        degraded.append({"code": "as_of_before_history", "severity": "warning",
-                         "message": "asOf is before the first commit: there were no memories yet",
-                         "repair": "ask for a later time (see `git log --reverse --format=%cI | head -1`)"})
-        return IndexView(Generation().updated([], [], None), {}, {}, None, degraded, None, commit=None,
-                         root=ws.root, git=ws.git)
+        degraded.append(
+            {
+                "code": "as_of_before_history",
+                "severity": "warning",
+                "message": "asOf is before the first commit: there were no memories yet",
+                "repair": "ask for a later time (see `git log --reverse --format=%cI | head -1`)",
+            }
+        )
+        return IndexView(
+            Generation().updated([], [], None),
+            {},
+            {},
+            None,
+            degraded,
+            None,
+            commit=None,
+            root=ws.root,
+            git=ws.git,
+        )
     target = ws.root / ASOF_DIR / f"{commit}-{_key_hash(model_key)}"
     view = _load(target, folder, degraded, commit, ws, model_key)
     if view is not None:
         return view
     gen, state = _build(ws, commit, folder, degraded, model_key)
     _save(target, gen, state)
-    return IndexView(gen, {}, state, folder if gen.vectors is not None else None, degraded, None,
-                     commit=commit, root=ws.root, git=ws.git, model_key=model_key)
+    return IndexView(
+        gen,
+        {},
+        state,
+        folder if gen.vectors is not None else None,
+        degraded,
+        None,
+        commit=commit,
+        root=ws.root,
+        git=ws.git,
+        model_key=model_key,
+    )
 
 
 def _key_hash(key: str) -> str:
@@ -92,8 +123,14 @@ def _key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
-def _load(target: Path, folder: Path | None, degraded: list[dict[str, Any]], commit: str,
-          ws: Workspace, model_key: str = "") -> IndexView | None:
+def _load(
+    target: Path,
+    folder: Path | None,
+    degraded: list[dict[str, Any]],
+    commit: str,
+    ws: Workspace,
+    model_key: str = "",
+) -> IndexView | None:
     if not (target / "DONE").exists():
         return None
     try:
@@ -104,12 +141,23 @@ def _load(target: Path, folder: Path | None, degraded: list[dict[str, Any]], com
         return None
     # The model key lets the view reuse the process's loaded embedder (a warm server, a test session):
     # without it every asOf query loaded the model again (~120 ms).
-    return IndexView(gen, {}, state, folder if gen.vectors is not None else None, degraded, None, commit=commit,
-                     root=ws.root, git=ws.git, model_key=model_key)
+    return IndexView(
+        gen,
+        {},
+        state,
+        folder if gen.vectors is not None else None,
+        degraded,
+        None,
+        commit=commit,
+        root=ws.root,
+        git=ws.git,
+        model_key=model_key,
+    )
 
 
-def _build(ws: Workspace, commit: str, folder: Path | None,
-           degraded: list[dict[str, Any]], model_key: str = "") -> tuple[Generation, dict[str, Any]]:
+def _build(
+    ws: Workspace, commit: str, folder: Path | None, degraded: list[dict[str, Any]], model_key: str = ""
+) -> tuple[Generation, dict[str, Any]]:
     import numpy as np
 
     from ee import frontmatter
@@ -137,8 +185,12 @@ def _build(ws: Workspace, commit: str, folder: Path | None,
         derived |= fresh
         need = sorted(b for b, d in derived.items() if d.vector is None and "error" not in d.record)
         if embedder and need:
-            matrix = embedder.encode_documents([embed_text(derived[b].body, derived[b].record["tags"], derived[b].record["kind"])
-                                      for b in need])
+            matrix = embedder.encode_documents(
+                [
+                    embed_text(derived[b].body, derived[b].record["tags"], derived[b].record["kind"])
+                    for b in need
+                ]
+            )
             for blob, row in zip(need, matrix, strict=True):
                 derived[blob].vector = row.astype("float32").tobytes()
                 fresh[blob] = derived[blob]
@@ -173,8 +225,13 @@ def _build(ws: Workspace, commit: str, folder: Path | None,
             events[Path(rel).stem] = items
         problems.extend(bad)
     prov = provenance(ws.git, {}, commit)
-    state = {"problems": problems, "events": events, "provenance": prov["provenance"],
-             "head_blobs": prov["head_blobs"], "head_commit": commit}
+    state = {
+        "problems": problems,
+        "events": events,
+        "provenance": prov["provenance"],
+        "head_blobs": prov["head_blobs"],
+        "head_commit": commit,
+    }
     return gen, state
 
 
@@ -205,10 +262,11 @@ def memory_as_of(ws: Workspace, memory_id: str, spec: str) -> tuple[Memory, Comm
     view = open_as_of(ws, commit)
     pos = view.gen.position(memory_id)
     if pos is None:
-        raise NotFound(f"memory {memory_id} did not exist at {spec} (commit {commit[:10]})",
-                       f"see its versions: ee memory history {memory_id}")
+        raise NotFound(
+            f"memory {memory_id} did not exist at {spec} (commit {commit[:10]})",
+            f"see its versions: ee memory history {memory_id}",
+        )
     record = view.gen.records[pos]
     data = ws.git.read_blobs([record["blob"]])[record["blob"]]
     memory, _ = frontmatter.parse(frontmatter.decode(data, record["path"]), record["path"])
     return memory, commit_info(ws, commit)
-

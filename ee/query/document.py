@@ -71,9 +71,7 @@ class Query:
 def parse_document(raw: str | bytes, source: str = "query document") -> Query:
     """Parse and validate a JSON query document; errors name the JSON pointer and what was expected."""
     if len(raw) > MAX_DOCUMENT_BYTES:
-        raise QueryError(
-            f"{source} is larger than {MAX_DOCUMENT_BYTES} bytes", "send a smaller document"
-        )
+        raise QueryError(f"{source} is larger than {MAX_DOCUMENT_BYTES} bytes", "send a smaller document")
     try:
         doc = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -29,8 +29,20 @@ from ee.query.standing import (
     with_validity,
 )
 
-SUMMARY_FIELDS = ("rank", "id", "score", "title", "level", "kind", "tags", "trust", "posture", "why", "path",
-                  "flags")
+SUMMARY_FIELDS = (
+    "rank",
+    "id",
+    "score",
+    "title",
+    "level",
+    "kind",
+    "tags",
+    "trust",
+    "posture",
+    "why",
+    "path",
+    "flags",
+)
 MINIMAL_FIELDS = ("rank", "id", "score", "title")
 
 
@@ -49,12 +61,31 @@ def count_tokens(text: str) -> int:
 class Scored:
     """One candidate: its retrieval components, then its standing and final score once ranked."""
 
-    __slots__ = ("exact", "final", "fused", "hops", "lexical", "lexical_norm", "multipliers", "pos",
-                 "semantic", "semantic_norm", "standing")
+    __slots__ = (
+        "exact",
+        "final",
+        "fused",
+        "hops",
+        "lexical",
+        "lexical_norm",
+        "multipliers",
+        "pos",
+        "semantic",
+        "semantic_norm",
+        "standing",
+    )
 
-    def __init__(self, pos: int, fused: float, lexical: tuple[float, int] | None,
-                 semantic: tuple[float, int] | None, lexical_norm: float = 0.0, semantic_norm: float = 0.0,
-                 exact: bool = False, hops: int | None = None) -> None:
+    def __init__(
+        self,
+        pos: int,
+        fused: float,
+        lexical: tuple[float, int] | None,
+        semantic: tuple[float, int] | None,
+        lexical_norm: float = 0.0,
+        semantic_norm: float = 0.0,
+        exact: bool = False,
+        hops: int | None = None,
+    ) -> None:
         self.pos = pos
         self.fused = fused
         self.lexical = lexical  # (score, rank)
@@ -73,8 +104,9 @@ class Context:
 
     __slots__ = ("degraded", "memo", "now", "query", "reference", "view")
 
-    def __init__(self, view: Any, query: Query, now: datetime, reference: datetime,
-                 degraded: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, view: Any, query: Query, now: datetime, reference: datetime, degraded: list[dict[str, Any]]
+    ) -> None:
         self.view = view
         self.query = query
         self.now = now  # the day, for decay
@@ -102,8 +134,9 @@ def generation_memo(gen: Any) -> dict[str, Any]:
     return _GENERATION_MEMO
 
 
-def run_search(view: Any, query: Query, reference: datetime | None = None,
-               allow_bypass: bool = False) -> dict[str, Any]:
+def run_search(
+    view: Any, query: Query, reference: datetime | None = None, allow_bypass: bool = False
+) -> dict[str, Any]:
     """The search response data (the ``data`` of the ee.response.v1 envelope)."""
     ctx = prepare(view, query, reference, allow_bypass)
     ranked, total = rank(ctx)
@@ -119,7 +152,9 @@ def run_search(view: Any, query: Query, reference: datetime | None = None,
             "mode": query.mode,
             "effective_mode": _effective_mode(ctx),
             "speed": query.speed,
-            "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)} if view.commit else None,
+            "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)}
+            if view.commit
+            else None,
         },
         "total": total,
         "returned": len(hits),
@@ -144,8 +179,9 @@ def _truncated_by(query: Query, budget_cut: bool) -> str:
     return "budget.maxResults"
 
 
-def prepare(view: Any, query: Query, reference: datetime | None = None,
-            allow_bypass: bool = False) -> Context:
+def prepare(
+    view: Any, query: Query, reference: datetime | None = None, allow_bypass: bool = False
+) -> Context:
     """The ranking context ``run_search`` builds, for callers that rank without paging (packs, ``why``)."""
     real_now = utcnow()
     ref_spec = query.get("temporalValidity.referenceTime")
@@ -153,7 +189,9 @@ def prepare(view: Any, query: Query, reference: datetime | None = None,
     _check_redaction(query, allow_bypass)
     # Decay runs on the day the question is about: today, or the asOf time for a view of the past.
     base = reference if view.commit and reference is not None else real_now
-    return Context(view, query, base.replace(hour=0, minute=0, second=0, microsecond=0), ref, list(view.degraded))
+    return Context(
+        view, query, base.replace(hour=0, minute=0, second=0, microsecond=0), ref, list(view.degraded)
+    )
 
 
 def query_block(ctx: Context) -> dict[str, Any]:
@@ -165,7 +203,8 @@ def query_block(ctx: Context) -> dict[str, Any]:
         "effective_mode": _effective_mode(ctx),
         "speed": query.speed,
         "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)}
-        if view.commit else None,
+        if view.commit
+        else None,
     }
 
 
@@ -195,13 +234,15 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
     eligible = _eligible(ctx)
     mode = _effective_mode(ctx)
     if mode != query.mode:
-        ctx.degraded.append({
-            "code": "semantic_unavailable" if query.speed != "instant" else "speed_instant",
-            "severity": "info" if query.speed == "instant" else "warning",
-            "message": f"{query.mode} search ran as lexical"
-            + (" (speed 'instant')" if query.speed == "instant" else ": no usable embedding model"),
-            "repair": "" if query.speed == "instant" else "ee index status  # then see its repair",
-        })
+        ctx.degraded.append(
+            {
+                "code": "semantic_unavailable" if query.speed != "instant" else "speed_instant",
+                "severity": "info" if query.speed == "instant" else "warning",
+                "message": f"{query.mode} search ran as lexical"
+                + (" (speed 'instant')" if query.speed == "instant" else ": no usable embedding model"),
+                "repair": "" if query.speed == "instant" else "ee index status  # then see its repair",
+            }
+        )
     scored = _retrieve(ctx, mode, eligible)
     scored = _graph(ctx, scored, eligible)
     out: list[Scored] = []
@@ -276,9 +317,14 @@ def _eligible(ctx: Context) -> np.ndarray:
     memo = generation_memo(gen)
     unknown = flt.unknown_filter_fields(filters, gen.records, memo)
     for name in unknown:
-        ctx.degraded.append({"code": "filter_unknown_field", "severity": "warning",
-                             "message": f"no memory has the field {name!r}: the filter matches nothing",
-                             "repair": "check the field name (ee schema export ee.memory.v1)"})
+        ctx.degraded.append(
+            {
+                "code": "filter_unknown_field",
+                "severity": "warning",
+                "message": f"no memory has the field {name!r}: the filter matches nothing",
+                "repair": "check the field name (ee schema export ee.memory.v1)",
+            }
+        )
     # Masks over every memory, each predicate decided once per distinct value (see ee.query.filters).
     if tags:
         mask &= flt.tags_mask(gen.records, tags, memo)
@@ -311,8 +357,10 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         exact = _exact_matches(ctx, eligible)
         lex_scores = gen.lexical.scores(tokenize(query.text))
         ranked = sorted(exact, key=lambda p: (-lex_scores[p], ids[p]))
-        return [Scored(p, 1.0 / (1 + i), (float(lex_scores[p]), i + 1), None, exact=True)
-                for i, p in enumerate(ranked)]
+        return [
+            Scored(p, 1.0 / (1 + i), (float(lex_scores[p]), i + 1), None, exact=True)
+            for i, p in enumerate(ranked)
+        ]
     if mode in ("hybrid", "lexical"):
         lex_scores = gen.lexical.scores(tokenize(query.text))
         lex_top = _top(lex_scores, pool, ids, eligible)
@@ -341,8 +389,10 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         lex_values, sem_values = lex_scores[union], sem_scores[union].astype(np.float64)
     # Min-max fusion over the candidates, as ee.query.fusion.fuse computes it, one array per component.
     lex_norm, sem_norm, fused = fuse_arrays(lex_values, sem_values, lambda i: ids[union[i]])
-    return [Scored(p, f, lex_rank.get(p), sem_rank.get(p), ln, sn)
-            for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)]
+    return [
+        Scored(p, f, lex_rank.get(p), sem_rank.get(p), ln, sn)
+        for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)
+    ]
 
 
 def _ranks_of(scores: np.ndarray, positions: list[int]) -> dict[int, tuple[float, int]]:
@@ -458,8 +508,6 @@ def _graph(ctx: Context, scored: list[Scored], eligible: np.ndarray) -> list[Sco
     return scored
 
 
-
-
 def _link_view(gen: Any) -> list[dict[str, Any]]:
     """``{"id", "links"}`` for every position: what the graph reads, from the generation's columns."""
     memo = generation_memo(gen)
@@ -515,7 +563,9 @@ def trim(hit: dict[str, Any], fields: str) -> dict[str, Any]:
 
 def evaluate(spec: dict[str, Any], ranked_positions: list[int], gen: Any, k: int) -> dict[str, Any]:
     """Echo the eval block; with expectedMemoryIds, their ranks, recall@k and MRR@k."""
-    out: dict[str, Any] = {key: spec[key] for key in ("scenarioId", "labels", "expectedMemoryIds") if key in spec}
+    out: dict[str, Any] = {
+        key: spec[key] for key in ("scenarioId", "labels", "expectedMemoryIds") if key in spec
+    }
     expected = spec.get("expectedMemoryIds")
     if not expected:
         return out
@@ -523,10 +573,12 @@ def evaluate(spec: dict[str, Any], ranked_positions: list[int], gen: Any, k: int
     ranks = {mid: order.get(mid) for mid in expected}
     found = [r for r in ranks.values() if r is not None and r <= k]
     first = min((r for r in ranks.values() if r is not None and r <= k), default=None)
-    out.update({
-        "k": k,
-        "ranks": ranks,
-        "recall": round(len(found) / len(expected), 6),
-        "mrr": round(1.0 / first, 6) if first else 0.0,
-    })
+    out.update(
+        {
+            "k": k,
+            "ranks": ranks,
+            "recall": round(len(found) / len(expected), 6),
+            "mrr": round(1.0 / first, 6) if first else 0.0,
+        }
+    )
     return out

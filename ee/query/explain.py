@@ -64,7 +64,9 @@ def hit_dict(ctx: Any, item: Any, rank: int, memory: bool = True) -> dict[str, A
     flags = _flags(record, st)
     components: dict[str, Any] = {
         "lexical": {"score": round(item.lexical[0], 6), "rank": item.lexical[1]} if item.lexical else None,
-        "semantic": {"score": round(item.semantic[0], 6), "rank": item.semantic[1]} if item.semantic else None,
+        "semantic": {"score": round(item.semantic[0], 6), "rank": item.semantic[1]}
+        if item.semantic
+        else None,
         "lexical_norm": round(item.lexical_norm, 6),
         "semantic_norm": round(item.semantic_norm, 6),
         "fused": round(item.fused, 6),
@@ -74,9 +76,16 @@ def hit_dict(ctx: Any, item: Any, rank: int, memory: bool = True) -> dict[str, A
     if item.hops is not None:
         components["graph_hops"] = item.hops
     factors = {
-        "confidence": {"value": round(st.effective, 4), "multiplier": round(item.multipliers["confidence"], 4)},
+        "confidence": {
+            "value": round(st.effective, 4),
+            "multiplier": round(item.multipliers["confidence"], 4),
+        },
         "freshness": {"value": round(st.freshness, 4), "multiplier": round(item.multipliers["freshness"], 4)},
-        "trust": {"value": st.trust, "posture": st.posture, "multiplier": round(item.multipliers["trust"], 4)},
+        "trust": {
+            "value": st.trust,
+            "posture": st.posture,
+            "multiplier": round(item.multipliers["trust"], 4),
+        },
         "validity": {"value": st.validity_reason, "multiplier": round(item.multipliers["validity"], 4)},
     }
     hit: dict[str, Any] = {
@@ -137,7 +146,7 @@ def why(ctx: Any, item: Any, record: dict[str, Any]) -> str:
         standing += ", quarantined"
     if not st.valid:
         standing += f", {st.validity_reason}"
-    return "; ".join(parts + [standing])
+    return "; ".join([*parts, standing])
 
 
 def matched_terms_at(ctx: Any, pos: int, record: dict[str, Any]) -> list[str]:
@@ -206,8 +215,19 @@ def explanation(ctx: Any, item: Any, record: dict[str, Any], body: str) -> dict[
 
 
 def _memory_fields(record: dict[str, Any], st: Any) -> dict[str, Any]:
-    keys = ("confidence", "utility", "importance", "created", "valid_from", "valid_to", "source", "links",
-            "paths", "redacted", "extra")
+    keys = (
+        "confidence",
+        "utility",
+        "importance",
+        "created",
+        "valid_from",
+        "valid_to",
+        "source",
+        "links",
+        "paths",
+        "redacted",
+        "extra",
+    )
     out = {k: record.get(k) for k in keys}
     out["links"] = [{"type": t, "to": to} for t, to in record.get("links", [])]
     out["created"] = st.created

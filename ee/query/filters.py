@@ -113,8 +113,9 @@ def passes_time(created: str | None, spec: dict[str, str]) -> bool:
     return not ("before" in spec and not moment < parse_time(spec["before"]))
 
 
-def unknown_filter_fields(filters: dict[str, Any], records: list[dict[str, Any]],
-                          cache: dict[str, Any] | None = None) -> list[str]:
+def unknown_filter_fields(
+    filters: dict[str, Any], records: list[dict[str, Any]], cache: dict[str, Any] | None = None
+) -> list[str]:
     """Filter fields that no memory has (a likely typo, reported as a degradation)."""
     if not any(name not in FIELDS for name in filters):
         return []
@@ -167,8 +168,9 @@ def tags_mask(records: list[dict[str, Any]], tags: dict[str, list[str]], cache: 
     return mask
 
 
-def filters_mask(records: list[dict[str, Any]], filters: dict[str, dict[str, Any]],
-                 cache: dict[str, Any]) -> Any:
+def filters_mask(
+    records: list[dict[str, Any]], filters: dict[str, dict[str, Any]], cache: dict[str, Any]
+) -> Any:
     """:func:`passes_filters` for every record at once."""
     import numpy as np
 
@@ -188,8 +190,9 @@ def filters_mask(records: list[dict[str, Any]], filters: dict[str, dict[str, Any
     return mask
 
 
-def _value_groups(records: list[dict[str, Any]], name: str,
-                  cache: dict[str, Any]) -> list[tuple[Any, Any]] | None:
+def _value_groups(
+    records: list[dict[str, Any]], name: str, cache: dict[str, Any]
+) -> list[tuple[Any, Any]] | None:
     """``field_value`` of every record grouped by value (type included: ``1``, ``1.0`` and ``True`` are
     compared differently): [(value, positions)], or None when a value is not hashable as a group key."""
     import numpy as np

@@ -6,7 +6,9 @@ from collections import deque
 from typing import Any
 
 
-def _edges(records: list[dict[str, Any]], spec: dict[str, Any]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+def _edges(
+    records: list[dict[str, Any]], spec: dict[str, Any]
+) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
     """Outbound and inbound adjacency between positions, over the allowed link types."""
     allowed = set(spec.get("linkTypes") or [])
     pos_of = {r["id"]: i for i, r in enumerate(records)}
@@ -24,7 +26,9 @@ def _edges(records: list[dict[str, Any]], spec: dict[str, Any]) -> tuple[dict[in
     return out, inbound
 
 
-def expand(records: list[dict[str, Any]], spec: dict[str, Any], degraded: list[dict[str, Any]]) -> dict[int, int]:
+def expand(
+    records: list[dict[str, Any]], spec: dict[str, Any], degraded: list[dict[str, Any]]
+) -> dict[int, int]:
     """Positions within ``maxHops`` of the seeds (the seeds at 0), following ``traversal``."""
     seeds = spec.get("seedMemories") or []
     if not seeds:
@@ -32,9 +36,14 @@ def expand(records: list[dict[str, Any]], spec: dict[str, Any], degraded: list[d
     pos_of = {r["id"]: i for i, r in enumerate(records)}
     missing = [s for s in seeds if s not in pos_of]
     if missing:
-        degraded.append({"code": "graph_seed_missing", "severity": "warning",
-                         "message": f"seed memories not in the store: {', '.join(missing)}",
-                         "repair": "check the ids with `ee memory list`"})
+        degraded.append(
+            {
+                "code": "graph_seed_missing",
+                "severity": "warning",
+                "message": f"seed memories not in the store: {', '.join(missing)}",
+                "repair": "check the ids with `ee memory list`",
+            }
+        )
     out, inbound = _edges(records, spec)
     traversal = spec.get("traversal", "bidirectional")
     max_hops = int(spec.get("maxHops", 1))

@@ -4,12 +4,13 @@
 retrieval decides and standing breaks near-ties (tuned so the development set's ranking is unchanged when
 every memory has the same standing):
 
-| factor | multiplier | from |
-|---|---|---|
-| confidence | ``0.3 + 0.7 × effective`` | the frontmatter prior moved by feedback events (ee.policy.feedback) |
-| freshness | ``0.8 + 0.2 × 0.5^(age / half-life)`` | level half-lives (working 1 d … procedural 365 d) |
-| trust | authoritative 1.0, advisory 0.9, legacy evidence 0.8, quarantined 0.5 | ee.policy.trust, injection guard |
-| validity | 1.0 valid, 0.5 outside its window, 0.25 superseded (relaxed posture) | valid_from / valid_to at the reference time; ``supersedes`` links |
+- confidence: ``0.3 + 0.7 × effective``, the frontmatter prior moved by feedback events
+  (ee.policy.feedback);
+- freshness: ``0.8 + 0.2 × 0.5^(age / half-life)``, with level half-lives (working 1 d … procedural 365 d);
+- trust: authoritative 1.0, advisory 0.9, legacy evidence 0.8, quarantined 0.5 (ee.policy.trust, the
+  injection guard);
+- validity: 1.0 valid, 0.5 outside its window, 0.25 superseded (relaxed posture): valid_from / valid_to
+  at the reference time, and ``supersedes`` links.
 """
 
 from __future__ import annotations
@@ -114,8 +115,9 @@ def standing_of(
     reference: datetime,
     superseded_by: str | None = None,
 ) -> Standing:
-    return with_validity(settled_standing(record, events, provenance, now), window_of(record), reference,
-                         superseded_by)
+    return with_validity(
+        settled_standing(record, events, provenance, now), window_of(record), reference, superseded_by
+    )
 
 
 def settled_standing(
