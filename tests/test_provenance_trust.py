@@ -56,3 +56,20 @@ def test_a_persons_file_has_no_writer(tmp_path: Path) -> None:
     ws, _ = Workspace.init(tmp_path / "ws")
     memory = ws.remember("Use ruff for linting.", actor=Actor())
     assert _writer(ws, memory.path) == ""
+
+
+def test_an_agents_edit_on_a_branch_merged_after_the_review_is_not_reviewed(tmp_path: Path) -> None:
+    """By date the review is newer than the agent's commit, but it never saw it: the merge brings in
+    agent-written text nobody reviewed."""
+    ws, _ = Workspace.init(tmp_path / "ws")
+    memory = ws.remember("Nightly builds publish to the staging bucket.", actor=AGENT)
+    git = ["git", "-C", str(ws.root)]
+    main = subprocess.run([*git, "branch", "--show-current"], capture_output=True, text=True, check=True)
+    subprocess.run([*git, "checkout", "-q", "-b", "agent-work"], check=True)
+    ws.edit_tags(memory.id, add=["from-agent"], actor=AGENT)
+    subprocess.run([*git, "checkout", "-q", main.stdout.strip()], check=True)
+    ws.review_trust(memory.id, "peer_human_attested", Actor())
+    assert _writer(ws, memory.path) == ""
+    subprocess.run([*git, "merge", "-q", "--no-edit", "agent-work"], check=True)
+    assert "from-agent" in (ws.root / memory.path).read_text()
+    assert _writer(ws, memory.path) == "agent:codex"

@@ -9,8 +9,8 @@ while nothing changes.
 would launder it): each path also records the newest agent (``agent:<name>``) that committed it after the
 newest human trust review (a commit with ``Ee-Op: trust`` by a person, ``ee memory trust``), or ``""`` when
 no agent did — counting from the commit that created the file, and following renames (``git mv`` of an
-agent's file is no review either). :func:`ee.query.standing.resolve_trust` caps a memory with such a writer
-at ``agent_assertion``.
+agent's file is no review either), and counting an agent's commit the review cannot reach (a branch merged
+after it). :func:`ee.query.standing.resolve_trust` caps a memory with such a writer at ``agent_assertion``.
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
     for record in out.split("\x1e"):
         if record.strip():
             walker.commit(record, git.offset)
+    for path, review in walker.reviewed.items():
+        if walker.writer.get(path) == "":
+            walker.writer[path] = _agent_since(git, review, head, path)
     prov: dict[str, list[str]] = {}
     for path in head_blobs:
         last = walker.last.get(path)
@@ -75,6 +78,25 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
             writer = _writer_of(before) if before else ""
         prov[path] = [*(last or before or [])[:5], writer]
     return {"head_commit": head, "head_blobs": head_blobs, "provenance": dict(sorted(prov.items()))}
+
+
+def _agent_since(git: Any, review: str, head: str, path: str) -> str:
+    """The newest agent that committed ``path`` in ``review..head``, else ``""``.
+
+    The walk goes by commit date, so an agent's commit on a branch merged after the review can come
+    later in it than the review while the review never saw it; what ``review`` cannot reach is what the
+    person did not review (one ``git log`` per reviewed file: reviews are rare).
+    """
+    out = git.run(
+        "log",
+        "--follow",
+        "--format=%(trailers:key=Ee-Actor,valueonly,separator=%x2C)",
+        f"{review}..{head}",
+        "--",
+        git.repo_path(path),
+        cwd=git.toplevel,
+    )
+    return next((actor.strip() for actor in out.splitlines() if actor.strip().startswith("agent:")), "")
 
 
 def _writer_of(record: list[str]) -> str:
@@ -93,6 +115,7 @@ class _Walk:
         self.alias: dict[str, str] = {}  # an older name → the path at HEAD it was renamed to
         self.first_name: dict[str, str] = {}  # path at HEAD → its oldest name seen (for the older state)
         self.created: set[str] = set()  # paths at HEAD whose creating commit the walk reached
+        self.reviewed: dict[str, str] = {}  # path at HEAD → the review commit that decided its writer
 
     def commit(self, record: str, offset: tuple[str, str]) -> None:
         inner, outer = offset
@@ -116,6 +139,7 @@ class _Walk:
                     self.writer[path] = actor
                 elif op.strip() == REVIEW_OP:
                     self.writer[path] = ""
+                    self.reviewed[path] = sha
             if status.startswith("R") and len(parts) == 3:
                 older = outer + parts[1].removeprefix(inner)
                 self.alias[older] = path
