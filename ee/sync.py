@@ -276,13 +276,14 @@ def _is_memory_file(rel: str) -> bool:
 
 
 def _unreadable(ws: Workspace, rel: str) -> Problem | None:
+    from ee.conflict import has_git_markers
     from ee.errors import MemoryFormatError, NotFound
     from ee.store import problem_from_error
 
     if not (ws.root / rel).exists():
         return None  # a deletion
     try:
-        ws.store.read(rel)
+        memory, _problems = ws.store.read(rel)
     except (MemoryFormatError, NotFound) as exc:
         problem = problem_from_error(exc, rel)
         return Problem(
@@ -293,6 +294,15 @@ def _unreadable(ws: Workspace, rel: str) -> Problem | None:
             problem.line,
             problem.key,
             problem.repair + "; then run `ee sync` again",
+        )
+    if has_git_markers(memory.body):  # (a text merge by hand, stopped): never shared as is
+        return Problem(
+            "sync_skipped",
+            "warning",
+            "not committed: the text holds git's conflict markers (<<<<<<< … >>>>>>>)",
+            rel,
+            repair=f"edit {rel} to the text to keep (or undo: git checkout -- {rel}), "
+            "then run `ee sync` again",
         )
     return None
 

@@ -248,6 +248,22 @@ def test_conflicting_body_edits_read_cleanly_and_resolve_by_label_in_both_clones
     assert export(a) == export(b)
 
 
+def test_sync_never_commits_a_hand_made_text_merge_with_git_markers(clones: list[Path], remote: Path) -> None:
+    a, _, _ = clones
+    memory_id = remember(a, "Ports: 8080")
+    sync(a)
+    path = memory_file(a, memory_id)
+    path.write_text(
+        path.read_text().replace("Ports: 8080", "<<<<<<< HEAD\nPorts: 8081\n=======\nPorts: 9090\n>>>>>>> x")
+    )
+    data = sync(a)
+    (skipped,) = data["skipped"]
+    assert skipped["path"] == Workspace(a).get(memory_id).path
+    assert "conflict markers" in skipped["message"]
+    no_markers_anywhere(a / "nowhere", remote)  # the remote has none
+    assert "<<<<<<<" in path.read_text()  # the person's file is left as it is
+
+
 def test_resolve_by_commit_or_author_and_both(clones: list[Path]) -> None:
     _, b, _ = clones
     memory_id = conflicting_edits(clones, "rebase", "Port 8080", ("Port 8081", "Port 9090"))
