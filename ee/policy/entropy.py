@@ -51,6 +51,22 @@ _HASH_CONTEXT_RE = (
     r"(?:(?i:sha-?(?:1|224|256|384|512)|md5|digest|hash|checksum|fingerprint|integrity|etag)[\W_]{0,6}"
     r"|(?:[a-z]Ids?|ID|\bids?|[_-]ids?|(?i:identifier))[\"'`]?\s*[:=]\s*[\"'`]?)$"
 )
+CREDENTIAL_WORDS_RE = (
+    r"(?i)secret|token|passw|passphrase|pwd|api[_-]?key|apikey|access[_-]?key|private|credential|auth"
+    r"|salt|session|cookie|bearer|signing[ _-](?:key|material|secret)|webhook|hooks/|\bkey\b|[_-]key\b"
+    r"|license[ _-]?key"
+)
+"""Words before a random-looking token, on its line, that make it a credential: without one, raw entropy
+alone (a message id, a document id, a signature in an example) is not refused."""
+CREDENTIAL_WORDS_CHARS = 64
+# A password hash in crypt, htpasswd or SCRAM form ("$2y$05$…", "{SHA}…", "SCRAM-SHA-256$4096:…"): a hash
+# is what a system stores in place of a password, not the password.
+CRYPT_RE = (
+    r"(?:\$(?:2[abxy]?|1|5|6|y|7|argon2(?:id|i|d)|scrypt|pbkdf2[-_]?\w*|sha\d*|md5|apr1)\$"
+    r"|\{(?:S?SHA\d*|S?MD5|CRYPT|PBKDF2[-\w]*)\}|SCRAM-SHA-\d+\$|(?:pbkdf2_sha|bcrypt_sha|argon2)\w*\$)"
+)
+"""The start of a password hash (``re.match`` it against a value)."""
+_CRYPT_TAIL_RE = CRYPT_RE + r"[^\s'\"]*$"
 _BLOB_LINE_RE = r"[A-Za-z0-9+/]{40,}={0,2}"
 _ID_PREFIX_RE = r"^[a-z]{1,12}[_-]"
 # Subresource Integrity / nix hashes; Stripe test and publishable keys (public or harmless by design)
@@ -88,7 +104,17 @@ def high_entropy_spans(text: str) -> Iterable[Span]:
             continue
         if _in_base64_blob(text, m.start(), m.end()):
             continue
-        yield from _random_parts(m.group(), m.start())
+        for start, end in _random_parts(m.group(), m.start()):
+            if _in_secret_context(text, start):
+                yield start, end
+
+
+def _in_secret_context(text: str, start: int) -> bool:
+    """A word before ``start`` on its line makes the token a credential (and it is no password hash):
+    raw entropy alone (a message id, a document id, a signature in an example) is not refused."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[max(line_start, start - CREDENTIAL_WORDS_CHARS) : start]
+    return bool(re.search(CREDENTIAL_WORDS_RE, before)) and not re.search(_CRYPT_TAIL_RE, before)
 
 
 def _in_base64_blob(text: str, start: int, end: int) -> bool:

@@ -41,9 +41,11 @@ import bisect
 import functools
 import re
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 
-from ee.policy.entropy import PLACEHOLDER_RE, b64decode, high_entropy_spans
+from ee.model import Memory
+from ee.policy.entropy import CRYPT_RE, PLACEHOLDER_RE, b64decode, high_entropy_spans
 
 _MAX_PASSES = 4
 
@@ -140,12 +142,41 @@ _QUOTED_NAME_RE = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+|
 _NAME_STEMS = ("password", "passwd", "token", "secret")
 
 
+# The passwords documentation shows ("s3cr3t", "P@ssw0rd", "tiger", "guest"): read with digits and signs as
+# the letters they stand for, a conventional example or a public default, not anyone's secret.
+_LEET = str.maketrans("013457@$!", "oieastasi")
+_EXAMPLE_PASSWORDS = frozenset(
+    {
+        *("secret", "sekrit", "sekret", "password", "passwd", "pass", "passw", "admin", "administrator"),
+        *("root", "guest", "test", "tester", "changeme", "letmein", "qwerty", "welcome", "default", "demo"),
+        *("foobar", "foo", "bar", "baz", "spam", "eggs", "tiger", "scott", "pwd", "hello", "world"),
+        *("opensesame", "swordfish", "hunter"),
+    }
+)
+
+
+_EXAMPLE_USERS = frozenset(
+    {
+        *("scott", "user", "username", "dbuser", "myuser", "someuser", "testuser", "foo", "alice", "bob"),
+        *("joe", "john", "jane", "jdoe", "me", "login", "usr"),
+    }
+)
+
+
+def _unquote(value: str) -> str:
+    from urllib.parse import unquote  # (here: only a URL with a password in it needs it)
+
+    return unquote(value)
+
+
 def _is_placeholder(value: str) -> bool:
     """A value that stands for a secret rather than being one (see the module doc for the list)."""
     stripped = value.strip()
     if not stripped or stripped[0] in "<$%{[" or "${" in stripped or "{{" in stripped:
         return True
     if re.fullmatch(_PLACEHOLDER_WORD_RE, stripped) or re.search(PLACEHOLDER_RE, stripped):
+        return True
+    if stripped.lower().translate(_LEET) in _EXAMPLE_PASSWORDS:
         return True
     return len(set(stripped.lower()) - set("x*.-_#0•·")) == 0 or len(set(stripped)) <= 2
 
@@ -209,7 +240,9 @@ def _check_aws_secret(m: re.Match[str]) -> Span | None:
 
 
 def _check_url_password(m: re.Match[str]) -> Span | None:
-    return m.span("pw") if _plausible_value(m.group("pw"), quoted=False, min_len=4) else None
+    if m.group("user").lower() in _EXAMPLE_USERS:
+        return None  # "scott:tiger^5HHH@…", "user:S3cret@…": documentation's stock credentials
+    return m.span("pw") if _plausible_value(_unquote(m.group("pw")), quoted=False, min_len=4) else None
 
 
 def _check_assignment(m: re.Match[str]) -> Span | None:
@@ -223,7 +256,7 @@ def _check_assignment(m: re.Match[str]) -> Span | None:
     if re.search(_HARMLESS_KEY_RE, m.group("key")):
         return None
     is_password = _assignment_cls(m) == "password_assignment"
-    if not _plausible_value(value, quoted=group != "bare", min_len=4 if is_password else 8):
+    if not _plausible_value(value, quoted=group != "bare", min_len=6 if is_password else 8):
         return None
     return start, end
 
@@ -233,25 +266,86 @@ def _plausible_value(value: str, *, quoted: bool, min_len: int) -> bool:
         return False
     if re.search(_REFERENCE_RE, value) or value.startswith(("/", "~", "./")):
         return False
-    if any(stem in value.lower() for stem in _NAME_STEMS) or re.fullmatch(_NAME_RE, value):
+    if re.match(CRYPT_RE, value):
+        return False  # a password hash ("pbkdf2_sha256$…", "$2y$…"), what a system stores instead
+    letters = re.sub(r"[^a-z]", "", value.lower())
+    if any(stem in letters for stem in _NAME_STEMS) or re.fullmatch(_NAME_RE, value):
         return False  # "refresh_token": "hf_oauth_refresh_token" names a secret, it is not one
-    if re.fullmatch(_QUOTED_NAME_RE, value):
+    if re.fullmatch(_QUOTED_NAME_RE, value) or _plain_word(value):
         return False
-    if quoted and min_len < 8:  # a quoted password may be one plain word
+    if quoted and min_len < 8:  # a quoted password may be one word, but not a plain one
         return True
     if not quoted and re.search(_CODE_RE, value):
         return False
     return _char_classes(value) >= 2 or (not quoted and len(value) >= 16)
 
 
+def _plain_word(value: str) -> bool:
+    """One word of letters, perhaps spelt with digits and signs inside ("0penstack", "priv4te",
+    "superS3cret"): what documentation writes for a password. Digits or signs at the end ("hunter2x!",
+    "mango77") make a password of it."""
+    lowered = value.lower()
+    if lowered.isalpha():
+        return True
+    return lowered[-1:].isalpha() and lowered.translate(_LEET).isalpha()
+
+
 def _assignment_cls(m: re.Match[str]) -> str:
     key = m.group("key").lower()
-    return (
-        "password_assignment" if key.endswith(("password", "passwd", "passphrase")) else "secret_assignment"
-    )
+    passwords = ("password", "passwd", "passphrase", "pwd", "pw")
+    return "password_assignment" if key.endswith(passwords) else "secret_assignment"
 
 
 # ---------------------------------------------------------------------------------------------- the rules
+
+# Tokens a vendor marks with a prefix: (class, pattern after the token start, needles).
+_PREFIXED_TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("slack_token", r"xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{32,}", ("xapp-",)),
+    (
+        "gitlab_token",
+        r"(?:gldt|glrt|glptt|glcbt|glsoat|gloas|glimt|glffct|glagent)-[A-Za-z0-9_-]{20,}",
+        ("gl",),
+    ),
+    ("gitlab_token", r"GR1348941[A-Za-z0-9_-]{20,}", ("GR1348941",)),
+    ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
+    ("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shp",)),
+    ("atlassian_token", r"ATATT3[A-Za-z0-9_=-]{150,}", ("ATATT3",)),
+    ("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
+    ("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}", ("dp.",)),
+    ("vault_token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", ("hvs.", "hvb.", "hvr.")),
+    ("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", (".atlasv1.",)),
+    ("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", ("PMAK-",)),
+    ("linear_key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}", ("lin_",)),
+    (
+        "grafana_token",
+        r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})",
+        ("glsa_", "glc_"),
+    ),
+    ("newrelic_key", r"NRAK-[A-Z0-9]{27}", ("NRAK-",)),
+    ("sentry_token", r"(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})", ("sntry",)),
+    ("age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-",)),
+    ("telegram_bot_token", r"\d{8,10}:AA[A-Za-z0-9_-]{33}", (":AA",)),
+    ("square_token", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}", ("sq0",)),
+    ("stripe_key", r"whsec_[A-Za-z0-9]{32,}", ("whsec_",)),
+    ("supabase_token", r"sbp_[a-f0-9]{40}", ("sbp_",)),
+    ("pulumi_token", r"pul-[a-f0-9]{40}", ("pul-",)),
+    ("replicate_token", r"r8_[A-Za-z0-9]{37}", ("r8_",)),
+    ("groq_key", r"gsk_[A-Za-z0-9]{52}", ("gsk_",)),
+    ("xai_key", r"xai-[A-Za-z0-9]{80}", ("xai-",)),
+    ("mailgun_key", r"key-[0-9a-f]{32}", ("key-",)),
+    (
+        "google_oauth",
+        r"(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{40,})",
+        ("GOCSPX-", "ya29.", "1//0"),
+    ),
+    (
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,}",
+        ("discord",),
+    ),
+    ("heroku_key", r"HRKU-[A-Za-z0-9_-]{60,}", ("HRKU-",)),
+    ("figma_token", r"figd_[A-Za-z0-9_-]{40,}", ("figd_",)),
+)
 
 _B = r"(?<![A-Za-z0-9_-])"  # token start: not inside a longer word/token
 _E = r"(?![A-Za-z0-9_-])"
@@ -313,6 +407,33 @@ def _rules() -> tuple[_Rule, ...]:
         rule("sendgrid_key", _B + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _E, ("SG.",)),
         rule("twilio_key", _B + r"SK[0-9a-f]{32}" + _E, ("SK",)),
         rule("huggingface_token", _B + r"hf_[A-Za-z0-9]{34,40}" + _E, ("hf_",)),
+        *(rule(cls, _B + pattern + _E, needles) for cls, pattern, needles in _PREFIXED_TOKENS),
+        rule(
+            "azure_key",
+            r"(?i:AccountKey|SharedAccessKey|SharedSecret)[ \t]*=[ \t]*[\"']?"
+            r"([A-Za-z0-9+/]{30,}={0,2})(?![A-Za-z0-9+/=])",
+            ("accountkey", "sharedaccesskey", "sharedsecret"),
+            _random_group(1),
+            folded=True,
+        ),
+        rule(
+            "azure_sas_token",
+            r"(?i:[?&;\s\"']sig=)([A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})",
+            ("sig=",),
+            _check_sas,
+            folded=True,
+        ),
+        rule(
+            "azure_client_secret",
+            r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+            ("Q~",),
+        ),
+        rule(
+            "gcp_service_account",
+            r"\"private_key_id\"\s*:\s*\"([0-9a-f]{40})\"",
+            ('"private_key_id"',),
+            _random_group(1),
+        ),
         rule(
             "aws_access_key",
             r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])",
@@ -343,29 +464,115 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         rule(
             "url_password",
-            r"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@'\"<>()]*:(?P<pw>[^\s/@'\"<>]+)@[A-Za-z0-9.\[\]_-]+",
+            r"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<user>[^\s:/@'\"<>()]*):(?P<pw>[^\s/@'\"<>]+)@[A-Za-z0-9.\[\]_-]+",
             ("://",),
             _check_url_password,
             also=("@",),
         ),
-        # every key the pattern accepts holds pass, secret, token or key, and an assignment holds : or =
+        rule(
+            "basic_auth",
+            r"(?i:\bbasic)[ \t]+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+            ("basic",),
+            _check_basic_auth,
+            folded=True,
+        ),
+        # every key the pattern accepts holds pass, pw, secret, token or key, and an assignment : or =
         rule(
             "password_assignment",
             _ASSIGNMENT,
-            ("pass", "secret", "token", "key"),
+            ("pass", "pw", "secret", "token", "key"),
             _check_assignment,
             folded=True,
             also=(":", "="),
+        ),
+        rule("password_in_prose", _PROSE_RE, ("pass", "pw"), _check_prose_password, folded=True),
+        rule(
+            "password_flag",
+            _FLAG_RE,
+            ("pass", "pw", "-p", "token", "secret", "key"),
+            _check_flag,
+            folded=True,
         ),
     )
 
 
 _ASSIGNMENT = (
-    r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd|phrase)|secret(?:[_-]?key)?|token"
+    r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd|phrase)|pwd|(?<![A-Za-z])pw|secret(?:[_-]?key)?|token"
     r"|api[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key))"
     r"[\"'`*_]{0,3}[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>(?:[^\s\"'`,;<>&]|&(?![\w.-]+=)){1,256}))"
 )
+
+
+# Prose: "the root password is hunter2x!", "password for the db is 'N7q!xR2#vL'", "pwd was Summer2024"
+_PROSE_RE = (
+    r"(?i)\b(?:pass(?:word|wd|phrase)s?|pass[ -]phrase|pwd|pw)"
+    r"(?:[ \t]+(?:for|of|to|on)[ \t]+(?:the[ \t]+|our[ \t]+|my[ \t]+|this[ \t]+)?[\w.@:/-]{1,40}"
+    r"(?:[ \t]+(?:account|user|database|db|server|box|instance|host|cluster|vm|machine|router|wifi"
+    r"|network))?)?"
+    r"[ \t]*(?:\b(?:(?:is|was|has[ \t]+been)[ \t]+)?(?:changed|set|reset|updated)[ \t]+to|\bis(?:[ \t]+now)?"
+    r"|\bwas|\bare|\bbecomes?|->|=>)[ \t]*[:=]?[ \t]*"
+    r"(?:\"(?P<dq>[^\"\n]{1,64})\"|'(?P<sq>[^'\n]{1,64})'|`(?P<bq>[^`\n]{1,64})`|(?P<bare>[^\s\"'`<>]{1,64}))"
+)
+# Command lines: "--password hunter2x!", "--token=…", "mysql -u root -pS3cret!", "sshpass -p 'x'"; and
+# .netrc lines ("machine host login me password S3cret")
+_FLAG_RE = (
+    r"(?im)(?:(?<![\w-])--(?:[a-z]+-)?(?:password|passwd|pass|pwd|token|secret|api-key|access-key)[ \t=]"
+    r"|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?=[^\s])|\bsshpass[ \t]+-p[ \t]*"
+    r"|\blogin[ \t]+\S+[ \t]+password[ \t]+|^[ \t]*password[ \t]+(?=\S+[ \t]*$))[ \t]*"
+    r"(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<bare>[^\s\"'`<>]{1,128}))"
+)
+
+
+def _quoted_value(m: re.Match[str]) -> tuple[str, int, int, bool]:
+    """The value of a prose or flag match: (text, start, end, quoted), a bare one without the sentence's
+    closing punctuation."""
+    group = next(g for g in ("dq", "sq", "bq", "bare") if g in m.re.groupindex and m.group(g) is not None)
+    start, end = m.span(group)
+    value = m.group(group)
+    if group == "bare":
+        trimmed = value.rstrip(".,;:)]}")
+        end -= len(value) - len(trimmed)
+        value = trimmed
+    return value, start, end, group != "bare"
+
+
+def _check_prose_password(m: re.Match[str]) -> Span | None:
+    value, start, end, quoted = _quoted_value(m)
+    if not any(c.isalpha() for c in value) or re.search(r"-[a-z]{2,}ed$", value):
+        return None  # "is 8-64 characters", "is sha256-hashed": a description, not a password
+    return (start, end) if _plausible_value(value, quoted=quoted, min_len=6) else None
+
+
+def _check_flag(m: re.Match[str]) -> Span | None:
+    value, start, end, quoted = _quoted_value(m)
+    password = re.search(r"(?i)pass|pwd|-p", m.group()[: start - m.start()]) is not None
+    return (start, end) if _plausible_value(value, quoted=quoted, min_len=6 if password else 8) else None
+
+
+def _check_sas(m: re.Match[str]) -> Span | None:
+    """An Azure shared access signature: ``sig=`` in a URL or connection string that also says ``sv=``."""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    line_end = m.string.find("\n", m.end())
+    line = m.string[line_start : line_end if line_end >= 0 else len(m.string)]
+    if not re.search(r"(?i)[?&;\s\"']sv=\d{4}-\d\d-\d\d", line):
+        return None
+    return m.span(1) if _looks_random(m.group(1)) else None
+
+
+def _check_basic_auth(m: re.Match[str]) -> Span | None:
+    """``Authorization: Basic <base64 of user:password>``, when the password is a plausible one."""
+    raw = b64decode(m.group(1))
+    if raw is None:
+        return None
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    user, sep, password = decoded.partition(":")
+    if not sep or not decoded.isprintable() or user.lower() in _EXAMPLE_USERS:
+        return None
+    return m.span(1) if _plausible_value(password, quoted=False, min_len=6) else None
 
 
 def _random_openai(m: re.Match[str]) -> Span | None:
@@ -505,3 +712,205 @@ def _non_overlapping(candidates: list[tuple[int, int, int, str]]) -> list[tuple[
 def _preview(secret: str) -> str:
     """At most the first 4 characters (fewer for short secrets: a quarter of the length), then ``…``."""
     return secret[: min(4, len(secret) // 4)] + "…"
+
+
+# ---------------------------------------------------------------------------------------------- every field
+#
+# One guard for everything ee writes, and one mask for everything it shows: a memory's body and every
+# frontmatter value (source, paths, tags, links, extra keys at any depth), an outcome's reason, a file
+# about to be committed. A value is scanned with its key in front ("db_password: hunter2x!"), so an
+# assignment split between a key and its value is still an assignment.
+
+_UNMASKABLE = ("id", "links")  # a memory id (or a link's target) cannot hold a placeholder
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSecret:
+    """One secret in one field: ``field`` is ``body``, a frontmatter key (``source``, ``tags``…), a dotted
+    path into ``extra`` (``extra.db.password``) or ``reason``; ``line`` is 1-based, in the field's text (in
+    the file, for :func:`file_secrets`)."""
+
+    field: str
+    cls: str
+    line: int
+    preview: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"field": self.field, "cls": self.cls, "line": self.line, "preview": self.preview}
+
+    def describe(self) -> str:
+        where = f"line {self.line}" if self.field == "body" else self.field
+        return f"{self.cls} in {where} ({self.preview})"
+
+
+Visit = Callable[[str, str | None, str], str]
+
+
+def _walk(value: object, label: str, key: str | None, visit: Visit) -> object:
+    """``value`` rebuilt with ``visit(label, key, text)`` applied to every text in it, keys included."""
+    from ee.model import Link
+
+    if isinstance(value, str):
+        return visit(label, key, value)
+    if isinstance(value, Link):
+        return Link(value.type, str(visit(label, value.type, value.to)))
+    if isinstance(value, dict):
+        out = {}
+        for name, item in value.items():
+            inner = f"{label}.{name}"
+            new_name = visit(inner, None, name) if isinstance(name, str) else name
+            out[new_name] = _walk(item, inner, str(name), visit)
+        return out
+    if isinstance(value, list | tuple):
+        return type(value)(_walk(item, label, key, visit) for item in value)
+    return value
+
+
+def _scan_value(key: str | None, text: str) -> list[SecretFinding]:
+    """The findings in ``text``, scanned after ``key: `` (spans and lines are ``text``'s own)."""
+    if not key:
+        return find_secrets(text)
+    head = f"{key}: "
+    out = []
+    for f in find_secrets(head + text):
+        if f.end <= len(head):
+            continue  # the key alone (an extra key is checked as a text of its own)
+        start, end = max(f.start, len(head)) - len(head), f.end - len(head)
+        out.append(SecretFinding(f.cls, start, end, f.line, _preview(text[start:end])))
+    return out
+
+
+def scan_fields(fields: dict[str, object]) -> tuple[dict[str, object], list[FieldSecret]]:
+    """Every secret in ``fields`` (field name → value, the body under ``body``), and the fields with each
+    secret masked as ``[REDACTED:<class>]``."""
+    found: list[FieldSecret] = []
+
+    def visit(label: str, key: str | None, text: str) -> str:
+        findings = _scan_value(None if label == "body" else key, text)
+        found.extend(FieldSecret(label, f.cls, f.line, f.preview) for f in findings)
+        return _apply(text, findings) if findings else text
+
+    masked = {name: _walk(value, name, name, visit) for name, value in fields.items()}
+    return masked, found
+
+
+def guard(
+    fields: dict[str, object], *, redact: bool = False, what: str = "the memory"
+) -> tuple[dict[str, object], list[str]]:
+    """Refuse ``fields`` (as :func:`scan_fields` reads them) holding a secret, before anything is written;
+    with ``redact`` mask them instead. Returns the fields to write and the classes masked.
+
+    A secret in a memory id, a link or a key is refused even with ``redact``: a placeholder is no id."""
+    from ee.errors import SecretFound
+
+    masked, found = scan_fields(fields)
+    if not found:
+        return fields, []
+    classes = sorted({f.cls for f in found})
+    stuck = [f for f in found if f.field.partition(".")[0] in _UNMASKABLE or _is_key(fields, f.field)]
+    if redact and not stuck:
+        return masked, classes
+    shown = stuck or found
+    where = "; ".join(f.describe() for f in shown[:5]) + (
+        f"; and {len(shown) - 5} more" if len(shown) > 5 else ""
+    )
+    hint = (
+        f"remove the secret from {', '.join(sorted({f.field for f in stuck}))} (an id, link or key cannot be "
+        "masked)"
+        if stuck
+        else "remove the secret, or pass --redact to store it as [REDACTED:<class>]"
+    )
+    raise SecretFound(
+        f"{what} holds {len(shown)} secret(s): {where}; nothing was written",
+        hint,
+        {"classes": classes, "fields": sorted({f.field for f in shown})},
+    )
+
+
+def _is_key(fields: dict[str, object], label: str) -> bool:
+    """Is ``label`` (``extra.a.b``) the name of a key rather than a value? Keys are visited with no key."""
+    head, _, rest = label.partition(".")
+    node: object = fields.get(head)
+    parts = rest.split(".") if rest else []
+    for index, part in enumerate(parts):
+        if not isinstance(node, dict):
+            return False
+        if index == len(parts) - 1:
+            return part in node and _scan_value(None, part) != []
+        node = node.get(part)
+    return False
+
+
+def mask_memory(memory: Memory) -> Memory:
+    """``memory`` as output may show it: a secret in any field (a hand edit can put one anywhere) masked;
+    ``redacted`` then names the masked classes too. The file is not changed; ``ee doctor`` reports it."""
+    masked, found = scan_fields(_memory_fields(memory))
+    if not found:
+        return memory
+    extra = masked["extra"]
+    assert isinstance(extra, dict)
+    return dataclasses.replace(
+        memory,
+        body=masked["body"],
+        tags=masked["tags"],
+        source=masked["source"],
+        paths=masked["paths"],
+        links=masked["links"],
+        extra=tuple(extra.items()),
+        redacted=tuple(sorted(set(memory.redacted) | {f.cls for f in found})),
+    )
+
+
+def memory_secrets(memory: Memory) -> list[FieldSecret]:
+    """Every secret in any field of ``memory`` (as :func:`mask_memory` masks them)."""
+    return scan_fields(_memory_fields(memory))[1]
+
+
+def _memory_fields(memory: Memory) -> dict[str, object]:
+    return {
+        "body": memory.body,
+        "tags": memory.tags,
+        "source": memory.source,
+        "paths": memory.paths,
+        "links": memory.links,
+        "extra": dict(memory.extra),
+    }
+
+
+def file_secrets(text: str, path: str = "") -> list[FieldSecret]:
+    """Every secret in a memory file's text, each with its line in the file and the field that holds it.
+
+    The raw text is scanned (YAML comments included), and, when it parses, every decoded frontmatter value
+    too: a YAML escape (``"\\x70assword"``) or a folded string must not hide a secret. Used wherever a file
+    is about to enter git: the pre-commit hook, ``ee sync``, the merge driver."""
+    from ee import frontmatter
+    from ee.errors import EeError
+
+    fm_text, _body, body_line = frontmatter.split(text)
+    keys = sorted((line, key) for key, line in frontmatter.top_level_key_lines(fm_text or "").items())
+
+    def field_at(line: int) -> str:
+        if fm_text is None or line >= body_line:
+            return "body"
+        index = bisect.bisect_right([n for n, _k in keys], line)
+        return keys[index - 1][1] if index else "frontmatter"
+
+    found = [FieldSecret(field_at(f.line), f.cls, f.line, f.preview) for f in find_secrets(text)]
+    try:
+        memory, _problems = frontmatter.parse(text, path or "memory.md")
+    except EeError:
+        return found
+    seen = {(f.field.partition(".")[0], f.cls) for f in found}
+    key_line = {key: line for line, key in keys}
+    for f in memory_secrets(memory):
+        top = f.field.partition(".")[0]
+        if top != "body" and (top, f.cls) not in seen:
+            found.append(FieldSecret(f.field, f.cls, key_line.get(top, 1), f.preview))
+    return sorted(found, key=lambda f: (f.line, f.field, f.cls))
+
+
+def refusal(path: str, found: list[FieldSecret]) -> str:
+    """What ee says of a file it will not commit: each secret with its line and class, and the repair."""
+    where = ", ".join(f"{path}:{f.line} {f.cls} in {f.field} ({f.preview})" for f in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return f"{where}{more}"
