@@ -256,11 +256,11 @@ def _policy_checks(memory: Any, granted: str) -> list[Problem]:
     ``trust:`` key claiming more than ee grants (``granted``: what an agent wrote counts as at most
     agent_assertion until a person reviews it)."""
     from ee.policy.injection import scan_injection
-    from ee.policy.secrets import find_secrets
+    from ee.policy.secrets import memory_secrets
     from ee.policy.trust import is_human
 
     out: list[Problem] = []
-    secrets = sorted({f.cls for f in find_secrets(memory.body)})
+    secrets = sorted({f.cls for f in memory_secrets(memory)})
     if secrets:
         out.append(
             Problem(

@@ -106,8 +106,13 @@ def merge_memory(
 
 def merge_driver(base_path: str, ours_path: str, theirs_path: str, path: str = "") -> MergeResult:
     """The file wrapper git calls: read the three files, write the result into ``ours_path``."""
+    from ee.policy.secrets import file_refusal
+
     base, ours, theirs = (Path(p).read_bytes() for p in (base_path, ours_path, theirs_path))
     result = merge_memory(base, ours, theirs, path, lambda: side_origins(path))
+    refused = file_refusal(result.text.decode("utf-8", "replace"), path or ours_path)
+    if refused:  # a secret never enters a merge commit: git reports a conflict, and ee says why
+        result = MergeResult(merge_text(base, ours, theirs)[0], conflict=True, reason=refused)
     if result.text != ours:
         Path(ours_path).write_bytes(result.text)
     return result

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ee.errors import SecretFound, UsageError
+from ee.errors import UsageError
 
 if TYPE_CHECKING:
     from ee.workspace import Actor, Workspace
@@ -63,7 +63,7 @@ def record_outcome(
 
 def check_reason(reason: str | None) -> str | None:
     """The reason, stripped; a secret in it is refused before anything is written."""
-    from ee.policy.secrets import find_secrets
+    from ee.policy.secrets import guard
 
     if reason is None or not reason.strip():
         return None
@@ -73,14 +73,7 @@ def check_reason(reason: str | None) -> str | None:
             f"the reason is {len(reason)} characters (at most {MAX_REASON_CHARS})",
             "say it in a sentence or two",
         )
-    findings = find_secrets(reason)
-    if findings:
-        classes = sorted({f.cls for f in findings})
-        raise SecretFound(
-            f"the reason holds a secret ({', '.join(classes)}); nothing was recorded",
-            "remove the secret from --reason and run the command again",
-            {"classes": classes},
-        )
+    guard({"reason": reason}, what="the reason", repair="remove the secret from --reason and run it again")
     return reason
 
 

@@ -124,6 +124,7 @@ def _integrate_and_push(session: Session, report: SyncReport, strategy: str, pus
         report.ahead = session.ahead(upstream)
         if not push or report.ahead == 0:
             return upstream
+        refuse_outgoing_secrets(session.git, upstream)
         if session.push():
             report.pushed, report.ahead = True, 0
             return upstream
@@ -221,6 +222,7 @@ def commit_pending(ws: Workspace, actor: Actor | None = None) -> tuple[str | Non
     paths, skipped = pending_paths(ws)
     if not paths:
         return None, skipped
+    refuse_pending_secrets(ws, paths)
     before = ws.git.head()
     sha = ws.git.commit_paths(
         paths,
@@ -230,6 +232,73 @@ def commit_pending(ws: Workspace, actor: Actor | None = None) -> tuple[str | Non
         ),
     )
     return (sha if sha and sha != before else None), skipped
+
+
+def refuse_pending_secrets(ws: Workspace, paths: list[str]) -> None:
+    """``ee sync`` never commits a memory file holding a secret, whatever git hooks are installed."""
+    from ee.policy.secrets import file_secrets
+
+    found = {}
+    for rel in paths:
+        if _is_memory_file(rel) and (ws.root / rel).is_file():
+            text = (ws.root / rel).read_bytes().decode("utf-8", "replace")
+            if hits := file_secrets(text, rel):
+                found[rel] = hits
+    if found:
+        raise _secret_refusal(
+            found,
+            "nothing was committed or pushed",
+            "remove the secret from the file (or write [REDACTED:<class>] in its place), rotate it, "
+            "then run `ee sync` again",
+        )
+
+
+def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
+    """Nor pushes one: every memory file version in the commits the remote lacks (a hand commit made
+    without ee's hooks, or with ``--no-verify``) is scanned before the push."""
+    from ee.policy.secrets import file_secrets
+
+    spec = [f"{upstream}..HEAD"] if upstream else ["HEAD"]
+    out = git.run(
+        "log", "--no-renames", "--raw", "--no-abbrev", "--format=commit %H", *spec, "--",
+        git.repo_path(MEMORIES), cwd=git.toplevel,
+    )  # fmt: skip
+    versions: dict[str, tuple[str, str]] = {}  # blob → (commit, path)
+    commit = ""
+    for line in out.splitlines():
+        if line.startswith("commit "):
+            commit = line.split()[1]
+        elif line.startswith(":"):
+            meta, _tab, path = line.partition("\t")
+            blob = meta.split()[3]
+            rel = git.workspace_path(path)
+            if set(blob) != {"0"} and _is_memory_file(rel):
+                versions.setdefault(blob, (commit, rel))
+    blobs = git.read_blobs(versions)
+    found = {}
+    for blob, (commit, rel) in versions.items():
+        if hits := file_secrets(blobs.get(blob, b"").decode("utf-8", "replace"), rel):
+            found[f"{rel} (commit {commit[:12]})"] = hits
+    if found:
+        raise _secret_refusal(
+            found,
+            "nothing was pushed",
+            "take the secret out of those commits (git rebase -i, or git commit --amend for the last one), "
+            "rotate it, then run `ee sync` again",
+        )
+
+
+def _secret_refusal(found: dict[str, Any], outcome: str, repair: str) -> EeError:
+    from ee.errors import SecretFound
+    from ee.policy.secrets import refusal
+
+    where = "; ".join(refusal(path, hits) for path, hits in list(found.items())[:5])
+    classes = sorted({f.cls for hits in found.values() for f in hits})
+    return SecretFound(
+        f"ee sync will not commit or push a secret: {where}; {outcome}",
+        repair,
+        {"classes": classes, "files": list(found)},
+    )
 
 
 def pending_paths(ws: Workspace) -> tuple[list[str], list[Problem]]:
@@ -685,12 +754,12 @@ def resolve_memory(
     from ee import frontmatter
     from ee.gitrepo import blob_id
     from ee.merge import choose, is_conflicted, resolve_text, side_of, versions_of
-    from ee.workspace import Actor, guard_secrets
+    from ee.workspace import Actor, check_text, guard_memory
 
     if pick is not None and text is not None:
         raise UsageError("say how to resolve, once", "pass --pick or --text FILE, not both")
     actor = actor or Actor.from_env()
-    body = guard_secrets(text, False)[0] if text is not None else None
+    body = guard_memory({}, check_text(text))[1] if text is not None else None
     refuse_in_progress(ws.git)
     with ws.lock():
         memory = ws.get(memory_id)

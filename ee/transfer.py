@@ -23,7 +23,7 @@ from ee.recovery import (
     sweep_memory_temporaries,
 )
 from ee.store import flush_to_disk
-from ee.workspace import Actor, build_fields, guard_secrets, parse_link
+from ee.workspace import Actor, build_fields, check_text, guard_memory, parse_link
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
@@ -207,7 +207,7 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
     body = record.get("body", record.get("text"))
     if not isinstance(body, str):
         raise UsageError("'body' (or 'text') must be a string", 'add "body": "…"')
-    body, redacted = guard_secrets(body, redact)
+    body = check_text(body)
     memory_id = record.get("id") or new_id()
     links = [_link(item) for item in _list(record, "links")]
     trust = record.get("trust") or (
@@ -228,7 +228,7 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
         valid_to=record.get("valid_to"),
         links=links,
         paths=_texts(record, "paths"),
-        redacted=sorted(set(redacted) | set(_texts(record, "redacted"))),
+        redacted=_texts(record, "redacted"),
         created=_created(record.get("created")),
         utility=_number(record, "utility", 0.5),
         importance=_number(record, "importance", 0.5),
@@ -236,6 +236,7 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
     extra = record.get("extra") or {}
     if not isinstance(extra, dict):
         raise UsageError("'extra' must be an object", "remove it or make it {}")
+    fields, body, extra = guard_memory(fields, body, extra, redact=redact)
     text = frontmatter.render_new(fields, body, extra)
     size = len(text.encode("utf-8"))
     if size > ws.store.max_body_bytes:

@@ -18,7 +18,6 @@ from ee.errors import (
     ConfigError,
     ConflictError,
     PolicyError,
-    SecretFound,
     StorageError,
     UsageError,
     WorkspaceNotFound,
@@ -259,7 +258,7 @@ class Workspace:
     ) -> Memory:
         """Write one new memory file and commit it."""
         actor = actor or Actor.from_env()
-        body, redacted = guard_secrets(text, redact)
+        body = check_text(text)
         fields = build_fields(
             memory_id=new_id(),
             level=level,
@@ -272,8 +271,8 @@ class Workspace:
             valid_to=valid_to,
             links=[parse_link(item) for item in links],
             paths=paths,
-            redacted=redacted,
         )
+        fields, body, _extra = guard_memory(fields, body, redact=redact)
         rel = self.store.new_path(fields["id"], body)
         content = frontmatter.render_new(fields, body)
         memory = frontmatter.new_memory(fields, body, rel)
@@ -311,7 +310,9 @@ class Workspace:
             and (kind is None or m.kind == kind)
             and all(t in m.tags for t in tag)
         ]
-        return [masked(m) for m in (out[:limit] if limit else out)], snap.problems
+        from ee.policy.secrets import mask_memory
+
+        return [mask_memory(m) for m in (out[:limit] if limit else out)], snap.problems
 
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
@@ -410,6 +411,9 @@ class Workspace:
             if data.startswith(b"\xef\xbb\xbf"):
                 text = "\ufeff" + text  # update() keeps a byte-order mark the editor wrote
             changes = change(memory)
+            from ee.policy.secrets import guard
+
+            guard(dict(changes), what=f"the new {op} of {memory.id}", repair="remove the secret")
             new_text = frontmatter.update(text, changes, memory.path)
             if new_text == text:
                 return memory
@@ -448,23 +452,8 @@ class Workspace:
 # -------------------------------------------------------------------------------- validation helpers
 
 
-def masked(memory: Memory) -> Memory:
-    """The memory as output may show it: a secret typed into the file by hand is masked (the file is not
-    changed; ``ee doctor`` reports it). ``redacted`` then names the masked classes too."""
-    from ee.policy.secrets import find_secrets, redact
-
-    findings = find_secrets(memory.body)
-    if not findings:
-        return memory
-    classes = tuple(sorted(set(memory.redacted) | {f.cls for f in findings}))
-    return replace(memory, body=redact(memory.body, findings), redacted=classes)
-
-
-def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:
-    """Refuse text holding a secret, or mask it when ``redact`` is asked for. Runs before any write."""
-    from ee.policy.secrets import find_secrets
-    from ee.policy.secrets import redact as mask
-
+def check_text(text: str) -> str:
+    """A memory's text, stripped: refused when empty, binary or not UTF-8 (secrets: :func:`guard_memory`)."""
     body = text.strip()
     if not body:
         raise UsageError("the memory text is empty", 'write the memory as an argument: ee remember "…"')
@@ -477,18 +466,23 @@ def guard_secrets(text: str, redact: bool) -> tuple[str, list[str]]:
             "the memory text holds bytes that are not UTF-8",
             "convert it first, e.g. with: iconv -f latin1 -t utf-8",
         ) from None
-    findings = find_secrets(body)
-    if not findings:
-        return body, []
-    classes = sorted({f.cls for f in findings})
-    if not redact:
-        where = ", ".join(f"{f.cls} on line {f.line} ({f.preview})" for f in findings[:5])
-        raise SecretFound(
-            f"the text holds {len(findings)} secret(s): {where}; nothing was written",
-            "remove the secret, or pass --redact to store it as [REDACTED:<class>]",
-            {"classes": classes},
-        )
-    return mask(body, findings), classes
+    return body
+
+
+def guard_memory(
+    fields: dict[str, Any], body: str, extra: dict[str, Any] | None = None, *, redact: bool = False
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """The secret guard (:func:`ee.policy.secrets.guard`) over every field of a new memory: its body, each
+    frontmatter value and each extra key. Refuses (nothing is written), or with ``redact`` masks the secrets
+    and names their classes under ``redacted``. Returns (fields, body, extra) to write."""
+    from ee.policy.secrets import guard
+
+    values, classes = guard({**fields, "body": body, "extra": dict(extra or {})}, redact=redact)
+    clean: dict[str, Any] = dict(values)
+    body, extra = clean.pop("body"), clean.pop("extra")
+    if classes:
+        clean["redacted"] = sorted({*(clean.get("redacted") or ()), *classes})
+    return clean, body, extra
 
 
 def build_fields(

@@ -8,9 +8,9 @@ import click
 
 from ee.cli import Output, json_option, workspace
 from ee.model import Memory
+from ee.policy.secrets import mask_memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
-from ee.workspace import masked
 
 
 @click.group("memory")
@@ -30,13 +30,13 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
         from ee.query.asof import memory_as_of
 
         memory, commit = memory_as_of(ws, memory_id, as_of)
-        memory = masked(memory)
+        memory = mask_memory(memory)
         data = memory.to_dict() | {"as_of": commit.to_dict()}
         Output(as_json).emit(
             data, lambda: f"as of {commit.sha[:10]} ({commit.date})\n" + memory_block(memory)
         )
         return
-    memory = masked(ws.get(memory_id))
+    memory = mask_memory(ws.get(memory_id))
     Output(as_json).emit(memory.to_dict(), lambda: memory_block(memory))
 
 

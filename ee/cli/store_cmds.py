@@ -127,9 +127,9 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
 
     ws = workspace(ctx)
     snap = ws.store.snapshot()
-    from ee.workspace import masked
+    from ee.policy.secrets import mask_memory
 
-    memories = [masked(m) for m in snap.memories.values()]  # a secret typed in by hand is not exported
+    memories = [mask_memory(m) for m in snap.memories.values()]  # a secret typed in by hand is not exported
     lines = [dumps(record, indent=None) + "\n" for record in export_records(memories)]
     if output == "-":
         sys.stdout.write("".join(lines))

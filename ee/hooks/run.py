@@ -165,16 +165,16 @@ def refuse_secrets(hook: Hook, paths: list[str]) -> bool:
     wanted = [p for p in paths if p.startswith(folder) and p.endswith(".md")]
     if not wanted:
         return False
-    from ee.policy.secrets import find_secrets
+    from ee.policy.secrets import file_secrets
 
     refused = False
     for path, data in sorted(gitinfo.staged_blobs(wanted, hook.top).items()):
-        found = find_secrets(data.decode("utf-8", "replace"))
+        found = file_secrets(data.decode("utf-8", "replace"), path)
         if not found:
             continue
         refused = True
         classes = ", ".join(sorted({f.cls for f in found}))
-        lines = ", ".join(str(n) for n in sorted({f.line for f in found}))
+        lines = ", ".join(f"{f.line} ({f.field})" for f in found[:5])
         hook.say(
             f"ee: refusing to commit {path}: it holds a secret ({classes}; line {lines}). Remove it "
             f"(or write [REDACTED:{found[0].cls}] in its place), then: git add {path}"

@@ -26,25 +26,24 @@ _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so a worker import
 def derive(data: bytes, path: str) -> Derived:
     """Parse ``data`` (the bytes of a memory file at ``path``) into what the index keeps.
 
-    Secrets found in the text (a hand edit can add one) are masked before anything is tokenised,
-    embedded or shown; the file itself is never changed. An unreadable file gives a record with
-    ``error`` set, so the error is cached too and reported without parsing again.
+    Secrets found in any field (a hand edit can add one to the body, ``source``, ``tags``, ``paths``,
+    ``links`` or an extra key) are masked before anything is tokenised, embedded or shown; the file itself
+    is never changed. An unreadable file gives a record with ``error`` set, so the error is cached too and
+    reported without parsing again.
     """
-    from ee.policy.secrets import find_secrets, redact
+    from ee.policy.secrets import scan_memory
 
     try:
-        memory, problems = frontmatter.parse(frontmatter.decode(data, path), path)
+        parsed, problems = frontmatter.parse(frontmatter.decode(data, path), path)
     except MemoryFormatError as exc:
         errors = [{"message": e.reason, "line": e.line, "key": e.key, "repair": e.hint} for e in exc.each()]
         return Derived({"error": errors[0], "errors": errors}, "", [], None)
+    memory, secrets = scan_memory(parsed)
     body = memory.body
-    findings = find_secrets(body)
-    secret_classes = sorted({f.cls for f in findings})
-    if findings:
-        body = redact(body, findings)
+    secret_classes = sorted({f.cls for f in secrets})
     record: dict[str, Any] = {
         "id": memory.id,
-        "id_from_path": not _has_id_key(memory, data),
+        "id_from_path": not _has_id_key(parsed, data),
         "level": memory.level,
         "kind": memory.kind,
         "tags": list(memory.tags),
@@ -58,7 +57,7 @@ def derive(data: bytes, path: str) -> Derived:
         "source": list(memory.source),
         "links": [[link.type, link.to] for link in memory.links],
         "paths": list(memory.paths),
-        "redacted": list(memory.redacted),
+        "redacted": list(parsed.redacted),
         "extra": dict(memory.extra),
         "has_frontmatter": memory.has_frontmatter,
         "body_line": memory.body_line,

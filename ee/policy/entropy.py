@@ -33,7 +33,8 @@ Span = tuple[int, int]
 # Regexes are kept as source strings: ``re`` compiles and caches each on first use, so import stays cheap.
 
 PLACEHOLDER_RE = (
-    r"(?i)your|example|placeholder|redacted|dummy|sample|changeme|change[_-]?me|replace|insert|xxx|\.\.\.|…"
+    r"(?i)your|example|placeholder|redacted|dummy|sample|changeme|change[_-]?me|replace|insert"
+    r"|(?-i:xxx|XXX)|\.\.\.|…"
 )
 """Text that marks a value as a stand-in (``your-token``, ``EXAMPLE``, ``xxx``, ``...``), not a secret."""
 

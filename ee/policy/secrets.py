@@ -283,16 +283,16 @@ def _plausible_value(value: str, *, quoted: bool, min_len: int) -> bool:
 def _plain_word(value: str) -> bool:
     """One word of letters, perhaps spelt with digits and signs inside ("0penstack", "priv4te",
     "superS3cret"): what documentation writes for a password. Digits or signs at the end ("hunter2x!",
-    "mango77") make a password of it."""
+    "mango77"), or random capitals ("SpUTQkzYxQoh"), make a password of it."""
+    if sum(c.isupper() for c in value) > 1 and not value.isupper():
+        return False
     lowered = value.lower()
-    if lowered.isalpha():
-        return True
-    return lowered[-1:].isalpha() and lowered.translate(_LEET).isalpha()
+    return lowered.isalpha() or (lowered[-1:].isalpha() and lowered.translate(_LEET).isalpha())
 
 
 def _assignment_cls(m: re.Match[str]) -> str:
     key = m.group("key").lower()
-    passwords = ("password", "passwd", "passphrase", "pwd", "pw")
+    passwords = ("password", "passwd", "passphrase", "pass", "pwd", "pw")
     return "password_assignment" if key.endswith(passwords) else "secret_assignment"
 
 
@@ -311,7 +311,7 @@ _PREFIXED_TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shp",)),
     ("atlassian_token", r"ATATT3[A-Za-z0-9_=-]{150,}", ("ATATT3",)),
     ("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
-    ("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}", ("dp.",)),
+    ("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)(?:\.[a-z0-9_-]{2,35})?\.[A-Za-z0-9]{40,44}", ("dp.",)),
     ("vault_token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", ("hvs.", "hvb.", "hvr.")),
     ("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", (".atlasv1.",)),
     ("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", ("PMAK-",)),
@@ -464,7 +464,7 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         rule(
             "url_password",
-            r"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<user>[^\s:/@'\"<>()]*):(?P<pw>[^\s/@'\"<>]+)@[A-Za-z0-9.\[\]_-]+",
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<user>[^\s:/@'\"<>()]*):(?P<pw>[^\s/@'\"<>]+)@[A-Za-z0-9.\[\]_-]+",
             ("://",),
             _check_url_password,
             also=("@",),
@@ -497,7 +497,7 @@ def _rules() -> tuple[_Rule, ...]:
 
 
 _ASSIGNMENT = (
-    r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd|phrase)|pwd|(?<![A-Za-z])pw|secret(?:[_-]?key)?|token"
+    r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]*?(?:pass(?:word|wd|phrase)|(?<![A-Za-z])pass(?![A-Za-z])|pwd|(?<![A-Za-z])pw|secret(?:[_-]?key)?|token"
     r"|api[_-]?key|access[_-]?key|private[_-]?key|signing[_-]?key|encryption[_-]?key|auth[_-]?key))"
     r"[\"'`*_]{0,3}[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<bare>(?:[^\s\"'`,;<>&]|&(?![\w.-]+=)){1,256}))"
@@ -555,7 +555,7 @@ def _check_sas(m: re.Match[str]) -> Span | None:
     line_start = m.string.rfind("\n", 0, m.start()) + 1
     line_end = m.string.find("\n", m.end())
     line = m.string[line_start : line_end if line_end >= 0 else len(m.string)]
-    if not re.search(r"(?i)[?&;\s\"']sv=\d{4}-\d\d-\d\d", line):
+    if not re.search(r"(?i)[?&;=\s\"']sv=\d{4}-\d\d-\d\d", line):
         return None
     return m.span(1) if _looks_random(m.group(1)) else None
 
@@ -623,11 +623,15 @@ def _scan(text: str) -> list[_Found]:
     for priority, rule in enumerate(rules):
         if not rule.may_match(text, lowered):
             continue
-        for m in rule.pattern.finditer(text):
+        pattern, position = rule.pattern, 0
+        while (m := pattern.search(text, position)) is not None:
             span = rule.check(m)
             if span is not None and span[1] > span[0]:
                 cls = _assignment_cls(m) if rule.cls == "password_assignment" else rule.cls
                 candidates.append((priority, span[0], span[1], cls))
+                position = max(m.end(), m.start() + 1)
+            else:  # a rejected match must not hide one inside it ("token: SENTRY_AUTH_TOKEN=<hex>")
+                position = m.start() + 1
     for start, end in high_entropy_spans(text):
         candidates.append((len(rules), start, end, "high_entropy"))
     return _non_overlapping(candidates)
@@ -795,7 +799,7 @@ def scan_fields(fields: dict[str, object]) -> tuple[dict[str, object], list[Fiel
 
 
 def guard(
-    fields: dict[str, object], *, redact: bool = False, what: str = "the memory"
+    fields: dict[str, object], *, redact: bool = False, what: str = "the memory", repair: str | None = None
 ) -> tuple[dict[str, object], list[str]]:
     """Refuse ``fields`` (as :func:`scan_fields` reads them) holding a secret, before anything is written;
     with ``redact`` mask them instead. Returns the fields to write and the classes masked.
@@ -818,7 +822,7 @@ def guard(
         f"remove the secret from {', '.join(sorted({f.field for f in stuck}))} (an id, link or key cannot be "
         "masked)"
         if stuck
-        else "remove the secret, or pass --redact to store it as [REDACTED:<class>]"
+        else repair or "remove the secret, or pass --redact to store it as [REDACTED:<class>]"
     )
     raise SecretFound(
         f"{what} holds {len(shown)} secret(s): {where}; nothing was written",
@@ -844,9 +848,14 @@ def _is_key(fields: dict[str, object], label: str) -> bool:
 def mask_memory(memory: Memory) -> Memory:
     """``memory`` as output may show it: a secret in any field (a hand edit can put one anywhere) masked;
     ``redacted`` then names the masked classes too. The file is not changed; ``ee doctor`` reports it."""
+    return scan_memory(memory)[0]
+
+
+def scan_memory(memory: Memory) -> tuple[Memory, list[FieldSecret]]:
+    """:func:`mask_memory`'s result, and the secrets it masked."""
     masked, found = scan_fields(_memory_fields(memory))
     if not found:
-        return memory
+        return memory, []
     extra = masked["extra"]
     assert isinstance(extra, dict)
     return dataclasses.replace(
@@ -858,12 +867,12 @@ def mask_memory(memory: Memory) -> Memory:
         links=masked["links"],
         extra=tuple(extra.items()),
         redacted=tuple(sorted(set(memory.redacted) | {f.cls for f in found})),
-    )
+    ), found
 
 
 def memory_secrets(memory: Memory) -> list[FieldSecret]:
     """Every secret in any field of ``memory`` (as :func:`mask_memory` masks them)."""
-    return scan_fields(_memory_fields(memory))[1]
+    return scan_memory(memory)[1]
 
 
 def _memory_fields(memory: Memory) -> dict[str, object]:
@@ -914,3 +923,12 @@ def refusal(path: str, found: list[FieldSecret]) -> str:
     where = ", ".join(f"{path}:{f.line} {f.cls} in {f.field} ({f.preview})" for f in found[:5])
     more = f" and {len(found) - 5} more" if len(found) > 5 else ""
     return f"{where}{more}"
+
+
+def file_refusal(text: str, path: str) -> str | None:
+    """Why a memory file must not enter git (its secrets, each with line and class), or None when clean:
+    for a writer that cannot raise, such as the merge driver git runs."""
+    found = file_secrets(text, path)
+    if not found:
+        return None
+    return f"it holds a secret ({refusal(path, found)}): remove it from the side that added it, and rotate it"
