@@ -243,7 +243,7 @@ def refuse_pending_secrets(ws: Workspace, paths: list[str]) -> None:
         if _is_memory_file(rel) and (ws.root / rel).is_file():
             text = (ws.root / rel).read_bytes().decode("utf-8", "replace")
             if hits := file_secrets(text, rel):
-                found[rel] = hits
+                found[("", rel)] = hits
     if found:
         raise _secret_refusal(
             found,
@@ -278,7 +278,7 @@ def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
     found = {}
     for blob, (commit, rel) in versions.items():
         if hits := file_secrets(blobs.get(blob, b"").decode("utf-8", "replace"), rel):
-            found[f"{rel} (commit {commit[:12]})"] = hits
+            found[(f"commit {commit[:12]}: ", rel)] = hits
     if found:
         raise _secret_refusal(
             found,
@@ -288,16 +288,16 @@ def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
         )
 
 
-def _secret_refusal(found: dict[str, Any], outcome: str, repair: str) -> EeError:
+def _secret_refusal(found: dict[tuple[str, str], Any], outcome: str, repair: str) -> EeError:
     from ee.errors import SecretFound
     from ee.policy.secrets import refusal
 
-    where = "; ".join(refusal(path, hits) for path, hits in list(found.items())[:5])
+    where = "; ".join(f"{commit}{refusal(rel, hits)}" for (commit, rel), hits in list(found.items())[:5])
     classes = sorted({f.cls for hits in found.values() for f in hits})
     return SecretFound(
         f"ee sync will not commit or push a secret: {where}; {outcome}",
         repair,
-        {"classes": classes, "files": list(found)},
+        {"classes": classes, "files": sorted({rel for _commit, rel in found})},
     )
 
 

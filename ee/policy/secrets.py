@@ -38,11 +38,12 @@ Decisions where reasonable people differ:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
-import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from ee.model import Memory
 from ee.policy.entropy import CRYPT_RE, PLACEHOLDER_RE, b64decode, high_entropy_spans
@@ -856,16 +857,15 @@ def scan_memory(memory: Memory) -> tuple[Memory, list[FieldSecret]]:
     masked, found = scan_fields(_memory_fields(memory))
     if not found:
         return memory, []
-    extra = masked["extra"]
-    assert isinstance(extra, dict)
+    values: dict[str, Any] = masked  # the same shapes as the memory's fields, texts masked
     return dataclasses.replace(
         memory,
-        body=masked["body"],
-        tags=masked["tags"],
-        source=masked["source"],
-        paths=masked["paths"],
-        links=masked["links"],
-        extra=tuple(extra.items()),
+        body=values["body"],
+        tags=values["tags"],
+        source=values["source"],
+        paths=values["paths"],
+        links=values["links"],
+        extra=tuple(values["extra"].items()),
         redacted=tuple(sorted(set(memory.redacted) | {f.cls for f in found})),
     ), found
 

@@ -1,0 +1,308 @@
+"""The secret guard on every write path, end to end, and the mask on every output.
+
+Each write path gets a secret in each field it takes (body, --source, --path, --tags, --link, extra keys,
+--reason); the test checks the exit code and the message, that no file was written, and that the secret
+reached no git object (``git cat-file --batch-all-objects``, every version of every object). Secrets are
+fabricated at run time from a seeded RNG, so none sits in the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ee.errors import ExitCode
+from ee.merge import merge_driver
+from ee.workspace import Workspace
+from tests.conftest import Result, git, run_cli
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def rnd(seed: str, n: int, alphabet: str = ALNUM) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+GHP = "ghp_" + rnd("paths-ghp", 36)
+PASSWORD = "Vq3rT9zLm2" + rnd("paths-pw", 4)
+DB_URL = f"postgres://admin:{PASSWORD}@db.internal:5432/app"
+PROSE = f"the root password is {PASSWORD}!"
+
+
+def objects(root: Path) -> bytes:
+    """Every object git holds in ``root`` (loose and packed), contents concatenated."""
+    return subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"], cwd=root, capture_output=True, check=True
+    ).stdout
+
+
+def history(root: Path) -> str:
+    return git(root, "log", "-p", "--all")
+
+
+def assert_nowhere(root: Path, *secrets: str) -> None:
+    data, log = objects(root), history(root)
+    for secret in secrets:
+        assert secret.encode() not in data, f"{secret[:6]}… reached a git object"
+        assert secret not in log
+
+
+def error_of(result: Result, code: int = ExitCode.POLICY) -> dict[str, Any]:
+    assert result.code == code, result.out + result.err
+    error: dict[str, Any] = json.loads(result.out)["error"]
+    return error
+
+
+def memory_files(ws: Workspace) -> list[Path]:
+    return sorted(p for p in (ws.root / "memories").rglob("*.md"))
+
+
+# ---------------------------------------------------------------------------------------------- remember
+
+
+@pytest.mark.parametrize(
+    ("args", "secret", "field"),
+    [
+        (["Deploy notes.", "--source", DB_URL], PASSWORD, "source"),
+        (["Deploy notes.", "--path", f"deploy/{GHP}/run.sh"], GHP, "paths"),
+        (["Deploy notes.", "--tags", f"ci,{GHP}"], GHP, "tags"),
+        (["Deploy notes.", "--link", f"supports:{GHP}"], GHP, "links"),
+        ([PROSE], PASSWORD, "line 1"),
+        (
+            [f"Azure: AccountKey={rnd('paths-az', 86, ALNUM + '+/')}=="],
+            rnd("paths-az", 86, ALNUM + "+/"),
+            "line",
+        ),
+    ],
+    ids=["source", "path", "tags", "link", "prose-password", "azure-key"],
+)
+def test_remember_refuses_a_secret_in_any_field(
+    cli: Any, ws: Workspace, args: list[str], secret: str, field: str
+) -> None:
+    head = git(ws.root, "rev-parse", "HEAD")
+    error = error_of(cli("remember", *args, "--json"))
+    assert error["code"] == "secret_detected"
+    assert field in error["message"]
+    assert "nothing was written" in error["message"]
+    assert memory_files(ws) == []
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert_nowhere(ws.root, secret)
+
+
+def test_remember_redact_masks_every_field(cli: Any, ws: Workspace) -> None:
+    result = cli(
+        "remember",
+        PROSE,
+        "--source",
+        DB_URL,
+        "--tags",
+        f"ci,{GHP}",
+        "--path",
+        f"x/{GHP}",
+        "--redact",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    data = json.loads(result.out)["data"]
+    assert data["source"] == ["postgres://admin:[REDACTED:url_password]@db.internal:5432/app"]
+    assert data["tags"] == ["ci", "[REDACTED:github_token]"]
+    assert data["paths"] == ["x/[REDACTED:github_token]"]
+    assert set(data["redacted"]) == {"github_token", "password_in_prose", "url_password"}
+    assert_nowhere(ws.root, PASSWORD, GHP)
+
+
+def test_a_secret_in_a_link_is_refused_even_with_redact(cli: Any, ws: Workspace) -> None:
+    error = error_of(cli("remember", "Notes.", "--link", f"supports:{GHP}", "--redact", "--json"))
+    assert "cannot be masked" in error["repair"]
+    assert_nowhere(ws.root, GHP)
+
+
+# ---------------------------------------------------------------------------------------------- edits
+
+
+def test_tags_add_and_outcome_reason_refuse_secrets(cli: Any, ws: Workspace) -> None:
+    memory_id = json.loads(cli("remember", "Deploys run on Fridays.", "--json").out)["data"]["id"]
+    head = git(ws.root, "rev-parse", "HEAD")
+    error = error_of(cli("memory", "tags", memory_id, "--add", GHP, "--json"))
+    assert "github_token in tags" in error["message"]
+    error = error_of(cli("outcome", memory_id, "--signal", "helpful", "--reason", PROSE, "--json"))
+    assert "password_in_prose in reason" in error["message"]
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert not (ws.root / "memories" / ".events" / f"{memory_id}.jsonl").exists()
+    assert_nowhere(ws.root, GHP, PASSWORD)
+
+
+# ---------------------------------------------------------------------------------------------- import
+
+
+def test_import_names_each_flagged_line_and_field(cli: Any, ws: Workspace, tmp_path: Path) -> None:
+    lines = [
+        {"body": "Fine memory one."},
+        {"body": "Deploy notes.", "source": [DB_URL]},
+        {"body": "Tagged.", "tags": ["ci", GHP]},
+        {"body": "Paths.", "paths": [f"src/{GHP}"]},
+        {"body": "Extra.", "extra": {"db_password": PASSWORD + "!"}},
+        {"body": "Fine memory two."},
+    ]
+    source = tmp_path / "batch.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    error = error_of(cli("import", "jsonl", str(source), "--json"))
+    assert error["message"].startswith("batch.jsonl:2: ")
+    assert "url_password in source" in error["message"]
+    assert "--redact" in error["repair"]
+    flagged = {e["line"]: e["message"] for e in error["details"]["errors"]}
+    assert sorted(flagged) == [2, 3, 4, 5]
+    assert "github_token in tags" in flagged[3]
+    assert "github_token in paths" in flagged[4]
+    assert "password_assignment in extra.db_password" in flagged[5]
+    assert memory_files(ws) == []
+    assert_nowhere(ws.root, PASSWORD, GHP)
+    data = json.loads(cli("import", "jsonl", str(source), "--redact", "--json").out)["data"]
+    assert data["imported"] == 6
+    assert_nowhere(ws.root, PASSWORD, GHP)
+
+
+# ---------------------------------------------------------------------------------------------- MCP
+
+
+def test_mcp_remember_refuses_secrets_in_source_paths_and_tags(ws: Workspace, tmp_path: Path) -> None:
+    from tests.test_mcp import call, serve
+
+    async def scenario(session: Any) -> None:
+        for extra in ({"source": [DB_URL]}, {"paths": [f"src/{GHP}"]}, {"tags": ["ci", GHP]}):
+            is_error, document = await call(session, "remember", {"text": "Deploy notes.", **extra})
+            assert is_error, document
+            assert document["error"]["code"] == "secret_detected"
+
+    serve(ws, tmp_path / "mcp.log", scenario)
+    assert memory_files(ws) == []
+    assert_nowhere(ws.root, PASSWORD, GHP)
+
+
+# ---------------------------------------------------------------------------------------------- sync
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> tuple[Path, Path]:
+    """A clone with ee's git hooks installed, and its bare remote (already holding one memory)."""
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True, capture_output=True)
+    Workspace.init(clone)
+    assert run_cli("--workspace", str(clone), "remember", "Releases are tagged on main.").code == 0
+    assert run_cli("--workspace", str(clone), "sync", "--json").code == 0
+    assert run_cli("hooks", "install", "--json", cwd=clone).code == 0
+    return clone, bare
+
+
+def test_sync_refuses_to_commit_a_hand_edited_secret(shared: tuple[Path, Path]) -> None:
+    clone, bare = shared
+    (clone / "memories" / "ci.md").write_text(f"---\ntags: [ci]\n---\nCI notes.\nexport GH_TOKEN={GHP}\n")
+    head = git(clone, "rev-parse", "HEAD")
+    error = error_of(run_cli("--workspace", str(clone), "sync", "--json"))
+    assert "memories/ci.md:5 github_token in body" in error["message"]
+    assert "nothing was committed or pushed" in error["message"]
+    assert "rotate" in error["repair"]
+    assert git(clone, "rev-parse", "HEAD") == head
+    assert_nowhere(clone, GHP)
+    assert_nowhere(bare, GHP)
+
+
+def test_sync_refuses_to_push_a_secret_committed_without_the_hooks(shared: tuple[Path, Path]) -> None:
+    clone, bare = shared
+    (clone / "memories" / "db.md").write_text(f"---\nsource: {DB_URL}\n---\nDatabase notes.\n")
+    git(clone, "add", "memories/db.md")
+    git(clone, "commit", "-q", "--no-verify", "-m", "db notes")
+    error = error_of(run_cli("--workspace", str(clone), "sync", "--json"))
+    assert "commit " in error["message"]
+    assert "memories/db.md:2 url_password in source" in error["message"]
+    assert "nothing was pushed" in error["message"]
+    assert "git rebase -i" in error["repair"]
+    assert_nowhere(bare, PASSWORD)
+
+
+# ---------------------------------------------------------------------------------------------- merge driver
+
+
+def test_the_merge_driver_reports_a_conflict_rather_than_merge_a_secret(tmp_path: Path) -> None:
+    base = "---\nid: mem_a\ntags: [ci]\n---\nCI notes.\n"
+    ours = "---\nid: mem_a\ntags: [ci, fast]\n---\nCI notes.\n"
+    theirs = f"---\nid: mem_a\ntags: [ci]\nsource: {DB_URL}\n---\nCI notes.\n"
+    files = []
+    for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        (tmp_path / name).write_text(text)
+        files.append(str(tmp_path / name))
+    result = merge_driver(*files, path="memories/ci.md")
+    assert result.conflict
+    assert "url_password" in result.reason
+    proc = subprocess.run(
+        [sys.executable, "-m", "ee", "merge-driver", *files, "memories/ci.md"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "url_password in source" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------- outputs
+
+
+def hand_edited(ws: Workspace) -> str:
+    """A memory file a person wrote with a secret in source, tags, paths, an extra key and the body."""
+    text = (
+        "---\nid: mem_01JE4ZQ0HANDEDITEDSECRETS0\nkind: fact\n"
+        f"source: https://deploy:{PASSWORD}@git.internal/team/repo.git\n"
+        f"tags: [deploy, {GHP}]\npaths: [ops/{GHP}/deploy.sh]\ndb_password: {PASSWORD}x\n"
+        f"---\nDeploy with the release script; {PROSE}\n"
+    )
+    (ws.root / "memories" / "deploy.md").write_text(text)
+    git(ws.root, "add", "memories/deploy.md")
+    git(ws.root, "commit", "-q", "--no-verify", "-m", "hand edit")
+    return "mem_01JE4ZQ0HANDEDITEDSECRETS0"
+
+
+OUTPUTS = [
+    ("search", "deploy release script", "--json"),
+    *(("context", "deploy release script", "--format", f) for f in ("json", "jsonl", "toon", "markdown")),
+    *(("context", "deploy release script", "--format", f) for f in ("compact", "hook")),
+    ("memory", "list", "--json"),
+    ("memory", "list", "--human"),
+    ("export", "jsonl"),
+]
+
+
+@pytest.mark.parametrize("args", OUTPUTS, ids=[" ".join(a[:1] + a[-1:]) for a in OUTPUTS])
+def test_a_hand_edited_secret_prints_masked_everywhere(
+    cli: Any, ws: Workspace, args: tuple[str, ...]
+) -> None:
+    hand_edited(ws)
+    result = cli(*args)
+    assert result.code == 0, result.err
+    assert PASSWORD not in result.out
+    assert GHP not in result.out
+    assert "REDACTED" in result.out
+
+
+@pytest.mark.parametrize("form", ["--json", "--human"])
+def test_memory_show_masks_every_field(cli: Any, ws: Workspace, form: str) -> None:
+    memory_id = hand_edited(ws)
+    result = cli("memory", "show", memory_id, form)
+    assert result.code == 0, result.err
+    assert PASSWORD not in result.out
+    assert GHP not in result.out
+    if form == "--json":
+        data = json.loads(result.out)["data"]
+        assert data["source"] == ["https://deploy:[REDACTED:url_password]@git.internal/team/repo.git"]
+        assert data["tags"] == ["deploy", "[REDACTED:github_token]"]
+        assert data["paths"] == ["ops/[REDACTED:github_token]/deploy.sh"]
+        assert data["extra"] == {"db_password": "[REDACTED:password_assignment]"}
