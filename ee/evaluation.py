@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ee.errors import NotFound, UsageError
+from ee.model import Progress
 
 MODES = ("lexical", "semantic", "hybrid")
 
@@ -96,9 +97,15 @@ def bm25s_baseline(
 
 
 def beir(
-    folder: Path, modes: Iterable[str] = MODES, k: int = 10, limit: int | None = None, progress: Any = None
+    folder: Path,
+    modes: Iterable[str] = MODES,
+    k: int = 10,
+    limit: int | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Import the set into a temporary workspace and measure every mode plus the bm25s baseline."""
+    """Import the set into a temporary workspace and measure every mode plus the bm25s baseline.
+
+    ``progress(phase, done, total)`` hears of the import, the indexing and each mode's queries."""
     from ee.index.view import open_index
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
@@ -121,20 +128,20 @@ def beir(
             json.dumps({"id": ids[d], "body": text or "(empty)", "kind": "fact"})
             for d, text in corpus.items()
         )
-        import_jsonl(ws, lines, actor=Actor(), source_name="corpus.jsonl")
+        import_jsonl(ws, lines, actor=Actor(), source_name="corpus.jsonl", progress=progress)
         out["import_seconds"] = round(time.perf_counter() - started, 2)
         started = time.perf_counter()
-        view = open_index(ws)
+        view = open_index(ws, progress=progress)
         out["index_seconds"] = round(time.perf_counter() - started, 2)
         for mode in modes:
             started = time.perf_counter()
             rows = []
-            for qid, text in queries.items():
+            for done, (qid, text) in enumerate(queries.items(), start=1):
                 query = from_arguments(text, mode=mode, limit=k, fields="minimal")
                 data = run_search(view, query)
                 rows.append(metrics([back[h["id"]] for h in data["hits"]], qrels[qid], k))
-                if progress:
-                    progress()
+                if progress and (done % 50 == 0 or done == len(queries)):
+                    progress(mode, done, len(queries))
             out[mode] = average(rows) | {"seconds": round(time.perf_counter() - started, 2)}
     out["bm25s_baseline"] = bm25s_baseline(corpus, queries, qrels, k)
     return out

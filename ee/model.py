@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+# A long operation's report of how far it got: (phase, done, total), total 0 when not known yet. The CLI
+# shows it on a terminal (ee.cli.progress); the library never prints.
+Progress = Callable[[str, int, int], None]
 
 LEVELS = ("working", "episodic", "semantic", "procedural")
 KINDS = (

@@ -12,7 +12,7 @@ from ee._crash import crash_point
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.gitrepo import blob_id, format_message
 from ee.ids import new_id
-from ee.model import KNOWN_KEYS, Link, Memory
+from ee.model import KNOWN_KEYS, Link, Memory, Progress
 from ee.policy.trust import capped
 from ee.recovery import (
     begin_import,
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_CHARS = 4 * 1024 * 1024  # far above any memory (the file cap is 256 KiB by default)
 MAX_DEPTH = 32
+PROGRESS_STEP = 500  # lines checked / files written between two progress reports
 _ALLOWED = {*KNOWN_KEYS, "body", "text", "extra", "path"}
 
 
@@ -66,11 +67,15 @@ def import_jsonl(
     redact: bool = False,
     actor: Actor | None = None,
     source_name: str = "<stdin>",
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Validate every line, then write all memories and commit them once.
 
     A bad line aborts the whole import (naming its line number) unless ``skip_invalid``.
+    ``progress(phase, done, total)`` hears of the lines checked ("check", total unknown: 0) and the files
+    written ("write").
     """
+    report_progress = progress or (lambda phase, done, total: None)
     actor = actor or Actor.from_env()
     report = ImportReport()
     _recover(ws, report)
@@ -81,6 +86,8 @@ def import_jsonl(
     explicit: set[str] = set()  # ids given by the file: another writer may add the same id meanwhile
     secret_classes: set[str] = set()
     for number, raw in enumerate(_bounded(lines, source_name), start=1):
+        if number % PROGRESS_STEP == 0:
+            report_progress("check", number, 0)
         if not raw.strip():
             continue
         try:
@@ -128,6 +135,8 @@ def import_jsonl(
             for rel, text in planned.values():
                 ws.store.write(rel, text, durable=False)
                 written.append(rel)
+                if len(written) % PROGRESS_STEP == 0 or len(written) == len(planned):
+                    report_progress("write", len(written), len(planned))
             flush_to_disk()  # one sync for the batch instead of an fsync pair per file
             report.commit = ws.git.commit_paths(written, format_message(subject, trailers))
             crash_point("import.committed")

@@ -29,9 +29,11 @@ def eval_group() -> None:
 def beir_cmd(folder: str, modes: tuple[str, ...], k: int, limit: int | None, as_json: bool | None) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
     recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline."""
+    from ee.cli.progress import progress_on_a_terminal
     from ee.evaluation import MODES, beir, table
 
-    result = beir(Path(folder), modes or MODES, k, limit)
+    with progress_on_a_terminal() as bar:
+        result = beir(Path(folder), modes or MODES, k, limit, progress=bar)
     Output(as_json).emit(result, lambda: table(result))
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
-from typing import Any, ClassVar
+from typing import Any
 
 import click
 
@@ -41,14 +40,11 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @click.pass_context
 def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
     """Build the index again from the memory files (derived data is reused by content)."""
+    from ee.cli.progress import progress_on_a_terminal
     from ee.index.view import rebuild
 
-    bar = ProgressBar() if sys.stderr.isatty() else None
-    try:
+    with progress_on_a_terminal() as bar:
         report, degraded = rebuild(workspace(ctx), progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
     data = report.to_dict()
     Output(as_json).emit(data, lambda: rebuild_text(data), degraded)
 
@@ -74,31 +70,6 @@ def watch_cmd(ctx: click.Context, no_serve: bool, lock_fd: int | None) -> None:
     # git process it starts may inherit it.
     os.set_inheritable(lock_fd, False)
     run_watch(ws, serve=not no_serve, idle_timeout=ws.config.get("server.idle_timeout"))
-
-
-class ProgressBar:
-    """One click progress bar per phase of a (re)build, on stderr."""
-
-    LABELS: ClassVar[dict[str, str]] = {"parse": "parsing  ", "embed": "embedding"}
-
-    def __init__(self) -> None:
-        self.phase: str | None = None
-        self.bar: Any = None
-        self.done = 0
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if phase != self.phase:
-            self.close()
-            self.phase, self.done = phase, 0
-            self.bar = click.progressbar(length=total, label=self.LABELS.get(phase, phase), file=sys.stderr)
-            self.bar.__enter__()
-        self.bar.update(done - self.done)
-        self.done = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
-            self.bar = None
 
 
 def status_text(data: dict[str, Any]) -> str:

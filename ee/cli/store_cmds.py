@@ -73,6 +73,7 @@ def import_jsonl_cmd(
     ctx: click.Context, file: str, skip_invalid: bool, redact: bool, agent: str | None, as_json: bool | None
 ) -> None:
     """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit."""
+    from ee.cli.progress import progress_on_a_terminal
     from ee.transfer import import_jsonl
     from ee.workspace import Actor
 
@@ -91,9 +92,16 @@ def import_jsonl_cmd(
             ) from None
         lines, name = handle, Path(file).name
     try:
-        report = import_jsonl(
-            ws, lines, skip_invalid=skip_invalid, redact=redact, actor=Actor.from_env(agent), source_name=name
-        )
+        with progress_on_a_terminal() as bar:
+            report = import_jsonl(
+                ws,
+                lines,
+                skip_invalid=skip_invalid,
+                redact=redact,
+                actor=Actor.from_env(agent),
+                source_name=name,
+                progress=bar,
+            )
     except UnicodeDecodeError as exc:
         raise UsageError(f"{file} is not UTF-8 text: {exc.reason}", "save the file as UTF-8") from None
     finally:

@@ -20,12 +20,13 @@ import os
 import stat
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import ee.model
 from ee._crash import crash_point
 from ee.gitrepo import blob_id
 from ee.index.cache import CACHE_VERSION, DerivedCache
@@ -41,7 +42,7 @@ STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total): "parse" / "embed" while (re)building
+Progress = ee.model.Progress  # (phase, done, total): "parse" / "embed" while (re)building
 
 
 def _no_progress(phase: str, done: int, total: int) -> None:
