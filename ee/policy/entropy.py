@@ -18,7 +18,10 @@ A token (a run of base64/base64url characters at least :data:`HIGH_ENTROPY_MIN_L
 Context also clears a token: inside a ``data:…;base64,`` URI, inside a ``PUBLIC KEY``, ``CERTIFICATE``,
 ``SIGNATURE`` or ``MESSAGE`` PEM block, after ``sha256:``, ``md5``, ``digest``, ``checksum``, ``fingerprint``,
 ``integrity``, ``etag`` or an ``…Id``/``id:`` key, or as one line of a multi-line base64 blob (an attachment).
-A path-like token (``a/b/c`` with word segments) is judged segment by segment.
+A path-like token (``a/b/c`` with word segments) is judged segment by segment. And a token is only ever
+reported with a credential word (:data:`CREDENTIAL_WORDS_RE`) before it on its line, and not inside a
+password hash (:data:`CRYPT_RE`): without context, entropy alone refused real documentation (Gmail message
+ids, Google Docs ids, signed values in Django's docs, HPKP pins in Node's).
 """
 
 from __future__ import annotations

@@ -7,8 +7,18 @@ passwords only the value goes, so ``password=[REDACTED:password_assignment]`` st
 
 Classes: ``private_key``, ``jwt``, ``anthropic_key``, ``openai_key``, ``github_token``, ``gitlab_token``,
 ``slack_webhook``, ``slack_token``, ``stripe_key``, ``google_api_key``, ``npm_token``, ``pypi_token``,
-``sendgrid_key``, ``twilio_key``, ``huggingface_token``, ``aws_access_key``, ``aws_secret_key``,
-``bearer_token``, ``url_password``, ``password_assignment``, ``secret_assignment``, ``high_entropy``.
+``sendgrid_key``, ``twilio_key``, ``huggingface_token``, the vendor prefixes of :data:`_PREFIXED_TOKENS`
+(DigitalOcean, Shopify, Atlassian, Databricks, Doppler, Vault, Terraform, Postman, Linear, Grafana, New
+Relic, Sentry, age, Telegram, Square, Supabase, Pulumi, Replicate, Groq, xAI, Mailgun, Google OAuth, Discord,
+Heroku, Figma), ``azure_key`` (``AccountKey=``, ``SharedAccessKey=``), ``azure_sas_token``,
+``azure_client_secret``, ``gcp_service_account``, ``aws_access_key``, ``aws_secret_key``, ``bearer_token``,
+``url_password``, ``basic_auth``, ``password_assignment``, ``secret_assignment``, ``password_in_prose``
+("the root password is …", "password for the db is …"), ``password_flag`` (``--password …``, ``mysql -p…``,
+``sshpass -p``, .netrc lines), ``high_entropy``.
+
+The second half of the module applies the rules to a memory's fields: :func:`guard` (every write path, every
+field), :func:`mask_memory` (every output), :func:`file_secrets` (a file about to enter git: the pre-commit
+hook, ``ee sync``, the merge driver).
 
 Decisions where reasonable people differ:
 
@@ -22,17 +32,24 @@ Decisions where reasonable people differ:
   conventional "replace me" default, public knowledge, and a memory that says "the dev default is changeme"
   is useful rather than a leak.
 * **Assignments need a plausible value**, without whitespace (passphrases with spaces are missed). Keys end
-  in password/passwd/passphrase (``password_assignment``, value ≥ 4 characters) or token/secret/api_key/
-  access_key/private_key/… (``secret_assignment``, ≥ 8). A quoted password may be one plain word
-  (``password="correcthorse"``); anything else must mix two character classes (a bare value may instead be
-  ≥ 16 long), so ``password: stored in vault``, ``token: expired`` and ``"refresh_token": "NextMarker"``
-  stay prose. Names are not values: identifiers (``new_password``, ``TokenOpt``, ``FG_DEFAULT``), values
-  that contain password/token/secret, and keys for public or pagination data (``publicKeyToken``,
+  in password/passwd/passphrase/pass/pwd/pw (``password_assignment``, value ≥ 6 characters) or token/secret/
+  api_key/access_key/private_key/… (``secret_assignment``, ≥ 8). A value must mix two character classes (a
+  bare value may instead be ≥ 16 long), so ``password: stored in vault``, ``token: expired`` and
+  ``"refresh_token": "NextMarker"`` stay prose; prose and flags follow the same test.
+* **Documentation's passwords are not secrets**: one plain word, even spelt with digits inside
+  (``password="swordfish"``, ``0penstack``, ``superS3cret``), a leet spelling of a stock example
+  (``s3cr3t``, ``P@ssw0rd``), stock credentials in a URL (``scott:tiger@``, ``user:…@``), and password hashes
+  (``pbkdf2_sha256$…``, ``$2y$…``, ``{SHA}…``, ``SCRAM-SHA-256$…``). Digits or signs at the end
+  (``hunter2x!``, ``Summer2024``) make a password of a word.
+* **Names are not values**: identifiers (``new_password``, ``TokenOpt``, ``FG_DEFAULT``), values that
+  contain password/token/secret, and keys for public or pagination data (``publicKeyToken``,
   ``NextToken``, ``page_token``, ``ClientToken``).
 * **Stripe test and publishable keys** (``sk_test_``, ``pk_…``) are not flagged: they grant no access to
   money and fill docs.
-* **high_entropy** is a last net for unlabelled random tokens (24+ characters, entropy ≥ 3.7 bits/char,
-  not identifier-like, not a hash, id, ULID, UUID, data URI or encoded text): see :mod:`ee.policy.entropy`.
+* **high_entropy** is a last net for random tokens (24+ characters, entropy ≥ 3.7 bits/char, not
+  identifier-like, not a hash, id, ULID, UUID, data URI or encoded text) **with a credential word before
+  them on their line** (key, token, secret, auth, session, salt, …): context over raw entropy, so message
+  ids, document ids, signatures and base64 in code examples pass. See :mod:`ee.policy.entropy`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .corpus import secret_corpus
+from .corpus import _load, secret_corpus
 from .harness import git, head_memories, new_workspace, run_inprocess, store_state
 
 POSITIVES, LOOKALIKES = secret_corpus()
@@ -197,3 +197,45 @@ def test_lookalikes_are_accepted_as_written(tmp_path: Path) -> None:
         assert ran.json["data"]["redacted"] == []
     assert refused == []
     print(f"\nsecrets: {len(LOOKALIKES)}/{len(LOOKALIKES)} look-alikes accepted unchanged")
+
+
+def realistic_corpus() -> list[tuple[int, str, str]]:
+    """The realistic-secret corpus of tests/fixtures/secrets (tests/secret_corpus.py), loaded by path."""
+    return list(_load("ee_realistic_secrets", "secret_corpus.py").cases())
+
+
+def test_every_field_of_every_write_path_refuses_the_realistic_corpus(tmp_path: Path) -> None:
+    """Each realistic secret offered as a remember --source, --path or --tags value (in turn), and as an
+    import's source, paths, tags or extra value: refused (exit 6) every time, and none stored anywhere."""
+    from ee.policy.secrets import find_secrets
+
+    root = tmp_path / "ws"
+    new_workspace(root, shared=1)
+    before = store_state(root)
+    cases = realistic_corpus()
+    secrets = [text[f.start : f.end] for _n, _c, text in cases for f in find_secrets(text)]
+    failures = []
+    for n, (number, _cls, text) in enumerate(cases):
+        one_line = " ".join(text.split())
+        flag = ("--source", "--path", "--tags")[n % 3]
+        value = one_line.replace(",", ";") if flag == "--tags" else text
+        ran = run_inprocess(root, "remember", "Deploy notes.", flag, value, "--json")
+        too_long_a_tag = ran.code == 2 and "tag " in ran.out and "is not usable" in ran.out
+        if ran.code != 6 and not too_long_a_tag:
+            failures.append((number, flag, ran.code, ran.out[:200]))
+    lines = []
+    for n, (_number, _cls, text) in enumerate(cases):
+        field = ("source", "paths", "tags", "extra")[n % 4]
+        value: object = {"notes": text} if field == "extra" else [" ".join(text.split()).replace(",", ";")]
+        lines.append(json.dumps({"body": f"memory {n} about the deploy", field: value}))
+    source = tmp_path / "fields.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    ran = run_inprocess(root, "import", "jsonl", str(source), "--skip-invalid", "--json")
+    assert ran.code == 0, ran.out
+    skipped = {item["line"] for item in ran.json["data"]["skipped"]}
+    failures += [("import", line) for line in range(1, len(cases) + 1) if line not in skipped]
+    assert failures == [], failures
+    assert ran.json["data"]["imported"] == 0
+    assert store_state(root) == before
+    assert leaked(root, secrets) == []
+    print(f"\nsecrets: {len(cases)} realistic secrets refused in every metadata field, none stored")
