@@ -223,6 +223,11 @@ def test_conflicting_body_edits_read_cleanly_and_resolve_by_label_in_both_clones
         assert hit["title"] == entry["title"]
         assert "conflicted" in hit["flags"]
         assert hit["posture"] == "advisory"  # until resolved
+    pack = ee(b, "context", "how do we deploy").data
+    (item,) = [i for section in pack["sections"] for i in section["items"] if i["id"] == memory_id]
+    assert item["authoritative"] is False
+    assert "conflicted" in item["flags"]
+    assert item["title"] == Workspace(b).get(memory_id).title
     # "local" is each clone's own text, whichever of git's sides it was: a keeps a's, b keeps b's
     assert ee(c, "memory", "resolve", memory_id, "--pick", "local").code == 2  # c wrote neither
     for root, own, other in ((a, "make release", "deploy.sh"), (b, "deploy.sh", "make release")):
