@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ee.errors import ConfigError, ConflictError, GitError, UsageError
 from ee.gitrepo import Git, format_message
-from ee.store import MEMORIES
+from ee.store import EVENTS, MEMORIES
 
 BRANCH_FILES = {
     ".gitattributes": "*.md merge=ee-memory\n.events/*.jsonl merge=union\n",
@@ -146,3 +146,32 @@ def _move_out(root: Path, code: Git, branch: str) -> None:
     paths = [code.workspace_path(p) for p in tracked if p]
     message = format_message(f"ee: memories move to branch {branch}", {"Ee-Op": "init", "Ee-Actor": "human"})
     code.commit_paths(paths, message)
+
+
+def events_elsewhere(git: Git, memory_id: str) -> list[dict[str, object]]:
+    """With memories on the code branch: the other branches (local and remote-tracking) whose events file of
+    ``memory_id`` holds events this checkout does not — feedback that counts here only once they merge.
+    Two git processes (``for-each-ref``, one ``cat-file --batch``)."""
+    refs = git.run("for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", check=False)
+    names = [r for r in refs.split() if not r.endswith("/HEAD") and r != git.branch()]
+    path = git.repo_path(f"{EVENTS}/{memory_id}.jsonl")
+    found = git.read_specs([f"HEAD:{path}", *(f"{name}:{path}" for name in names)])
+    here = _event_ids(found.get(f"HEAD:{path}"))
+    out: list[dict[str, object]] = []
+    for name in names:
+        missing = _event_ids(found.get(f"{name}:{path}")) - here
+        if missing:
+            out.append({"branch": name, "events": len(missing)})
+    return out
+
+
+def _event_ids(data: bytes | None) -> set[str]:
+    import json
+
+    ids = set()
+    for line in (data or b"").splitlines():
+        try:
+            ids.add(str(json.loads(line).get("id")))
+        except (ValueError, AttributeError):
+            continue
+    return ids

@@ -57,7 +57,29 @@ def why(
         "history": {"as_of": view.commit} if view.commit else history_report(ws, memory_id, record["path"]),
         "query": query_report(ctx, pos, profile, ws) if query_text else None,
     }
-    return data | {"degraded": ctx.degraded}
+    notes = []
+    if not as_of:
+        data["events_elsewhere"] = _events_elsewhere(ws, memory_id)
+        notes = [
+            {
+                "code": "events_on_other_branch",
+                "severity": "info",
+                "message": f"{item['events']} feedback event(s) of {memory_id} are on {item['branch']} only: "
+                "memories and their feedback follow the code branch, and count here once it merges",
+                "repair": f"git merge {item['branch']}; or keep memories apart from code checkouts: "
+                "ee init --branch ee/memories",
+            }
+            for item in data["events_elsewhere"]
+        ]
+    return data | {"degraded": ctx.degraded + notes}
+
+
+def _events_elsewhere(ws: Workspace, memory_id: str) -> list[dict[str, Any]]:
+    from ee import memory_branch
+
+    if memory_branch.worktree(ws.root) is not None:
+        return []  # one memory branch: no checkout hides an event
+    return memory_branch.events_elsewhere(ws.git, memory_id)
 
 
 def _title(view: Any, pos: int) -> str:

@@ -185,3 +185,21 @@ def test_hooks_read_the_memory_branch_from_any_code_branch(clones: list[Path]) -
     )
     assert proc.returncode == 0, proc.stderr
     assert "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in proc.stderr
+
+
+def test_why_names_the_branch_holding_feedback_it_cannot_see(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    Workspace.init(root)
+    memory_id = remember(root, "Retry the flaky upload test once")
+    main = git(root, "branch", "--show-current").strip()
+    git(root, "checkout", "-q", "-b", "feature")
+    assert ee(root, "outcome", memory_id, "--signal", "helpful").code == 0
+    assert ee(root, "why", memory_id).data["events_elsewhere"] == []
+    git(root, "checkout", "-q", main)
+    shown = ee(root, "why", memory_id)
+    assert shown.data["standing"]["events"] == []  # the event is on feature only
+    assert shown.data["events_elsewhere"] == [{"branch": "feature", "events": 1}]
+    (note,) = [d for d in shown.json["degraded"] if d["code"] == "events_on_other_branch"]
+    assert "feature" in note["message"]
+    git(root, "merge", "-q", "feature")
+    assert ee(root, "why", memory_id).data["events_elsewhere"] == []
