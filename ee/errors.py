@@ -1,7 +1,7 @@
 """Every failure ee reports, each class with its exit code.
 
 Library code raises these; only the CLI's top-level handler turns them into stderr text or the
-``ee.error.v1`` envelope and an exit code. The codes are documented in the README.
+``ee.error.v1`` envelope and an exit code. The codes are documented in docs/cli.md (summed up in the README).
 """
 
 from __future__ import annotations

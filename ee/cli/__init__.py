@@ -1,6 +1,6 @@
 """The ``ee`` command line (click): parse, call one library function, render. No business logic here.
 
-Exit codes (see ee.errors.ExitCode and the README): 0 ok, 1 internal, 2 usage, 3 configuration,
+Exit codes (see ee.errors.ExitCode and docs/cli.md): 0 ok, 1 internal, 2 usage, 3 configuration,
 4 storage, 5 index, 6 policy denied, 7 not found, 8 conflict, 9 eval failed. :func:`main` is the one
 place that maps what a command raises to its message and exit code (:func:`_run`).
 
