@@ -503,3 +503,38 @@ def test_the_prefilter_never_changes_a_finding(text: str) -> None:
         patch.setattr(secrets._Rule, "may_match", lambda self, text, lowered: True)
         every = find_secrets(text)
     assert find_secrets(text) == every
+
+
+# --- every field of a memory file
+
+
+def test_file_secrets_names_the_field_and_line_and_reads_yaml_escapes_and_comments() -> None:
+    from ee.policy.secrets import file_secrets
+
+    escaped = GHP.replace("g", "\\x67", 1)  # YAML reads "\x67hp_…" as "ghp_…"
+    text = (
+        "---\nid: mem_a\nsource: https://deploy:Hq7Zr2Lw9Xp@git.internal/r.git\n"
+        f'# old: {AWS_ID}\ntags: [ci, "{escaped}"]\n---\nNotes.\nDB_PASSWORD=Tr0ub4dor&3\n'
+    )
+    found = {(f.field, f.cls, f.line) for f in file_secrets(text, "memories/a.md")}
+    assert ("source", "url_password", 3) in found
+    assert ("source", "aws_access_key", 4) in found  # a YAML comment: the key above it
+    assert ("tags", "github_token", 5) in found  # only the decoded value shows it
+    assert ("body", "password_assignment", 8) in found
+
+
+def test_guard_scans_values_with_their_keys_and_masks_them_in_place() -> None:
+    from ee.errors import SecretFound
+    from ee.policy.secrets import guard
+
+    fields = {"body": "Notes.", "extra": {"db": {"password": "Tr0ub4dor&3x"}}, "tags": ["ci"]}
+    with pytest.raises(SecretFound) as refused:
+        guard(fields)
+    assert "password_assignment in extra.db.password" in refused.value.message
+    masked, classes = guard(fields, redact=True)
+    assert masked["extra"] == {"db": {"password": "[REDACTED:password_assignment]"}}
+    assert classes == ["password_assignment"]
+    with pytest.raises(SecretFound) as stuck:
+        guard({"body": "Notes.", "id": GHP}, redact=True)
+    assert "github_token in id" in stuck.value.message
+    assert "cannot be masked" in stuck.value.hint
