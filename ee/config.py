@@ -40,6 +40,9 @@ DEFAULT_CONFIG_TEXT = """\
 [server]
 # autostart = true             # the first command starts `ee watch` in the background (EE_NO_SERVER=1: never)
 # idle_timeout = 900           # seconds without a client before that server stops
+
+[query]
+# min_relevance = 0.3          # drop hits whose calibrated relevance is lower (0 = keep everything)
 """
 
 # section.key → (type, default)
@@ -55,6 +58,7 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "redaction.allow_bypass": (bool, False),
     "server.autostart": (bool, True),
     "server.idle_timeout": ((int, float), 900.0),
+    "query.min_relevance": ((int, float), 0.3),  # ee.query.relevance.DEFAULT_MIN_RELEVANCE
 }
 
 
@@ -117,6 +121,12 @@ def load_config(root: Path) -> Config:
                 f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
             )
         values[dotted] = value
+    floor = values.get("query.min_relevance", 0.3)
+    if not 0.0 <= floor <= 1.0:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",
+            f"set min_relevance between 0 (keep everything) and 1 in {path}",
+        )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):
         raise ConfigError(f"{CONFIG_PATH}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
     idle = values.get("server.idle_timeout", 1.0)

@@ -96,28 +96,58 @@ def bm25s_baseline(
     )
 
 
+def read_offtopic(path: Path) -> list[str]:
+    """Off-topic questions: one per line; blank lines and lines starting with '#' are skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise NotFound(
+            f"{path} does not exist", "pass a text file with one off-topic question per line"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: {exc}", "pass a UTF-8 text file, one question per line") from None
+    questions = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not questions:
+        raise UsageError(f"{path} holds no question", "write one off-topic question per line")
+    return questions
+
+
 def beir(
     folder: Path,
     modes: Iterable[str] = MODES,
     k: int = 10,
     limit: int | None = None,
     progress: Progress | None = None,
+    offtopic: list[str] | None = None,
+    min_relevance: float | None = None,
 ) -> dict[str, Any]:
     """Import the set into a temporary workspace and measure every mode plus the bm25s baseline.
 
-    ``progress(phase, done, total)`` hears of the import, the indexing and each mode's queries."""
+    ``progress(phase, done, total)`` hears of the import, the indexing and each mode's queries. With
+    ``offtopic`` questions, each mode also reports ``abstention``: the share of them that get no hit at
+    all (what the relevance floor is for: nothing relevant is the right answer to them)."""
     from ee.index.view import open_index
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
+    from ee.query.relevance import DEFAULT_MIN_RELEVANCE
     from ee.transfer import import_jsonl
     from ee.workspace import Actor, Workspace
 
+    floor = DEFAULT_MIN_RELEVANCE if min_relevance is None else min_relevance
     corpus, queries, qrels = read_beir(folder)
     if limit:
         queries = dict(list(queries.items())[:limit])
     ids = {doc: f"d{n:07d}" for n, doc in enumerate(corpus)}
     back = {v: k for k, v in ids.items()}
-    out: dict[str, Any] = {"dataset": str(folder), "documents": len(corpus), "queries": len(queries), "k": k}
+    out: dict[str, Any] = {
+        "dataset": str(folder),
+        "documents": len(corpus),
+        "queries": len(queries),
+        "k": k,
+        "min_relevance": floor,
+    }
+    if offtopic:
+        out["offtopic_questions"] = len(offtopic)
     with tempfile.TemporaryDirectory(prefix="ee-eval-") as tmp:
         ws, _ = Workspace.init(Path(tmp) / "ws")
         # A benchmark corpus may hold documents larger than a memory should be: lift the cap here only.
@@ -138,23 +168,35 @@ def beir(
             rows = []
             for done, (qid, text) in enumerate(queries.items(), start=1):
                 query = from_arguments(text, mode=mode, limit=k, fields="minimal")
-                data = run_search(view, query)
+                data = run_search(view, query, min_relevance=floor)
                 rows.append(metrics([back[h["id"]] for h in data["hits"]], qrels[qid], k))
                 if progress and (done % 50 == 0 or done == len(queries)):
                     progress(mode, done, len(queries))
             out[mode] = average(rows) | {"seconds": round(time.perf_counter() - started, 2)}
+            if offtopic:
+                empty = 0
+                for text in offtopic:
+                    query = from_arguments(text, mode=mode, limit=k, fields="minimal")
+                    empty += not run_search(view, query, min_relevance=floor)["hits"]
+                out[mode]["abstention"] = round(empty / len(offtopic), 4)
     out["bm25s_baseline"] = bm25s_baseline(corpus, queries, qrels, k)
     return out
 
 
 def table(result: dict[str, Any]) -> str:
     k = result["k"]
-    lines = [
-        f"{result['documents']} documents, {result['queries']} queries, k={k}",
-        f"{'system':<16} {'recall@' + str(k):>10} {'MRR@' + str(k):>8} {'nDCG@' + str(k):>9}",
-    ]
+    offtopic = result.get("offtopic_questions")
+    head = f"{result['documents']} documents, {result['queries']} queries, k={k}"
+    head += f", min_relevance {result['min_relevance']:g}"
+    if offtopic:
+        head += f", {offtopic} off-topic questions"
+    columns = f"{'system':<16} {'recall@' + str(k):>10} {'MRR@' + str(k):>8} {'nDCG@' + str(k):>9}"
+    lines = [head, columns + (f" {'abstention':>11}" if offtopic else "")]
     for name in ("bm25s_baseline", *MODES):
         if name in result:
             row = result[name]
-            lines.append(f"{name:<16} {row['recall']:>10.4f} {row['mrr']:>8.4f} {row['ndcg']:>9.4f}")
+            line = f"{name:<16} {row['recall']:>10.4f} {row['mrr']:>8.4f} {row['ndcg']:>9.4f}"
+            if offtopic:
+                line += f" {row['abstention']:>11.4f}" if "abstention" in row else f" {'-':>11}"
+            lines.append(line)
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ee.query.fusion as fusion_module
-from ee.query.fusion import RRF_K, WEIGHT_SEMANTIC, FusedScore, fuse, minmax, rrf
+from ee.query.fusion import RRF_K, WEIGHT_SEMANTIC, FusedScore, fuse, fuse_arrays, minmax, rrf
 
 
 def test_minmax() -> None:
@@ -78,6 +78,20 @@ def test_fuse_one_arm_empty() -> None:
     assert list(sem_only) == ["y", "x"]
     assert sem_only["y"].lexical is None
     assert sem_only["y"].fused == pytest.approx(WEIGHT_SEMANTIC)
+
+
+def test_an_arm_that_matched_nothing_is_never_a_perfect_match() -> None:
+    # Every candidate has lexical score 0 (only the semantic arm found them): lexical_norm is 0, not 1.
+    out = fuse({"a": 0.0, "b": 0.0}, {"a": 0.2, "b": 0.6})
+    assert out["a"].lexical_norm == 0.0
+    assert out["b"].lexical_norm == 0.0
+    assert minmax({"a": 0.0}) == {"a": 0.0}
+    assert minmax({"a": -1.0, "b": -1.0}) == {"a": 0.0, "b": 0.0}
+    import numpy as np
+
+    lex_norm, _sem_norm, fused = fuse_arrays(np.zeros(2), np.array([0.2, 0.6]), str)
+    assert lex_norm.tolist() == [0.0, 0.0]
+    assert fused.tolist() == [out["a"].fused, out["b"].fused]
 
 
 def test_fuse_negative_cosines() -> None:

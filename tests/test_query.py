@@ -32,8 +32,7 @@ MEMORIES = [
     ),
     (
         "flaky",
-        "test_watch_rename is flaky on macOS because FSEvents coalesces renames;"
-        " rerun once before debugging.",
+        "test_watch_rename is flaky on macOS because FSEvents coalesces renames; rerun once before debugging.",
         "episodic",
         "failure",
         "tests,flaky",
@@ -163,8 +162,15 @@ def search(store: dict[str, Any], *args: str) -> Result:
     return run_cli("-W", str(store["root"]), "search", *args)
 
 
-def doc_search(store: dict[str, Any], doc: dict[str, Any]) -> Result:
-    return run_cli("-W", str(store["root"]), "search", "--query-file", "-", "--json", input=json.dumps(doc))
+def doc_search(store: dict[str, Any], doc: dict[str, Any], *args: str) -> Result:
+    return run_cli(
+        "-W", str(store["root"]), "search", "--query-file", "-", "--json", *args, input=json.dumps(doc)
+    )
+
+
+# Tests of ranking, filters and paging over keyword bags ("rules lint rust python release") turn the
+# relevance floor off: what such a bag is relevant to is tests/test_relevance.py's business, not theirs.
+NO_FLOOR = ("--min-relevance", "0")
 
 
 def hit_ids(res: Result) -> list[str]:
@@ -202,7 +208,9 @@ def test_code_identifiers_are_findable_whole_and_by_parts(store: dict[str, Any])
 
 
 def test_paraphrase_with_no_shared_words_is_found_semantically(store: dict[str, Any]) -> None:
-    ids = hit_ids(search(store, "which database engine did we pick", "--mode", "semantic", "--json"))
+    ids = hit_ids(
+        search(store, "which database engine did we pick", "--mode", "semantic", "--json", *NO_FLOOR)
+    )
     assert store["ids"]["postgres"] in ids[:3]
 
 
@@ -233,11 +241,13 @@ def test_output_is_byte_identical_across_runs(store: dict[str, Any]) -> None:
 
 def test_tags_require_require_any_exclude(store: dict[str, Any]) -> None:
     ids = store["ids"]
-    got = hit_ids(doc_search(store, query("lint rules", tags={"require": ["ci", "rust"]})))
+    got = hit_ids(doc_search(store, query("lint rules", tags={"require": ["ci", "rust"]}), *NO_FLOOR))
     assert got == [ids["clippy"]]
-    got = hit_ids(doc_search(store, query("rules lint release", tags={"requireAny": ["release", "rust"]})))
+    got = hit_ids(
+        doc_search(store, query("rules lint release", tags={"requireAny": ["release", "rust"]}), *NO_FLOOR)
+    )
     assert set(got) == {ids["clippy"], ids["release"]}
-    got = hit_ids(doc_search(store, query("lint", tags={"exclude": ["rust"]})))
+    got = hit_ids(doc_search(store, query("lint", tags={"exclude": ["rust"]}), *NO_FLOOR))
     assert ids["clippy"] not in got
 
 
@@ -267,7 +277,7 @@ def test_every_filter_predicate(
         temporalValidity={"posture": "ignore"},
     )
     doc["query"]["mode"] = "semantic"  # every memory is a candidate: the filter alone decides
-    got = hit_ids(doc_search(store, doc))
+    got = hit_ids(doc_search(store, doc, *NO_FLOOR))
     assert store["ids"][expect_in] in got
     assert store["ids"][expect_out] not in got
 
@@ -346,7 +356,9 @@ def test_graph_expansion_from_seeds(store: dict[str, Any]) -> None:
         doc_search(store, query("anything", graph=base | {"maxHops": 2, "linkTypes": ["supports"]}))
     )
     assert set(typed) == {ids["release"], ids["clippy"]}
-    no_orphans = hit_ids(doc_search(store, query("rules lint python", graph={"includeOrphans": False})))
+    no_orphans = hit_ids(
+        doc_search(store, query("rules lint python", graph={"includeOrphans": False}), *NO_FLOOR)
+    )
     assert no_orphans
     assert set(no_orphans) <= {ids["release"], ids["clippy"], ids["snake"]}
 
@@ -378,12 +390,12 @@ def test_speed_instant_runs_lexically(store: dict[str, Any]) -> None:
 
 def test_pagination_cursor_is_bound_to_the_query(store: dict[str, Any]) -> None:
     doc = query("rules lint rust python release database", pagination={"limit": 2})
-    first = doc_search(store, doc).data
+    first = doc_search(store, doc, *NO_FLOOR).data
     assert first["returned"] == 2
     assert first["next_cursor"]
     doc2 = json.loads(json.dumps(doc))
     doc2["pagination"]["cursor"] = first["next_cursor"]
-    second = doc_search(store, doc2).data
+    second = doc_search(store, doc2, *NO_FLOOR).data
     assert second["offset"] == 2
     assert not {h["id"] for h in first["hits"]} & {h["id"] for h in second["hits"]}
     other = query("something else entirely", pagination={"limit": 2, "cursor": first["next_cursor"]})
@@ -394,7 +406,7 @@ def test_pagination_cursor_is_bound_to_the_query(store: dict[str, Any]) -> None:
 
 def test_a_result_cut_by_the_token_budget_says_so_and_continues(store: dict[str, Any]) -> None:
     text = "rules lint rust python release database"
-    everything = doc_search(store, query(text)).data
+    everything = doc_search(store, query(text), *NO_FLOOR).data
     assert everything["truncated"] is False
     assert everything["truncated_reason"] is None
     assert everything["next_cursor"] is None
@@ -402,23 +414,24 @@ def test_a_result_cut_by_the_token_budget_says_so_and_continues(store: dict[str,
     assert total > 3
     first_cost = count_tokens(everything["hits"][0]["body"])
     doc = query(text, budget={"maxTokens": first_cost + 1})
-    cut = doc_search(store, doc).data
+    cut = doc_search(store, doc, *NO_FLOOR).data
     assert cut["returned"] == 1
     assert cut["truncated"] is True
     assert cut["truncated_reason"] == "budget.maxTokens"
     assert cut["next_cursor"]
     doc["pagination"] = {"cursor": cut["next_cursor"]}
-    rest = doc_search(store, doc).data
+    rest = doc_search(store, doc, *NO_FLOOR).data
     assert rest["offset"] == 1
     assert rest["hits"][0]["id"] == everything["hits"][1]["id"]  # it continues where the cut was
-    human = run_cli("-W", str(store["root"]), "search", text, "--limit", "2", "--human").out
+    human = run_cli("-W", str(store["root"]), "search", text, "--limit", "2", "--human", *NO_FLOOR).out
     assert f"… {total - 2} more: cut by budget.maxResults (raise --limit" in human
 
 
 def test_a_page_cut_by_its_limit_says_so(store: dict[str, Any]) -> None:
-    data = doc_search(store, query("rules lint rust python release database", pagination={"limit": 2})).data
+    text = "rules lint rust python release database"
+    data = doc_search(store, query(text, pagination={"limit": 2}), *NO_FLOOR).data
     assert (data["truncated"], data["truncated_reason"]) == (True, "pagination.limit")
-    data = doc_search(store, query("rules lint rust python release database", budget={"maxResults": 2})).data
+    data = doc_search(store, query(text, budget={"maxResults": 2}), *NO_FLOOR).data
     assert (data["truncated"], data["truncated_reason"]) == (True, "budget.maxResults")
 
 

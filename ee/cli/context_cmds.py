@@ -8,7 +8,15 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
-from ee.cli.query_cmds import FIELDS, FORMATS, MODES, SPEEDS, output_format, read_query_file
+from ee.cli.query_cmds import (
+    FIELDS,
+    FORMATS,
+    MODES,
+    SPEEDS,
+    min_relevance_option,
+    output_format,
+    read_query_file,
+)
 from ee.errors import QueryError, UsageError
 
 PROFILES = ["compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom"]
@@ -16,7 +24,7 @@ SIGNALS = ["helpful", "harmful", "confirmation", "contradiction", "stale", "inac
 
 
 # The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document).
-PACK_OPTIONS = [
+PACK_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the pack (default 4000)."),
     click.option(
         "--profile", type=click.Choice(PROFILES), help="Section quotas and diversity (default balanced)."
@@ -34,6 +42,7 @@ PACK_OPTIONS = [
     click.option(
         "--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped)."
     ),
+    min_relevance_option,
     json_option,
 ]
 
@@ -68,6 +77,7 @@ def context_cmd(
     explain: bool | None,
     as_of: str | None,
     fmt: str | None,
+    min_relevance: float | None,
     as_json: bool | None,
     mode: str,
     speed: str | None,
@@ -95,7 +105,9 @@ def context_cmd(
         else:
             text = resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
             query = from_arguments(text, mode=mode, tags=list(tags), as_of=as_of, speed=speed)
-        return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+        return run_pack(
+            ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, min_relevance, as_json
+        )
 
     return never_block(fmt, pack)
 
@@ -116,11 +128,14 @@ def pack_cmd(
     explain: bool | None,
     as_of: str | None,
     fmt: str | None,
+    min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
     """A context pack for an ee.query.v1 document (options given here override the document)."""
     query = read_query_file(query_file)
-    return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, as_json)
+    return run_pack(
+        ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, min_relevance, as_json
+    )
 
 
 def run_pack(
@@ -133,6 +148,7 @@ def run_pack(
     explain: bool | None,
     as_of: str | None,
     fmt: str | None,
+    min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
     from ee.pack import build_pack
@@ -151,7 +167,7 @@ def run_pack(
         explain=True if explain else None,
         as_of=as_of,
     )
-    data = build_pack(workspace(ctx), query, overrides or None)
+    data = build_pack(workspace(ctx), query, overrides or None, min_relevance=min_relevance)
     chosen = output_format(fmt, as_json, query)
     click.echo(render("context", data, chosen), nl=False)
     if chosen in ("human", "markdown"):

@@ -25,15 +25,45 @@ def eval_group() -> None:
 )
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Cut-off rank.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N queries.")
+@click.option(
+    "--offtopic",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Off-topic questions, one per line: also report the share that gets no hit (abstention).",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default 0.3; 0 = off).",
+)
 @json_option
-def beir_cmd(folder: str, modes: tuple[str, ...], k: int, limit: int | None, as_json: bool | None) -> None:
+def beir_cmd(
+    folder: str,
+    modes: tuple[str, ...],
+    k: int,
+    limit: int | None,
+    offtopic: str | None,
+    min_relevance: float | None,
+    as_json: bool | None,
+) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
-    recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline."""
+    recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline; with --offtopic, the share of
+    off-topic questions that get no hit."""
     from ee.cli.progress import progress_on_a_terminal
-    from ee.evaluation import MODES, beir, table
+    from ee.evaluation import MODES, beir, read_offtopic, table
 
+    questions = read_offtopic(Path(offtopic)) if offtopic else None
     with progress_on_a_terminal() as bar:
-        result = beir(Path(folder), modes or MODES, k, limit, progress=bar)
+        result = beir(
+            Path(folder),
+            modes or MODES,
+            k,
+            limit,
+            progress=bar,
+            offtopic=questions,
+            min_relevance=min_relevance,
+        )
     Output(as_json).emit(result, lambda: table(result))
 
 

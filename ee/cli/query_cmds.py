@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -15,6 +16,17 @@ MODES = ["hybrid", "lexical", "semantic", "exact"]
 LEVELS = ["working", "episodic", "semantic", "procedural"]
 SPEEDS = ["instant", "default", "quality"]
 FIELDS = ["minimal", "summary", "standard", "full"]
+
+
+def min_relevance_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--min-relevance R`` (search, context, pack): the relevance floor for this command."""
+    return click.option(
+        "--min-relevance",
+        "min_relevance",
+        type=click.FloatRange(0.0, 1.0),
+        metavar="R",
+        help="Drop hits whose calibrated relevance is below R ([query] min_relevance, 0.3; 0 = off).",
+    )(func)
 
 
 def read_query_file(path: str) -> Any:
@@ -63,6 +75,7 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
 @click.option(
     "--batch", metavar="FILE.jsonl", help="One query per line (text or document) → one JSON line each."
 )
+@min_relevance_option
 @json_option
 @click.pass_context
 def search_cmd(
@@ -80,6 +93,7 @@ def search_cmd(
     fmt: str | None,
     query_file: str | None,
     batch: str | None,
+    min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
     """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
@@ -88,7 +102,7 @@ def search_cmd(
 
     ws = workspace(ctx)
     if batch:
-        return run_batch(ws, batch)
+        return run_batch(ws, batch, min_relevance)
     if query_file:
         if text:
             raise QueryError(
@@ -110,7 +124,7 @@ def search_cmd(
         )
     else:
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
-    data = search(ws, query)
+    data = search(ws, query, min_relevance)
     emit_search(data, output_format(fmt, as_json, query))
     return 0
 
@@ -124,14 +138,18 @@ def emit_search(data: dict[str, Any], fmt: str) -> None:
             click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
-def run_batch(ws: Any, path: str) -> int:
-    """Each line → one compact JSON envelope line; a bad line gets an error envelope, the rest still run."""
+def run_batch(ws: Any, path: str, min_relevance: float | None = None) -> int:
+    """Each line → one compact JSON envelope line; a bad line gets an error envelope, the rest still run.
+
+    The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
+    answers as of the moment it started, at the engine's speed."""
     from ee.query import search
     from ee.query.document import from_arguments, parse_document
     from ee.render import dumps, envelope, error_envelope
 
     handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115 - closed below
     code = 0
+    views: dict[str | None, Any] = {}
     try:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -142,7 +160,7 @@ def run_batch(ws: Any, path: str) -> int:
                     query = parse_document(stripped, f"{path}:{number}")
                 else:
                     query = from_arguments(stripped)
-                data = search(ws, query)
+                data = search(ws, query, min_relevance, views)
                 degraded = data.pop("degraded", [])
                 click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:

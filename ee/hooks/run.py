@@ -88,7 +88,7 @@ class Hook:
 
 # The defaults of the settings a hook reads, as ee.config has them (a test checks): a config file that
 # sets nothing needs no ee.config, whose imports (dataclasses, pathlib, typing) cost a hook ~10 ms.
-DEFAULT_SETTINGS = {"hooks.block": False, "redaction.allow_bypass": False}
+DEFAULT_SETTINGS = {"hooks.block": False, "redaction.allow_bypass": False, "query.min_relevance": 0.3}
 _HEADER = r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?"  # a TOML table header, as ee.config reads one
 
 
@@ -279,8 +279,14 @@ def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> dict[str
     from ee.query.engine import run_search
 
     query = from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
-    # As ee.query.search runs it.
-    return run_search(view or open_view(hook), query, None, bool(hook.setting("redaction.allow_bypass")))
+    # As ee.query.search runs it (with the workspace's relevance floor).
+    return run_search(
+        view or open_view(hook),
+        query,
+        None,
+        bool(hook.setting("redaction.allow_bypass")),
+        float(hook.setting("query.min_relevance")),
+    )
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:

@@ -1,11 +1,11 @@
 """Context packs: ranked hits → a budgeted, sectioned, explained pack an agent pastes into its prompt.
 
 ``ee context "<task>"`` runs the query engine (ee.query.engine.rank, the same ranking as ``ee search``),
-keeps the best candidates (at most ``budget.candidatePool``, each scoring at least the profile's floor
-times the best score), and fills five sections — procedural rules (rule, convention, command,
-playbook-step, preference), decisions, failures (failure, anti-pattern, risk), evidence (fact,
-observation, question, and any kind ee does not know) and artifacts — under the profile's quotas, choosing
-for diversity as well as relevance (ee.pack.select).
+takes the best candidates (at most ``budget.candidatePool``; those below the calibrated relevance floor,
+``[query] min_relevance``, are listed in ``omitted`` as ``below_relevance_floor``), and fills five
+sections — procedural rules (rule, convention, command, playbook-step, preference), decisions, failures
+(failure, anti-pattern, risk), evidence (fact, observation, question, and any kind ee does not know) and
+artifacts — under the profile's quotas, choosing for diversity as well as relevance (ee.pack.select).
 
 **Profiles** (shares are caps on each section's part of the item budget; see ee.pack.profiles):
 
@@ -14,19 +14,19 @@ profile         for                                                         proc
                                                                             failures/evidence/artifacts
 ==============  ==========================================================  ==========================
 compact         tight prompts and hooks: rules and known failures, items    .45 .15 .30 .10 0;
-                ≤ 120 tokens, advisory ≤ 30 %, floor 0.35, no spill         MMR λ 0.75
+                ≤ 120 tokens, advisory ≤ 30 %, no spill                    MMR λ 0.75
 balanced        the default: every section represented, items ≤ 300         .35 .20 .20 .15 .10;
                 tokens, spill                                               MMR λ 0.7
 grounding       checking facts before acting: evidence and decisions        .15 .25 .10 .40 .10;
                 first, advisory ≤ 25 %, items ≤ 400 tokens                  MMR λ 0.8
 orientation     getting to know an area: conventions, decisions,            .30 .30 .10 .15 .15;
-                artifacts; items ≤ 150 tokens, floor 0.1                    MMR λ 0.5
+                artifacts; items ≤ 150 tokens                               MMR λ 0.5
 wide            breadth: as many distinct memories as fit, items ≤ 80       .25 each;
-                tokens, floor 0.05                                          MMR λ 0.4
-thorough        deep work: items ≤ 1,200 tokens kept whole, floor 0.05      .30 .20 .25 .25 .15;
+                tokens                                                      MMR λ 0.4
+thorough        deep work: items ≤ 1,200 tokens kept whole                  .30 .20 .25 .25 .15;
                                                                             MMR λ 0.85
 submodular      the set that best covers the candidate pool: facility       as balanced;
-                location, lazy greedy by gain per √tokens, floor 0.1        facility location
+                location, lazy greedy by gain per √tokens                   facility location
 custom          quotas from ``[pack.custom]`` in .ee/config.toml, then       any, over a base profile
                 ``output.quotas`` of the query document or ``--quota``
 ==============  ==========================================================  ==========================
@@ -72,14 +72,20 @@ COUNTING = "ceil(UTF-8 bytes / 4) per piece of the Markdown pack: title, heading
 
 
 def build_pack(
-    ws: Workspace, query: Query, quotas: dict[str, Any] | None = None, quota_source: str = "--quota"
+    ws: Workspace,
+    query: Query,
+    quotas: dict[str, Any] | None = None,
+    quota_source: str = "--quota",
+    min_relevance: float | None = None,
 ) -> dict[str, Any]:
     """The context pack for ``query`` (the ``data`` of the response, with ``degraded`` inside).
 
     ``quotas`` (the CLI's ``--quota`` pairs) override the query document's ``output.quotas``, which
-    override ``[pack.custom]``; they apply to the ``custom`` profile only.
+    override ``[pack.custom]``; they apply to the ``custom`` profile only. ``min_relevance`` overrides
+    the workspace's relevance floor (``[query] min_relevance``).
     """
     from ee.pack.profiles import resolve_profile
+    from ee.query import min_relevance as floor_of
     from ee.query import open_view
 
     name = str(query.get("output.profile", "balanced"))
@@ -87,7 +93,8 @@ def build_pack(
     where = quota_source if quotas else "output.quotas"
     profile = resolve_profile(name, ws.config.section("pack.custom"), document, where)
     view, reference = open_view(ws, query.get("asOf"))
-    return pack_view(view, query, profile, reference, bool(ws.config.get("redaction.allow_bypass")))
+    allow_bypass = bool(ws.config.get("redaction.allow_bypass"))
+    return pack_view(view, query, profile, reference, allow_bypass, floor_of(ws, min_relevance))
 
 
 def max_tokens_of(query: Query) -> int:
@@ -95,13 +102,19 @@ def max_tokens_of(query: Query) -> int:
 
 
 def pack_view(
-    view: Any, query: Query, profile: Profile, reference: Any = None, allow_bypass: bool = False
+    view: Any,
+    query: Query,
+    profile: Profile,
+    reference: Any = None,
+    allow_bypass: bool = False,
+    min_relevance: float | None = None,
 ) -> dict[str, Any]:
     """The pack over one index view (the working tree, or a past commit)."""
-    from ee.query.engine import prepare, query_block, rank
+    from ee.query.engine import note_nothing_relevant, prepare, query_block, rank, split_at_floor
 
-    ctx = prepare(view, query, reference, allow_bypass)
+    ctx = prepare(view, query, reference, allow_bypass, min_relevance)
     ranked, _total = rank(ctx)
+    note_nothing_relevant(ctx, *split_at_floor(ctx, ranked))
     chosen, cands, similarity, budget = choose(ctx, ranked, profile)
     head = {"task": query.text, "query": query_block(ctx)}
     return (
@@ -178,6 +191,7 @@ def assemble(
             "title_tokens": budget.title,
             "counting": COUNTING,
         },
+        "min_relevance": ctx.floor,
         "similarity": similarity,
         "pack_hash": pack_hash(full),
         "counts": {

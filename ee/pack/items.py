@@ -28,7 +28,15 @@ SUMMARY = (
     "flags",
 )
 OMITTED_MINIMAL = ("id", "reason")
-REASONS = ("quarantined", "invalid_at_reference_time", "duplicate", "quota", "max_results", "budget")
+REASONS = (
+    "below_relevance_floor",
+    "quarantined",
+    "invalid_at_reference_time",
+    "duplicate",
+    "quota",
+    "max_results",
+    "budget",
+)
 
 
 def candidates(
@@ -39,7 +47,13 @@ def candidates(
     item_room: dict[bool, int],
     section_room: dict[str, int] | None = None,
 ) -> list[Candidate]:
-    """The best ``limit`` ranked memories scoring at least ``profile.floor`` times the best score.
+    """The best ``limit`` ranked memories (the candidate pool), each a candidate.
+
+    Nothing leaves silently: a candidate that may not be packed carries its reason from the start
+    (``below_relevance_floor`` when its calibrated relevance is under the floor, ``quarantined``,
+    ``invalid_at_reference_time``, ``budget`` when not even a cut item fits) and is listed in ``omitted``.
+    There is no floor relative to the best candidate: the floor is the absolute relevance of
+    ee.query.relevance, the same in every query.
 
     ``item_room`` caps an item's tokens per block (the item budget less the headings it would open), so
     at a small budget the best memory still fits, cut short, rather than not at all. ``section_room``
@@ -55,8 +69,6 @@ def candidates(
     posture = ctx.query.get("temporalValidity.posture", "relaxed")
     out: list[Candidate] = []
     for scored in ranked[:limit]:
-        if best > 0 and scored.final < profile.floor * best:
-            break
         record, st = gen.records[scored.pos], scored.standing
         authoritative = st.posture == "authoritative" and not st.quarantined
         body = body_for(ctx, scored.pos, record)
@@ -67,7 +79,9 @@ def candidates(
             record["kind"], body, record["id"], st.trust, confidence_of(st), cap
         )
         reason = None
-        if st.quarantined:
+        if ctx.floor > 0 and scored.relevance is not None and scored.relevance < ctx.floor:
+            reason = "below_relevance_floor"
+        elif st.quarantined:
             reason = "quarantined"
         elif not st.valid and posture != "ignore":
             reason = "invalid_at_reference_time"
@@ -153,6 +167,7 @@ def item_dict(ctx: Any, c: Candidate, scored: Any, rank: int, explain: bool) -> 
         "posture": hit["posture"],
         "confidence": confidence_of(scored.standing),
         "score": hit["score"],
+        "relevance": hit["relevance"],
         "rank": rank,
         "tokens": c.cost,
         "truncated": c.truncated,
@@ -180,9 +195,10 @@ def omitted_dict(ctx: Any, c: Candidate, scored: Any) -> dict[str, Any]:
         "reason": reason,
         "section": c.section,
         "score": round(scored.final, 6),
+        "relevance": None if scored.relevance is None else round(scored.relevance, 4),
         # Quarantined text never reaches the agent, not even as an omitted entry's title.
         "title": "[quarantined: instruction-like text from a non-human source]"
-        if reason == "quarantined"
+        if reason == "quarantined" or scored.standing.quarantined
         else title_of(c.body),
         "tokens": c.cost,
     }

@@ -18,8 +18,10 @@ wins), e.g.::
     max_item_tokens = 200
     diversity = "facility_location"   # or "mmr"
     mmr_lambda = 0.6
-    floor = 0.1
     spill = false
+
+There is no per-profile floor: what is relevant enough to pack is the calibrated relevance floor
+(``[query] min_relevance``, ``--min-relevance``; see ee.query.relevance), the same for every profile.
 """
 
 from __future__ import annotations
@@ -81,7 +83,6 @@ class Profile:
     max_item_tokens: int = 300
     diversity: str = "mmr"
     mmr_lambda: float = 0.7
-    floor: float = 0.2  # candidates need at least this fraction of the best candidate's score
     spill: bool = True
     cost_exponent: float = 0.5  # facility location: gain / tokens ** cost_exponent
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -94,7 +95,6 @@ class Profile:
             "advisory_share": self.advisory_share,
             "max_item_tokens": self.max_item_tokens,
             "diversity": self.diversity,
-            "floor": self.floor,
             "spill": self.spill,
         }
         if self.diversity == "mmr":
@@ -118,7 +118,6 @@ PROFILES: dict[str, Profile] = {
         advisory_share=0.3,
         max_item_tokens=120,
         mmr_lambda=0.75,
-        floor=0.35,
         spill=False,
     ),
     "balanced": Profile(
@@ -140,7 +139,6 @@ PROFILES: dict[str, Profile] = {
         _shares(0.30, 0.30, 0.10, 0.15, 0.15),
         max_item_tokens=150,
         mmr_lambda=0.5,
-        floor=0.1,
     ),
     "wide": Profile(
         "wide",
@@ -148,22 +146,19 @@ PROFILES: dict[str, Profile] = {
         _shares(0.25, 0.25, 0.25, 0.25, 0.25),
         max_item_tokens=80,
         mmr_lambda=0.4,
-        floor=0.05,
     ),
     "thorough": Profile(
         "thorough",
-        "deep work: long items kept whole, weak diversity, a low relevance floor",
+        "deep work: long items kept whole, weak diversity",
         _shares(0.30, 0.20, 0.25, 0.25, 0.15),
         max_item_tokens=1200,
         mmr_lambda=0.85,
-        floor=0.05,
     ),
     "submodular": Profile(
         "submodular",
         "the set that best covers the candidates (facility location, lazy greedy per token)",
         _shares(0.35, 0.20, 0.20, 0.15, 0.10),
         diversity="facility_location",
-        floor=0.1,
     ),
 }
 
@@ -205,7 +200,12 @@ def custom_profile(settings: Mapping[str, Any], where: str) -> Profile:
             continue
         if key in SECTIONS:
             shares[key] = _fraction(where, key, value)
-        elif key in ("advisory_share", "floor", "mmr_lambda"):
+        elif key == "floor":
+            raise _error(where)(
+                f"{where}: floor is no longer a profile setting",
+                "drop it: the relevance floor is [query] min_relevance in .ee/config.toml (--min-relevance)",
+            )
+        elif key in ("advisory_share", "mmr_lambda"):
             changes[key] = _fraction(where, key, value)
         elif key == "max_item_tokens":
             changes[key] = _count(where, key, value)
@@ -229,7 +229,6 @@ def custom_profile(settings: Mapping[str, Any], where: str) -> Profile:
                 "max_item_tokens",
                 "diversity",
                 "mmr_lambda",
-                "floor",
                 "spill",
                 "cost_exponent",
             ]

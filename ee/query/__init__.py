@@ -22,9 +22,30 @@ def open_view(ws: Workspace, as_of: str | None) -> tuple[IndexView, Any]:
     return open_as_of(ws, commit), reference
 
 
-def search(ws: Workspace, query: Query) -> dict[str, Any]:
-    """Run ``query``; the result is the ``data`` of the response, with its ``degraded`` list inside."""
+def min_relevance(ws: Workspace, given: float | None = None) -> float:
+    """The relevance floor: ``given`` (``--min-relevance``), else ``[query] min_relevance`` (0: off)."""
+    return float(ws.config.get("query.min_relevance") if given is None else given)
+
+
+def search(
+    ws: Workspace,
+    query: Query,
+    floor: float | None = None,
+    views: dict[str | None, tuple[IndexView, Any]] | None = None,
+) -> dict[str, Any]:
+    """Run ``query``; the result is the ``data`` of the response, with its ``degraded`` list inside.
+    ``floor`` overrides the workspace's relevance floor (``--min-relevance``). ``views`` keeps the views
+    opened so far by their asOf, for a batch of queries: the store's freshness is checked once per batch,
+    not once per query."""
     from ee.query.engine import run_search
 
-    view, reference = open_view(ws, query.get("asOf"))
-    return run_search(view, query, reference, bool(ws.config.get("redaction.allow_bypass")))
+    as_of = query.get("asOf")
+    if views is None:
+        view, reference = open_view(ws, as_of)
+    else:
+        if as_of not in views:
+            views[as_of] = open_view(ws, as_of)
+        view, reference = views[as_of]
+    return run_search(
+        view, query, reference, bool(ws.config.get("redaction.allow_bypass")), min_relevance(ws, floor)
+    )

@@ -20,6 +20,7 @@ from ee.ids import format_time, parse_time, utcnow
 from ee.index.tokenize import tokenize
 from ee.query import filters as flt
 from ee.query.document import Query, encode_cursor
+from ee.query.relevance import DEFAULT_MIN_RELEVANCE, Evidence, evidence
 from ee.query.standing import (
     Standing,
     Window,
@@ -62,6 +63,7 @@ class Scored:
     """One candidate: its retrieval components, then its standing and final score once ranked."""
 
     __slots__ = (
+        "evidence",
         "exact",
         "final",
         "fused",
@@ -70,6 +72,7 @@ class Scored:
         "lexical_norm",
         "multipliers",
         "pos",
+        "relevance",
         "semantic",
         "semantic_norm",
         "standing",
@@ -97,17 +100,27 @@ class Scored:
         self.standing: Standing | None = None
         self.multipliers: dict[str, float] = {}
         self.final = 0.0
+        # Calibrated relevance (ee.query.relevance): None for a memory only the graph reached.
+        self.relevance: float | None = 1.0 if exact else None
+        self.evidence: tuple[Evidence, int] | None = None  # (the query's evidence, this candidate's index)
 
 
 class Context:
     """What ranking a query needs, computed once: the view, the query, the day and the reference time."""
 
-    __slots__ = ("degraded", "memo", "now", "query", "reference", "view")
+    __slots__ = ("degraded", "floor", "memo", "now", "query", "reference", "view")
 
     def __init__(
-        self, view: Any, query: Query, now: datetime, reference: datetime, degraded: list[dict[str, Any]]
+        self,
+        view: Any,
+        query: Query,
+        now: datetime,
+        reference: datetime,
+        degraded: list[dict[str, Any]],
+        floor: float = DEFAULT_MIN_RELEVANCE,
     ) -> None:
         self.view = view
+        self.floor = floor  # the relevance floor: hits below it are dropped (0: off)
         self.query = query
         self.now = now  # the day, for decay
         self.reference = reference  # for validity
@@ -135,11 +148,17 @@ def generation_memo(gen: Any) -> dict[str, Any]:
 
 
 def run_search(
-    view: Any, query: Query, reference: datetime | None = None, allow_bypass: bool = False
+    view: Any,
+    query: Query,
+    reference: datetime | None = None,
+    allow_bypass: bool = False,
+    min_relevance: float | None = None,
 ) -> dict[str, Any]:
     """The search response data (the ``data`` of the ee.response.v1 envelope)."""
-    ctx = prepare(view, query, reference, allow_bypass)
-    ranked, total = rank(ctx)
+    ctx = prepare(view, query, reference, allow_bypass, min_relevance)
+    ranked, dropped = split_at_floor(ctx, rank(ctx)[0])
+    total = len(ranked)
+    note_nothing_relevant(ctx, ranked, dropped)
     offset = query.offset()
     page = ranked[offset : offset + query.limit]
     hits, budget_cut = _hits(ctx, page, offset)
@@ -163,6 +182,8 @@ def run_search(
         "truncated": reason is not None,
         "truncated_reason": reason,
         "next_cursor": encode_cursor(query.binding(), next_offset) if more else None,
+        "min_relevance": ctx.floor,
+        "omitted": [{"reason": "below_relevance_floor", "count": len(dropped)}] if dropped else [],
     }
     if query.get("eval"):
         data["eval"] = evaluate(query.get("eval"), [s.pos for s in ranked], view.gen, query.limit)
@@ -180,17 +201,56 @@ def _truncated_by(query: Query, budget_cut: bool) -> str:
 
 
 def prepare(
-    view: Any, query: Query, reference: datetime | None = None, allow_bypass: bool = False
+    view: Any,
+    query: Query,
+    reference: datetime | None = None,
+    allow_bypass: bool = False,
+    min_relevance: float | None = None,
 ) -> Context:
-    """The ranking context ``run_search`` builds, for callers that rank without paging (packs, ``why``)."""
+    """The ranking context ``run_search`` builds, for callers that rank without paging (packs, ``why``).
+
+    ``min_relevance`` is the relevance floor (None: the default, 0: off)."""
     real_now = utcnow()
     ref_spec = query.get("temporalValidity.referenceTime")
     ref = parse_time(ref_spec) if ref_spec else (reference or real_now)
     _check_redaction(query, allow_bypass)
     # Decay runs on the day the question is about: today, or the asOf time for a view of the past.
     base = reference if view.commit and reference is not None else real_now
+    floor = DEFAULT_MIN_RELEVANCE if min_relevance is None else float(min_relevance)
     return Context(
-        view, query, base.replace(hour=0, minute=0, second=0, microsecond=0), ref, list(view.degraded)
+        view, query, base.replace(hour=0, minute=0, second=0, microsecond=0), ref, list(view.degraded), floor
+    )
+
+
+def split_at_floor(ctx: Context, ranked: list[Scored]) -> tuple[list[Scored], list[Scored]]:
+    """(the ranked memories at or above the relevance floor, those below it), each in rank order."""
+    if ctx.floor <= 0:
+        return ranked, []
+    kept: list[Scored] = []
+    dropped: list[Scored] = []
+    for item in ranked:
+        below = item.relevance is not None and item.relevance < ctx.floor
+        (dropped if below else kept).append(item)
+    return kept, dropped
+
+
+def note_nothing_relevant(ctx: Context, kept: list[Scored], dropped: list[Scored]) -> None:
+    """Say so in ``degraded`` when the floor left nothing: the empty answer is the answer, not a fault."""
+    if kept or ctx.view.gen.size == 0:
+        return
+    why = (
+        f"{len(dropped)} candidate(s) below the relevance floor {ctx.floor:g}"
+        if dropped
+        else "no memory matches it"
+    )
+    ctx.degraded.append(
+        {
+            "code": "no_relevant_memories",
+            "severity": "info",
+            "message": f"no memory is relevant to this query ({why})",
+            "repair": "rephrase the query with the words your memories use, or lower the floor: "
+            "--min-relevance 0.3 (0 turns it off)",
+        }
     )
 
 
@@ -389,10 +449,17 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         lex_values, sem_values = lex_scores[union], sem_scores[union].astype(np.float64)
     # Min-max fusion over the candidates, as ee.query.fusion.fuse computes it, one array per component.
     lex_norm, sem_norm, fused = fuse_arrays(lex_values, sem_values, lambda i: ids[union[i]])
-    return [
+    out = [
         Scored(p, f, lex_rank.get(p), sem_rank.get(p), ln, sn)
         for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)
     ]
+    # Calibrated relevance: coverage of the query's terms and the raw cosine, whatever the ranking mode.
+    cosines = None if mode == "lexical" else np.asarray(sem_scores, dtype=np.float64)[union]
+    found = evidence(ctx.view, query.text, union, cosines)
+    for i, (item, value) in enumerate(zip(out, found.relevance.tolist(), strict=True)):
+        item.relevance = value
+        item.evidence = (found, i)
+    return out
 
 
 def _ranks_of(scores: np.ndarray, positions: list[int]) -> dict[int, tuple[float, int]]:
@@ -496,6 +563,9 @@ def _graph(ctx: Context, scored: list[Scored], eligible: np.ndarray) -> list[Sco
                 continue
             item = by_pos.get(pos) or Scored(pos, 0.0, None, None)
             item.hops = distance
+            # The graph answer is what the seeds asked for: the text's relevance floor does not apply.
+            item.relevance = None
+            item.evidence = None
             # A neighbour the text did not retrieve still belongs to the graph answer, ranked by nearness.
             item.fused = max(item.fused, 0.0) + 0.01 / (1 + distance)
             keep.append(item)

@@ -92,6 +92,7 @@ def hit_dict(ctx: Any, item: Any, rank: int, memory: bool = True) -> dict[str, A
         "rank": rank,
         "id": record["id"],
         "score": round(item.final, 6),
+        "relevance": None if item.relevance is None else round(item.relevance, 4),
         "title": title_of(body),
         "level": record["level"],
         "kind": record["kind"],
@@ -140,6 +141,12 @@ def why(ctx: Any, item: Any, record: dict[str, Any]) -> str:
         parts.append(f"semantic #{item.semantic[1]} (cosine {item.semantic[0]:.2f})")
     if item.hops is not None:
         parts.append(f"{item.hops} link hop(s) from a seed")
+    if item.relevance is not None and ctx.floor > 0:
+        parts.append(
+            f"relevance {item.relevance:.2f} ≥ floor {ctx.floor:g}"
+            if item.relevance >= ctx.floor
+            else f"relevance {item.relevance:.2f} < floor {ctx.floor:g}"
+        )
     st = item.standing
     standing = f"{record['level']} {record['kind']}, {st.trust}"
     if st.quarantined:
@@ -211,6 +218,26 @@ def explanation(ctx: Any, item: Any, record: dict[str, Any], body: str) -> dict[
         + " × ".join(f"{name} {value:.4f}" for name, value in item.multipliers.items())
         + f" = {item.final:.6f}",
         "injection": record.get("injection"),
+        "relevance": relevance_of(ctx, item),
+    }
+
+
+def relevance_of(ctx: Any, item: Any) -> dict[str, Any]:
+    """The calibrated relevance of a hit, what it is made of, and how it stands against the floor."""
+    if item.evidence is not None:
+        found, index = item.evidence
+        out: dict[str, Any] = found.explain(index, ctx.floor)
+        return out
+    value = item.relevance
+    basis = "an exact phrase match" if item.exact else "reached through graph links only: no text evidence"
+    return {
+        "value": value,
+        "coverage": 1.0 if item.exact else 0.0,
+        "matched_terms": [],
+        "query_terms": [],
+        "floor": ctx.floor,
+        "passed": True,
+        "basis": basis,
     }
 
 

@@ -81,13 +81,15 @@ def _check_weight(weight: float) -> None:
 
 
 def minmax(scores: Mapping[str, float]) -> dict[str, float]:
-    """Rescale to [0, 1] (lowest → 0, highest → 1); if all are equal every candidate gets 1.0."""
+    """Rescale to [0, 1] (lowest → 0, highest → 1). If all are equal, every candidate gets 1.0 when that
+    score is a match (positive) and 0.0 when it is not: an arm that matched nothing never reads as a
+    perfect match."""
     if not scores:
         return {}
     lo = min(scores.values())
     hi = max(scores.values())
     if hi <= lo:
-        return dict.fromkeys(scores, 1.0)
+        return dict.fromkeys(scores, 1.0 if hi > 0 else 0.0)
     span = hi - lo
     return {key: (value - lo) / span for key, value in scores.items()}
 
@@ -158,7 +160,10 @@ def fuse_arrays(
             first = int(np.flatnonzero(~finite)[0])
             raise ValueError(f"{arm} score for {name_of(first)!r} is not finite: {float(values[first])!r}")
         lo, hi = values.min(), values.max()
-        norms.append(np.ones(size, dtype=np.float64) if hi <= lo else (values - lo) / (hi - lo))
+        if hi <= lo:  # all equal: a match (positive) everywhere, or nothing matched (see minmax)
+            norms.append(np.full(size, 1.0 if hi > 0 else 0.0, dtype=np.float64))
+        else:
+            norms.append((values - lo) / (hi - lo))
     lexical_norm, semantic_norm = norms
     fused = (1.0 - weight_semantic) * lexical_norm + weight_semantic * semantic_norm
     return lexical_norm, semantic_norm, fused

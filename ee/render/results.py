@@ -15,11 +15,14 @@ HOOK_EVENT_ENV = "EE_HOOK_EVENT"
 
 
 def render(kind: str, data: dict[str, Any], fmt: str) -> str:
-    """``kind`` is "search" or "context"; the text ends with a newline."""
+    """``kind`` is "search" or "context"; the text ends with a newline, unless it is empty (the ``hook``
+    format of an empty answer: nothing at all is injected)."""
     data = dict(data)
     degraded = data.pop("degraded", [])
     renderer: Callable[[str, dict[str, Any], list[dict[str, Any]]], str] = _RENDERERS[fmt]
     text = renderer(kind, data, degraded)
+    if not text and fmt == "hook":
+        return text
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -37,7 +40,11 @@ def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
     """A header line, one line per hit / pack item, a footer line (each a JSON object with a ``type``)."""
     items = items_of(kind, data)
     header = {"type": "header", "schema": "ee.response.v1", "kind": kind}
-    header |= {k: v for k, v in data.items() if k not in ("hits", "sections", "omitted")}
+    # A pack's omitted candidates go to the footer; a search's "omitted" (what the relevance floor
+    # dropped, a count per reason) stays in the header with the other totals.
+    header |= {
+        k: v for k, v in data.items() if k not in ("hits", "sections") and (k, kind) != ("omitted", "context")
+    }
     lines = [dumps(header, indent=None)]
     lines += [dumps({"type": "item", **item}, indent=None) for item in items]
     footer: dict[str, Any] = {"type": "footer", "count": len(items), "degraded": degraded}
@@ -221,13 +228,16 @@ def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -
 def _hook(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
     """The JSON an agent harness hook injects (Claude Code's ``hookSpecificOutput.additionalContext``): a
     pack's light Markdown (each item with its id; the JSON wrapper and escapes then stay within the
-    Markdown's size), a search's Markdown."""
+    Markdown's size), a search's Markdown.
+
+    Nothing at all when nothing is relevant: an empty output injects no context (an agent's context is
+    precious; a heading with no memories under it is noise)."""
     from ee.render.pack_text import pack_markdown
 
-    event = os.environ.get(HOOK_EVENT_ENV, "UserPromptSubmit")
     if not items_of(kind, data):
-        text = ""
-    elif kind == "context":
+        return ""
+    event = os.environ.get(HOOK_EVENT_ENV, "UserPromptSubmit")
+    if kind == "context":
         text = pack_markdown(data, light=True).strip()
     else:
         text = _markdown(kind, data, degraded).strip()

@@ -54,7 +54,14 @@ def run_check(ws: Workspace, ids: dict[str, str], check: dict[str, Any]) -> dict
         else:
             from ee.query import search
 
-            judge_search(check, search(ws, query), names, outcome)
+            # A check of named memories' flags needs them listed, relevant to its words or not: the
+            # relevance floor is off for it (expect_top and the pack checks keep the floor).
+            flags_only = (
+                not check.get("expect_top")
+                and not check.get("expect_order")
+                and (check.get("expect_flags") or check.get("expect_not_flagged"))
+            )
+            judge_search(check, search(ws, query, 0.0 if flags_only else None), names, outcome)
     except EeError as exc:
         outcome.fail(
             "runs",

@@ -1,0 +1,253 @@
+"""Calibrated relevance: how strongly a memory matches a query, on one scale for every query and store.
+
+Ranking (ee.query.fusion) min-max normalises each arm over a query's candidates, so the best candidate of
+any query looks perfect, even when nothing matches. Relevance is the absolute answer to "does this memory
+match at all", built from evidence that does not depend on the other candidates:
+
+* **coverage** (lexical): the idf-weighted share of the query's distinct terms that the memory contains,
+  each term counted by how strongly the memory holds it (BM25's saturated term frequency, capped at 1),
+  against the idf of the query's five most informative terms (capped at 1): a long task is about several
+  things, and a memory that covers a few of its rare terms is about one of them.
+  A term no memory contains counts with the idf of a term one memory holds, so a query whose rare words
+  the store does not know at all has a low coverage everywhere, and a memory that shares only common
+  words with the query scores little (and a tiny store, where every idf is small, is not special).
+* **cosine evidence** (semantic): the raw cosine, measured against the model's own distribution of
+  unrelated pairs. That null distribution is estimated once per model from pairs of texts made of random
+  whole words of the model's vocabulary (:func:`null_of`; a fixed seed: deterministic). The evidence is
+  ``z = familiarity × (cosine − μ₀) / σ₀``, where familiarity is the share of the query's words the model
+  knows as whole words: a static model maps strings it cannot read (``qwxz vvbn``) to pieces whose average
+  sits near anything made of short codes, so its cosine says nothing about such a query.
+* **relevance** = ``σ(β₀ + β₁·coverage + β₂·z + β₃·coverage·z)`` (σ the logistic function), in [0, 1];
+  with no usable model (lexical-only answers) ``σ(γ₀ + γ₁·coverage)``. The coefficients are fitted by
+  logistic regression with ``scripts/tune_relevance.py``: positives are the relevant documents of the
+  development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``), negatives the best candidates
+  of the off-topic questions in ``tests/fixtures/offtopic/questions.txt`` against that store and against
+  this repository's memories; ``tests/fixtures/offtopic/holdout.txt`` is kept out of the fit to check it
+  generalises. Figures are in the script's docstring and the README.
+
+A memory whose relevance is below the floor (``[query] min_relevance``, ``--min-relevance``; 0 turns it off)
+is dropped from search results and packs, and counted as ``below_relevance_floor``. Exact-phrase matches are
+relevant by definition (1.0); a memory reached only through graph links from seed memories, or a query with
+no text, has no relevance (None) and is never dropped by the floor.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ee.index.tokenize import STOPWORDS, tokenize
+
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "null_of", "relevance"]
+
+DEFAULT_MIN_RELEVANCE = 0.3
+
+# Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
+HYBRID = (-9.524, 14.998, 1.22, -0.841)  # β₀ intercept, β₁ coverage, β₂ z, β₃ coverage·z
+LEXICAL = (-6.563, 15.413)  # γ₀, γ₁: relevance from coverage alone (no usable model)
+
+COVERAGE_TERMS = 5  # coverage is measured against the query's five most informative terms
+_PROBE_TEXTS = 400  # random-word texts for the null distribution: 200 unrelated pairs
+_PROBE_WORDS = 8
+_WORD = re.compile(r"[^\W\d_]+")
+
+_NULLS: dict[str, tuple[float, float]] = {}  # model id → (μ₀, σ₀)
+_VOCABS: dict[str, frozenset[str]] = {}  # model folder → its whole words
+
+
+class Evidence:
+    """The relevance of each candidate of one query, with the pieces an explanation shows."""
+
+    __slots__ = ("cosine", "coverage", "familiarity", "matched", "null", "relevance", "terms", "z")
+
+    def __init__(
+        self,
+        terms: list[str],
+        coverage: np.ndarray,
+        matched: list[list[str]],
+        cosine: np.ndarray | None,
+        z: np.ndarray | None,
+        familiarity: float | None,
+        null: tuple[float, float] | None,
+        relevance: np.ndarray,
+    ) -> None:
+        self.terms = terms  # the query's distinct index terms
+        self.coverage = coverage  # per candidate, in [0, 1]
+        self.matched = matched  # per candidate: the query terms it holds
+        self.cosine = cosine  # per candidate (None without a model)
+        self.z = z  # per candidate: the damped cosine evidence (None without a model)
+        self.familiarity = familiarity
+        self.null = null
+        self.relevance = relevance  # per candidate, in [0, 1]
+
+    def explain(self, i: int, floor: float) -> dict[str, Any]:
+        """What candidate ``i``'s relevance is made of, and how it stands against ``floor``."""
+        value = float(self.relevance[i])
+        out: dict[str, Any] = {
+            "value": round(value, 4),
+            "coverage": round(float(self.coverage[i]), 4),
+            "matched_terms": self.matched[i],
+            "query_terms": self.terms,
+        }
+        if self.cosine is not None and self.z is not None and self.null is not None:
+            out["cosine"] = round(float(self.cosine[i]), 4)
+            out["cosine_null"] = {"mean": round(self.null[0], 4), "sd": round(self.null[1], 4)}
+            out["familiarity"] = round(float(self.familiarity or 0.0), 4)
+            out["z"] = round(float(self.z[i]), 4)
+        out["floor"] = floor
+        out["passed"] = floor <= 0 or value >= floor
+        return out
+
+
+def relevance(coverage: np.ndarray, z: np.ndarray | None) -> np.ndarray:
+    """The calibrated relevance of candidates from their coverage and (damped) cosine evidence."""
+    if z is None:
+        g0, g1 = LEXICAL
+        return _logistic(g0 + g1 * coverage)
+    b0, b1, b2, b3 = HYBRID
+    return _logistic(b0 + b1 * coverage + b2 * z + b3 * coverage * z)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
+
+
+def evidence(view: Any, text: str, positions: list[int], cosines: np.ndarray | None) -> Evidence:
+    """The relevance evidence of the memories at ``positions`` for the query ``text``.
+
+    ``cosines`` holds each candidate's raw cosine to the query vector (None when the query ran without a
+    model: lexical-only relevance)."""
+    gen = view.gen
+    size = len(positions)
+    terms, idfs, weights = _terms(gen.lexical, text, np.asarray(positions, dtype=np.int64))
+    # A long task ("the CI cache is stale and the flaky upload test keeps failing") is about several
+    # things: a memory that covers its most informative few terms covers it, whatever else it mentions.
+    total = float(sum(sorted(idfs, reverse=True)[:COVERAGE_TERMS]))
+    coverage = np.zeros(size, dtype=np.float64)
+    matched: list[list[str]] = [[] for _ in range(size)]
+    for term, idf, weight in zip(terms, idfs, weights, strict=True):
+        if weight is None:
+            continue
+        coverage += idf * weight
+        for i in np.flatnonzero(weight > 0).tolist():
+            matched[i].append(term)
+    if total > 0:
+        coverage = np.minimum(1.0, coverage / total)
+    if cosines is None or view.model_folder is None:
+        return Evidence(terms, coverage, matched, None, None, None, None, relevance(coverage, None))
+    embedder = view.embedder()
+    null = null_of(embedder, view.model_folder)
+    familiar = familiarity(text, view.model_folder, gen.lexical)
+    cos = np.asarray(cosines, dtype=np.float64)
+    z = familiar * (cos - null[0]) / null[1]
+    return Evidence(terms, coverage, matched, cos, z, familiar, null, relevance(coverage, z))
+
+
+def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], list[float], list[Any]]:
+    """The query's distinct terms, each one's idf in the store, and how strongly each candidate holds it
+    (None: no memory does).
+
+    The strength is BM25's saturated term frequency ``tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl))``,
+    capped at 1: one occurrence in a memory of average length counts fully, a passing mention in a long
+    one less (the index stores ``idf · tf / (tf + …)``, so it is read back from the score)."""
+    n_docs = max(int(lexical.n_docs), 0) if lexical is not None else 0
+    unseen = math.log(1.0 + (n_docs - 0.5) / 1.5)  # as rare as a term one memory holds
+    terms = list(dict.fromkeys(tokenize(text)))
+    idfs: list[float] = []
+    masks: list[Any] = []
+    for term in terms:
+        column = lexical.vocab.get(term) if lexical is not None else None
+        if column is None or column + 1 >= len(lexical.indptr):
+            idfs.append(unseen)
+            masks.append(None)
+            continue
+        start, end = int(lexical.indptr[column]), int(lexical.indptr[column + 1])
+        df = end - start
+        if df == 0:
+            idfs.append(unseen)
+            masks.append(None)
+            continue
+        idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        idfs.append(idf)
+        holders = np.asarray(lexical.indices[start:end], dtype=np.int64)
+        strength = np.minimum(
+            1.0, np.asarray(lexical.data[start:end], dtype=np.float64) * (lexical.k1 + 1) / idf
+        )
+        order = np.argsort(holders, kind="stable")
+        holders, strength = holders[order], strength[order]
+        at = np.clip(np.searchsorted(holders, positions), 0, max(0, holders.size - 1))
+        found = holders.size > 0
+        weight = (
+            np.where(found & (holders[at] == positions), strength[at], 0.0)
+            if found
+            else np.zeros(len(positions))
+        )
+        masks.append(weight)
+    return terms, idfs, masks
+
+
+def familiarity(text: str, model_folder: Path, lexical: Any = None) -> float:
+    """The share of the query's words (letters only, stopwords aside) that the model knows as whole words
+    or that the store's memories use (``openssl`` is not a word of the model, but a store about it knows
+    it); a string neither has seen (``qwxz``) is not familiar."""
+    words = [w for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
+    if not words:
+        return 0.0
+    vocab = _vocabulary(model_folder)
+
+    def known(word: str) -> bool:
+        if word in vocab:
+            return True
+        return lexical is not None and any(lexical.vocab.get(t) is not None for t in tokenize(word))
+
+    return sum(known(w) for w in words) / len(words)
+
+
+def _vocabulary(model_folder: Path) -> frozenset[str]:
+    """The whole words of the model's tokenizer (WordPiece continuation pieces and special tokens aside)."""
+    key = str(model_folder)
+    vocab = _VOCABS.get(key)
+    if vocab is None:
+        try:
+            spec = json.loads((model_folder / "tokenizer.json").read_text(encoding="utf-8"))
+            model = spec.get("model") or {}
+            raw = model.get("vocab") or {}
+            tokens = list(raw) if isinstance(raw, dict) else [t[0] for t in raw if isinstance(t, list) and t]
+            tokens += [t.get("content", "") for t in spec.get("added_tokens") or [] if isinstance(t, dict)]
+        except (OSError, ValueError, AttributeError, TypeError):
+            tokens = []
+        vocab = frozenset(
+            t.casefold().lstrip("▁Ġ")
+            for t in tokens
+            if isinstance(t, str) and not t.startswith(("##", "[", "<")) and _WORD.fullmatch(t.lstrip("▁Ġ"))
+        )
+        _VOCABS[key] = vocab
+    return vocab
+
+
+def null_of(embedder: Any, model_folder: Path) -> tuple[float, float]:
+    """(μ₀, σ₀): the mean and spread of the cosine between unrelated texts, for this model.
+
+    Estimated from 200 pairs of texts of eight random whole words of the model's vocabulary (longer than
+    two letters), drawn with a fixed seed, so the figure is a property of the model alone."""
+    key = str(getattr(embedder, "model_id", "")) or str(model_folder)
+    null = _NULLS.get(key)
+    if null is None:
+        words = sorted(w for w in _vocabulary(model_folder) if len(w) > 2 and w.isascii())
+        if len(words) < _PROBE_WORDS:
+            null = (0.0, 1.0)
+        else:
+            rng = np.random.default_rng(0)
+            picks = rng.integers(0, len(words), size=(_PROBE_TEXTS, _PROBE_WORDS))
+            texts = [" ".join(words[j] for j in row) for row in picks.tolist()]
+            vectors = np.asarray(embedder.encode(texts), dtype=np.float64)
+            half = _PROBE_TEXTS // 2
+            cos = np.sum(vectors[:half] * vectors[half:], axis=1)
+            null = (float(cos.mean()), max(float(cos.std()), 1e-3))
+        _NULLS[key] = null
+    return null

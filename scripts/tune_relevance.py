@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Fit the calibrated relevance of ee.query.relevance and report what a floor keeps and drops.
+
+Positives: the relevant document of each development-set query (Vim help, BEIR layout, built by
+``../shared/eval/make-dev-set.sh DEVSET``) among that query's candidates. Negatives: the best candidates of
+each off-topic question of ``tests/fixtures/offtopic/questions.txt``, against the dev-set store and against
+this repository's own ``memories/``. ``tests/fixtures/offtopic/holdout.txt`` is never fitted: it only shows
+whether the floor generalises. The features are computed by ee's own code (``ee.query.relevance.evidence``)
+over the candidates ee's engine ranks, so the fit describes exactly what a query computes.
+
+The fit is a logistic regression (Newton's method, class-balanced weights) of
+``[1, coverage, z, coverage·z]``; with ``--lexical`` only ``[1, coverage]`` (the model-less formula).
+It prints the coefficients to paste into ee/query/relevance.py and, for a range of floors, the share of
+dev-set queries whose relevant document still passes and the share of off-topic questions left with no hit.
+
+Usage::
+
+    bash ../shared/eval/make-dev-set.sh /tmp/devset
+    python scripts/tune_relevance.py /tmp/devset            # hybrid coefficients
+    python scripts/tune_relevance.py /tmp/devset --lexical  # the lexical-only coefficients
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from ee.evaluation import read_beir  # noqa: E402
+from ee.index.view import open_index  # noqa: E402
+from ee.query.document import from_arguments  # noqa: E402
+from ee.query.engine import prepare, rank  # noqa: E402
+from ee.transfer import import_jsonl  # noqa: E402
+from ee.workspace import Actor, Workspace  # noqa: E402
+
+FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def questions(path: Path) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def dev_store(devset: Path, tmp: Path) -> tuple[Workspace, dict[str, str]]:
+    corpus, _queries, _qrels = read_beir(devset)
+    ids = {doc: f"d{n:07d}" for n, doc in enumerate(corpus)}
+    ws, _ = Workspace.init(tmp / "dev")
+    (ws.root / ".ee" / "config.toml").write_text("[store]\nmax_body_bytes = 67108864\n", encoding="utf-8")
+    ws = Workspace(ws.root)
+    lines = (json.dumps({"id": ids[d], "body": t or "(empty)", "kind": "fact"}) for d, t in corpus.items())
+    import_jsonl(ws, lines, actor=Actor(), source_name="corpus.jsonl")
+    return ws, ids
+
+
+def repo_store(tmp: Path) -> Workspace:
+    root = tmp / "repo"
+    shutil.copytree(REPO / "memories", root / "memories")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    Workspace.init(root)
+    return Workspace(root)
+
+
+def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, float, float | None]]:
+    """(id, coverage, z) of every candidate the engine ranks for ``text``, the floor off."""
+    mode = "lexical" if lexical else "hybrid"
+    ctx = prepare(view, from_arguments(text, mode=mode), min_relevance=0)
+    out = []
+    for item in rank(ctx)[0]:
+        if item.evidence is None:
+            continue
+        found, i = item.evidence
+        z = None if found.z is None else float(found.z[i])
+        out.append((ctx.ids[item.pos], float(found.coverage[i]), z))
+    return out
+
+
+def measure(devset: Path, fitted: list[str], holdout: list[str], lexical: bool) -> tuple[Any, Any]:
+    """(per dev query: its relevant candidates' (coverage, z); per (store, question set): per question,
+    every candidate's (coverage, z))."""
+    with tempfile.TemporaryDirectory(prefix="ee-tune-") as name:
+        tmp = Path(name)
+        dev_ws, ids = dev_store(devset, tmp)
+        _corpus, queries, qrels = read_beir(devset)
+        stores = {"dev-set store": open_index(dev_ws), "ee's memories": open_index(repo_store(tmp))}
+        positives: list[list[tuple[float, float | None]]] = []
+        for qid, text in queries.items():
+            relevant = {ids[d] for d in qrels[qid]}
+            positives.append(
+                [(c, z) for i, c, z in candidates(stores["dev-set store"], text, lexical) if i in relevant]
+            )
+        off = {
+            (store, which): [[(c, z) for _i, c, z in candidates(view, q, lexical)] for q in qs]
+            for store, view in stores.items()
+            for which, qs in (("fitted", fitted), ("holdout", holdout))
+        }
+    return positives, off
+
+
+def features(coverage: float, z: float | None, lexical: bool) -> list[float]:
+    return [1.0, coverage] if lexical else [1.0, coverage, z or 0.0, coverage * (z or 0.0)]
+
+
+def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    weight = np.where(y == 1, (y == 0).sum() / max(1, (y == 1).sum()), 1.0)
+    beta = np.zeros(x.shape[1])
+    for _ in range(60):
+        p = 1.0 / (1.0 + np.exp(-x @ beta))
+        gradient = x.T @ ((p - y) * weight)
+        hessian = (x * (p * (1 - p) * weight)[:, None]).T @ x + 1e-2 * np.eye(x.shape[1])
+        beta -= np.linalg.solve(hessian, gradient)
+    return beta
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("devset", type=Path)
+    parser.add_argument("--lexical", action="store_true", help="fit the model-less (coverage-only) formula")
+    parser.add_argument("--negatives", type=int, default=8, help="best candidates per off-topic question")
+    parser.add_argument("--cache", type=Path, help="keep the candidates' features in this JSON file")
+    args = parser.parse_args()
+    fixtures = REPO / "tests" / "fixtures" / "offtopic"
+    fitted, holdout = questions(fixtures / "questions.txt"), questions(fixtures / "holdout.txt")
+    if args.cache and args.cache.exists():
+        cached = json.loads(args.cache.read_text(encoding="utf-8"))
+        positives = cached["positives"]
+        off = {tuple(key.split("|")): rows for key, rows in cached["off"].items()}
+    else:
+        positives, off = measure(args.devset, fitted, holdout, args.lexical)
+        if args.cache:
+            off_json = {"|".join(key): rows for key, rows in off.items()}
+            args.cache.write_text(json.dumps({"positives": positives, "off": off_json}), encoding="utf-8")
+    x_pos = [features(c, z, args.lexical) for row in positives for c, z in row]
+    x_neg = []
+    for (_store, which), rows in off.items():
+        if which != "fitted":
+            continue
+        for row in rows:
+            best = sorted(row, key=lambda cz: -(cz[0] + (cz[1] or 0.0) / 10))[: args.negatives]
+            x_neg += [features(c, z, args.lexical) for c, z in best]
+    x = np.array(x_pos + x_neg)
+    y = np.r_[np.ones(len(x_pos)), np.zeros(len(x_neg))]
+    beta = fit(x, y)
+    print("coefficients:", tuple(round(float(b), 3) for b in beta))
+
+    def relevance(c: float, z: float | None) -> float:
+        return float(1.0 / (1.0 + np.exp(-np.dot(beta, features(c, z, args.lexical)))))
+
+    print(f"{'floor':>6} {'dev kept':>9} " + " ".join(f"{s + ' ' + w:>28}" for s, w in off))
+    for floor in FLOORS:
+        with_relevant = [row for row in positives if row]
+        kept = np.mean([any(relevance(c, z) >= floor for c, z in row) for row in with_relevant])
+        empty = [
+            np.mean([not any(relevance(c, z) >= floor for c, z in row) for row in rows])
+            for rows in off.values()
+        ]
+        print(f"{floor:>6.2f} {kept:>9.3f} " + " ".join(f"{e:>28.3f}" for e in empty))
+
+
+if __name__ == "__main__":
+    main()
