@@ -12,6 +12,8 @@ from typing import Any
 from ee.errors import ConfigError
 
 CONFIG_PATH = ".ee/config.toml"
+# The relevance floor of queries and packs ([query] min_relevance; see ee.query.relevance for the scale).
+DEFAULT_MIN_RELEVANCE = 0.8
 
 DEFAULT_CONFIG_TEXT = """\
 # ee settings for this workspace. Every key is optional; the values shown are the defaults.
@@ -42,7 +44,7 @@ DEFAULT_CONFIG_TEXT = """\
 # idle_timeout = 900           # seconds without a client before that server stops
 
 [query]
-# min_relevance = 0.3          # drop hits whose calibrated relevance is lower (0 = keep everything)
+# min_relevance = 0.8          # drop hits whose calibrated relevance is lower (0 = keep everything)
 """
 
 # section.key → (type, default)
@@ -58,7 +60,7 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "redaction.allow_bypass": (bool, False),
     "server.autostart": (bool, True),
     "server.idle_timeout": ((int, float), 900.0),
-    "query.min_relevance": ((int, float), 0.3),  # ee.query.relevance.DEFAULT_MIN_RELEVANCE
+    "query.min_relevance": ((int, float), DEFAULT_MIN_RELEVANCE),
 }
 
 
@@ -121,7 +123,7 @@ def load_config(root: Path) -> Config:
                 f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
             )
         values[dotted] = value
-    floor = values.get("query.min_relevance", 0.3)
+    floor = values.get("query.min_relevance", DEFAULT_MIN_RELEVANCE)
     if not 0.0 <= floor <= 1.0:
         raise ConfigError(
             f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",

@@ -27,7 +27,7 @@ def why(
     profile: str = "balanced",
 ) -> dict[str, Any]:
     """The ``data`` of ``ee why`` (with ``degraded`` inside)."""
-    from ee.query import open_view
+    from ee.query import min_relevance, open_view
     from ee.query.document import from_arguments
     from ee.query.engine import prepare
     from ee.store import check_id
@@ -35,7 +35,7 @@ def why(
     check_id(memory_id)  # something that cannot be an id is a usage error, as for `ee memory show`
     query = from_arguments(query_text or memory_id, as_of=as_of, profile=profile)
     view, reference = open_view(ws, as_of)
-    ctx = prepare(view, query, reference, bool(ws.config.get("redaction.allow_bypass")))
+    ctx = prepare(view, query, reference, bool(ws.config.get("redaction.allow_bypass")), min_relevance(ws))
     pos = view.gen.position(memory_id)
     if pos is None:
         where = f" as of {as_of}" if as_of else ""
@@ -173,12 +173,24 @@ def history_report(ws: Workspace, memory_id: str, path: str) -> dict[str, Any]:
 def query_report(ctx: Any, pos: int, profile_name: str, ws: Workspace) -> dict[str, Any]:
     from ee.pack import choose
     from ee.pack.profiles import resolve_profile
-    from ee.query.engine import rank
-    from ee.query.explain import hit_dict
+    from ee.query.engine import rank, split_at_floor
+    from ee.query.explain import hit_dict, relevance_of
 
-    ranked, total = rank(ctx)
+    everything = rank(ctx)[0]
+    ranked, dropped = split_at_floor(ctx, everything)
+    out: dict[str, Any] = {"text": ctx.query.text, "total": len(ranked)}
+    below = next((s for s in dropped if s.pos == pos), None)
+    if below is not None:  # retrieved, but not relevant enough to be an answer
+        relevance = relevance_of(ctx, below)
+        reason = f"relevance {relevance['value']:.4f} is below the floor {ctx.floor:g}"
+        return out | {
+            "rank": None,
+            "retrieved": True,
+            "relevance": relevance,
+            "reason": reason,
+            "pack": {"profile": profile_name, "selected": False, "reason": "below_relevance_floor"},
+        }
     place = next((i for i, s in enumerate(ranked) if s.pos == pos), None)
-    out: dict[str, Any] = {"text": ctx.query.text, "total": total}
     if place is None:
         return out | {"rank": None, "retrieved": False, "reason": _not_retrieved(ctx, pos), "pack": None}
     hit = hit_dict(ctx, ranked[place], place + 1)
@@ -190,12 +202,13 @@ def query_report(ctx: Any, pos: int, profile_name: str, ws: Workspace) -> dict[s
         "components": hit["components"],
         "factors": hit["factors"],
         "flags": hit["flags"],
+        "relevance": relevance_of(ctx, ranked[place]),
     }
     if place > 0:
         above = ranked[place - 1]
         out["next_above"] = {"id": ctx.view.gen.records[above.pos]["id"], "score": round(above.final, 6)}
     profile = resolve_profile(profile_name, ws.config.section("pack.custom"))
-    chosen, cands, _kind, _budget = choose(ctx, ranked, profile)
+    chosen, cands, _kind, _budget = choose(ctx, everything, profile)
     out["pack"] = _pack_decision(profile_name, chosen, cands, pos)
     return out
 
@@ -203,7 +216,7 @@ def query_report(ctx: Any, pos: int, profile_name: str, ws: Workspace) -> dict[s
 def _pack_decision(profile: str, chosen: list[Any], cands: list[Any], pos: int) -> dict[str, Any]:
     mine = next((c for c in cands if c.pos == pos), None)
     if mine is None:
-        return {"profile": profile, "selected": False, "reason": "below the profile's relevance floor"}
+        return {"profile": profile, "selected": False, "reason": "beyond the candidate pool"}
     if any(c.pos == pos for c in chosen):
         return {
             "profile": profile,

@@ -520,7 +520,7 @@ def _fresh_search(view: Any, doc: dict[str, Any]) -> dict[str, Any]:
     from ee.query.document import parse_document
 
     engine._GENERATION_MEMO.clear()
-    return engine.run_search(view, parse_document(json.dumps(doc)))
+    return engine.run_search(view, parse_document(json.dumps(doc)), min_relevance=0)
 
 
 def test_standing_kept_between_queries_equals_standing_computed_afresh(store: dict[str, Any]) -> None:
@@ -544,15 +544,17 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
         for ref in ("2019-06-01T00:00:00Z", None, "3000-01-01T00:00:00Z", "2019-06-01T00:00:00Z")
         for posture in ("relaxed", "strict")
     ]
-    kept = [run_search(view, parse_document(json.dumps(doc))) for doc in docs]
-    assert [run_search(view, parse_document(json.dumps(doc))) for doc in docs] == kept
+    kept = [run_search(view, parse_document(json.dumps(doc)), min_relevance=0) for doc in docs]
+    assert [run_search(view, parse_document(json.dumps(doc)), min_relevance=0) for doc in docs] == kept
     assert [_fresh_search(view, doc) for doc in docs] == kept
     by_id = {h["id"]: h for h in kept[0]["hits"]}
     assert by_id[ids["expired"]]["factors"]["validity"]["value"] == "valid"  # in 2019
     assert ids["expired"] not in {h["id"] for h in kept[3]["hits"]}  # strict, today: expired
     assert {h["id"]: h for h in kept[4]["hits"]}[ids["future"]]["factors"]["validity"]["value"] == "valid"
 
-    run_search(view, parse_document(json.dumps(docs[0])))  # standings kept for the first state
+    run_search(
+        view, parse_document(json.dumps(docs[0])), min_relevance=0
+    )  # standings kept for the first state
     yesterday = format_time(utcnow() - timedelta(days=1))
     event = {
         "id": "evt_kept",
@@ -564,7 +566,7 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
     }
     events = {**view.state.get("events", {}), ids["expired"]: [event]}
     other = replace(view, state={**view.state, "events": events})
-    after = run_search(other, parse_document(json.dumps(docs[0])))
+    after = run_search(other, parse_document(json.dumps(docs[0])), min_relevance=0)
     assert after == _fresh_search(other, docs[0])
     before_conf = by_id[ids["expired"]]["factors"]["confidence"]["value"]
     after_conf = {h["id"]: h for h in after["hits"]}[ids["expired"]]["factors"]["confidence"]["value"]

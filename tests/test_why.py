@@ -72,7 +72,7 @@ def test_why_for_a_query_matches_search_and_the_pack(store: dict[str, Any]) -> N
             assert decision["section"] == packed[hit["id"]]
         else:
             assert decision["selected"] is False
-            assert decision["reason"] == omitted.get(hit["id"], "below the profile's relevance floor")
+            assert decision["reason"] == omitted.get(hit["id"], "beyond the candidate pool")
     second = why(store, hits[1]["id"], "--query", TASK)["query"]
     assert second["next_above"] == {"id": top["id"], "score": top["score"]}
 

@@ -35,7 +35,7 @@ def eval_group() -> None:
     "--min-relevance",
     type=click.FloatRange(0.0, 1.0),
     metavar="R",
-    help="The relevance floor to measure with (default 0.3; 0 = off).",
+    help="The relevance floor to measure with (default 0.8; 0 = off).",
 )
 @json_option
 def beir_cmd(

@@ -25,7 +25,7 @@ def min_relevance_option(func: Callable[..., Any]) -> Callable[..., Any]:
         "min_relevance",
         type=click.FloatRange(0.0, 1.0),
         metavar="R",
-        help="Drop hits whose calibrated relevance is below R ([query] min_relevance, 0.3; 0 = off).",
+        help="Drop hits whose calibrated relevance is below R ([query] min_relevance, 0.8; 0 = off).",
     )(func)
 
 

@@ -88,7 +88,7 @@ class Hook:
 
 # The defaults of the settings a hook reads, as ee.config has them (a test checks): a config file that
 # sets nothing needs no ee.config, whose imports (dataclasses, pathlib, typing) cost a hook ~10 ms.
-DEFAULT_SETTINGS = {"hooks.block": False, "redaction.allow_bypass": False, "query.min_relevance": 0.3}
+DEFAULT_SETTINGS = {"hooks.block": False, "redaction.allow_bypass": False, "query.min_relevance": 0.8}
 _HEADER = r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?"  # a TOML table header, as ee.config reads one
 
 

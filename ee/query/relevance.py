@@ -41,17 +41,28 @@ from typing import Any
 
 import numpy as np
 
+from ee.config import DEFAULT_MIN_RELEVANCE
 from ee.index.tokenize import STOPWORDS, tokenize
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "null_of", "relevance"]
 
-DEFAULT_MIN_RELEVANCE = 0.3
 
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
-HYBRID = (-9.524, 14.998, 1.22, -0.841)  # β₀ intercept, β₁ coverage, β₂ z, β₃ coverage·z
-LEXICAL = (-6.563, 15.413)  # γ₀, γ₁: relevance from coverage alone (no usable model)
+HYBRID = (-10.946, 11.179, 1.452, -0.039)  # β₀ intercept, β₁ coverage, β₂ z, β₃ coverage·z
+LEXICAL = (-6.186, 14.451)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
+# Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
+# about. The index keeps them (Lucene's short stopword list: technical text uses "only", "other", "up"...);
+# coverage leaves them out, or "how do we release" would need a memory that says "how" and "we".
+_FUNCTION_WORDS = """
+    what which who whom whose why how when where whether
+    do does did doing done can could should would will shall may might must
+    i me my mine we us our ours you your yours he him his she her hers they them their theirs it its
+    am is are was were be been being have has having had please
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 COVERAGE_TERMS = 5  # coverage is measured against the query's five most informative terms
+TERM_WEIGHT = 1.0  # added to every term's idf (see evidence)
 _PROBE_TEXTS = 400  # random-word texts for the null distribution: 200 unrelated pairs
 _PROBE_WORDS = 8
 _WORD = re.compile(r"[^\W\d_]+")
@@ -125,6 +136,10 @@ def evidence(view: Any, text: str, positions: list[int], cosines: np.ndarray | N
     gen = view.gen
     size = len(positions)
     terms, idfs, weights = _terms(gen.lexical, text, np.asarray(positions, dtype=np.int64))
+    # Every term counts at least TERM_WEIGHT: a word most memories share is not a discriminating word for
+    # ranking, but it still says what a memory is about (in a store about releases, "release" is
+    # in most memories, and it is still what "how do we release" asks about).
+    idfs = [idf + TERM_WEIGHT for idf in idfs]
     # A long task ("the CI cache is stale and the flaky upload test keeps failing") is about several
     # things: a memory that covers its most informative few terms covers it, whatever else it mentions.
     total = float(sum(sorted(idfs, reverse=True)[:COVERAGE_TERMS]))
@@ -157,7 +172,8 @@ def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], l
     one less (the index stores ``idf · tf / (tf + …)``, so it is read back from the score)."""
     n_docs = max(int(lexical.n_docs), 0) if lexical is not None else 0
     unseen = math.log(1.0 + (n_docs - 0.5) / 1.5)  # as rare as a term one memory holds
-    terms = list(dict.fromkeys(tokenize(text)))
+    words = " ".join(w for w in text.split() if w.casefold().strip(".,;:!?()[]{}\"'`") not in FUNCTION_WORDS)
+    terms = list(dict.fromkeys(tokenize(words)))
     idfs: list[float] = []
     masks: list[Any] = []
     for term in terms:

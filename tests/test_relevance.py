@@ -1,0 +1,290 @@
+"""Calibrated relevance and the relevance floor: ee says "nothing relevant" when nothing is.
+
+Real stores (this repository's own memories, and a small store of distinct memories on one topic), the
+real shipped model, the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ee.config import DEFAULT_MIN_RELEVANCE
+from ee.pack import build_pack
+from ee.query import search
+from ee.query.document import from_arguments
+from ee.workspace import Workspace
+from tests.conftest import run_cli
+
+REPO = Path(__file__).resolve().parent.parent
+OFFTOPIC = REPO / "tests" / "fixtures" / "offtopic"
+
+pytestmark = pytest.mark.semantic
+
+
+def questions(name: str) -> list[str]:
+    lines = (OFFTOPIC / name).read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """A workspace holding this repository's own memories, committed."""
+    root = tmp_path_factory.mktemp("own") / "ws"
+    shutil.copytree(REPO / "memories", root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "memories")
+    return Workspace(root)
+
+
+@pytest.fixture(scope="module")
+def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Five distinct memories about releasing, several with similar wording, and two unrelated ones."""
+    root = tmp_path_factory.mktemp("topic") / "ws"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    assert run_cli("-W", str(root), "init", "--json").code == 0
+    bodies = {
+        "script": ("rule", "To release, run scripts/release.sh X.Y.Z from main; never tag by hand."),
+        "changelog": (
+            "rule",
+            "Before a release, move the Unreleased entries of CHANGELOG.md under the new version.",
+        ),
+        "pypi": ("fact", "The publish workflow uploads the release to PyPI when a version tag is pushed."),
+        "freeze": ("decision", "No release goes out on a Friday: we decided this after the 2.3 rollback."),
+        "failed": ("failure", "A release failed because the version in pyproject.toml was not bumped first."),
+        "docs": ("command", "Rebuild the docs site with make docs-deploy."),
+        "db": (
+            "fact",
+            "The metadata store is PostgreSQL 16 with logical replication to the analytics replica.",
+        ),
+    }
+    ids = {}
+    for name, (kind, body) in bodies.items():
+        res = run_cli("-W", str(root), "remember", body, "--kind", kind, "--json")
+        assert res.code == 0, res.out + res.err
+        ids[name] = res.data["id"]
+    return {"root": root, "ids": ids}
+
+
+def test_off_topic_questions_get_nothing_from_this_repositorys_memories(own: Workspace) -> None:
+    asked = questions("questions.txt") + questions("holdout.txt")
+    answered = []
+    for text in asked:
+        data = search(own, from_arguments(text))
+        pack = build_pack(own, from_arguments(text))
+        if data["hits"] or pack["sections"]:
+            answered.append(text)
+        else:
+            assert "no_relevant_memories" in {d["code"] for d in data["degraded"]}, text
+            assert "no_relevant_memories" in {d["code"] for d in pack["degraded"]}, text
+            assert pack["counts"]["items"] == 0
+    # The target is ≥ 90 %; this store gets them all today.
+    assert len(answered) <= len(asked) // 10, answered
+
+
+def test_on_topic_questions_still_get_their_memories(own: Workspace) -> None:
+    wanted = {
+        "how does ee commit a memory": "ee commits with git plumbing",
+        "how to benchmark ee": "Benchmarks of fresh ee processes",
+        "what happens when commits fail without user.name": "Commits failed on machines without user.name",
+    }
+    for text, title in wanted.items():
+        hits = search(own, from_arguments(text))["hits"]
+        assert any(h["title"].startswith(title) for h in hits[:3]), (text, [h["title"] for h in hits])
+        assert all(h["relevance"] >= DEFAULT_MIN_RELEVANCE for h in hits)
+
+
+def test_nonsense_finds_nothing_and_says_so_in_json(own: Workspace) -> None:
+    res = run_cli("-W", str(own.root), "search", "xylophone quantum banana", "--json")
+    assert res.code == 0
+    data = res.data
+    assert data["hits"] == []
+    assert data["min_relevance"] == DEFAULT_MIN_RELEVANCE
+    (omitted,) = data["omitted"]
+    assert omitted["reason"] == "below_relevance_floor"
+    assert omitted["count"] >= 1
+    (note,) = [d for d in res.json["degraded"] if d["code"] == "no_relevant_memories"]
+    assert "--min-relevance" in note["repair"]
+
+
+def test_the_agent_hook_injects_nothing_when_nothing_is_relevant(own: Workspace) -> None:
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "how do I clean a cast iron pan"})
+    res = run_cli("-W", str(own.root), "context", "-", "--format", "hook", input=prompt)
+    assert res.code == 0
+    assert res.out == ""
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "how does ee commit a memory"})
+    res = run_cli("-W", str(own.root), "context", "-", "--format", "hook", input=prompt)
+    assert res.code == 0
+    context = json.loads(res.out)["hookSpecificOutput"]["additionalContext"]
+    assert "git plumbing" in context
+
+
+def test_min_relevance_zero_turns_the_floor_off_and_config_sets_it(own: Workspace, tmp_path: Path) -> None:
+    text = "how do I clean a cast iron pan"
+    off = run_cli("-W", str(own.root), "search", text, "--min-relevance", "0", "--json").data
+    assert off["hits"]
+    assert off["omitted"] == []
+    assert off["min_relevance"] == 0
+    assert run_cli("-W", str(own.root), "search", text, "--min-relevance", "1.5", "--json").code == 2
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert run_cli("-W", str(root), "init", "--json").code == 0
+    config = root / ".ee" / "config.toml"
+    config.write_text("[query]\nmin_relevance = 0\n", encoding="utf-8")
+    assert run_cli("-W", str(root), "remember", "Rebuild the docs site with make docs-deploy.").code == 0
+    assert run_cli("-W", str(root), "search", text, "--json").data["hits"]
+    config.write_text("[query]\nmin_relevance = 2\n", encoding="utf-8")
+    res = run_cli("-W", str(root), "search", text, "--json")
+    assert res.code == 3
+    assert "min_relevance" in res.json["error"]["message"]
+
+
+def test_every_hit_explains_its_relevance_truthfully(topic: dict[str, Any]) -> None:
+    root = topic["root"]
+    data = run_cli(
+        "-W", str(root), "search", "how do I publish a release", "--explain", "--json", "--min-relevance", "0"
+    ).data
+    assert data["hits"]
+    for hit in data["hits"]:
+        relevance = hit["explanation"]["relevance"]
+        assert relevance["value"] == hit["relevance"]
+        assert relevance["passed"] is True  # the floor is off
+        if hit["components"]["lexical"] is None or not relevance["matched_terms"]:
+            # No lexical match: never a perfect lexical score.
+            assert hit["components"]["lexical_norm"] == 0.0
+            assert relevance["coverage"] == 0.0
+        assert 0.0 <= relevance["coverage"] <= 1.0
+        assert {"cosine", "cosine_null", "z", "familiarity"} <= set(relevance)
+    floored = run_cli("-W", str(root), "search", "how do I publish a release", "--explain", "--json").data
+    for hit in floored["hits"]:
+        assert hit["explanation"]["relevance"]["passed"] is True
+        assert f"≥ floor {DEFAULT_MIN_RELEVANCE:g}" in hit["why"]
+
+
+def test_a_pack_keeps_distinct_memories_on_one_topic_and_accounts_for_every_candidate(
+    topic: dict[str, Any],
+) -> None:
+    ids = topic["ids"]
+    data = run_cli(
+        "-W",
+        str(topic["root"]),
+        "context",
+        "how do we release a new version",
+        "--max-tokens",
+        "1200",
+        "--json",
+    ).data
+    packed = {i["id"] for s in data["sections"] for i in s["items"]}
+    omitted = {o["id"]: o["reason"] for o in data["omitted"]}
+    # Five distinct release memories, similar wording: all of them are packed, none is a "duplicate".
+    for name in ("script", "changelog", "pypi", "freeze", "failed"):
+        assert ids[name] in packed, (name, omitted.get(ids[name]))
+    assert "duplicate" not in omitted.values()
+    # Nothing leaves silently: every candidate is an item or an omitted entry with its reason.
+    assert len(packed) + len(omitted) == data["counts"]["candidates"]
+    assert data["counts"]["omitted"] == len(omitted)
+    assert omitted.get(ids["db"]) == "below_relevance_floor"
+    assert sum(data["counts"]["omitted_by_reason"].values()) == len(omitted)
+
+
+def test_the_same_text_twice_is_a_duplicate(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert run_cli("-W", str(root), "init", "--json").code == 0
+    body = "To release, run scripts/release.sh X.Y.Z from main; never tag by hand."
+    first = run_cli("-W", str(root), "remember", body, "--kind", "rule", "--json").data["id"]
+    second = run_cli(
+        "-W",
+        str(root),
+        "remember",
+        "  to RELEASE, run  scripts/release.sh X.Y.Z from main; never tag by hand.",
+        "--kind",
+        "rule",
+        "--json",
+    ).data["id"]
+    data = run_cli("-W", str(root), "context", "how do I release", "--json").data
+    packed = [i["id"] for s in data["sections"] for i in s["items"]]
+    assert len(packed) == 1
+    (other,) = [o for o in data["omitted"] if o["id"] in {first, second}]
+    assert other["reason"] == "duplicate"
+    assert other["duplicate_of"] == packed[0]
+
+
+def test_why_says_a_memory_is_below_the_floor(topic: dict[str, Any]) -> None:
+    res = run_cli(
+        "-W", str(topic["root"]), "why", topic["ids"]["db"], "--query", "how do we release", "--json"
+    )
+    assert res.code == 0
+    query = res.data["query"]
+    assert query["rank"] is None
+    assert "below the floor" in query["reason"]
+    assert query["pack"]["reason"] == "below_relevance_floor"
+    assert query["relevance"]["passed"] is False
+
+
+def test_eval_beir_reports_abstention_on_off_topic_questions(tmp_path: Path) -> None:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    docs = {
+        "d1": "To release, run scripts/release.sh from main.",
+        "d2": "The docs site is rebuilt with make docs-deploy.",
+        "d3": "PostgreSQL 16 stores the metadata.",
+    }
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in docs.items()), encoding="utf-8"
+    )
+    (folder / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "how to release"}) + "\n", encoding="utf-8"
+    )
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
+    offtopic = tmp_path / "off.txt"
+    offtopic.write_text(
+        "# comment\nhow do I clean a cast iron pan\n\nwho won the 1998 world cup\n", encoding="utf-8"
+    )
+    res = run_cli("eval", "beir", str(folder), "--offtopic", str(offtopic), "--mode", "hybrid", "--json")
+    assert res.code == 0, res.out + res.err
+    data = res.data
+    assert data["offtopic_questions"] == 2
+    assert data["hybrid"]["abstention"] == 1.0
+    assert data["hybrid"]["recall"] == 1.0
+    human = run_cli("eval", "beir", str(folder), "--offtopic", str(offtopic), "--mode", "hybrid", "--human")
+    assert "abstention" in human.out
+    missing = run_cli("eval", "beir", str(folder), "--offtopic", str(tmp_path / "none.txt"), "--json")
+    assert missing.code == 7
+
+
+def test_a_batch_opens_the_index_once(
+    topic: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ee.query as query_module
+
+    opened = []
+    real = query_module.open_view
+
+    def counting(ws: Any, as_of: Any) -> Any:
+        opened.append(as_of)
+        return real(ws, as_of)
+
+    monkeypatch.setattr(query_module, "open_view", counting)
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("how do I release\nhow do we publish to PyPI\nrebuild the docs\n" * 5, encoding="utf-8")
+    res = run_cli("-W", str(topic["root"]), "search", "--batch", str(batch))
+    assert res.code == 0, res.err
+    lines = [json.loads(line) for line in res.out.splitlines()]
+    assert len(lines) == 15
+    assert all(line["success"] for line in lines)
+    assert opened == [None]  # one view for the whole batch
