@@ -32,7 +32,8 @@ MEMORIES = [
     ),
     (
         "flaky",
-        "test_watch_rename is flaky on macOS because FSEvents coalesces renames; rerun once before debugging.",
+        "test_watch_rename is flaky on macOS because FSEvents coalesces renames;"
+        " rerun once before debugging.",
         "episodic",
         "failure",
         "tests,flaky",
