@@ -28,6 +28,7 @@ import json
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,6 +80,7 @@ TASKS = (
 )
 EXACT = ("the cache is cold", "inside a transaction", "snapshot tests", "connections leak", "merge commit")
 
+BATCH = 100  # queries in one `ee search --batch` run
 # key → (label, {size: target in ms}); the table's rows in order. None: the row has no target.
 ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
     ("remember", "ee remember (fresh process)", {10_000: 60}),
@@ -95,6 +97,7 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
         )
         for m in MODES
     ),
+    ("search_batch", f"ee search --batch, {BATCH} queries: per query (≤ 20 ms: 50/s)", {10_000: 20}),
     ("context_inproc", "context 4k tokens, in-process", None),
     ("context_fresh", "context 4k tokens, fresh `ee context`", {10_000: 350}),
     ("why_inproc", "why ID, in-process", None),
@@ -264,6 +267,8 @@ class Bench:
                 out[f"search_{mode}_fresh"] = self.fresh(
                     root, [], vary=lambda i, m=mode: ["search", text(m, i), "--mode", m, "--json"], rss=True
                 )
+        if self.wants("search"):
+            out["search_batch"] = self.batch(root)
         if self.wants("context"):
             out["context_inproc"] = over_tasks(
                 lambda i: build_pack(ws, from_arguments(TASKS[i], max_tokens=MAX_TOKENS))
@@ -278,6 +283,18 @@ class Bench:
             out["why_inproc"] = time_each(lambda i: why(ws, memory_id), min(3, self.runs))
             out["why_fresh"] = self.fresh(root, ["why", memory_id, "--json"], runs=min(3, self.runs))
         return out
+
+    def batch(self, root: Path) -> Samples:
+        """A fresh ``ee search --batch`` of :data:`BATCH` queries, per query: the whole run (Python's start,
+        the index opened once, every query) divided by the number of queries."""
+        batch = root.parent / f"{root.name}-batch.jsonl"
+        batch.write_text("".join(TASKS[i % len(TASKS)] + "\n" for i in range(BATCH)), encoding="utf-8")
+        whole = self.fresh(root, ["search", "--batch", str(batch)], runs=min(3, self.runs))
+        rate = BATCH / statistics.median(whole.seconds)
+        per_query = Samples(note=f"{BATCH} queries a run: {rate:.0f} queries/s")
+        for seconds, cpu in zip(whole.seconds, whole.cpu or [None] * len(whole.seconds), strict=True):
+            per_query.add(seconds / BATCH, cpu=None if cpu is None else cpu / BATCH)
+        return per_query
 
     def as_of(self, root: Path, commit: str) -> dict[str, Samples]:
         from ee.query import search
