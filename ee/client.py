@@ -29,7 +29,6 @@ import os
 import socket
 import stat
 import struct
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any, NoReturn
@@ -514,6 +513,8 @@ def _autostart_configured(root: str) -> bool:
 
 def _spawn(root: str, lock_fd: int) -> bool:
     """``ee watch --on-demand FD`` detached (own session and process group), logging to ``.ee/serve.log``."""
+    import subprocess  # (only the command that starts a server needs it)
+
     log_path = os.path.join(root, LOG)
     try:
         log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)

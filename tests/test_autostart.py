@@ -132,7 +132,11 @@ def test_the_server_stops_when_idle(store: Workspace) -> None:
     try:
         assert ee("search", "alpha", cwd=root, served=True).returncode == 0
         pid = served_pid(root)
-        wait_for(lambda: not _alive(pid), "the idle server to stop")
+        try:
+            wait_for(lambda: not _alive(pid), "the idle server to stop")
+        except BaseException:
+            print((root / ".ee/serve.log").read_text())  # (shown with the failure)
+            raise
         assert log_lines(root, "no client for 1 s: stopping")
         assert not (root / ".ee/serve.sock").exists()
     finally:
