@@ -131,6 +131,15 @@ def test_the_agent_hook_injects_nothing_when_nothing_is_relevant(own: Workspace)
     assert "git plumbing" in context
 
 
+def test_a_human_pack_with_nothing_relevant_says_so(own: Workspace) -> None:
+    res = run_cli("-W", str(own.root), "context", "how do I clean a cast iron pan", "--human")
+    assert res.code == 0
+    assert "nothing relevant to this task" in res.out
+    assert "below_relevance_floor" in res.out  # counted ...
+    assert "  - mem_" not in res.out  # ... not listed one by one
+    assert "no memory is relevant" in res.err
+
+
 def test_min_relevance_zero_turns_the_floor_off_and_config_sets_it(own: Workspace, tmp_path: Path) -> None:
     text = "how do I clean a cast iron pan"
     off = run_cli("-W", str(own.root), "search", text, "--min-relevance", "0", "--json").data

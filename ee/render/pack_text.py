@@ -120,7 +120,15 @@ def pack_human(data: dict[str, Any]) -> str:
             for item in items:
                 lines += _human_item(item)
     if not counts.get("items"):
-        lines += ["", "  no memory fits this task and budget"]
+        below = (counts.get("omitted_by_reason") or {}).get("below_relevance_floor", 0)
+        if below and below == counts.get("omitted"):
+            floor = data.get("min_relevance")
+            lines += [
+                "",
+                f"  nothing relevant to this task ({below} memories below the relevance floor {floor:g})",
+            ]
+        else:
+            lines += ["", "  no memory fits this task and budget"]
     lines += _omitted_lines(data.get("omitted", []), counts.get("omitted_by_reason") or {})
     return "\n".join(lines)
 
@@ -129,11 +137,13 @@ OMITTED_SHOWN = 10  # the human view lists this many omitted candidates, best fi
 
 
 def _omitted_lines(omitted: list[dict[str, Any]], by_reason: dict[str, int]) -> list[str]:
-    """What the pack left out and why: the counts by reason, then the best candidates, one line each."""
+    """What the pack left out and why: the counts by reason, then the best candidates, one line each (those
+    below the relevance floor only counted: they are what nobody asked for)."""
     if not omitted and not by_reason:
         return []
     reasons = ", ".join(f"{n} {reason}" for reason, n in by_reason.items())
     lines = ["", f"omitted: {reasons}" if reasons else "omitted:"]
+    omitted = [item for item in omitted if item.get("reason") != "below_relevance_floor"]
     for item in omitted[:OMITTED_SHOWN]:
         where = ", ".join(str(x) for x in (item.get("section"), item.get("reason")) if x)
         size = f", {item['tokens']} tokens" if item.get("tokens") else ""
