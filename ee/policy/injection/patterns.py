@@ -50,8 +50,11 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         "ignore_instructions",
         0.75,
         r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|of|these)\s+)*"
-        r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|existing|other)\s+"
-        r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|context|messages?|commands?)\b",
+        r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|existing|other)\s+"
+        r"(?:instructions?|prompts?|directions?|directives?|rules|guidelines|context|messages?|commands?)\b"
+        # "system" only with what instructs: "Failed to override system message translation" is a l10n fix
+        r"|\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|of|these)\s+)*system\s+"
+        r"(?:instructions?|prompts?|directives?|rules|guidelines)\b",
         (
             "instruction",
             "prompt",
@@ -105,7 +108,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>",
         ("<|",),
     ),
-    ("role_override", 0.6, r"\[/?INST\]|<</?SYS>>", ("[inst]", "[/inst]", "<<sys>>", "<</sys>>")),
+    ("role_override", 0.6, r"(?-i:\[/?INST\]|<</?SYS>>)", ("[inst]", "[/inst]", "<<sys>>", "<</sys>>")),
     (
         "role_override",
         0.6,
@@ -130,7 +133,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
     (
         "role_override",
         0.6,
-        r"\b(?:new|updated|real|true|actual|revised|override)\s+system\s+(?:prompt|message|instructions?)\b",
+        r"\b(?:new|updated|real|true|actual|revised)\s+system\s+(?:prompt|message|instructions?)\b",
         ("system",),
     ),
     (
@@ -209,7 +212,13 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
     (
         "exfiltration",
         0.75,
-        _SEND + r"[^\n]{0,80}?" + _SENS + r"[^\n]{0,80}?" + _DEST,
+        # (the destination follows "to", "at", "into" or "via" within a few words: "upload token to codecov
+        # action (…) [#51982](https://…)" in a changelog names a change, not a place to send to)
+        _SEND
+        + r"[^\n]{0,80}?"
+        + _SENS
+        + r"[^\n]{0,80}?\b(?:to|at|into|onto|via|on)\s+(?:\S+\s+){0,3}?"
+        + _DEST,
         (
             "://",
             "webhook",

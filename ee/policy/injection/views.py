@@ -13,8 +13,8 @@ import functools
 import re
 import unicodedata
 
-_ZERO_WIDTH = frozenset("\u200b\u2060\u180e\ufeff")
-_JOINERS = frozenset("\u200c\u200d")
+_ZERO_WIDTH = frozenset("\u200b\u180e\ufeff")
+_JOINERS = frozenset("\u200c\u200d\u2060")  # (the word joiner keeps "reply-\u2060>atom" on one line)
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 # Letters of other scripts that look like Latin ones (the Unicode "confusables" most used in attacks).
@@ -25,9 +25,12 @@ _CONFUSABLE = str.maketrans(
     "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ",  # small capitals
     "aeopcyxijsdhqwrntkmbABEKMHOPCTXIJSabeikvoptuxABEZHIKMNOPTYXgaiiyouhabcdefghijklmnopqrstuvwyz",
 )
+_FOLDABLE = "[\u00c0-\u024f\u0250-\u02af\u0370-\u03ff\u0400-\u04ff\u0530-\u058f\u1d00-\u1d7f\ua730-\ua7ff]"
 _LEET = str.maketrans("013457@$", "oieastas")
 _SPELLED = r"(?<!\w)\w([.\-_*·• ])\w(?:\1\w)+(?!\w)"  # i.g.n.o.r.e, i g n o r e, i-g-n-o-r-e
-_LEET_WORD = r"\b(?=[\w@$]*[A-Za-z])(?=[\w@$]*[013457@$])[\w@$]{3,}\b"
+# a word where a letter and a digit-for-a-letter touch ("1gn0re", "pr3v10us"; not "sha256" or "v2")
+_LEET_WORD = r"\b[\w@$]*?(?:[A-Za-z][013457@$]|[013457@$][A-Za-z])[\w@$]*"
+_INVISIBLE = "[\u200b-\u200d\u2060\u180e\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
 _BASE64 = r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
 _PERCENT = r"%[0-9A-Fa-f]{2}"
 _ENTITY = r"&(?:#\d{1,7}|#x[0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});"
@@ -43,12 +46,13 @@ def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
 def hidden(text: str) -> tuple[str, dict[str, float]]:
     """Strip invisible characters; return the visible text (plus decoded tag-character ASCII) and what hid.
 
-    Zero-width spaces, word joiners and a byte-order mark after the start are hidden text (0.55); so are
-    zero-width (non-)joiners between ASCII letters (they are legitimate inside emoji and in Persian or Indic
-    scripts). Bidi overrides can reorder what a reviewer sees (0.6, "Trojan Source"). Unicode tag characters
-    (U+E0000 to U+E007F) spell invisible ASCII (0.8, "ASCII smuggling"): they are decoded and scanned as text.
+    Zero-width spaces and a byte-order mark inside a line are hidden text (0.55); so are zero-width
+    (non-)joiners and word joiners between ASCII letters (they are legitimate inside emoji, in Persian or
+    Indic scripts, and to keep "->" on one line; a byte-order mark starts a file, or a file pasted in).
+    Bidi overrides can reorder what a reviewer sees (0.6, "Trojan Source"). Unicode tag characters (U+E0000
+    to U+E007F) spell invisible ASCII (0.8, "ASCII smuggling"): they are decoded and scanned as text.
     """
-    if text.isascii():
+    if text.isascii() or not _re(_INVISIBLE).search(text):
         return text, {}
     visible: list[str] = []
     smuggled: list[str] = []
@@ -61,11 +65,11 @@ def hidden(text: str) -> tuple[str, dict[str, float]]:
                 smuggled.append(chr(code - 0xE0000))
         elif char in _BIDI:
             found["bidi"] = 0.6
-        elif (char in _ZERO_WIDTH and not (char == "\ufeff" and index == 0)) or (
+        elif (char in _ZERO_WIDTH and not (char == "\ufeff" and (index == 0 or text[index - 1] == "\n"))) or (
             char in _JOINERS and _between_ascii_letters(text, index)
         ):
             found["zero_width"] = 0.55
-        elif char != "\ufeff":  # a byte-order mark at the very start is only an encoding marker
+        elif char != "\ufeff":  # a byte-order mark that starts a line is only an encoding marker
             visible.append(char)
     clean = "".join(visible) + ("\n" + "".join(smuggled) if smuggled else "")
     return clean, found
@@ -89,7 +93,7 @@ def views(visible: str) -> tuple[str, list[str], list[str]]:
     text = unicodedata.normalize("NFKC", visible)
     respelled: list[str] = []  # (only the lines a reading changes: the others were scanned as they are)
     folded = text
-    if not text.isascii():  # look-alike letters folded, accents dropped ("ïgnöre" reads "ignore")
+    if not text.isascii() and _re(_FOLDABLE).search(text):  # look-alikes folded, accents dropped ("ïgnöre")
         folded = text.translate(_CONFUSABLE)
         folded = unicodedata.normalize("NFC", _drop_latin_accents(unicodedata.normalize("NFD", folded)))
     if folded != text:
