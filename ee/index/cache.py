@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 6  # bump when the parse record or the tokenizer changes
+CACHE_VERSION = 7  # bump when the parse record or the tokenizer changes
 
 
 class Derived:
