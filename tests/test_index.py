@@ -624,7 +624,7 @@ def test_broken_model_file_is_reported_on_every_query(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = tmp_path / "broken-model"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-m2v256", broken)
+    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-tl256", broken)
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     monkeypatch.setenv("EE_MODEL", str(broken))
     write(ws, "memories/a.md", "alpha", "mem_a")
@@ -634,6 +634,23 @@ def test_broken_model_file_is_reported_on_every_query(
     assert "semantic_unavailable" in codes(again)
     assert not again.semantic_ready
     assert "semantic_unavailable" in [d["code"] for d in status(ws)["degraded"]]
+
+
+def test_another_model_rebuilds_the_index(ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest records the model; a different one (a new shipped model, $EE_MODEL) rebuilds."""
+    write(ws, "memories/a.md", "alpha", "mem_a")
+    first = open_index(ws)
+    assert first.semantic_ready
+    other = tmp_path / "other-model"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-tl256", other)
+    monkeypatch.setenv("EE_MODEL", str(other))
+    view = open_index(ws)
+    assert view.report is not None
+    assert view.report.rebuilt
+    assert view.report.reason == "the embedding model changed"
+    assert view.manifest["model_id"] != first.manifest["model_id"]
+    assert view.semantic_ready
+    assert open_index(ws).report is None  # and then it is fresh
 
 
 def test_hand_edited_secret_is_masked_and_reported(ws: Workspace) -> None:
