@@ -29,7 +29,8 @@ Hugging Face hub. Usage (a separate venv: torch never goes into ee's own environ
     nice -n 10 $PY scripts/train_model.py encode --work /work/train/cache &     # hours; resumable
     $PY scripts/train_model.py train --work /work/train/cache --passages 8960   # -> ee/models/...
 
-The shipped minilm-l6-v2-tl256 is that last command: the first 8,960 passages (what the encoding had done
+minilm-l6-v2-tl256 (commit 86103c9; not the default until ee.query.relevance is refitted for it) is that
+last command: the first 8,960 passages (what the encoding had done
 when the model was made), no vocabulary extension, no extra SIF weighting or PCA (the dev set's choice
 among CHOICES; its figures are in the model's NOTICE). ``train`` is deterministic for a given corpus and
 set of shards: fixed seeds, one torch thread, deterministic algorithms; the passages used are the first

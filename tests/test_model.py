@@ -17,21 +17,21 @@ from ee.index.embedder import DEFAULT_MODEL_DIR, ENV_VAR, Embedder, load_embedde
 
 pytestmark = pytest.mark.semantic
 
-# Pinned by scripts/train_model.py (deterministic); a change means the shipped model changed.
-MODEL_SHA256 = "9fe1f232b485eac8cf3403e323164d0f797dbb590bc21fc9b8922c667b37f2e3"
-MODEL_ID = "minilm-l6-v2-tl256@9fe1f232b485"
+# Pinned by scripts/distill_model.py (deterministic); a change means the shipped model changed.
+MODEL_SHA256 = "23bb3f8d55636dfb1e203babd24432d0345600f84cd6ae610dc02457c7138a23"
+MODEL_ID = "minilm-l6-v2-m2v256@23bb3f8d5563"
 ROOT = Path(__file__).resolve().parent.parent
 
 # (text a, text b, cosine): the original all-MiniLM-L6-v2 gives 0.819, 0.918, 0.090, -0.019 for these.
 SIMILARITIES = [
-    ("How do I undo my last git commit?", "Revert the most recent commit in git", 0.8174),
+    ("How do I undo my last git commit?", "Revert the most recent commit in git", 0.7766),
     (
         "Use pytest fixtures to share setup between tests.",
         "Test setup code can be shared with pytest fixtures.",
-        0.8432,
+        0.8955,
     ),
-    ("How do I undo my last git commit?", "My grandmother bakes bread every Sunday.", 0.1205),
-    ("The cat sat on the mat.", "Quarterly revenue grew by twelve percent.", 0.0895),
+    ("How do I undo my last git commit?", "My grandmother bakes bread every Sunday.", 0.1426),
+    ("The cat sat on the mat.", "Quarterly revenue grew by twelve percent.", -0.0499),
 ]
 
 TEXTS = [
@@ -66,21 +66,17 @@ def cos(e: Embedder, a: str, b: str) -> float:
 
 
 def test_shipped_model_files_and_hash() -> None:
-    assert DEFAULT_MODEL_DIR.parts[-3:] == ("ee", "models", "minilm-l6-v2-tl256")
+    assert DEFAULT_MODEL_DIR.parts[-3:] == ("ee", "models", "minilm-l6-v2-m2v256")
     for name in ("config.json", "model.safetensors", "tokenizer.json", "LICENSE", "NOTICE"):
         assert (DEFAULT_MODEL_DIR / name).is_file(), name
     data = (DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()
     assert hashlib.sha256(data).hexdigest() == MODEL_SHA256
     size = sum(f.stat().st_size for f in DEFAULT_MODEL_DIR.iterdir() if f.is_file())
-    assert size < 30_000_000
+    assert size < 10_000_000
     assert "Apache License" in (DEFAULT_MODEL_DIR / "LICENSE").read_text(encoding="utf-8")
     notice = (DEFAULT_MODEL_DIR / "NOTICE").read_text(encoding="utf-8")
     assert "sentence-transformers/all-MiniLM-L6-v2" in notice
     assert "model2vec" in notice
-    assert "tokenlearn" in notice
-    assert "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db" in notice  # the teacher
-    for source in ("python3.11-doc", "rust-doc", "postgresql-doc-15", "sqlite3-doc", "nodejs-doc"):
-        assert source in notice, source
     config = json.loads((DEFAULT_MODEL_DIR / "config.json").read_text(encoding="utf-8"))
     assert config["hidden_dim"] == 256
     assert config["embedding_dtype"] == "int8"

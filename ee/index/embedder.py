@@ -1,8 +1,7 @@
 """The semantic encoder: a model2vec static model, loaded from a local folder only.
 
-ee ships its default model inside the package (``ee/models/minilm-l6-v2-tl256``, a static model trained to
-imitate all-MiniLM-L6-v2 by scripts/train_model.py; see its NOTICE). ``$EE_MODEL`` or an explicit path may
-point at any other model2vec folder.
+ee ships its default model inside the package (``ee/models/minilm-l6-v2-m2v256``, a model2vec distillation of
+all-MiniLM-L6-v2; see its NOTICE). ``$EE_MODEL`` or an explicit path may point at any other model2vec folder.
 
 Encoding is model2vec's own ``StaticModel.encode`` (character cap, token truncation, unknown-token removal,
 mean pooling, L2 normalisation). Loading reads the folder's three files with the libraries model2vec
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MODEL_DIR", "DEFAULT_MODEL_NAME", "ENV_VAR", "Embedder", "load_embedder"]
 
-DEFAULT_MODEL_NAME = "minilm-l6-v2-tl256"
+DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
 ENV_VAR = "EE_MODEL"
 LEAD_WORDS = 24  # see Embedder.encode_documents
