@@ -636,7 +636,9 @@ def test_broken_model_file_is_reported_on_every_query(
     assert "semantic_unavailable" in [d["code"] for d in status(ws)["degraded"]]
 
 
-def test_another_model_rebuilds_the_index(ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_model_rebuilds_the_index(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The manifest records the model; a different one (a new shipped model, $EE_MODEL) rebuilds."""
     write(ws, "memories/a.md", "alpha", "mem_a")
     first = open_index(ws)
