@@ -78,6 +78,10 @@ class Embedder:
     def __repr__(self) -> str:
         return f"Embedder(model_id={self.model_id!r}, dim={self.dim}, path={str(self.path)!r})"
 
+    def vocabulary(self) -> list[str]:
+        """Every token of the model's tokenizer, added tokens included."""
+        return list(self._model.tokenizer.get_vocab(with_added_tokens=True))
+
     def encode_documents(self, texts: list[str], lead_words: int = LEAD_WORDS) -> np.ndarray:
         """Document vectors: ``normalise(e(first lead_words words) + e(whole text))``.
 

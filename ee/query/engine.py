@@ -166,15 +166,7 @@ def run_search(
     more = next_offset < len(ranked)
     reason = _truncated_by(query, budget_cut) if more else None
     data: dict[str, Any] = {
-        "query": {
-            "text": query.text,
-            "mode": query.mode,
-            "effective_mode": _effective_mode(ctx),
-            "speed": query.speed,
-            "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)}
-            if view.commit
-            else None,
-        },
+        "query": query_block(ctx),
         "total": total,
         "returned": len(hits),
         "offset": offset,
@@ -454,7 +446,7 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)
     ]
     # Calibrated relevance: coverage of the query's terms and the raw cosine, whatever the ranking mode.
-    cosines = None if mode == "lexical" else np.asarray(sem_scores, dtype=np.float64)[union]
+    cosines = sem_values  # (None in lexical mode: lexical-only relevance)
     found = evidence(ctx.view, query.text, union, cosines)
     for i, (item, value) in enumerate(zip(out, found.relevance.tolist(), strict=True)):
         item.relevance = value

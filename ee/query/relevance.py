@@ -33,10 +33,8 @@ no text, has no relevance (None) and is never dropped by the floor.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -68,7 +66,7 @@ _PROBE_WORDS = 8
 _WORD = re.compile(r"[^\W\d_]+")
 
 _NULLS: dict[str, tuple[float, float]] = {}  # model id → (μ₀, σ₀)
-_VOCABS: dict[str, frozenset[str]] = {}  # model folder → its whole words
+_VOCABS: dict[str, frozenset[str]] = {}  # model id → its whole words
 
 
 class Evidence:
@@ -156,8 +154,8 @@ def evidence(view: Any, text: str, positions: list[int], cosines: np.ndarray | N
     if cosines is None or view.model_folder is None:
         return Evidence(terms, coverage, matched, None, None, None, None, relevance(coverage, None))
     embedder = view.embedder()
-    null = null_of(embedder, view.model_folder)
-    familiar = familiarity(text, view.model_folder, gen.lexical)
+    null = null_of(embedder)
+    familiar = familiarity(text, embedder, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
     z = familiar * (cos - null[0]) / null[1]
     return Evidence(terms, coverage, matched, cos, z, familiar, null, relevance(coverage, z))
@@ -207,14 +205,14 @@ def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], l
     return terms, idfs, masks
 
 
-def familiarity(text: str, model_folder: Path, lexical: Any = None) -> float:
+def familiarity(text: str, embedder: Any, lexical: Any = None) -> float:
     """The share of the query's words (letters only, stopwords aside) that the model knows as whole words
     or that the store's memories use (``openssl`` is not a word of the model, but a store about it knows
     it); a string neither has seen (``qwxz``) is not familiar."""
     words = [w for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
     if not words:
         return 0.0
-    vocab = _vocabulary(model_folder)
+    vocab = _vocabulary(embedder)
 
     def known(word: str) -> bool:
         if word in vocab:
@@ -224,37 +222,28 @@ def familiarity(text: str, model_folder: Path, lexical: Any = None) -> float:
     return sum(known(w) for w in words) / len(words)
 
 
-def _vocabulary(model_folder: Path) -> frozenset[str]:
-    """The whole words of the model's tokenizer (WordPiece continuation pieces and special tokens aside)."""
-    key = str(model_folder)
-    vocab = _VOCABS.get(key)
+def _vocabulary(embedder: Any) -> frozenset[str]:
+    """The whole words of the model's tokenizer (WordPiece continuation pieces and special tokens aside),
+    from the tokenizer the embedder already loaded."""
+    vocab = _VOCABS.get(embedder.model_id)
     if vocab is None:
-        try:
-            spec = json.loads((model_folder / "tokenizer.json").read_text(encoding="utf-8"))
-            model = spec.get("model") or {}
-            raw = model.get("vocab") or {}
-            tokens = list(raw) if isinstance(raw, dict) else [t[0] for t in raw if isinstance(t, list) and t]
-            tokens += [t.get("content", "") for t in spec.get("added_tokens") or [] if isinstance(t, dict)]
-        except (OSError, ValueError, AttributeError, TypeError):
-            tokens = []
         vocab = frozenset(
             t.casefold().lstrip("▁Ġ")
-            for t in tokens
-            if isinstance(t, str) and not t.startswith(("##", "[", "<")) and _WORD.fullmatch(t.lstrip("▁Ġ"))
+            for t in embedder.vocabulary()
+            if not t.startswith(("##", "[", "<")) and _WORD.fullmatch(t.lstrip("▁Ġ"))
         )
-        _VOCABS[key] = vocab
+        _VOCABS[embedder.model_id] = vocab
     return vocab
 
 
-def null_of(embedder: Any, model_folder: Path) -> tuple[float, float]:
+def null_of(embedder: Any) -> tuple[float, float]:
     """(μ₀, σ₀): the mean and spread of the cosine between unrelated texts, for this model.
 
     Estimated from 200 pairs of texts of eight random whole words of the model's vocabulary (longer than
     two letters), drawn with a fixed seed, so the figure is a property of the model alone."""
-    key = str(getattr(embedder, "model_id", "")) or str(model_folder)
-    null = _NULLS.get(key)
+    null = _NULLS.get(embedder.model_id)
     if null is None:
-        words = sorted(w for w in _vocabulary(model_folder) if len(w) > 2 and w.isascii())
+        words = sorted(w for w in _vocabulary(embedder) if len(w) > 2 and w.isascii())
         if len(words) < _PROBE_WORDS:
             null = (0.0, 1.0)
         else:
@@ -265,5 +254,5 @@ def null_of(embedder: Any, model_folder: Path) -> tuple[float, float]:
             half = _PROBE_TEXTS // 2
             cos = np.sum(vectors[:half] * vectors[half:], axis=1)
             null = (float(cos.mean()), max(float(cos.std()), 1e-3))
-        _NULLS[key] = null
+        _NULLS[embedder.model_id] = null
     return null
