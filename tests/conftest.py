@@ -34,7 +34,18 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.setenv(var, "Test Person")
     for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         monkeypatch.setenv(var, "test@example.com")
-    for var in ("EE_WORKSPACE", "EE_AGENT", "EE_MODEL", "EE_FORMAT", "EE_LOCK_TIMEOUT", "EE_NO_SERVER"):
+    # The client passes NO_COLOR, COLUMNS and LINES to a server: none may leak in from the outside.
+    for var in (
+        "EE_WORKSPACE",
+        "EE_AGENT",
+        "EE_MODEL",
+        "EE_FORMAT",
+        "EE_LOCK_TIMEOUT",
+        "EE_NO_SERVER",
+        "NO_COLOR",
+        "COLUMNS",
+        "LINES",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EE_NO_SERVER", "1")  # tests run in-process unless they start a server themselves
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -61,7 +61,7 @@ def test_the_quickstart_runs_as_written_in_a_new_repository(tmp_path: Path) -> N
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # ee context found both memories: the remembered one and the one written by hand
-    assert "# ee context: prepare the release" in proc.stdout
+    assert "# ee context: how do we release?" in proc.stdout
     assert "No deploys on Fridays" in proc.stdout
     assert "make test" in proc.stdout
     # the hooks are in git, the Claude Code entries name ee by an absolute path that runs
