@@ -1,16 +1,14 @@
 """Everything git.
 
-The write path and the cheap read-path checks run the ``git`` plumbing commands directly, and no
-GitPython import. On top of a commit ee made, in a plain repository, a commit of a few memories writes
-its blobs, trees and commit object in-process (:mod:`ee.gitobjects`, :mod:`ee.gitident`: exactly what
-git would write) and runs two git processes: ``update-index`` of git's own index (alongside) and
-``update-ref``. Otherwise git builds it: ``update-index`` + ``write-tree`` in ee's own index file,
-``commit-tree``, then the same two. History, asOf and sync, which read many objects, use GitPython (its
-persistent ``cat-file`` processes and object model).
+The write path and the cheap read-path checks run git's plumbing through :mod:`ee.gitrun` (no GitPython
+import on them). A commit builds its tree in ee's own index file (``update-index`` + ``write-tree``), then
+``commit-tree``, an ``update-index`` of git's own index for ee's paths, and ``update-ref`` (atomic: it
+names the old HEAD). History, asOf and sync, which read many objects, use GitPython (its persistent
+``cat-file`` processes and object model).
 
 Commits made here never touch the user's staging area beyond ee's own paths: the tree is built from
-``HEAD`` plus the given paths (in-process, or in a temporary index file), and only those paths are then
-refreshed in the real index, so a user's staged and unstaged work stays exactly as it was.
+``HEAD`` plus the given paths in a separate index file, and only those paths are then refreshed in the
+real index, so a user's staged and unstaged work stays exactly as it was.
 """
 
 from __future__ import annotations
@@ -24,14 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ee import gitrun
 from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
-
-    from ee import gitobjects
-    from ee.spawn import Child
 
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "ee",
@@ -76,7 +72,6 @@ class Git:
         self._offset: tuple[str, str] | None = None
         self._toplevel: Path | None = None
         self._git_dir: Path | None = None
-        self._noted: tuple[str, str] | None = None  # HEAD's (commit, tree) when ee's note vouched for it
 
     # ------------------------------------------------------------------------------------ plumbing
 
@@ -90,59 +85,11 @@ class Git:
         holds_lock: bool = False,
     ) -> str:
         """``git ARGS``'s standard output. ``holds_lock``: the command takes a lock of git's own (its index,
-        a ref) and runs in a session of its own, so it always finishes and removes its lock: a kill of ee's
-        process group (a supervisor, a terminal's Ctrl-C) would otherwise leave ``index.lock`` or
-        ``HEAD.lock`` behind, blocking every later git command until someone deletes it by hand."""
-        full_env = None
-        if env:
-            full_env = dict(os.environ)
-            full_env.update(env)
-        if holds_lock:
-            # (ee.spawn, not subprocess: no subprocess import for `ee remember`.) An exception in ee
-            # (KeyboardInterrupt) waits for git to finish (milliseconds) instead of killing it.
-            child = self._start_locked(args, cwd or self.repo, data=input, env=full_env)
-            out, err = child.communicate()
-            code = child.returncode
-        else:
-            import subprocess
-
-            try:  # (--no-optional-locks: a status never takes index.lock to refresh stat data, so a
-                # kill of ee's process group cannot leave one behind; required locks are still taken)
-                proc = subprocess.run(
-                    ["git", "--no-optional-locks", *args],
-                    cwd=cwd or self.repo,
-                    input=input,
-                    capture_output=True,
-                    env=full_env,
-                    check=False,
-                )
-            except FileNotFoundError:
-                raise GitError.not_installed() from None
-            code, out, err = proc.returncode, proc.stdout, proc.stderr
-        if check and code != 0:
-            self._failed(args, err)
-        return out.decode("utf-8", "surrogateescape")
-
-    def _start_locked(
-        self,
-        args: tuple[str, ...],
-        cwd: Path | None = None,
-        *,
-        data: bytes | None = None,
-        stdin_fd: int | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> Child:
-        """``git ARGS`` started as ``holds_lock`` runs it (a session of its own: a kill of ee's process
-        group never leaves ``index.lock`` or ``HEAD.lock`` behind), left running; in ``cwd`` (default:
-        the top level), with ``data`` or the descriptor ``stdin_fd`` on its standard input."""
-        from ee import spawn
-
-        try:
-            return spawn.start(
-                ["git", *args], str(cwd or self.toplevel), data=data, stdin_fd=stdin_fd, env=env
-            )
-        except FileNotFoundError:
-            raise GitError.not_installed() from None
+        a ref): see :mod:`ee.gitrun`."""
+        proc = gitrun.run(args, cwd or self.repo, input=input, env=env, holds_lock=holds_lock)
+        if check and proc.returncode != 0:
+            self._failed(args, proc.stderr)
+        return proc.stdout.decode("utf-8", "surrogateescape")
 
     def _failed(self, args: tuple[str, ...], stderr: bytes) -> NoReturn:
         """Raise the GitError of ``git ARGS`` that ended with ``stderr`` and a non-zero exit code."""
@@ -206,14 +153,7 @@ class Git:
         return not outer or workspace_path.startswith(outer) or workspace_path + "/" == outer
 
     def is_repo(self) -> bool:
-        import subprocess
-
-        proc = subprocess.run(
-            ["git", "rev-parse", "--is-inside-work-tree"],
-            cwd=self.repo,
-            capture_output=True,
-            check=False,
-        )
+        proc = gitrun.run(["rev-parse", "--is-inside-work-tree"], self.repo)
         return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
     def init(self) -> None:
@@ -258,12 +198,8 @@ class Git:
     def head_state(self) -> tuple[str | None, str]:
         """(HEAD's commit or None in a repository without commits, its tree) in one git process.
 
-        Also learns the top level and git folder, so a commit costs no separate look-up for them. In the
-        common case no process at all: see :meth:`_head_state_from_files`.
+        Also learns the top level and git folder, so a commit costs no separate look-up for them.
         """
-        known = self._noted = self._head_state_from_files()
-        if known is not None:
-            return known
         args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD", "HEAD^{tree}", "--"]
         out = self.run(*args, check=False).splitlines()
         if len(out) >= 2 and self._toplevel is None:
@@ -274,64 +210,6 @@ class Git:
         if head is None:
             return None, EMPTY_TREE
         return head, self.run("rev-parse", f"{head}^{{tree}}").strip()
-
-    def _head_state_from_files(self) -> tuple[str, str] | None:
-        """(HEAD's commit, its tree) read from files when that is exact, else None (ask git).
-
-        Exact when: no git variable moves the repository; the workspace sits in a plain work tree (a
-        ``.git`` folder, not a linked worktree, a submodule's ``.git`` file nor a ``core.worktree``), found
-        without crossing a file system; HEAD names a branch held in a loose ref file; and ee's own note
-        says which tree that very commit has (ee made it: the usual case between two ee writes). Anything
-        else (a user's commit, packed refs, a detached HEAD, a new repository) returns None.
-        """
-        if _GIT_PLACES & os.environ.keys():
-            return None
-        try:
-            here = os.path.realpath(self.repo)
-            device = os.stat(here).st_dev
-            while not os.path.isdir(os.path.join(here, ".git")):
-                parent = os.path.dirname(here)
-                if parent == here or os.path.lexists(os.path.join(here, ".git")):
-                    return None  # no repository, or a .git file (worktree, submodule)
-                if os.stat(parent).st_dev != device:
-                    return None  # git stops at a file-system boundary
-                here = parent
-            git_dir = os.path.join(here, ".git")
-            if os.path.exists(os.path.join(git_dir, "commondir")):
-                return None
-            with open(os.path.join(git_dir, "config"), "rb") as handle:
-                config = handle.read().lower().replace(b" ", b"").replace(b"\t", b"")
-            if any(
-                word in config
-                for word in (b"worktree", b"include", b"bare=true", b"bare=1", b"bare=yes", b"bare=on")
-            ):
-                return None  # the work tree is elsewhere, or settings this reading does not follow
-            with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as handle:
-                head = handle.read().strip()
-            if not head.startswith("ref: refs/heads/"):
-                return None
-            with open(os.path.join(git_dir, head[5:]), encoding="utf-8") as handle:
-                commit = handle.read().strip()
-            with open(os.path.join(git_dir, "ee", "head.note"), encoding="utf-8") as handle:
-                noted = handle.read().split()
-        except (OSError, UnicodeDecodeError):
-            return None
-        if len(noted) != 2 or noted[0] != commit or not all(len(x) == 40 and _is_hex(x) for x in noted):
-            return None
-        if self._toplevel is None:
-            self._toplevel, self._git_dir = Path(here), Path(git_dir)
-        return commit, noted[1]
-
-    def _note_head(self, commit: str, tree: str) -> None:
-        """Remember (commit, tree) of the commit ee just made, for :meth:`_head_state_from_files`."""
-        note = self.git_dir / "ee" / "head.note"
-        tmp = note.with_name(f"head.note.{os.getpid()}.tmp")
-        try:  # renamed into place: a reader never sees half of one note and half of another
-            tmp.write_text(f"{commit} {tree}\n", encoding="utf-8")
-            os.replace(tmp, note)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
 
     def commit_paths(
         self,
@@ -348,49 +226,25 @@ class Git:
         user's staged or unstaged change to such a file stays staged or unstaged.
         Returns the new commit id (HEAD's when nothing changed). The caller holds the workspace lock.
         """
-        from ee import gitobjects  # (its hashlib and zlib only when ee commits)
-
         parent, parent_tree = self.head_state()  # first: it also learns the top level, for repo_path
         fixed = {self.repo_path(p): sha for p, sha in (blobs or {}).items()}
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
         if not repo_paths and not fixed:
             raise UsageError("nothing to commit", "name at least one path")
-        in_process = self._may_plan(parent, parent_tree, repo_paths, fixed)
-        # In-process, git's index is refreshed alongside, from the start (its ~10 ms overlap planning the
-        # trees and writing the objects): it needs only the working files, and a failure before HEAD moves
-        # resets it (below).
-        refresh = self._start_index_update(repo_paths) if in_process else None
         staged = {self.repo_path(p): sha for p, sha in (index_blobs or {}).items()}
-        planned: gitobjects.Plan | None = None
-        past_tree = moved = False
+        tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
+        if tree == parent_tree:
+            return parent or ""  # nothing changed
+        crash_point("git.tree")
+        sha = self._commit_tree(tree, parent, message)
+        crash_point("git.commit")
+        moved = False
         try:
-            planned = (
-                gitobjects.plan(self.toplevel, self.git_dir, parent_tree, repo_paths, self.read_blobs)
-                if in_process
-                else None
-            )
-            if planned is None:
-                tree = self._build_tree(parent, parent_tree, repo_paths, fixed)
-            else:
-                tree = planned.tree
-                if tree != parent_tree:
-                    gitobjects.write(self.git_dir, planned.blobs, b"blob")
-            if tree == parent_tree:  # nothing changed (git's index, if refreshed, holds HEAD's version)
-                if refresh is not None:
-                    self._refresh_real_index(repo_paths, refresh)
-                return parent or ""
-            past_tree = True
-            if planned is not None:
-                pieces = gitobjects.write(self.git_dir, planned.trees, b"tree", planned.known)
-            crash_point("git.tree")
-            sha = self._write_commit(tree, parent, message) if planned else None
-            if sha is None:
-                sha = self._commit_tree(tree, parent, message)
-            crash_point("git.commit")
             # git's index before HEAD: killed in between, ee's paths are left staged as the new version (a
             # plain `git commit` commits them). The other order left them staged as the *old* version, and
             # the user's next `git commit` silently undid ee's commit (deleting a new memory).
-            self._refresh_real_index(repo_paths, refresh)
+            if repo_paths:
+                self._retry_index_lock(lambda: self._update_index(repo_paths, {}))
             if fixed:
                 self._retry_index_lock(
                     lambda: self._set_index_blobs({p: staged.get(p, b) for p, b in fixed.items()}, {})
@@ -398,30 +252,15 @@ class Git:
             crash_point("git.index")
             # The old value makes the update atomic: if HEAD moved meanwhile (a user's commit), git refuses.
             old = parent or "0" * 40
-            with contextlib.suppress(OSError):
-                (self.git_dir / "ee" / "head.note").unlink()  # HEAD moves: the note is stale until rewritten
-            args = ("update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old)
-            child = self._start_locked(args)
-            try:  # while git moves HEAD, the in-process commit's trees are kept for the next commit
-                if planned is not None:
-                    with contextlib.suppress(OSError):  # (a cache: the next commit reads them from git)
-                        gitobjects.remember_trees(self.git_dir, planned, pieces)
-            finally:
-                _out, err = child.communicate()  # (waits for git, whatever happened meanwhile)
-                moved = child.returncode == 0
+            self.run(
+                "update-ref", "-m", "ee: " + message.splitlines()[0][:60], "HEAD", sha, old, holds_lock=True
+            )
+            moved = True
+        except BaseException:
             if not moved:
-                self._failed(args, err)
-            self._note_head(sha, tree)
-        except BaseException as exc:
-            if moved:
-                raise  # HEAD moved (an interrupt while git moved it): git's index already agrees with it
-            if refresh is None and (not past_tree or not isinstance(exc, GitError)):
-                raise  # git's index was not touched
-            if refresh is not None:
-                _wait_quietly(refresh)
-            # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged one
-            # stays).
-            self._reset_index([*repo_paths, *(p for p in fixed if p not in staged)], check=False)
+                # HEAD did not move: ee's paths go back to HEAD's version in git's index (a user's staged
+                # one stays).
+                self._reset_index([*repo_paths, *(p for p in fixed if p not in staged)], check=False)
             raise
         self._auto_gc()
         return sha
@@ -439,27 +278,7 @@ class Git:
         if loose <= _AUTO_GC_LOOSE:
             return
         with contextlib.suppress(GitError, OSError):  # maintenance: never a reason for a commit to fail
-            self._start_locked(("gc", "--auto", "--quiet")).communicate()
-
-    def _may_plan(
-        self, parent: str | None, parent_tree: str, repo_paths: list[str], fixed: Mapping[str, str]
-    ) -> bool:
-        """Whether the commit's blobs and trees may be built in-process (see :mod:`ee.gitobjects`, which
-        may still decline); else git's way.
-
-        Only on top of a commit ee made (its note says so): its trees were built by git's index, so they
-        hold nothing an index would change (an empty folder, an odd mode), and editing them as bytes gives
-        what ``update-index`` + ``write-tree`` would. A few paths only (their names fit in a pipe's buffer,
-        for the index update started alongside).
-        """
-        from ee import gitobjects
-
-        return (
-            parent is not None
-            and not fixed
-            and self._noted == (parent, parent_tree)
-            and 0 < len(repo_paths) <= gitobjects.MAX_PATHS
-        )
+            self.run("gc", "--auto", "--quiet", cwd=self.toplevel, holds_lock=True)
 
     def private_index(self) -> Path:
         """The index file ee keeps for this workspace's commits (``.git/ee/index-<workspace>``)."""
@@ -526,13 +345,7 @@ class Git:
         import subprocess
 
         found: dict[str, str] = {}
-        proc = subprocess.Popen(
-            ["git", "fast-import", "--quiet"],
-            cwd=self.toplevel,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        proc = gitrun.start(["fast-import", "--quiet"], self.toplevel, stdin=subprocess.PIPE)
         assert proc.stdin is not None
         try:
             for path in repo_paths:
@@ -606,15 +419,8 @@ class Git:
         wanted = list(dict.fromkeys(specs))
         if not wanted:
             return {}
-        import subprocess
-
-        proc = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            cwd=self.toplevel,
-            input="".join(s + "\n" for s in wanted).encode("utf-8", "surrogateescape"),
-            capture_output=True,
-            check=False,
-        )
+        request = "".join(s + "\n" for s in wanted).encode("utf-8", "surrogateescape")
+        proc = gitrun.run(["cat-file", "--batch"], self.toplevel, input=request)
         if proc.returncode != 0:
             raise GitError(
                 "git cat-file failed: " + proc.stderr.decode("utf-8", "replace").strip(),
@@ -645,58 +451,6 @@ class Git:
             if "tell me who you are" not in exc.message and "empty ident" not in exc.message:
                 raise
             return self.run(*args, input=data, env=_FALLBACK_IDENTITY).strip()
-
-    def _write_commit(self, tree: str, parent: str | None, message: str) -> str | None:
-        """The commit object ``commit-tree`` would make, written in-process; None when only git knows
-        the identity, the date or the settings for sure (see :mod:`ee.gitident`)."""
-        from ee import gitident, gitobjects
-
-        system, config = gitobjects.config_files(self.git_dir)
-        who = gitident.idents(system, config)
-        if who is None or parent is None:
-            return None
-        data = b"tree %s\nparent %s\nauthor %s\ncommitter %s\n\n" % (
-            tree.encode(),
-            parent.encode(),
-            *who,
-        )
-        data += message.encode("utf-8")
-        sha = gitobjects.object_id(b"commit", data)
-        gitobjects.write(self.git_dir, {sha: data}, b"commit")
-        return sha
-
-    def _refresh_real_index(self, repo_paths: list[str], started: Child | None = None) -> None:
-        """Make git's index agree with the new commit for ee's paths: `git status` shows nothing of ours.
-
-        ``started``: that update already runs (:meth:`_start_index_update`); its result is awaited, and
-        only a busy ``index.lock`` makes it run again.
-        """
-        if started is not None:
-            _out, err = started.communicate()
-            if started.returncode == 0:
-                return
-            message = err.decode("utf-8", "replace").strip() or "git update-index failed"
-            if "index.lock" not in message:
-                raise GitError(f"git update-index: {message}", "run `ee doctor` to check the repository")
-        if repo_paths:
-            self._retry_index_lock(lambda: self._update_index(repo_paths, {}))
-
-    def _start_index_update(self, repo_paths: list[str]) -> Child:
-        """:meth:`_update_index` of git's own index, started and left running (in a session of its own, as
-        ``holds_lock`` runs it: a kill of ee never leaves ``index.lock`` behind)."""
-        data = "".join(p + "\0" for p in repo_paths).encode("utf-8", "surrogateescape")
-        read, write = os.pipe()
-        try:
-            # A few paths (at most gitobjects' limit): far less than a pipe holds, so the write never
-            # waits for git, and git reads them all while ee writes its objects.
-            os.write(write, data)
-            os.close(write)
-            write = -1
-            return self._start_locked(("update-index", "--add", "--remove", "-z", "--stdin"), stdin_fd=read)
-        finally:
-            os.close(read)
-            if write != -1:
-                os.close(write)
 
     def _retry_index_lock(self, action: Callable[[], None]) -> None:
         """Run an update of git's own index, waiting while another git process holds ``index.lock``."""
@@ -755,14 +509,8 @@ class Git:
         wanted = list(dict.fromkeys(blob_ids))
         if not wanted:
             return {}
-        import subprocess
-
-        proc = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            cwd=self.repo,
-            input="".join(b + "\n" for b in wanted).encode(),
-            capture_output=True,
-            check=False,
+        proc = gitrun.run(
+            ["cat-file", "--batch"], self.repo, input="".join(b + "\n" for b in wanted).encode()
         )
         if proc.returncode != 0:
             raise GitError(
@@ -831,28 +579,6 @@ class Git:
             if len(entry) > 3:
                 changed[self.workspace_path(entry[3:])] = entry[:2]
         return changed
-
-
-def _wait_quietly(proc: Child) -> None:
-    """Let a started git process finish (it may hold a lock of git's own), whatever interrupts."""
-    with contextlib.suppress(BaseException):
-        proc.communicate()
-
-
-# Variables that move git's repository or change how git finds it: with any set, git is asked.
-_GIT_PLACES = frozenset(
-    {
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_COMMON_DIR",
-        "GIT_CEILING_DIRECTORIES",
-        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-        "GIT_NAMESPACE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-    }
-)
 
 
 def _is_hex(text: str) -> bool:

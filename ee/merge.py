@@ -32,14 +32,13 @@ import contextlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ee import conflict, frontmatter
+from ee import conflict, frontmatter, gitrun
 from ee.conflict import Version
 from ee.errors import EeError, GitError, UsageError
 from ee.frontmatter import CONFLICT_KEY, MERGE_KEY
@@ -128,13 +127,10 @@ def merge_text(
             file = Path(tmp) / name
             file.write_bytes(data)
             files.append(str(file))
-        args = ["git", "merge-file", "-p"]
+        args = ["merge-file", "-p"]
         for label in labels:
             args += ["-L", label]
-        try:
-            proc = subprocess.run([*args, *files], capture_output=True, check=False)
-        except FileNotFoundError:
-            raise GitError.not_installed() from None
+        proc = gitrun.run([*args, *files], None)
     if not 0 <= proc.returncode < 128:
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git merge-file failed: {message}", "run `git merge-file` by hand to see why")
@@ -403,10 +399,10 @@ def _origin(commit: str | None, path: str, fallback: str) -> Version:
 def _git(*args: str) -> str:
     """A read-only git command's output, or "" when it fails (an origin is a label: never a failure)."""
     try:
-        proc = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
-    except OSError:
+        proc = gitrun.run(args, None)
+    except (GitError, OSError):
         return ""
-    return proc.stdout if proc.returncode == 0 else ""
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""
 
 
 def _is_sha(text: str) -> bool:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ee import gitrun
 from ee.config import CONFIG_PATH
 from ee.errors import ConfigError, ConflictError, EeError, GitError, UsageError
 from ee.gitrepo import EMPTY_TREE, Git, format_message, git_python_repo
@@ -411,18 +412,9 @@ class Session:
         return url, head.name, remote_branch
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        try:
-            return subprocess.run(
-                ["git", "--no-optional-locks", *args],  # (as Git.run: a status never takes index.lock)
-                cwd=self.git.toplevel,
-                capture_output=True,
-                text=True,
-                env=env or self.env,
-                check=False,
-                errors="surrogateescape",
-            )
-        except FileNotFoundError:
-            raise GitError.not_installed() from None
+        proc = gitrun.run(args, self.git.toplevel, env=env or self.env)
+        out, err = (data.decode("utf-8", "surrogateescape") for data in (proc.stdout, proc.stderr))
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     def checked(self, *args: str) -> str:
         proc = self.run(*args)

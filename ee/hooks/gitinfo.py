@@ -1,11 +1,10 @@
 """What a git hook needs to know about the repository: the staged change, the branch, a rebase in progress.
 
-Plain ``git`` processes and the standard library only: this runs on every commit, so nothing heavy is
-imported here — not even ``subprocess``, ``pathlib`` or ``re`` (~20 ms of a hook's ~50 ms start, together
-with ``typing``): git is started with ``os.posix_spawnp`` and read through pipes, paths are strings (a
-``Path`` is accepted wherever a folder is), and regular expressions are compiled on the paths that use
-them. Every command inherits the hook's environment, so ``GIT_INDEX_FILE`` (``git commit -a``,
-``git commit PATH``) and ``GIT_DIR`` are honoured as git set them.
+Plain ``git`` processes (started by :mod:`ee.gitrun`) and the standard library only: this runs on every
+commit, so nothing heavy is imported here. Paths are strings (a ``Path`` is accepted wherever a folder
+is), and regular expressions are compiled on the paths that use them. Every command inherits the hook's
+environment, so ``GIT_INDEX_FILE`` (``git commit -a``, ``git commit PATH``) and ``GIT_DIR`` are honoured
+as git set them.
 """
 
 from __future__ import annotations
@@ -13,6 +12,8 @@ from __future__ import annotations
 import os
 import select
 from typing import TYPE_CHECKING
+
+from ee import gitrun
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -32,41 +33,23 @@ BUSY_MARKERS = ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD
 
 
 class Git:
-    """One git process started with ``os.posix_spawnp`` (stdin from /dev/null), its output read by
-    :meth:`result`. Starting two before reading either runs them side by side."""
+    """One git process (:func:`ee.gitrun.start`, stdin from /dev/null), its output read by :meth:`result`.
+    Starting two before reading either runs them side by side."""
 
-    __slots__ = ("args", "err", "out", "pid")
+    __slots__ = ("args", "proc")
 
     def __init__(self, *args: str, cwd: StrPath | None = None) -> None:
         self.args = args
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        argv = ["git", *(["-C", os.fspath(cwd)] if cwd is not None else []), *args]
-        try:
-            self.pid = os.posix_spawnp(
-                "git",
-                argv,
-                os.environ,
-                file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_DUP2, out_w, 1),
-                    (os.POSIX_SPAWN_DUP2, err_w, 2),
-                ],
-            )
-        except BaseException:
-            for fd in (out_r, err_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(out_w)
-            os.close(err_w)
-        self.out, self.err = out_r, err_r
+        self.proc = gitrun.start(args, cwd)
 
     def result(self, enough: Callable[[bytearray], bool] | None = None) -> tuple[int, bytes, bytes]:
         """(exit status, stdout, stderr). ``enough(stdout so far)`` true: stop reading; git dies of the
         closed pipe on its next write (as with ``head``), and the status is 0."""
+        assert self.proc.stdout is not None
+        assert self.proc.stderr is not None
+        out_fd, err_fd = self.proc.stdout.fileno(), self.proc.stderr.fileno()
         out, err = bytearray(), bytearray()
-        open_fds = [self.out, self.err]
+        open_fds = [out_fd, err_fd]
         stopped = False
         try:
             while open_fds and not stopped:
@@ -75,15 +58,15 @@ class Git:
                     data = os.read(fd, 65536)
                     if not data:
                         open_fds.remove(fd)
-                    elif fd == self.out:
+                    elif fd == out_fd:
                         out += data
                         stopped = enough is not None and enough(out)
                     else:
                         err += data
         finally:
-            os.close(self.out)
-            os.close(self.err)
-        status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            self.proc.stdout.close()
+            self.proc.stderr.close()
+        status = self.proc.wait()
         return (0 if stopped else status), bytes(out), bytes(err)
 
     def text(self, check: bool = True) -> str:
@@ -249,15 +232,13 @@ def _section_path(header: str) -> str:
 
 def staged_blobs(paths: Iterable[str], cwd: StrPath | None = None) -> dict[str, bytes]:
     """The staged content (``git show :PATH``) of each path, read by one ``git cat-file --batch``."""
-    import subprocess  # only when memory files are staged: it feeds git's stdin
-
     wanted = list(dict.fromkeys(paths))
     if not wanted:
         return {}
     request = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
-    proc = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=cwd, input=request, capture_output=True, check=True
-    )
+    proc = gitrun.run(["cat-file", "--batch"], cwd, input=request)
+    if proc.returncode != 0:
+        raise RuntimeError("git cat-file: " + proc.stderr.decode("utf-8", "replace").strip())
     out: dict[str, bytes] = {}
     data, pos = proc.stdout, 0
     for path in wanted:
