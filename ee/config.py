@@ -110,6 +110,16 @@ def load_config(root: Path) -> Config:
         raw = {}
     except (ValueError, UnicodeDecodeError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"{CONFIG_PATH}: {exc}", f"fix the TOML syntax in {path}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(
+            f"{CONFIG_PATH}: arrays or tables nested too deeply to read",
+            f"remove the deeply nested value from {path} (ee's settings are flat)",
+        ) from None
+    except OSError as exc:  # a folder, a FIFO, no permission
+        raise ConfigError(
+            f"{CONFIG_PATH}: cannot be read ({exc.strerror or exc})",
+            f"make {path} a readable TOML file, or remove it to use the defaults",
+        ) from None
     values: dict[str, Any] = {}
     for dotted, (kind, _default) in _SCHEMA.items():
         section, key = dotted.split(".")

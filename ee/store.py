@@ -272,7 +272,7 @@ def atomic_write(
     ``durable`` syncs the file and its folder before returning. A bulk writer passes False for each file
     and calls :func:`flush_to_disk` once at the end: 10,000 fsync pairs cost ~10 s, one sync a fraction.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(path.parent)
     fd, tmp = _temporary_file(path.parent)
     try:
         # mkstemp makes the file 0600: give it the mode the file had, or what the umask allows a new file.
@@ -332,6 +332,23 @@ def _umask() -> int:
     current = os.umask(0o022)
     os.umask(current)
     return current
+
+
+def _make_folder(folder: Path) -> None:
+    """Create ``folder`` and its parents; a path on the way that is not a folder (a dangling symlink, a
+    file, a FIFO where ``memories/`` should be) is a StorageError naming it, not a traceback."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        odd = next(
+            (p for p in (folder, *folder.parents) if p.is_symlink() or (p.exists() and not p.is_dir())),
+            folder,
+        )
+        kind = "a dangling symlink" if odd.is_symlink() and not odd.exists() else "not a folder"
+        raise StorageError(
+            f"{odd} is {kind}, so ee cannot write {folder}",
+            f"move {odd} aside (or point the symlink at an existing folder), then run the command again",
+        ) from None
 
 
 def _temporary_file(folder: Path) -> tuple[int, str]:
