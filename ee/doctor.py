@@ -3,6 +3,7 @@ killed process left (see :mod:`ee.recovery`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH, load_config
@@ -50,6 +51,7 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     problems += snap.problems
     problems += _extra_checks(ws, snap)
     problems += _check_leftovers(ws, bool(lock_is_held(ws.root)))
+    problems += _check_cache(ws)
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = sum(1 for p in problems if p.severity == "warning")
     out = {
@@ -79,6 +81,39 @@ def _check_leftovers(ws: Workspace, writing: bool) -> list[Problem]:
     found = find_leftovers(ws.root, git)
     busy = {"workspace": writing, "index": any(i.lock == "index" for i in found) and index_busy(ws.root)}
     return out + [item.problem(ws.root) for item in found if not busy[item.lock]]
+
+
+def _check_cache(ws: Workspace) -> list[Problem]:
+    """The derived cache (:mod:`ee.index.cache`): damaged now (an error until ``--fix`` rebuilds it; a
+    query would rebuild it too), or found damaged and rebuilt since the last ``doctor --fix``."""
+    from ee.index.cache import REBUILT_NOTE, check, rebuilt_note
+    from ee.index.sync import CACHE_PATH
+
+    path = ws.root / CACHE_PATH
+    out: list[Problem] = []
+    damage = check(path)
+    if damage is not None:
+        out.append(
+            Problem(
+                "derived_cache_corrupt",
+                "error",
+                f"the derived cache is damaged ({damage}); queries rebuild it from the memories",
+                CACHE_PATH,
+                repair="ee doctor --fix  # rebuilds it (derived data only: no memory is touched)",
+            )
+        )
+    note = rebuilt_note(path)
+    if note is not None:
+        out.append(
+            Problem(
+                "derived_cache_rebuilt",
+                "info",
+                f"the derived cache was found damaged at {note['at']} and rebuilt ({note['reason']})",
+                f"{Path(CACHE_PATH).parent.as_posix()}/{REBUILT_NOTE}",
+                repair="nothing to do (ee doctor --fix clears this note); if it recurs, check the disk",
+            )
+        )
+    return out
 
 
 def _check_install() -> list[Problem]:

@@ -140,6 +140,8 @@ def repair(ws: Workspace) -> Repairs:
             with lock(ws.root, LOCK_WAIT):
                 if lock_name == "workspace" and git is not None:
                     repairs.recovered = recover_import(ws, "ee doctor --fix")
+                if lock_name == "index":  # the derived cache's writers hold the index lock
+                    repairs.removed += _rebuild_damaged_cache(ws.root)
                 # Looked for under the lock: what was found before it may have been a live writer's.
                 for item in find_leftovers(ws.root, git):
                     if item.lock == lock_name:
@@ -153,6 +155,23 @@ def repair(ws: Workspace) -> Repairs:
                 if item.lock == lock_name
             ]
     return repairs
+
+
+def _rebuild_damaged_cache(root: Path) -> list[str]:
+    """Start a damaged derived cache afresh, and clear the note of an earlier rebuild (this run of
+    ``doctor`` reports it). The paths removed."""
+    from ee.index.cache import REBUILT_NOTE, check, reset
+    from ee.index.sync import CACHE_PATH
+
+    path = root / CACHE_PATH
+    note = path.parent / REBUILT_NOTE
+    removed = [_shown(note, root)] if note.exists() else []
+    damage = check(path)
+    if damage is not None:
+        reset(path, damage)
+        removed.append(CACHE_PATH)
+    note.unlink(missing_ok=True)
+    return removed
 
 
 def sweep_memory_temporaries(root: Path) -> int:

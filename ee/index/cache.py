@@ -5,17 +5,29 @@ later index generation and by asOf queries over old commits.
 SQLite (stdlib) in WAL mode: one file, safe with several readers and writers, fast batch look-ups.
 ``sqlite3`` is imported when a cache is opened: a query over a fresh index never opens it, but reads
 ``CACHE_VERSION`` from here.
+
+Everything in it can be derived again from the memories, so a damaged file (a disk fault, a killed copy,
+a person's ``cp`` over it) is never fatal: SQLite says the file is no database or is malformed, the cache
+removes the damaged file, starts empty, and records why in :data:`REBUILT_NOTE` (``ee doctor`` reports
+it). ``ee doctor`` also checks the file itself (:func:`check`), and ``--fix`` rebuilds it (:func:`reset`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import marshal
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 CACHE_VERSION = 7  # bump when the parse record or the tokenizer changes
+REBUILT_NOTE = "rebuilt.json"  # beside the cache file: when and why it was last found damaged
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: the file's content is damaged
+_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED: a writer holds it, nothing is wrong
+
+T = TypeVar("T")
 
 
 class Derived:
@@ -32,27 +44,54 @@ class Derived:
 
 class DerivedCache:
     def __init__(self, path: Path) -> None:
-        import sqlite3
-
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        with contextlib.suppress(sqlite3.DatabaseError):
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS derived (blob TEXT PRIMARY KEY, version INTEGER, data BLOB)"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors"
-            " (blob TEXT, model TEXT, vector BLOB, PRIMARY KEY (blob, model))"
-        )
+        self._db = self._guarded(self._open)
+
+    def _open(self) -> Any:
+        import sqlite3
+
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        try:
+            with contextlib.suppress(sqlite3.OperationalError):  # another process holds it: keep its mode
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS derived (blob TEXT PRIMARY KEY, version INTEGER, data BLOB)"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors"
+                " (blob TEXT, model TEXT, vector BLOB, PRIMARY KEY (blob, model))"
+            )
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _guarded(self, action: Callable[[], T]) -> T:
+        """``action``, and once more on a fresh file if SQLite finds this one damaged."""
+        import sqlite3
+
+        try:
+            return action()
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", None) not in _CORRUPT_CODES:
+                raise
+            reason = f"{exc.sqlite_errorname}: {exc}"
+        if getattr(self, "_db", None) is not None:
+            self._db.close()
+        reset(self.path, reason)
+        self._db = self._open()
+        return action()
 
     def close(self) -> None:
         self._db.close()
 
     def get_many(self, blobs: Iterable[str], model_id: str | None) -> dict[str, Derived]:
         wanted = list(dict.fromkeys(blobs))
+        return self._guarded(lambda: self._get_many(wanted, model_id))
+
+    def _get_many(self, wanted: list[str], model_id: str | None) -> dict[str, Derived]:
         out: dict[str, Derived] = {}
         for chunk in _chunks(wanted, 500):
             marks = ",".join("?" * len(chunk))
@@ -74,8 +113,10 @@ class DerivedCache:
         return out
 
     def put_many(self, items: dict[str, Derived], model_id: str | None) -> None:
-        if not items:
-            return
+        if items:
+            self._guarded(lambda: self._put_many(items, model_id))
+
+    def _put_many(self, items: dict[str, Derived], model_id: str | None) -> None:
         with self._transaction():
             self._db.executemany(
                 "INSERT OR REPLACE INTO derived (blob, version, data) VALUES (?, ?, ?)",
@@ -101,8 +142,53 @@ class DerivedCache:
         self._db.execute("COMMIT")
 
     def count(self) -> int:
-        row = self._db.execute("SELECT COUNT(*) FROM derived").fetchone()
+        row = self._guarded(lambda: self._db.execute("SELECT COUNT(*) FROM derived").fetchone())
         return int(row[0])
+
+
+def check(path: Path) -> str | None:
+    """Why the cache file at ``path`` is damaged (SQLite's own integrity check), or None when it is sound,
+    absent, or busy (a writer holds it). Reads every page: for ``ee doctor``, not for queries. Opened as
+    a writer would (a WAL database cannot be read-only without its shared-memory file, which a copy or
+    a clean-up may have removed); the check itself writes nothing."""
+    import sqlite3
+
+    if not path.exists():
+        return None
+    try:
+        db = sqlite3.connect(path, timeout=30)
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    try:
+        rows = db.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) in _BUSY_CODES:
+            return None
+        return str(exc)
+    finally:
+        db.close()
+    found = [str(row[0]) for row in rows if row[0] != "ok"]
+    return "; ".join(found[:3]) or None
+
+
+def reset(path: Path, reason: str) -> None:
+    """Start the cache at ``path`` afresh: its files go (the next update derives what it needs again) and
+    :data:`REBUILT_NOTE` records when and why."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        (path.parent / name).unlink(missing_ok=True)
+    note = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "reason": reason}
+    (path.parent / REBUILT_NOTE).write_text(json.dumps(note) + "\n", encoding="utf-8")
+
+
+def rebuilt_note(path: Path) -> dict[str, str] | None:
+    """When and why the cache at ``path`` was last found damaged and started afresh, or None."""
+    try:
+        note = json.loads((path.parent / REBUILT_NOTE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(note, dict):
+        return None
+    return {"at": str(note.get("at", "")), "reason": str(note.get("reason", ""))}
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

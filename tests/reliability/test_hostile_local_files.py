@@ -3,7 +3,11 @@ path that is not a folder are clear errors with their documented exit codes, nev
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,8 @@ import pytest
 from ee.errors import ExitCode
 from ee.workspace import Workspace
 from tests.conftest import git, run_cli
+
+from .harness import run_ee
 
 
 def _config(ws: Workspace) -> Path:
@@ -53,3 +59,65 @@ def test_memories_that_is_not_a_folder_is_a_storage_error(ws: Workspace, odd: st
     assert f"{memories} is {expected}" in res.out + res.err
     assert git(ws.root, "rev-parse", "HEAD") == head  # nothing committed
     assert not (ws.root / "nowhere").exists()  # nothing created through the symlink
+
+
+def _damage_cache(ws: Workspace, how: str) -> Path:
+    """Damage the derived cache as a disk fault or a careless copy would; the cache file."""
+    cache = ws.root / ".ee" / "cache" / "derived.sqlite"
+    with contextlib.closing(sqlite3.connect(cache)) as db:  # everything into the file: the WAL goes next
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for name in ("derived.sqlite-wal", "derived.sqlite-shm"):  # else the WAL would mask the damage
+        (cache.parent / name).unlink(missing_ok=True)
+    if how == "garbage":
+        cache.write_bytes(os.urandom(64 * 1024))
+    else:  # a copy killed half-way: the schema page, then part of the tables
+        data = cache.read_bytes()
+        assert len(data) > 3 * 4096
+        cache.write_bytes(data[: 2 * 4096 + 100])
+    return cache
+
+
+# Each command in a process of its own, as a person runs them: one process's open connection to the cache
+# is not another's.
+
+
+def _search_ids(ws: Workspace, query: str) -> list[str]:
+    proc = run_ee(ws.root, "search", query, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [hit["id"] for hit in json.loads(proc.stdout)["data"]["hits"]]
+
+
+def _doctor_codes(ws: Workspace, *args: str, code: int) -> list[str]:
+    proc = run_ee(ws.root, "doctor", *args, "--json")
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return [p["code"] for p in json.loads(proc.stdout)["data"]["problems"]]
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated"])
+def test_a_damaged_derived_cache_is_reported_and_rebuilt(ws: Workspace, how: str) -> None:
+    for text in ("ci caches go stale after a lockfile change", "the release checklist needs a tag"):
+        ws.remember(text, tags=["ci"])
+    want = _search_ids(ws, "stale ci caches")
+    assert want
+    cache = _damage_cache(ws, how)
+
+    assert "derived_cache_corrupt" in _doctor_codes(ws, code=ExitCode.STORAGE)
+    shutil.rmtree(ws.root / ".ee" / "index")  # the next query derives everything again, through the cache
+    assert _search_ids(ws, "stale ci caches") == want  # rebuilt from the memories: nothing lost
+    codes = _doctor_codes(ws, code=0)
+    assert "derived_cache_corrupt" not in codes
+    assert "derived_cache_rebuilt" in codes  # said once, so a recurring disk fault is seen
+    assert _doctor_codes(ws, "--fix", code=0) == []  # --fix clears the note
+    assert _doctor_codes(ws, code=0) == []
+    assert cache.is_file()
+
+
+def test_doctor_fix_rebuilds_a_damaged_derived_cache(ws: Workspace) -> None:
+    ws.remember("ci caches go stale after a lockfile change", tags=["ci"])
+    want = _search_ids(ws, "stale ci caches")
+    _damage_cache(ws, "garbage")
+    assert _doctor_codes(ws, "--fix", code=0) == []
+    assert _doctor_codes(ws, code=0) == []
+    shutil.rmtree(ws.root / ".ee" / "index")
+    assert _search_ids(ws, "stale ci caches") == want
