@@ -240,8 +240,20 @@ def has_journal(root: Path) -> bool:
     return (root / JOURNAL).exists()
 
 
+def damaged_journal(root: Path) -> str | None:
+    """Why the import journal cannot be trusted, or None when it is sound (or absent)."""
+    if not has_journal(root):
+        return None
+    try:
+        _read_journal(root)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def journal_problem(root: Path) -> Problem | None:
-    """``ee doctor``'s report of an interrupted import, or None."""
+    """``ee doctor``'s report of an interrupted import, or None. An error: until it is finished or undone
+    (by ``doctor --fix`` or by the next write), the store holds files no commit accounts for."""
     if not has_journal(root):
         return None
     try:
@@ -256,7 +268,7 @@ def journal_problem(root: Path) -> Problem | None:
         )
     return Problem(
         "import_interrupted",
-        "warning",
+        "error",
         f"an import of {count} memories was killed before its commit; its files may be in {MEMORIES}/, "
         "uncommitted",
         JOURNAL,

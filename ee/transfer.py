@@ -19,7 +19,6 @@ from ee.recovery import (
     end_import,
     has_journal,
     memory_temporaries,
-    recover_import,
     sweep_memory_temporaries,
 )
 from ee.store import flush_to_disk
@@ -154,8 +153,8 @@ def _recover(ws: Workspace, report: ImportReport) -> None:
     """Before planning: finish or undo an import that was killed before its commit (its files would
     otherwise count as taken ids and paths), and remove the temporaries killed writers left."""
     if has_journal(ws.root) or memory_temporaries(ws.root):
-        with ws.lock():
-            report.recovered = recover_import(ws, "ee import")
+        with ws.lock():  # which finishes or undoes the import
+            report.recovered = ws.recovered_import
             sweep_memory_temporaries(ws.root)
 
 

@@ -5,6 +5,7 @@ The CLI parses, calls one method here, and renders. Store, git, index, query and
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
 class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.recovered_import: dict[str, Any] | None = None  # set by lock(): what it finished or undid
 
     @cached_property
     def git(self) -> Git:
@@ -141,8 +143,25 @@ class Workspace:
     def store(self) -> Store:
         return Store(self.root, int(self.config.get("store.max_body_bytes")))
 
-    def lock(self) -> Any:
-        return workspace_lock(self.root, float(self.config.get("lock.timeout")))
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """The workspace lock, which every writer holds. Taken, it first finishes or undoes an import a
+        killed process left (:func:`ee.recovery.recover_import`): no writer ever commits that import's
+        files as its own, nor counts them as taken. What it did is kept in ``recovered_import``."""
+        from ee.recovery import JOURNAL, damaged_journal, has_journal, recover_import
+
+        with workspace_lock(self.root, float(self.config.get("lock.timeout"))):
+            self.recovered_import = None
+            if has_journal(self.root):
+                damage = damaged_journal(self.root)
+                if damage is not None:
+                    raise StorageError(
+                        f"{damage}: an interrupted import's files may be in {MEMORIES}/, uncommitted, "
+                        "and ee cannot tell them from yours",
+                        f"look at `git status {MEMORIES}`, remove what the import left, then: rm {JOURNAL}",
+                    )
+                self.recovered_import = recover_import(self, "ee, before its next write")
+            yield
 
     # ------------------------------------------------------------------------------------ init
 
