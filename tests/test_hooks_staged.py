@@ -101,7 +101,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
-    table = risks.current_table(repo, trust_manifest=False)
+    table = risks.current_table(repo)
     assert sorted(table.data["globs"]) == ["db/*.sql", "docs", "src/api/**"]
     paths = ["db/x.sql", "docs/index.md", "src/api/v1.py", "src/other.py"]
     found = {f.entry.id: f.paths for f in table.findings(paths, None, kinds=None)}
@@ -118,26 +118,25 @@ def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
 
 def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
-    built = risks.current_table(repo, trust_manifest=False).data
+    built = risks.current_table(repo).data
     (repo / "notes.txt").write_text("code, not memories\n", encoding="utf-8")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-q", "-m", "HEAD moves, the memories do not")
     view = open_index(Workspace(repo))
     moved = view.manifest["generation"]
     assert moved != built["generation"]
-    # Trusting the manifest (ee watch runs): the stat finds the same files, so the table is relabelled
-    # with the new generation and later hooks trust it without a stat.
-    risks.current_table(repo, trust_manifest=True)
+    # Checked against that view: the stat finds the same files, so the table is relabelled with the
+    # view's generation, and later checks against it need no stat.
+    risks.current_table(repo, moved)
     saved = risks.load_table(repo)
     assert saved is not None
     assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
-    assert saved["manifest"] == risks.manifest_stamp(repo)  # the next hooks need not read the manifest
     # A memory file written since: no generation vouches for the table, the stat sees it, it is rebuilt.
     (repo / "memories/e.md").write_text(
         MEMORY.format(id="mem_e", kind="anti-pattern", paths="lib/**", body="Never vendor lib."),
         encoding="utf-8",
     )
-    table = risks.current_table(repo, trust_manifest=False, generation="gen-from-another-view")
+    table = risks.current_table(repo, "gen-from-another-view")
     assert [f.entry.id for f in table.findings(["lib/x.c"], None)] == ["mem_e"]
 
 
@@ -269,13 +268,13 @@ def test_a_table_proved_current_by_an_opened_view_is_relabelled(tmp_path: Path) 
     """Without ee watch, prepare-commit-msg opens the index (catching it up) and passes its generation: a
     table whose files are unchanged takes that generation, so the next hook needs no stat of the files."""
     repo = workspace(tmp_path)
-    built = risks.current_table(repo, trust_manifest=False).data
+    built = risks.current_table(repo).data
     (repo / "notes.txt").write_text("code, not memories\n", encoding="utf-8")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-q", "-m", "HEAD moves, the memories do not")
     moved = open_index(Workspace(repo)).manifest["generation"]
     assert moved != built["generation"]
-    risks.current_table(repo, trust_manifest=False, generation=moved)
+    risks.current_table(repo, moved)
     saved = risks.load_table(repo)
     assert saved is not None
     assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
@@ -287,14 +286,14 @@ def test_a_table_proved_current_by_an_opened_view_is_relabelled(tmp_path: Path) 
     )
     again = open_index(Workspace(repo)).manifest["generation"]
     assert again != moved
-    table = risks.current_table(repo, trust_manifest=False, generation=again)
+    table = risks.current_table(repo, again)
     assert [f.entry.id for f in table.findings(["lib/x.py"], None)] == ["mem_e"]
     assert table.data["digest"] != built["digest"]
 
 
 def test_a_loaded_table_is_decoded_again_only_once_replaced(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
-    first = risks.current_table(repo, trust_manifest=False).data
+    first = risks.current_table(repo).data
     loaded = risks.load_table(repo)
     assert loaded is not None
     assert risks.load_table(repo) is loaded  # the same file: not decoded again (ee watch's server)

@@ -125,15 +125,16 @@ def caught_up_by_server(root: Path, digest: str) -> bool:
     opening the index here (numpy and the whole index: ~0.5 s of CPU after every commit, beside a
     watcher that does the same). False when the table must be rebuilt or the server did not answer.
 
-    ``digest`` (:func:`ee.hooks.risks.memory_digest`) is taken before the server opens the index, as
-    :func:`ee.hooks.risks.refresh_table` takes it before opening a view."""
+    ``digest`` (:func:`ee.hooks.risks.memory_digest`) is taken before the server opens the index, and
+    the files are stat'ed again once the new generation is read: the table is that generation's only if
+    they were its own throughout (a memory written meanwhile is in the generation, not in the table)."""
     table = risks.load_table(root)
     if table is None or table["digest"] != digest:
         return False
     if warm.ask(root, _CATCH_UP) is None:
         return False
     generation = risks.manifest_generation(root)
-    if generation is None:
+    if generation is None or risks.memory_digest(root) != digest:
         return False
     if generation != table["generation"]:
         risks.save_table(root, risks.relabelled(table, generation))

@@ -8,9 +8,9 @@ those weights; plus two lookups, so a check decodes only the rows a change can m
 (signature token → rows) and globs (path glob → rows; a store has few distinct globs, shared by many
 memories). A hook reads this one file instead of opening the index. The table is keyed by the index
 generation it was built from and rebuilt from the index when that moved (incrementally: a row whose file
-blob did not change is kept, unless the store's size changed by more than a fifth). Without ``ee watch``
-the index's freshness is checked first (a stat of every memory file, as every query does); with the
-watcher running its manifest is trusted (it catches up within ~0.2 s of a change).
+blob did not change is kept, unless the store's size changed by more than a fifth). Its freshness is
+proved by a stat of every memory file (as every query does), or by an index view opened just before
+(``ee watch``'s server checks a warm hook's change over its own view), never by the manifest alone.
 
 **Warnings** (pre-commit). A risky memory is about the staged change when
 
@@ -272,16 +272,6 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
 # ------------------------------------------------------------------------------------------ storing
 
 
-def manifest_stamp(root: StrPath) -> list[int] | None:
-    """The index manifest's stat (mtime, ctime, size, inode; it is replaced whole on every change), or
-    None when there is none."""
-    try:
-        st = os.stat(os.path.join(root, MANIFEST))
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
-
-
 def manifest_generation(root: StrPath) -> str | None:
     import json
 
@@ -352,10 +342,17 @@ def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
     """The table for ``view``, rebuilt and saved unless the saved one is for this generation or these files.
 
     ``digest`` is :func:`memory_digest` taken *before* the view was opened (a file changed meanwhile makes
-    the next check rebuild: never a stale table taken for a fresh one)."""
+    the next check rebuild: never a stale table taken for a fresh one).
+
+    A saved table of other files is relabelled (not rebuilt) only when the files were its own both before
+    the view was opened (``digest``) and after (a second stat): a memory written in between — an ``ee
+    remember`` right after ``git checkout``, while this ran in the post-checkout job — is in the view but
+    not in the table, and labelling that table with the view's generation let a blocking memory's commit
+    through."""
     table = load_table(root)
     generation = view.manifest["generation"]
-    if table is None or (table["generation"] != generation and table["digest"] != digest):
+    same_files = table is not None and table["digest"] == digest and memory_digest(root) == digest
+    if table is None or (table["generation"] != generation and not same_files):
         table = build_table(view, table) | {"digest": digest}
         save_table(root, table)
     elif (table["generation"], table["digest"]) != (generation, digest):  # same files, HEAD moved: relabel
@@ -364,38 +361,19 @@ def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
     return table
 
 
-def current_table(root: StrPath, trust_manifest: bool, generation: str | None = None) -> Table:
+def current_table(root: StrPath, generation: str | None = None) -> Table:
     """The hook table for the memory files as they are now (the index catches up first when they moved).
 
-    Fresh when the memory files are those it was built from (:func:`memory_digest`, a stat of each), or —
-    ``trust_manifest``, with ``ee watch`` keeping the index current — when the index generation is its
-    own, which needs no stat at all. ``generation``: that of an index view this process just opened
-    (caught up with the files by the opening), which proves the same without a stat.
-
-    With ``trust_manifest``, a table found fresh by its digest is relabelled with the manifest's
-    generation (read before the stat): the watcher writes a new generation for every change it sees, so
-    the next hook trusts it again without a stat until the next change. So it is with ``generation``
-    (the view was opened before the stat). The table also keeps the stat of
-    the manifest it was found current with: while that file is unchanged, the next hook need not read it
-    (nor import json)."""
+    Fresh when the memory files are those it was built from (:func:`memory_digest`, a stat of each), or
+    when ``generation`` — that of an index view this process just opened, caught up with the files by the
+    opening — is the table's own, which proves the same without a stat. Never on the word of the index
+    manifest alone: ``ee watch`` writes it a moment after a change, and a hook that trusted it let a commit
+    through right after the blocking memory about it was written."""
     table = load_table(root)
     if table is not None and generation is not None and table["generation"] == generation:
         return Table(table)
-    stamp = manifest_stamp(root) if trust_manifest else None
-    if table is not None and stamp is not None and table.get("manifest") == stamp:
-        return Table(table)
-    current = manifest_generation(root) if trust_manifest else None
-    if current is not None and manifest_stamp(root) != stamp:
-        stamp = None  # replaced while read: do not pair the two
-    if table is not None and current is not None and table["generation"] == current:
-        if stamp is not None:
-            save_table(root, table | {"manifest": stamp})
-        return Table(table)
     if table is not None and table["digest"] == memory_digest(root):
-        if current is not None:
-            table = relabelled(table, current) | ({"manifest": stamp} if stamp is not None else {})
-            save_table(root, table)
-        elif generation is not None:
+        if generation is not None:
             # The files are those the table was built from, and were when the view was opened (a change
             # since would show in the stat): the view's generation is this table's too. Relabelled, the
             # next hook that opens the index needs no stat (the index moves on every HEAD move).
@@ -406,8 +384,8 @@ def current_table(root: StrPath, trust_manifest: bool, generation: str | None = 
 
 
 def relabelled(table: dict[str, Any], generation: str, **labels: Any) -> dict[str, Any]:
-    """``table`` for ``generation``, without the manifest stat it was checked against (another file)."""
-    return {k: v for k, v in table.items() if k != "manifest"} | {"generation": generation, **labels}
+    """``table`` for ``generation``: the same rows, found to be that generation's."""
+    return table | {"generation": generation, **labels}
 
 
 def refresh_index_and_table(root: StrPath, digest: str | None = None) -> dict[str, Any]:

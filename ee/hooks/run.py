@@ -51,7 +51,7 @@ class Hook:
     def __init__(self, name: str, args: list[str], top: str, root: str, warm: bool) -> None:
         self.name, self.args, self.top, self.root = name, args, top, root
         self.prefix = gitinfo.relative_prefix(root, top)  # the workspace's folder in the work tree
-        self.warm = warm  # `ee watch` runs for this workspace: trust its index, ask its server
+        self.warm = warm  # `ee watch` runs for this workspace: ask its server
 
     @classmethod
     def open(cls, name: str, args: list[str]) -> Hook | None:
@@ -137,9 +137,7 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
 
     ``generation``: that of an index view the caller opened (caught up with the files): the table is
     checked against it rather than against the manifest (see :func:`serve`)."""
-    table = risks.current_table(
-        hook.root, trust_manifest=hook.warm and generation is None, generation=generation
-    )
+    table = risks.current_table(hook.root, generation)
     if not table.risky:
         return 0
     found = table.findings(paths, added)
@@ -224,7 +222,7 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
         view = open_view(hook)
     request = warm.send(hook.root, search_argv(text, MESSAGE_HITS)) if hook.warm and text else None
     generation = None if view is None else view.manifest.get("generation")
-    table = risks.current_table(hook.root, trust_manifest=hook.warm, generation=generation)
+    table = risks.current_table(hook.root, generation)
     named = table.findings(paths, None, kinds=None)
     chosen = {f.entry.id: f.entry.title for f in named}
     if text and len(chosen) < MESSAGE_HITS:
