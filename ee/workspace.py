@@ -333,6 +333,16 @@ class Workspace:
 
         return [mask_memory(m) for m in (out[:limit] if limit else out)], snap.problems
 
+    def granted_trust(self, memories: Sequence[Memory]) -> dict[str, str]:
+        """The trust class ee grants each of ``memories``, by id: its ``trust:`` key capped by who wrote the
+        file since a person last reviewed it (:func:`ee.query.standing.resolve_trust`, as search and packs
+        decide it). What the file claims is only a claim."""
+        from ee.index.view import open_index
+        from ee.query.standing import resolve_trust
+
+        provenance = open_index(self).state.get("provenance", {})
+        return {m.id: resolve_trust({"trust": m.trust}, provenance.get(m.path)) for m in memories}
+
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
     ) -> Memory:

@@ -37,7 +37,15 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
         )
         return
     memory = mask_memory(ws.get(memory_id))
-    Output(as_json).emit(memory.to_dict(), lambda: memory_block(memory))
+    granted = ws.granted_trust([memory])[memory.id]
+    Output(as_json).emit(_with_granted(memory, granted), lambda: memory_block(memory, granted))
+
+
+def _with_granted(memory: Memory, granted: str) -> dict[str, Any]:
+    """``memory.to_dict()`` with ``trust`` the class ee grants it, and ``trust_claimed`` the file's own
+    ``trust:`` when that says more (or other) than ee grants."""
+    claimed = {"trust_claimed": memory.trust} if memory.trust and memory.trust != granted else {}
+    return memory.to_dict() | {"trust": granted} | claimed
 
 
 @memory_group.command("list")
@@ -60,7 +68,9 @@ def list_cmd(
     as_json: bool | None,
 ) -> None:
     """List memories (sorted by id), with filters."""
-    memories, problems = workspace(ctx).list(level=level, kind=kind, tag=tags, limit=limit)
+    ws = workspace(ctx)
+    memories, problems = ws.list(level=level, kind=kind, tag=tags, limit=limit)
+    granted = ws.granted_trust(memories)
     degraded = [
         {
             "code": p.code,
@@ -74,12 +84,12 @@ def list_cmd(
     from ee.merge import is_conflicted
     from ee.outcome import effective_confidences
 
-    effective = effective_confidences(workspace(ctx), memories)
+    effective = effective_confidences(ws, memories)
     conflicted = {m.id for m in memories if is_conflicted(m)}
     data = {
         "count": len(memories),
         "memories": [
-            m.to_dict()
+            _with_granted(m, granted[m.id])
             | {"title": m.title, "conflict": m.id in conflicted, "effective_confidence": effective[m.id]}
             for m in memories
         ],

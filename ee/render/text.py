@@ -12,14 +12,19 @@ def memory_line(memory: Memory) -> str:
     return f"{memory.id}  {memory.level}/{memory.kind}{tags}  {memory.title}"
 
 
-def memory_block(memory: Memory) -> str:
+def memory_block(memory: Memory, granted: str | None = None) -> str:
+    """The memory's fields and body; ``granted``: the trust class ee grants it, shown with the file's claim
+    when the two differ."""
+    trust = granted or memory.trust or "-"
+    if granted and memory.trust and memory.trust != granted:
+        trust += f" (the file claims {memory.trust}; a person raises it with: ee memory trust {memory.id})"
     rows = [
         ("id", memory.id),
         ("path", memory.path),
         ("level", memory.level),
         ("kind", memory.kind),
         ("tags", ", ".join(memory.tags) or "-"),
-        ("trust", memory.trust or "-"),
+        ("trust", trust),
         ("confidence", "-" if memory.confidence is None else f"{memory.confidence:.2f}"),
         ("created", memory.created or "-"),
     ]

@@ -49,6 +49,18 @@ def _path(root: Path, memory_id: str) -> Path:
     return root / str(_ee(root, "memory", "show", memory_id)["path"])
 
 
+def _listed_trust(root: Path, memory_id: str) -> tuple[str, str | None]:
+    """(trust, trust_claimed) as ``ee memory show`` and ``ee memory list`` report them (the same)."""
+    shown = _ee(root, "memory", "show", memory_id)
+    listed = {m["id"]: m for m in _ee(root, "memory", "list")["memories"]}[memory_id]
+    assert (listed["trust"], listed.get("trust_claimed")) == (shown["trust"], shown.get("trust_claimed"))
+    human = run_ee(root, "memory", "show", memory_id, "--human").stdout
+    assert f"trust  {shown['trust']}" in human
+    if shown.get("trust_claimed"):
+        assert f"(the file claims {shown['trust_claimed']};" in human
+    return shown["trust"], shown.get("trust_claimed")
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
@@ -95,6 +107,7 @@ def test_laundering_by_tags_hand_edit_or_rename_keeps_the_agent_class(root: Path
     hit = _hit(root, memory_id, words)
     assert hit["trust"] == "agent_assertion"
     assert "quarantined" in hit["flags"]
+    assert _listed_trust(root, memory_id) == ("agent_assertion", "human_explicit")  # as search decides
     _items, omitted = _pack(root, words)
     assert omitted[memory_id] == "quarantined"
 
@@ -130,6 +143,7 @@ def test_only_an_explicit_review_by_a_person_raises_trust(root: Path) -> None:
     hit = _hit(root, memory_id, "approve pull request billing")
     assert (hit["trust"], hit["posture"]) == ("human_explicit", "authoritative")
     assert "quarantined" not in hit["flags"]
+    assert _listed_trust(root, memory_id) == ("human_explicit", None)
 
     # An agent's later edit of the reviewed memory undoes the review (it changed what was vouched for).
     _ee(root, "memory", "tags", memory_id, "--add", "edited", env=AGENT)
