@@ -290,7 +290,7 @@ def _policy_checks(memory: Any, granted: str) -> list[Problem]:
     quarantined memory: instruction-like text from a non-human source (never authoritative in a pack), and a
     ``trust:`` key claiming more than ee grants (``granted``: what an agent wrote counts as at most
     agent_assertion until a person reviews it)."""
-    from ee.policy.injection import scan_injection
+    from ee.policy.injection import scan_memory_injection
     from ee.policy.secrets import memory_secrets
     from ee.policy.trust import is_human
 
@@ -318,7 +318,7 @@ def _policy_checks(memory: Any, granted: str) -> list[Problem]:
                 repair=f"once a person has read it: ee memory trust {memory.id} --class {memory.trust}",
             )
         )
-    report = scan_injection(memory.body)
+    report = scan_memory_injection(memory)
     if report.flagged and not is_human(granted):
         signals = ", ".join(report.signals) or "injection"
         out.append(

@@ -62,7 +62,7 @@ def derive(data: bytes, path: str) -> Derived:
         "has_frontmatter": memory.has_frontmatter,
         "body_line": memory.body_line,
         "secrets": secret_classes,
-        "injection": _injection(body),
+        "injection": _injection(memory),
         "warnings": [p.to_dict() for p in problems],
         "conflict": is_conflicted(memory.body, dict(memory.extra).get(CONFLICT_KEY)),
     }
@@ -193,25 +193,25 @@ def _has_id_key(memory: Any, data: bytes) -> bool:
     return fm is not None and "id" in frontmatter.top_level_key_lines(fm)
 
 
-def _injection(body: str) -> dict[str, Any]:
+def _injection(memory: Any) -> dict[str, Any]:
     scan = _injection_scanner()
     if scan is None:  # pragma: no cover - the guard ships with ee
         return {"score": 0.0, "flagged": False, "signals": []}
-    report = scan(body)
+    report = scan(memory)
     return {"score": round(report.score, 4), "flagged": report.flagged, "signals": list(report.signals)}
 
 
 @functools.cache
-def _injection_scanner() -> Callable[[str], Any] | None:
-    """The injection guard, looked up once (a failed import is not cached by Python: retrying it for
-    every memory cost ~0.2 ms each)."""
+def _injection_scanner() -> Callable[[Any], Any] | None:
+    """The injection guard (:func:`ee.policy.injection.scan_memory_injection`), looked up once (a failed
+    import is not cached by Python: retrying it for every memory cost ~0.2 ms each)."""
     try:
-        from ee.policy.injection import scan_injection
+        from ee.policy.injection import scan_memory_injection
     except ModuleNotFoundError as exc:
         if exc.name != "ee.policy.injection":
             raise
         return None
-    return scan_injection
+    return scan_memory_injection
 
 
 def errors_of(record: dict[str, Any]) -> list[dict[str, Any]]:

@@ -788,6 +788,20 @@ def _walk(value: object, label: str, key: str | None, visit: Visit) -> object:
     return value
 
 
+def field_texts(fields: dict[str, object]) -> list[str]:
+    """Every text in ``fields`` (field name → value), keys of mappings included, in order: what the other
+    guards (the injection guard) read besides a memory's body."""
+    texts: list[str] = []
+
+    def visit(_label: str, _key: str | None, text: str) -> str:
+        texts.append(text)
+        return text
+
+    for name, value in fields.items():
+        _walk(value, name, name, visit)
+    return texts
+
+
 def _scan_value(key: str | None, text: str) -> list[SecretFinding]:
     """The findings in ``text``, scanned after ``key: `` (spans and lines are ``text``'s own)."""
     if not key:

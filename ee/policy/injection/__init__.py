@@ -50,6 +50,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 FLAG_THRESHOLD = 0.5
 DAMPEN = 0.2
@@ -182,6 +183,24 @@ def _is_dampened(text: str, start: int, end: int) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- public API
+
+
+def scan_memory_injection(memory: Any) -> InjectionReport:
+    """:func:`scan_injection` over everything of a memory (``ee.model.Memory``) that an agent's context may
+    show: the body, then its kind, tags, sources, paths, link targets and extra keys, each text on a line
+    of its own. An instruction in a ``source:`` or an extra key is as much an instruction as one in the
+    body."""
+    from ee.policy.secrets import field_texts
+
+    fields = {
+        "kind": memory.kind,
+        "tags": list(memory.tags),
+        "source": list(memory.source),
+        "paths": list(memory.paths),
+        "links": [link.to for link in memory.links],
+        "extra": dict(memory.extra),
+    }
+    return scan_injection("\n".join([memory.body, *field_texts(fields)]))
 
 
 def scan_injection(text: str) -> InjectionReport:

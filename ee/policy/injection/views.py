@@ -2,6 +2,7 @@
 
 An attack hides from a pattern by spelling: invisible characters, look-alike letters from other scripts
 (Cyrillic "о", Greek "ο"), letters spread out ("i.g.n.o.r.e", "i g n o r e"), digits for letters ("1gn0re"),
+words run together as a slug ("ignore-all-previous-instructions", as a path or a tag carries them),
 or an encoding an agent decodes without thinking (base64, percent escapes, HTML entities), or text a
 Markdown view never shows (an HTML comment). :func:`views` gives every such reading of a text; the guard
 scans each one. A reading is only made when the text holds what it undoes, so ordinary text costs one scan.
@@ -27,6 +28,9 @@ _CONFUSABLE = str.maketrans(
 )
 _FOLDABLE = "[\u00c0-\u024f\u0250-\u02af\u0370-\u03ff\u0400-\u04ff\u0530-\u058f\u1d00-\u1d7f\ua730-\ua7ff]"
 _LEET = str.maketrans("013457@$", "oieastas")
+# words run together as a slug ("ignore-all-previous-instructions", "ignore_all_previous"): a path, a tag
+# or an id carries a sentence this way
+_SLUG = r"(?<![\w-])[A-Za-z]+(?:[-_][A-Za-z]+){2,}(?![\w-])"
 _SPELLED = r"(?<!\w)\w([.\-_*·• ])\w(?:\1\w)+(?!\w)"  # i.g.n.o.r.e, i g n o r e, i-g-n-o-r-e
 # a word where a letter and a digit-for-a-letter touch ("1gn0re", "pr3v10us"; not "sha256" or "v2")
 _LEET_WORD = r"\b[\w@$]*?(?:[A-Za-z][013457@$]|[013457@$][A-Za-z])[\w@$]*"
@@ -85,10 +89,10 @@ def views(visible: str) -> tuple[str, list[str], list[str]]:
     """``(text, respelled, hidden)`` for the visible text of :func:`hidden`.
 
     ``text`` is the NFKC form (full-width letters, ligatures and the like become plain ones). ``respelled``
-    holds the readings that undo look-alike letters, spread-out letters and digits for letters (each only
-    when it changes something). ``hidden`` holds what an encoding or a comment keeps from a reader: base64
-    runs that decode to text, the text with percent escapes or HTML entities decoded, and each HTML
-    comment's content.
+    holds the readings that undo look-alike letters, spread-out letters, digits for letters and words
+    run together as a slug (each only when it changes something). ``hidden`` holds what an encoding or a
+    comment keeps from a reader: base64 runs that decode to text, the text with percent escapes or HTML
+    entities decoded, and each HTML comment's content.
     """
     text = unicodedata.normalize("NFKC", visible)
     respelled: list[str] = []  # (only the lines a reading changes: the others were scanned as they are)
@@ -100,6 +104,7 @@ def views(visible: str) -> tuple[str, list[str], list[str]]:
         respelled.append(_changed_lines(text, folded))
     joined = _re(_SPELLED).sub(lambda m: m.group(0).replace(m.group(1), ""), folded)
     joined = _re(_LEET_WORD).sub(lambda m: m.group(0).translate(_LEET), joined)
+    joined = _re(_SLUG).sub(lambda m: re.sub(r"[-_]", " ", m.group(0)), joined)
     if joined != folded:
         respelled.append(_changed_lines(folded, joined))
     return text, respelled, _decoded(text)
