@@ -87,7 +87,7 @@ def _check_cache(ws: Workspace) -> list[Problem]:
     """The derived cache (:mod:`ee.index.cache`): damaged now (an error until ``--fix`` rebuilds it; a
     query would rebuild it too), or found damaged and rebuilt since the last ``doctor --fix``."""
     from ee.index.cache import REBUILT_NOTE, check, rebuilt_note
-    from ee.index.sync import CACHE_PATH
+    from ee.index.freshness import CACHE_PATH
 
     path = ws.root / CACHE_PATH
     out: list[Problem] = []

@@ -158,7 +158,7 @@ def indexed_path(ws: Workspace, memory_id: str) -> str | None:
     scan it would save.
     """
     from ee.errors import EeError
-    from ee.index.sync import read_manifest
+    from ee.index.freshness import read_manifest
     from ee.index.view import open_index
 
     manifest = read_manifest(ws.root)

@@ -102,7 +102,7 @@ def find_leftovers(root: Path, git: Git | None, now: float | None = None) -> lis
 
 def index_busy(root: Path) -> bool:
     """Is an index writer running (holding the index lock)? Asked without waiting."""
-    from ee.index.sync import index_lock
+    from ee.index.freshness import index_lock
 
     try:
         with index_lock(root, 0.0):
@@ -131,7 +131,7 @@ def repair(ws: Workspace) -> Repairs:
     """``ee doctor --fix``: finish or undo an interrupted import, and remove every leftover, each under
     the lock its writers hold (waiting :data:`LOCK_WAIT` seconds at most; what could not be locked is
     listed as skipped, for a later run)."""
-    from ee.index.sync import index_lock
+    from ee.index.freshness import index_lock
 
     repairs = Repairs()
     git = ws.git if ws.git.is_repo() else None
@@ -161,7 +161,7 @@ def _rebuild_damaged_cache(root: Path) -> list[str]:
     """Start a damaged derived cache afresh, and clear the note of an earlier rebuild (this run of
     ``doctor`` reports it). The paths removed."""
     from ee.index.cache import REBUILT_NOTE, check, reset
-    from ee.index.sync import CACHE_PATH
+    from ee.index.freshness import CACHE_PATH
 
     path = root / CACHE_PATH
     note = path.parent / REBUILT_NOTE

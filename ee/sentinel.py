@@ -1,6 +1,6 @@
 """Proof that the store did not change, so ``ee watch``'s server can answer from the view it holds.
 
-Every query normally stats every memory file (:func:`ee.index.sync.scan`): ~10 ms at 10k files, most of
+Every query normally stats every memory file (:func:`ee.index.freshness.scan`): ~10 ms at 10k files, most of
 a warm query. The watcher's own events cannot replace that: watchdog delivers them late (its move
 grouper holds them ~0.5 s), so "no event seen yet" does not prove "nothing changed".
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ee.index.sync import index_lock
+from ee.index.freshness import index_lock
 from ee.store import workspace_lock
 from ee.workspace import Workspace
 from tests.conftest import run_cli, run_ee_process

@@ -16,10 +16,10 @@ import pytest
 from conftest import git, run_cli
 
 from ee.index import derive as derive_module
-from ee.index import lexical, sync
+from ee.index import freshness, lexical
+from ee.index.freshness import INDEX_DIR, read_manifest
 from ee.index.lexical import Vocabulary
 from ee.index.segment import Entry, Generation, split_strings
-from ee.index.sync import INDEX_DIR, read_manifest
 from ee.index.tokenize import tokenize
 from ee.index.view import open_index, rebuild, status
 from ee.workspace import Workspace
@@ -238,12 +238,12 @@ def test_scan_stats_the_files_the_store_lists(tmp_path: Path) -> None:
     os.symlink("../a", base / "c" / "folder-link")
     os.mkfifo(base / "c" / "fifo.md")
 
-    found = sync.scan(tmp_path)
+    found = freshness.scan(tmp_path)
     expected = dict(iter_memory_files(tmp_path))
     assert sorted(found.paths) == sorted(expected)
-    assert found.files == {rel: sync.stamp(st) for rel, st in expected.items()}
+    assert found.files == {rel: freshness.stamp(st) for rel, st in expected.items()}
     assert list(found.events) == ["memories/.events/mem_a.jsonl"]
-    assert sync.scan(tmp_path / "nowhere").paths == []
+    assert freshness.scan(tmp_path / "nowhere").paths == []
 
 
 def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Workspace) -> None:
@@ -256,13 +256,15 @@ def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Works
     while open_index(ws).manifest["racy"]:  # until the stamps are old enough to be trusted
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    sync._WARM.clear()  # as a new process: nothing in memory
+    freshness._WARM.clear()  # as a new process: nothing in memory
     first = open_index(ws)
     assert first.report is None
     again = open_index(ws)
     assert again.gen is first.gen
     assert again.state is first.state
-    assert sync.warm(ws.root / INDEX_DIR / first.manifest["generation"]) is None  # query-only: no update base
+    assert (
+        freshness.warm(ws.root / INDEX_DIR / first.manifest["generation"]) is None
+    )  # query-only: no update base
 
     write(ws, "memories/b.md", "bravo window alpha", "mem_b")
     write(ws, "memories/c.md", "charlie alpha", "mem_c")
@@ -284,13 +286,13 @@ def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Work
     view = open_index(ws)
     assert view.manifest["racy"] == ["memories/a.md"]  # written a moment before its stat
     write(ws, "memories/a.md", "bravo", "mem_a")  # same size
-    stamps_file = ws.root / INDEX_DIR / view.manifest["generation"] / sync.STAMPS
+    stamps_file = ws.root / INDEX_DIR / view.manifest["generation"] / freshness.STAMPS
     stamps = marshal.loads(stamps_file.read_bytes())
     assert split_strings(stamps["paths"]) == ["memories/a.md"]
     # What a coarse clock would have left: the new text under the stamp the index saved.
-    stamps["stamps"] = np.asarray(sync.stamp(path.stat()), dtype=np.int64).tobytes()
+    stamps["stamps"] = np.asarray(freshness.stamp(path.stat()), dtype=np.int64).tobytes()
     stamps_file.write_bytes(marshal.dumps(stamps))
-    sync._WARM.clear()
+    freshness._WARM.clear()
     again = open_index(ws)
     assert again.report is not None
     assert again.report.modified == ["memories/a.md"]
@@ -524,7 +526,7 @@ def test_corrupt_index_files_are_detected_and_rebuilt(ws: Workspace, damage: str
     write(ws, "memories/b.md", "bravo window", "mem_b")
     expected = picture(open_index(ws))
     DAMAGE[damage](ws)
-    sync._WARM.clear()  # as another process would: this one keeps what it wrote in memory
+    freshness._WARM.clear()  # as another process would: this one keeps what it wrote in memory
     assert status(ws)["state"] == "corrupt"
     view = open_index(ws)
     assert "index_repaired" in codes(view), view.degraded
@@ -557,11 +559,13 @@ def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) 
         (folder / name).unlink()
     (folder / "records.marshal").write_bytes(marshal.dumps(records))
     (folder / "DONE").write_text(json.dumps({"size": len(records)}))
-    (folder / sync.STAMPS).write_bytes(marshal.dumps({"files": {}, "blobs": {}, "events": {}, "racy": []}))
+    (folder / freshness.STAMPS).write_bytes(
+        marshal.dumps({"files": {}, "blobs": {}, "events": {}, "racy": []})
+    )
     manifest_path = ws.root / INDEX_DIR / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     manifest_path.write_text(json.dumps(manifest | {"format": 6}))
-    sync._WARM.clear()
+    freshness._WARM.clear()
     assert read_manifest(ws.root) is None
     assert status(ws)["state"] == "missing"
     view = open_index(ws)
@@ -570,13 +574,13 @@ def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) 
     assert view.report.reason == "full build"
     assert view.degraded == []
     assert picture(view) == expected
-    assert json.loads(manifest_path.read_text())["format"] == sync.FORMAT
+    assert json.loads(manifest_path.read_text())["format"] == freshness.FORMAT
     assert status(ws)["state"] == "ready"
 
     # A generation folder in the old layout under a current manifest (a half-upgraded index) is damage:
     # detected and rebuilt too.
     (_generation(ws) / "DONE").write_text(json.dumps({"size": 2}))
-    sync._WARM.clear()
+    freshness._WARM.clear()
     assert status(ws)["state"] == "corrupt"
     assert picture(open_index(ws)) == expected
     assert status(ws)["state"] == "ready"
@@ -586,7 +590,7 @@ def test_damage_in_update_only_arrays_is_repaired_by_the_next_update(ws: Workspa
     write(ws, "memories/a.md", "alpha", "mem_a")
     open_index(ws)
     _truncate(_generation(ws) / "tf.npy")  # read only when updating
-    sync._WARM.clear()
+    freshness._WARM.clear()
     assert status(ws)["state"] == "corrupt"
     write(ws, "memories/b.md", "bravo alpha", "mem_b")
     view = open_index(ws)

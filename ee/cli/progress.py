@@ -1,7 +1,7 @@
 """Progress of long operations (``ee import jsonl``, ``ee index rebuild``, ``ee eval beir``) on stderr, when
 stderr is a terminal: nothing at all otherwise (JSON consumers, pipes and logs see what they always saw).
 
-The library reports ``progress(phase, done, total)`` (see :data:`ee.index.sync.Progress`); a total of 0
+The library reports ``progress(phase, done, total)`` (see :data:`ee.index.freshness.Progress`); a total of 0
 means the total is not known yet (lines read from a file): the line then counts up.
 """
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import ModelError
-from ee.index.sync import INDEX_DIR, Progress, SyncReport, index_lock, is_fresh, read_manifest, scan
+from ee.index.freshness import INDEX_DIR, Progress, SyncReport, index_lock, is_fresh, read_manifest, scan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,7 +127,7 @@ def _open_index_now(ws: Workspace, catch_up: bool, progress: Progress | None) ->
 
 
 def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
-    from ee.index.sync import Updater, open_generation
+    from ee.index.freshness import Updater, open_generation
 
     root = ws.root
     folder, model_key, model_problem = model_folder(ws)
@@ -338,8 +338,8 @@ def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
     """Open every file of a saved generation (raising when one is damaged): (has vectors, problems)."""
     import numpy as np
 
+    from ee.index.freshness import _load_state
     from ee.index.segment import Generation
-    from ee.index.sync import _load_state
 
     gen = Generation.load(folder)
     for name in ("tf.npy", "lengths.npy"):

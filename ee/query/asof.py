@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from ee.errors import NotFound, UsageError
 from ee.ids import parse_time
+from ee.index.freshness import INDEX_DIR
 from ee.index.segment import Entry, Generation
-from ee.index.sync import INDEX_DIR
 from ee.index.view import IndexView, model_folder
 from ee.model import CommitInfo
 from ee.store import EVENTS, MEMORIES
@@ -164,8 +164,8 @@ def _build(
     from ee.feedback_store import read_events_text
     from ee.index.cache import DerivedCache
     from ee.index.derive import derive, embed_text
+    from ee.index.freshness import CACHE_PATH
     from ee.index.provenance import provenance
-    from ee.index.sync import CACHE_PATH
     from ee.index.view import _load_embedder
 
     files = ws.git.ls_tree(commit, MEMORIES)
