@@ -1,4 +1,4 @@
-"""``ee context``, ``ee pack``, ``ee why`` and ``ee outcome``: packs for agents, explanations, feedback."""
+"""``ee context`` and ``ee pack``: token-budgeted context packs for agents."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ee.cli import Output, json_option, workspace
+from ee.cli import json_option, workspace
 from ee.cli.query_cmds import (
     FIELDS,
     FORMATS,
@@ -20,7 +20,6 @@ from ee.cli.query_cmds import (
 from ee.errors import QueryError, UsageError
 
 PROFILES = ["compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom"]
-SIGNALS = ["helpful", "harmful", "confirmation", "contradiction", "stale", "inaccurate", "outdated"]
 
 
 # The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document).
@@ -225,60 +224,3 @@ def parse_quotas(pairs: tuple[str, ...]) -> dict[str, Any]:
             value = raw.strip()
         out[key.strip()] = value
     return out
-
-
-@click.command("why")
-@click.argument("memory_id")
-@click.option(
-    "--query", "query_text", metavar="TEXT", help="Explain its rank (and pack decision) for this query."
-)
-@click.option(
-    "--profile",
-    type=click.Choice(PROFILES),
-    default="balanced",
-    show_default=True,
-    help="The pack profile whose decision --query reports.",
-)
-@click.option("--as-of", metavar="TIME|COMMIT", help="Explain the memory as it stood then.")
-@json_option
-@click.pass_context
-def why_cmd(
-    ctx: click.Context,
-    memory_id: str,
-    query_text: str | None,
-    profile: str,
-    as_of: str | None,
-    as_json: bool | None,
-) -> None:
-    """Why MEMORY_ID ranks where it does: standing, feedback, links, validity, history, --query rank."""
-    from ee.render.pack_text import why_human
-    from ee.why import why
-
-    data = why(workspace(ctx), memory_id, query_text, as_of=as_of, profile=profile)
-    degraded = data.pop("degraded", [])
-    Output(as_json).emit(data, lambda: why_human(data), degraded)
-
-
-@click.command("outcome")
-@click.argument("memory_id")
-@click.option("--signal", required=True, type=click.Choice(SIGNALS), help="What the memory did for you.")
-@click.option("--reason", metavar="TEXT", help="A sentence on what happened (stored in the repository).")
-@click.option("--agent", default=None, help="Record as this agent (default: $EE_AGENT, else human).")
-@json_option
-@click.pass_context
-def outcome_cmd(
-    ctx: click.Context,
-    memory_id: str,
-    signal: str,
-    reason: str | None,
-    agent: str | None,
-    as_json: bool | None,
-) -> None:
-    """Record that MEMORY_ID helped or hurt: an append-only feedback event, committed on its own."""
-    from ee.outcome import record_outcome
-    from ee.render.pack_text import outcome_human
-    from ee.workspace import Actor
-
-    ws = workspace(ctx)
-    data = record_outcome(ws, memory_id, signal, reason, Actor.from_env(agent))
-    Output(as_json).emit(data, lambda: outcome_human(data), ws.branch_notes())
