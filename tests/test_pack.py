@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ee.pack import pack_view
+from ee.pack.pieces import block_piece, item_text, section_piece, title_piece
 from ee.pack.profiles import PROFILES, SECTIONS, resolve_profile
 from ee.pack.select import Budget, Candidate, select
 from ee.query.document import from_arguments
 from ee.query.engine import count_tokens
-from ee.render.pack_text import block_piece, item_text, section_piece, title_piece
 from ee.render.results import render
 from tests.conftest import run_cli, run_ee_process
 from tests.memory_corpus import shared_store

@@ -50,7 +50,7 @@ def _item_text_reference(kind: str, body: str, memory_id: str, trust: str, confi
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0b\x0c\x1c\x85\u2028#`")), st.floats(0, 1))
 def test_a_pack_items_text_is_the_same_for_one_line_and_many(body: str, confidence: float) -> None:
-    from ee.render.pack_text import item_text
+    from ee.pack.pieces import item_text
 
     args = ("fact", body, "mem_A", "agent_validated", confidence)
     assert item_text(*args) == _item_text_reference(*args)

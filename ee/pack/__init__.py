@@ -34,7 +34,7 @@ custom          quotas from ``[pack.custom]`` in .ee/config.toml, then       any
 **Token rule.** Every count uses ``ee.query.engine.count_tokens`` (⌈UTF-8 bytes / 4⌉). The pack's budget
 covers exactly the Markdown pack that ``--format markdown`` prints and ``--format hook`` injects, counted
 piece by piece: the title line, each block heading (authoritative / advisory) and section heading in use,
-and each item's text (``ee.render.pack_text.item_text``: kind, body, id, trust class, effective
+and each item's text (``ee.pack.pieces.item_text``: kind, body, id, trust class, effective
 confidence). ``used_tokens`` is that sum and never exceeds ``max_tokens`` (a sum of ceilings bounds the
 ceiling of the sum, so the whole Markdown counts no more). The JSON forms carry the same bodies plus
 metadata the budget does not count. A budget smaller than the title line gives an empty pack with an
@@ -125,11 +125,11 @@ def pack_view(
 def choose(ctx: Any, ranked: list[Any], profile: Profile) -> tuple[list[Any], list[Any], str, Any]:
     """(chosen candidates, all candidates, similarity kind, budget) for the ranked hits."""
     from ee.pack.items import candidates
+    from ee.pack.pieces import block_piece, section_piece, title_piece
     from ee.pack.profiles import SECTIONS
     from ee.pack.select import Budget, select
     from ee.pack.similarity import similarity
     from ee.query.engine import count_tokens
-    from ee.render.pack_text import block_piece, section_piece, title_piece
 
     query = ctx.query
     max_tokens = max_tokens_of(query)

@@ -7,10 +7,10 @@ import hashlib
 import json
 from typing import Any
 
+from ee.pack.pieces import TRUNCATION_MARK, item_text
 from ee.pack.profiles import SECTION_TITLES, Profile, section_of
 from ee.pack.select import Candidate
 from ee.query.engine import count_tokens
-from ee.render.pack_text import TRUNCATION_MARK, item_text
 
 MINIMAL = ("id", "section", "authoritative", "title")
 SUMMARY = (

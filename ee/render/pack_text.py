@@ -1,12 +1,12 @@
 """A context pack as text: the Markdown an agent pastes (and ``--format hook`` injects), and a terminal view;
 and the terminal views of ``ee why`` and ``ee outcome``.
 
-The Markdown is built from *pieces*, and the pack's token budget is counted over exactly these pieces
-(ee.pack): the title line, one heading per block (authoritative, advisory) and per section inside a block,
-and one block of text per item (:func:`item_text`). ``pack_markdown`` with ``fields`` standard or full is
-the concatenation of those pieces, so ``count_tokens(markdown) <= used_tokens <= max_tokens``; minimal and
-summary print less of each item, never more. The terminal view (``human``) adds a status line, reasons and
-an omitted summary for people; it is not what the budget measures.
+The Markdown is built from *pieces* (:mod:`ee.pack.pieces`), and the pack's token budget is counted over
+exactly these pieces: the title line, one heading per block (authoritative, advisory) and per section
+inside a block, and one block of text per item (:func:`item_text`). ``pack_markdown`` with ``fields``
+standard or full is the concatenation of those pieces, so ``count_tokens(markdown) <= used_tokens <=
+max_tokens``; minimal and summary print less of each item, never more. The terminal view (``human``)
+adds a status line, reasons and an omitted summary for people; it is not what the budget measures.
 """
 
 from __future__ import annotations
@@ -14,37 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ee.pack.pieces import block_piece, cut_bytes, item_text, section_piece, title_piece
 from ee.pack.profiles import SECTION_TITLES
-
-TITLE_MAX_BYTES = 100
-TRUNCATION_MARK = " […]"
-BLOCK_TITLES = {
-    True: "Authoritative",
-    False: "Advisory (written by agents or imported: verify before relying on it)",
-}
-
-
-def title_piece(task: str) -> str:
-    return f"# ee context: {_cut_bytes(' '.join(task.split()), TITLE_MAX_BYTES)}\n"
-
-
-def block_piece(authoritative: bool) -> str:
-    return f"\n## {BLOCK_TITLES[authoritative]}\n"
-
-
-def section_piece(section: str) -> str:
-    return f"\n### {SECTION_TITLES[section]}\n"
-
-
-def item_text(kind: str, body: str, memory_id: str, trust: str, confidence: float) -> str:
-    """One item as the pack shows it: a list entry with the body (continuation lines indented) and a line
-    naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence."""
-    lines = body.strip().splitlines() or [""]
-    meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
-    if len(lines) == 1:  # (most bodies; a pack measures each candidate's text several times)
-        return f"- **{kind}** {lines[0]}\n{meta}\n"
-    rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
-    return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n"
 
 
 def _summary_text(item: dict[str, Any]) -> str:
@@ -147,7 +118,7 @@ def _omitted_lines(omitted: list[dict[str, Any]], by_reason: dict[str, int]) -> 
     for item in omitted[:OMITTED_SHOWN]:
         where = ", ".join(str(x) for x in (item.get("section"), item.get("reason")) if x)
         size = f", {item['tokens']} tokens" if item.get("tokens") else ""
-        title = f"  {_cut_bytes(str(item['title']), 70)}" if item.get("title") else ""
+        title = f"  {cut_bytes(str(item['title']), 70)}" if item.get("title") else ""
         lines.append(f"  - {item['id']} ({where}{size}){title}")
     if len(omitted) > OMITTED_SHOWN:
         lines.append(f"  … {len(omitted) - OMITTED_SHOWN} more (--format json lists each one)")
@@ -189,13 +160,6 @@ def explain_lines(item: dict[str, Any], indent: str) -> list[str]:
         figures = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in selection.items() if k != "objective")
         out.append(f"{indent}selected: {selection.get('objective', '')} ({figures})")
     return out
-
-
-def _cut_bytes(text: str, limit: int) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[: limit - 3].decode("utf-8", "ignore") + "…"
 
 
 def why_human(data: dict[str, Any]) -> str:

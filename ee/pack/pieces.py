@@ -1,0 +1,45 @@
+"""The pieces of a context pack's Markdown: the title line, one heading per block (authoritative, advisory)
+and per section inside a block, and one block of text per item. The pack counts its token budget over
+exactly these pieces; :mod:`ee.render.pack_text` prints them. They live here, below the renderers, so the
+pack never imports a renderer (DESIGN.md §2: render reads packs, not the other way round)."""
+
+from __future__ import annotations
+
+from ee.pack.profiles import SECTION_TITLES
+
+TITLE_MAX_BYTES = 100
+TRUNCATION_MARK = " […]"
+BLOCK_TITLES = {
+    True: "Authoritative",
+    False: "Advisory (written by agents or imported: verify before relying on it)",
+}
+
+
+def title_piece(task: str) -> str:
+    return f"# ee context: {cut_bytes(' '.join(task.split()), TITLE_MAX_BYTES)}\n"
+
+
+def block_piece(authoritative: bool) -> str:
+    return f"\n## {BLOCK_TITLES[authoritative]}\n"
+
+
+def section_piece(section: str) -> str:
+    return f"\n### {SECTION_TITLES[section]}\n"
+
+
+def item_text(kind: str, body: str, memory_id: str, trust: str, confidence: float) -> str:
+    """One item as the pack shows it: a list entry with the body (continuation lines indented) and a line
+    naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence."""
+    lines = body.strip().splitlines() or [""]
+    meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
+    if len(lines) == 1:  # (most bodies; a pack measures each candidate's text several times)
+        return f"- **{kind}** {lines[0]}\n{meta}\n"
+    rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
+    return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n"
+
+
+def cut_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[: limit - 3].decode("utf-8", "ignore") + "…"
