@@ -1,5 +1,5 @@
 """``ee doctor``: every check of a workspace, each problem with a repair command; ``--fix`` repairs what a
-killed process left (see :mod:`ee.recovery`)."""
+killed process left (see :mod:`ee.store.recovery`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ee.config import CONFIG_PATH, load_config
 from ee.errors import ConfigError, GitError
 from ee.model import Problem
-from ee.store import EVENTS, MEMORIES, Store, lock_is_held
+from ee.store.files import EVENTS, MEMORIES, Store, lock_is_held
 from ee.workspace import GITATTRIBUTES_LINES, GITIGNORE_LINES
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     ``fix`` first repairs what killed processes left (an interrupted import, temporary files), then checks:
     the problems are those that remain, and ``fixed`` says what was done.
     """
-    from ee.recovery import repair
+    from ee.store.recovery import repair
 
     repairs = repair(ws) if fix else None
     problems: list[Problem] = _check_install()
@@ -71,7 +71,7 @@ def _check_leftovers(ws: Workspace, writing: bool) -> list[Problem]:
     """An import killed before its commit, and the temporary files killed processes left. While a writer
     holds a lock (``writing``: the workspace lock), what it may be using is not reported: it is no
     leftover yet."""
-    from ee.recovery import find_leftovers, index_busy, journal_problem
+    from ee.store.recovery import find_leftovers, index_busy, journal_problem
 
     out: list[Problem] = []
     interrupted = None if writing else journal_problem(ws.root)
@@ -205,7 +205,7 @@ def _check_layout(ws: Workspace) -> list[Problem]:
         out.append(Problem("memories_missing", "error", "memories/ does not exist", repair="ee init"))
     if not (ws.root / EVENTS).is_dir():
         out.append(Problem("events_missing", "warning", f"{EVENTS}/ does not exist", repair="ee init"))
-    from ee import memory_branch
+    from ee.git import memory_branch
 
     expected: tuple[tuple[str, tuple[str, ...]], ...] = (
         (".gitignore", GITIGNORE_LINES),
@@ -236,7 +236,7 @@ def _check_layout(ws: Workspace) -> list[Problem]:
 
 def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
     """Links to memories that do not exist, and conflicted memories left by a merge."""
-    from ee.merge import is_conflicted
+    from ee.git.merge import is_conflicted
 
     out: list[Problem] = []
     granted = _granted_trust(ws, snap)

@@ -59,7 +59,7 @@ class Link:
 
 def title_of(body: str) -> str:
     """The first non-empty body line, without Markdown heading marks, cut to 120 characters. ee's own
-    labels (``<!-- ee:… -->``, :mod:`ee.conflict`) are skipped: a conflicted memory reads as its first
+    labels (``<!-- ee:… -->``, :mod:`ee.git.conflict`) are skipped: a conflicted memory reads as its first
     version's title."""
     for line in body.splitlines():
         text = line.strip()

@@ -30,7 +30,7 @@ def why(
     from ee.query import min_relevance, open_view
     from ee.query.document import from_arguments
     from ee.query.engine import prepare
-    from ee.store import check_id
+    from ee.store.files import check_id
 
     check_id(memory_id)  # something that cannot be an id is a usage error, as for `ee memory show`
     query = from_arguments(query_text or memory_id, as_of=as_of, profile=profile)
@@ -75,7 +75,7 @@ def why(
 
 
 def _events_elsewhere(ws: Workspace, memory_id: str) -> list[dict[str, Any]]:
-    from ee import memory_branch
+    from ee.git import memory_branch
 
     if memory_branch.worktree(ws.root) is not None:
         return []  # one memory branch: no checkout hides an event
@@ -151,7 +151,7 @@ def _gen_title(gen: Any, pos: int | None) -> str | None:
 def history_report(ws: Workspace, memory_id: str, path: str) -> dict[str, Any]:
     """A summary of the git history of the file at ``path`` (where the up-to-date index found the memory:
     no look through every file)."""
-    from ee.history import history
+    from ee.git.history import history
 
     try:
         versions = history(ws, memory_id, path)
@@ -251,6 +251,6 @@ def _not_retrieved(ctx: Any, pos: int) -> str:
 
 
 def _time(value: Any) -> str | None:
-    from ee.ids import format_time
+    from ee.store.ids import format_time
 
     return format_time(value) if value is not None else None

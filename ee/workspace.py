@@ -13,7 +13,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ee import frontmatter
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
 from ee.errors import (
     ConfigError,
@@ -23,10 +22,11 @@ from ee.errors import (
     UsageError,
     WorkspaceNotFound,
 )
-from ee.gitrepo import Git, format_message
-from ee.ids import format_time, is_valid_id, new_id, now_text, parse_time
+from ee.git.repo import Git, format_message
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
-from ee.store import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
+from ee.store import frontmatter
+from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
+from ee.store.ids import format_time, is_valid_id, new_id, now_text, parse_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -92,8 +92,8 @@ class Workspace:
     @cached_property
     def git(self) -> Git:
         """The repository ee's files are committed in: the code's, or with a memory branch its worktree
-        ``memories/`` (:mod:`ee.memory_branch`), which every ee writer then commits to."""
-        from ee import memory_branch
+        ``memories/`` (:mod:`ee.git.memory_branch`), which every ee writer then commits to."""
+        from ee.git import memory_branch
 
         folder = memory_branch.worktree(self.root)
         if folder is not None:
@@ -112,7 +112,7 @@ class Workspace:
     def branch_notes(self) -> list[dict[str, Any]]:
         """After a write: where it went, when that is not where a reader may look. With memories on the code
         branch, a write on a branch other than the default stays on that branch until it merges."""
-        from ee import memory_branch
+        from ee.git import memory_branch
 
         if memory_branch.worktree(self.root) is not None:
             return []
@@ -146,9 +146,9 @@ class Workspace:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """The workspace lock, which every writer holds. Taken, it first finishes or undoes an import a
-        killed process left (:func:`ee.recovery.recover_import`): no writer ever commits that import's
+        killed process left (:func:`ee.store.recovery.recover_import`): no writer ever commits that import's
         files as its own, nor counts them as taken. What it did is kept in ``recovered_import``."""
-        from ee.recovery import JOURNAL, damaged_journal, has_journal, recover_import
+        from ee.store.recovery import JOURNAL, damaged_journal, has_journal, recover_import
 
         with workspace_lock(self.root, float(self.config.get("lock.timeout"))):
             self.recovered_import = None
@@ -174,9 +174,9 @@ class Workspace:
         The commit holds ee's files and, of a ``.gitignore`` / ``.gitattributes`` the user already has,
         only ee's lines: their uncommitted edits to those files stay uncommitted (staged or not).
         ``branch`` (or ``[store] branch`` of the config, in a fresh clone) keeps ``memories/`` as a worktree
-        of that branch (:mod:`ee.memory_branch`).
+        of that branch (:mod:`ee.git.memory_branch`).
         """
-        from ee import memory_branch
+        from ee.git import memory_branch
 
         root = Path(path).expanduser().resolve()
         try:

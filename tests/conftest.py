@@ -68,7 +68,7 @@ def _no_server_left_running(tmp_path: Path) -> Any:
 def stop_server(root: Path, timeout: float = 60) -> bool:
     """Stop the ``ee watch`` of ``root`` — one started on demand too, even while it is starting — and
     wait until it is gone; whether one ran."""
-    from ee.watch import watcher_pid
+    from ee.serve.watch import watcher_pid
 
     deadline = time.monotonic() + timeout
     stopped = False

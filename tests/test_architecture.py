@@ -1,8 +1,9 @@
 """The layers of DESIGN.md §2, checked over every module of ee: an import (at run time, lazy ones included;
 ``if TYPE_CHECKING:`` blocks are annotations only) goes to the importer's own unit or to a lower layer.
 
-A unit is a top-level module or package of ``ee`` (``ee.index``, ``ee.store``). Every unit must be in
-:data:`LAYERS`: a new module takes its place in the order on purpose, not by accident.
+A unit is a top-level module or package of ``ee`` (``ee.why``, ``ee.index``), or one module of a package that
+spans layers (``ee.git.runner``). Every unit must be in :data:`LAYERS`: a new module takes its place in the
+order on purpose, not by accident.
 """
 
 from __future__ import annotations
@@ -14,29 +15,36 @@ import pytest
 
 EE = Path(__file__).resolve().parents[1] / "ee"
 
-# Lowest first. A unit may import units of its own layer or below.
+# Lowest first. A unit may import units of its own layer or below. A package that groups one domain
+# across layers (git, store, serve) places each of its modules on its own: ``git.runner`` sits low,
+# ``git.sync`` high.
 LAYERS: list[set[str]] = [
-    {"errors", "model", "_crash"},
-    {"ids", "config", "schemas", "gitrun", "install"},
-    {"frontmatter", "gitrepo", "conflict"},
+    {"errors", "model", "_crash", "git", "store"},  # (git and store: their __init__ only)
+    {"store.ids", "config", "schemas", "git.runner", "install"},
+    {"store.frontmatter", "git.repo", "git.conflict"},
     {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
-    {"store", "merge", "feedback_store", "memory_branch"},
-    {"index", "sentinel"},
+    {"store.files", "git.merge", "store.feedback", "git.memory_branch"},
+    {"index", "serve.sentinel"},
     {"query"},
     {"pack"},
     {"render"},  # reads packs and results, never files
-    {"recovery", "history"},
+    {"store.recovery", "git.history"},
     {"workspace"},  # the façade the commands call
-    {"transfer", "sync", "outcome", "why", "doctor"},
-    {"evaluation", "scenarios"},
+    {"store.transfer", "git.sync", "feedback", "why", "doctor"},
+    {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
-    {"cli", "mcp", "hooks", "client", "server", "watch", "shortlived", "__main__", "ee"},
+    {"cli", "mcp", "hooks", "serve", "__main__", "ee"},
 ]
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
 
+SPLIT = {"git", "store", "serve"}  # packages whose modules are placed one by one
+
+
 def _unit(module: str) -> str:
     parts = module.split(".")
+    if len(parts) > 2 and parts[1] in SPLIT and f"{parts[1]}.{parts[2]}" in LAYER:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else "ee"
 
 
@@ -58,8 +66,11 @@ def _runtime_imports(tree: ast.AST) -> list[tuple[str, int]]:
             found.extend((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.module, node.lineno))
-            if node.module == "ee":  # `from ee import frontmatter`
-                found.extend((f"ee.{alias.name}", node.lineno) for alias in node.names)
+            # `from ee.store import frontmatter` imports the unit store.frontmatter, not only ee.store
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                if _unit(name) != _unit(node.module):
+                    found.append((name, node.lineno))
         for child in ast.iter_child_nodes(node):
             visit(child)
 
@@ -89,6 +100,20 @@ def _upward(unit: str, source: str) -> list[tuple[str, int]]:
 def test_imports_go_down_the_layers(path: Path) -> None:
     unit = _unit(_module_of(path))
     assert _upward(unit, path.read_text(encoding="utf-8")) == []
+
+
+CLICK_USERS = {"cli", "mcp", "serve"}  # the command line, and what maps or serves its commands
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(EE)))
+def test_only_the_entry_points_import_click(path: Path) -> None:
+    """The library parses no argv: one command-line parser, at the edge (DESIGN.md §2)."""
+    if _unit(_module_of(path)).split(".")[0] in CLICK_USERS:
+        return
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {name for name in names if name.split(".")[0] == "click"}
 
 
 def test_the_check_catches_an_upward_import() -> None:

@@ -18,7 +18,7 @@ import pytest
 from conftest import git, run_cli, stop_server
 from test_server import DEADLINE, _alive, ee, wait_for
 
-from ee.watch import watcher_pid
+from ee.serve.watch import watcher_pid
 from ee.workspace import Workspace
 
 
@@ -54,7 +54,7 @@ def test_the_first_command_answers_and_starts_the_server_the_next_is_served(stor
         assert b"--on-demand" in cmdline
         assert os.getsid(pid) == pid != os.getsid(0)  # detached: its own session (and process group)
         assert os.getpgid(pid) == pid
-        probe = "import sys, ee.client; print(ee.client.try_server(sys.argv[1:]))"
+        probe = "import sys, ee.serve.client; print(ee.serve.client.try_server(sys.argv[1:]))"
         served = subprocess.run(
             [sys.executable, "-c", probe, "search", "alpha", "--json"],
             cwd=root,

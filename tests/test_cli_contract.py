@@ -3,7 +3,6 @@ JSON by default when piped, envelopes that validate, deterministic output, and t
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -222,38 +221,6 @@ def test_version_and_bare_group(cli: Cli) -> None:
     assert result.code == 0
     assert result.out.startswith("ee, version ")
     assert cli("memory").code in (0, ExitCode.USAGE)
-
-
-# --- layering
-
-
-STORE_MODULES = [
-    "frontmatter",
-    "store",
-    "gitrepo",
-    "gitrun",
-    "recovery",
-    "workspace",
-    "history",
-    "transfer",
-    "doctor",
-    "config",
-    "ids",
-    "model",
-    "errors",
-]
-
-
-@pytest.mark.parametrize("module", STORE_MODULES)
-def test_the_store_never_imports_the_cli_or_the_renderers(module: str) -> None:
-    tree = ast.parse((REPO_ROOT / "ee" / f"{module}.py").read_text())
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module)
-    assert not {name for name in imported if name.startswith(("ee.cli", "ee.render", "click"))}, module
 
 
 def test_the_remember_path_imports_nothing_heavy(ws: Workspace) -> None:

@@ -480,7 +480,7 @@ def test_every_memory_file_ee_writes_matches_the_memory_schema(cli: Cli, ws: Wor
 
 
 def test_doctor_reports_a_held_lock(cli: Cli, ws: Workspace) -> None:
-    from ee.store import workspace_lock
+    from ee.store.files import workspace_lock
 
     with workspace_lock(ws.root):
         data = check(cli("doctor", "--json"))

@@ -21,9 +21,9 @@ import pytest
 from conftest import git
 from test_server import DEADLINE, ee, start_watcher, stop
 
-from ee import client
-from ee.server import _environment
-from ee.watch import watcher_pid
+from ee.serve import client
+from ee.serve.server import _environment
+from ee.serve.watch import watcher_pid
 from ee.workspace import Workspace
 
 NOBODY = 65534

@@ -70,7 +70,7 @@ def test_every_shipped_scenario_passes() -> None:
 
 
 def test_shipped_scenarios_validate_against_the_schema() -> None:
-    from ee.scenarios import load_folder
+    from ee.eval.scenarios import load_folder
     from ee.schemas import list_schemas
 
     assert "ee.scenario.v1" in list_schemas()

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ee import frontmatter as fm
 from ee.errors import ExitCode, MemoryFormatError, UsageError
-from ee.ids import new_id
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Problem
+from ee.store import frontmatter as fm
+from ee.store.ids import new_id
 
 PATH = "memories/example.md"
 

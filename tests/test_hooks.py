@@ -636,8 +636,8 @@ def test_a_server_that_does_not_answer_leaves_the_check_to_the_hook(
     import fcntl
     import socket
 
-    from ee import client
     from ee.hooks import warm
+    from ee.serve import client
 
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     monkeypatch.delenv("EE_NO_SERVER")

@@ -11,7 +11,7 @@ import pytest
 
 from ee.errors import ExitCode
 from ee.schemas import validator
-from ee.transfer import export_records, import_jsonl
+from ee.store.transfer import export_records, import_jsonl
 from ee.workspace import Actor, Workspace
 from tests.conftest import Result, git, run_cli
 

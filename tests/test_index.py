@@ -222,10 +222,10 @@ def test_touch_without_change_reindexes_nothing(ws: Workspace) -> None:
 
 
 def test_scan_stats_the_files_the_store_lists(tmp_path: Path) -> None:
-    """The freshness scan sees exactly the store's memory files (ee.gitrepo.iter_memory_files) with their
+    """The freshness scan sees exactly the store's memory files (ee.git.repo.iter_memory_files) with their
     lstat stamps: nested folders, hidden names skipped, symlinks stamped as links (dangling ones too),
     a folder named like a memory walked into, a FIFO stamped without being opened."""
-    from ee.gitrepo import iter_memory_files
+    from ee.git.repo import iter_memory_files
 
     base = tmp_path / "memories"
     for folder in ("a/b", ".hidden", "dir.md", "c", ".events"):

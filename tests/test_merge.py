@@ -10,11 +10,10 @@ from conftest import run_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ee import frontmatter
-from ee.conflict import Version, has_git_markers
-from ee.conflict import parse as parse_versions
 from ee.errors import UsageError
-from ee.merge import (
+from ee.git.conflict import Version, has_git_markers
+from ee.git.conflict import parse as parse_versions
+from ee.git.merge import (
     choose,
     is_conflicted,
     merge_list,
@@ -24,6 +23,7 @@ from ee.merge import (
     versions_of,
 )
 from ee.model import Memory
+from ee.store import frontmatter
 
 BASE = """\
 ---

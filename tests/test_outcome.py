@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ee.ids import format_time, utcnow
 from ee.policy.feedback import effective_confidence
 from ee.query.standing import feedback_cutoff
+from ee.store.ids import format_time, utcnow
 from tests.conftest import git
 
 
@@ -170,7 +170,7 @@ def test_outcome_refuses_what_it_cannot_record(ws: Any, cli: Any) -> None:
 
 
 def test_effective_confidences_for_memory_list(ws: Any, cli: Any) -> None:
-    from ee.outcome import effective_confidences
+    from ee.feedback import effective_confidences
 
     agent = remember(cli, "CI uses four runners.", "--agent", "codex")
     human = remember(cli, "Releases happen on Tuesdays.")

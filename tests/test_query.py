@@ -531,10 +531,10 @@ def test_standing_kept_between_queries_equals_standing_computed_afresh(store: di
     from dataclasses import replace
     from datetime import timedelta
 
-    from ee.ids import format_time, utcnow
     from ee.index.view import open_index
     from ee.query.document import parse_document
     from ee.query.engine import run_search
+    from ee.store.ids import format_time, utcnow
     from ee.workspace import Workspace
 
     ids = store["ids"]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ee.errors import ExitCode
-from ee.merge import merge_driver
+from ee.git.merge import merge_driver
 from ee.workspace import Workspace
 from tests.conftest import Result, git, run_cli
 

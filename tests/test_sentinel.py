@@ -18,7 +18,7 @@ from conftest import git
 
 import ee.index.view
 from ee.index.view import open_index
-from ee.sentinel import Sentinel, Voucher, file_system_type
+from ee.serve.sentinel import Sentinel, Voucher, file_system_type
 from ee.workspace import Workspace
 
 ROUNDS = 25

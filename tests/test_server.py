@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import git, run_cli
 
-from ee.client import is_read_only, parse_argv, try_server
+from ee.serve.client import is_read_only, parse_argv, try_server
 from ee.workspace import Workspace
 
 DEADLINE = 60.0
@@ -139,7 +139,7 @@ def test_requests_are_really_served(
 
 def test_a_hook_check_is_served_with_its_standard_input(served_ws: Workspace) -> None:
     # `ee hook-check` reads the staged change from standard input with no '-' argument: the client must
-    # send it (ee.client.READS_STDIN), or the server would check an empty change.
+    # send it (ee.serve.client.READS_STDIN), or the server would check an empty change.
     (served_ws.root / "memories/mig.md").write_text(
         "---\nid: mem_mig\nkind: anti-pattern\npaths: [db/migrations/*.sql]\n---\n"
         "Never run schema migrations outside a transaction.\n"
@@ -151,7 +151,10 @@ def test_a_hook_check_is_served_with_its_standard_input(served_ws: Workspace) ->
     local = ee("hook-check", "pre-commit", cwd=served_ws.root, served=False, stdin=change)
     assert (served.returncode, served.stdout, served.stderr) == (local.returncode, local.stdout, local.stderr)
     assert b"anti-pattern mem_mig" in served.stderr
-    probe = "import sys, ee.client; print(ee.client.try_server(sys.argv[1:]), 'ee.cli' in sys.modules)"
+    probe = (
+        "import sys, ee.serve.client; "
+        "print(ee.serve.client.try_server(sys.argv[1:]), 'ee.cli' in sys.modules)"
+    )
     direct = subprocess.run(
         [sys.executable, "-c", probe, "hook-check", "pre-commit"],
         cwd=served_ws.root,
@@ -298,7 +301,7 @@ def test_parse_argv_finds_the_workspace_and_the_command() -> None:
 
 def test_the_client_imports_nothing_heavy() -> None:
     code = (
-        "import sys, ee.client\n"
+        "import sys, ee.serve.client\n"
         "heavy = {'click', 'numpy', 'yaml', 'ruamel', 'watchdog', 'ee.cli', 'ee.workspace'}\n"
         "print(sorted(m for m in sys.modules if m in heavy or m.split('.')[0] in heavy))"
     )
@@ -467,7 +470,7 @@ def test_the_warm_up_runs_the_queries_and_both_hook_checks(
     warm hooks' checks before its first client, so the first commit's hooks find the hook table and the
     index loaded; none of them fails."""
     from ee.hooks import run as hook_run
-    from ee.server import Server
+    from ee.serve.server import Server
 
     ws.remember("Run the migrations before deploying.", kind="rule", tags=["db"])
     logged: list[str] = []

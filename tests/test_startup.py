@@ -30,7 +30,7 @@ def test_a_remember_imports_no_index_yaml_or_numpy(tmp_path: Path) -> None:
     imported = {
         line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")
     }
-    assert {"ee.workspace", "ee.gitrun"} <= imported  # it did commit
+    assert {"ee.workspace", "ee.git.runner"} <= imported  # it did commit
     assert imported.isdisjoint({"ee.index", "ee.query", "yaml", "numpy", "bm25s"})
     assert git(root, "log", "-1", "--format=%s").strip() == "ee: remember second one"
     assert git(root, "status", "--porcelain") == ""

@@ -23,9 +23,9 @@ from ee.errors import (
     UsageError,
     WorkspaceNotFound,
 )
-from ee.gitrepo import parse_trailers
-from ee.history import history
-from ee.store import atomic_write, lock_is_held, workspace_lock
+from ee.git.history import history
+from ee.git.repo import parse_trailers
+from ee.store.files import atomic_write, lock_is_held, workspace_lock
 from ee.workspace import Actor, Workspace, find_root
 from tests.conftest import git, make_repo
 
@@ -323,7 +323,7 @@ def test_ee_commits_never_touch_the_users_staged_or_unstaged_work(tmp_path: Path
     ws.link(one.id, two.id, "supports")
     ws.expire(two.id, "2030-01-01")
     ws.edit_tags("hand-1", add=["hand"])
-    from ee.transfer import import_jsonl
+    from ee.store.transfer import import_jsonl
 
     import_jsonl(ws, ['{"body": "Imported one."}', '{"body": "Imported two.", "tags": ["i"]}'])
     ws.forget(two.id)
@@ -581,7 +581,7 @@ def test_the_lock_serialises_writers_and_times_out(ws: Workspace) -> None:
 
 def test_a_killed_writer_releases_the_lock(ws: Workspace) -> None:
     code = (
-        "import sys, time; from pathlib import Path; from ee.store import workspace_lock\n"
+        "import sys, time; from pathlib import Path; from ee.store.files import workspace_lock\n"
         "with workspace_lock(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(60)\n"
     )
     proc = subprocess.Popen(
@@ -749,7 +749,7 @@ def test_every_commit_is_exact_whatever_happened_to_head_meanwhile(tmp_path: Pat
 
 def test_a_bulk_commit_matches_what_git_add_would_commit(ws: Workspace) -> None:
     """From BULK_PATHS paths on, blobs go through one fast-import pack: the tree must be git's own."""
-    from ee.gitrepo import BULK_PATHS
+    from ee.git.repo import BULK_PATHS
 
     folder = ws.root / "memories" / "bulk"
     folder.mkdir()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import Result, git, run_cli
 
-from ee import frontmatter
+from ee.store import frontmatter
 from ee.workspace import Workspace
 
 BIN = str(Path(sys.executable).parent)

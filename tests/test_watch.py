@@ -22,7 +22,7 @@ from conftest import git
 
 from ee.index.tokenize import tokenize
 from ee.index.view import open_index, rebuild, status
-from ee.watch import MAX_DIRTY, Dirty, Relevance, watch_lock, watcher_pid
+from ee.serve.watch import MAX_DIRTY, Dirty, Relevance, watch_lock, watcher_pid
 from ee.workspace import Workspace
 
 DEADLINE = 60.0  # generous: the machine may be busy; nothing here asserts on time

@@ -164,18 +164,18 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``ee ARGV`` (default: this process's arguments); the exit code.
 
     Called without ``argv`` (the ``ee`` process itself), a read-only command runs and ends the process
-    through :func:`ee.shortlived.run_and_exit` (a ``--batch`` of queries may run long: it does not)."""
+    through :func:`ee.serve.shortlived.run_and_exit` (a ``--batch`` of queries may run long: it does not)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if argv is None and _read_only(args) and "--batch" not in args:
-        from ee.shortlived import run_and_exit
+        from ee.serve.shortlived import run_and_exit
 
         run_and_exit(lambda: _run(args))
     return _run(args)
 
 
 def _read_only(args: list[str]) -> bool:
-    """The commands ``ee watch`` may answer (:data:`ee.client.READ_ONLY`)."""
-    from ee.client import is_read_only, parse_argv
+    """The commands ``ee watch`` may answer (:data:`ee.serve.client.READ_ONLY`)."""
+    from ee.serve.client import is_read_only, parse_argv
 
     return is_read_only(parse_argv(args)[1])
 

@@ -51,7 +51,7 @@ def beir_cmd(
     recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline; with --offtopic, the share of
     off-topic questions that get no hit."""
     from ee.cli.progress import progress_on_a_terminal
-    from ee.evaluation import MODES, beir, read_offtopic, table
+    from ee.eval.beir import MODES, beir, read_offtopic, table
 
     questions = read_offtopic(Path(offtopic)) if offtopic else None
     with progress_on_a_terminal() as bar:
@@ -84,7 +84,7 @@ def run_cmd(
     """Run the scenario files in FOLDER (default: tests/fixtures/eval of the workspace or of the ee checkout),
     each in a temporary workspace; exit 9 when an expectation is not met."""
     from ee.errors import EvalFailed
-    from ee.scenarios import default_folder, load_folder, run_scenarios, table
+    from ee.eval.scenarios import default_folder, load_folder, run_scenarios, table
 
     where = Path(folder) if folder else default_folder(ctx.find_root().params.get("workspace"))
     report = run_scenarios(load_folder(where, scenario_ids))

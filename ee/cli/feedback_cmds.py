@@ -59,7 +59,7 @@ def outcome_cmd(
     as_json: bool | None,
 ) -> None:
     """Record that MEMORY_ID helped or hurt: an append-only feedback event, committed on its own."""
-    from ee.outcome import record_outcome
+    from ee.feedback import record_outcome
     from ee.render.pack_text import outcome_human
     from ee.workspace import Actor
 

@@ -21,7 +21,7 @@ def index_group() -> None:
 def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
     """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing)."""
     from ee.index.view import status
-    from ee.watch import watcher_pid
+    from ee.serve.watch import watcher_pid
 
     ws = workspace(ctx)
     data = status(ws)
@@ -51,7 +51,7 @@ def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
 
 @click.command("watch")
 @click.option("--no-serve", is_flag=True, help="Only keep the index current; do not serve queries.")
-@click.option("--on-demand", "lock_fd", type=int, hidden=True, help="(started by ee.client.autostart)")
+@click.option("--on-demand", "lock_fd", type=int, hidden=True, help="(started by ee.serve.client.autostart)")
 @click.pass_context
 def watch_cmd(ctx: click.Context, no_serve: bool, lock_fd: int | None) -> None:
     """Keep the index current as files change, and answer read-only commands warm over .ee/serve.sock.
@@ -60,7 +60,7 @@ def watch_cmd(ctx: click.Context, no_serve: bool, lock_fd: int | None) -> None:
     logs go to stderr. (ee starts one in the background by itself, logging to .ee/serve.log, which stops
     after [server] idle_timeout without a client.)
     """
-    from ee.watch import run_watch
+    from ee.serve.watch import run_watch
 
     ws = workspace(ctx)
     if lock_fd is None:

@@ -81,8 +81,8 @@ def list_cmd(
         for p in problems
         if p.severity == "error"
     ]
-    from ee.merge import is_conflicted
-    from ee.outcome import effective_confidences
+    from ee.feedback import effective_confidences
+    from ee.git.merge import is_conflicted
 
     effective = effective_confidences(ws, memories)
     conflicted = {m.id for m in memories if is_conflicted(m)}
@@ -108,7 +108,7 @@ def list_cmd(
 @click.pass_context
 def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> None:
     """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed."""
-    from ee.history import history
+    from ee.git.history import history
 
     versions = history(workspace(ctx), memory_id)
     data = {"id": memory_id, "versions": [v.to_dict() for v in versions]}
@@ -260,7 +260,7 @@ def resolve_cmd(
 
     "local" is the version committed in this clone, whether the merge was a rebase or not.
     Without --pick or --text: lists the versions."""
-    from ee.sync import resolve_memory
+    from ee.git.sync import resolve_memory
     from ee.workspace import Actor
 
     text = text_file.read() if text_file is not None else None

@@ -74,7 +74,7 @@ def import_jsonl_cmd(
 ) -> None:
     """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit."""
     from ee.cli.progress import progress_on_a_terminal
-    from ee.transfer import import_jsonl
+    from ee.store.transfer import import_jsonl
     from ee.workspace import Actor
 
     ws = workspace(ctx)
@@ -131,7 +131,7 @@ def export_group() -> None:
 @click.pass_context
 def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
     """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`."""
-    from ee.transfer import export_records
+    from ee.store.transfer import export_records
 
     ws = workspace(ctx)
     snap = ws.store.snapshot()
@@ -143,7 +143,7 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
         sys.stdout.write("".join(lines))
         sys.stdout.flush()
     else:
-        from ee.store import atomic_write
+        from ee.store.files import atomic_write
 
         atomic_write(Path(output), "".join(lines).encode("utf-8"))
     for problem in snap.problems:

@@ -32,7 +32,7 @@ def sync_cmd(
     as_json: bool | None,
 ) -> None:
     """Share memories through the git remote: commit pending memory changes, fetch, integrate, push."""
-    from ee.sync import sync
+    from ee.git.sync import sync
     from ee.workspace import Actor
 
     report = sync(workspace(ctx), remote, strategy, push=not no_push, actor=Actor.from_env(agent))
@@ -96,7 +96,7 @@ def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
     Exit 0: merged (a body both sides changed is kept twice, flagged `conflict: true`);
     exit 1: a side does not parse, git's text merge is in OURS and git reports a conflict.
     """
-    from ee.merge import merge_driver
+    from ee.git.merge import merge_driver
 
     result = merge_driver(base, ours, theirs, path)
     name = path or ours

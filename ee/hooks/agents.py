@@ -88,7 +88,7 @@ def _merge_event(groups: list[Any], entry: dict[str, Any]) -> bool:
 def write_claude_settings(folder: Path) -> dict[str, Any]:
     """Merge ee's entries into ``folder/.claude/settings.json`` (created when missing)."""
     from ee.errors import ConfigError
-    from ee.store import atomic_write
+    from ee.store.files import atomic_write
 
     path = folder / SETTINGS
     try:

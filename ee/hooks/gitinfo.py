@@ -1,6 +1,6 @@
 """What a git hook needs to know about the repository: the staged change, the branch, a rebase in progress.
 
-Plain ``git`` processes (started by :mod:`ee.gitrun`) and the standard library only: this runs on every
+Plain ``git`` processes (started by :mod:`ee.git.runner`) and the standard library only: this runs on every
 commit, so nothing heavy is imported here. Paths are strings (a ``Path`` is accepted wherever a folder
 is), and regular expressions are compiled on the paths that use them. Every command inherits the hook's
 environment, so ``GIT_INDEX_FILE`` (``git commit -a``, ``git commit PATH``) and ``GIT_DIR`` are honoured
@@ -13,7 +13,7 @@ import os
 import select
 from typing import TYPE_CHECKING
 
-from ee import gitrun
+from ee.git import runner
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -33,14 +33,14 @@ BUSY_MARKERS = ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD
 
 
 class Git:
-    """One git process (:func:`ee.gitrun.start`, stdin from /dev/null), its output read by :meth:`result`.
+    """One git process (:func:`ee.git.runner.start`, stdin from /dev/null), its output read by :meth:`result`.
     Starting two before reading either runs them side by side."""
 
     __slots__ = ("args", "proc")
 
     def __init__(self, *args: str, cwd: StrPath | None = None) -> None:
         self.args = args
-        self.proc = gitrun.start(args, cwd)
+        self.proc = runner.start(args, cwd)
 
     def result(self, enough: Callable[[bytearray], bool] | None = None) -> tuple[int, bytes, bytes]:
         """(exit status, stdout, stderr). ``enough(stdout so far)`` true: stop reading; git dies of the
@@ -236,7 +236,7 @@ def staged_blobs(paths: Iterable[str], cwd: StrPath | None = None) -> dict[str, 
     if not wanted:
         return {}
     request = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
-    proc = gitrun.run(["cat-file", "--batch"], cwd, input=request)
+    proc = runner.run(["cat-file", "--batch"], cwd, input=request)
     if proc.returncode != 0:
         raise RuntimeError("git cat-file: " + proc.stderr.decode("utf-8", "replace").strip())
     out: dict[str, bytes] = {}

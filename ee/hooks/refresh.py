@@ -174,6 +174,6 @@ def _lock(path: Path) -> int:
 
 
 def _write(path: Path, text: str) -> None:
-    from ee.store import atomic_write
+    from ee.store.files import atomic_write
 
     atomic_write(path, text.encode("utf-8"))

@@ -310,9 +310,9 @@ def load_table(root: StrPath) -> dict[str, Any] | None:
 
 
 def save_table(root: StrPath, table: dict[str, Any]) -> None:
-    """Replace the table atomically (a reader sees the old file or the new one). Not ``ee.store``'s
-    durable write: importing ``ee.store`` costs a hook ~100 ms, and this file is derived — one left torn by
-    a crash fails to load and is rebuilt."""
+    """Replace the table atomically (a reader sees the old file or the new one). Not
+    ``ee.store.files``'s durable write: importing ``ee.store.files`` costs a hook ~100 ms, and this file is
+    derived — one left torn by a crash fails to load and is rebuilt."""
     import time
 
     path = os.path.join(root, TABLE)

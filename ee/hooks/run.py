@@ -62,7 +62,7 @@ class Hook:
             return None
         alive = warm.watcher_alive(root)
         if not alive:  # this hook runs cold; the next ones find the server warm
-            from ee.client import autostart
+            from ee.serve.client import autostart
 
             autostart(root)
         return cls(name, args, top, root, alive)
@@ -368,9 +368,9 @@ HOOKS: dict[str, Callable[[Hook], int]] = {
 
 def main_and_exit(argv: list[str]) -> None:
     """:func:`main`, then the process ends at once (what the hook runner calls): see
-    :mod:`ee.shortlived` (a cold prepare-commit-msg spent ~15 ms of CPU in collections and ~35 ms in the
+    :mod:`ee.serve.shortlived` (a cold prepare-commit-msg spent ~15 ms of CPU in collections and ~35 ms in the
     teardown, with the index's 10k records)."""
-    from ee.shortlived import run_and_exit
+    from ee.serve.shortlived import run_and_exit
 
     run_and_exit(lambda: main(argv))
 

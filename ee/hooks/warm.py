@@ -3,11 +3,11 @@
 A hook cannot hand itself to the server whole (git's ``GIT_INDEX_FILE`` and ``GIT_DIR`` do not travel),
 so it does its git work here and sends the server what it found: the staged paths and added lines, which
 ``ee hook-check NAME`` (:func:`check`) turns into the hook's answer with the server's warm imports, hook
-table and index; or a read-only ``ee search`` / ``ee context``, over the protocol of :mod:`ee.client`. Any
-failure means "no server": the caller runs the same code in-process, which gives the same answer, only
-slower.
+table and index; or a read-only ``ee search`` / ``ee context``, over the protocol of
+:mod:`ee.serve.client`. Any failure means "no server": the caller runs the same code in-process, which
+gives the same answer, only slower.
 
-The connection is :func:`ee.client.connect`'s, so a hook talks only to a server of its own user (an
+The connection is :func:`ee.serve.client.connect`'s, so a hook talks only to a server of its own user (an
 untrusted ``.ee/`` or socket is reported on stderr, and the hook runs its check itself).
 """
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from _typeshed import StrPath
 
-PID_FILE = ".ee/watch.pid"  # as ee.watch.PID_FILE (not imported: ee.watch costs ~80 ms of imports)
+# As ee.serve.watch.PID_FILE (not imported: ee.serve.watch costs ~80 ms of imports).
+PID_FILE = ".ee/watch.pid"
 ANSWER_TIMEOUT = 30.0
 # A hook-check is answered in a few ms, unless the server is busy: it runs one command at a time, under
 # the lock its index updates take (~1.5 s after HEAD moved, at 10k memories). Past this, the hook runs
@@ -30,7 +31,7 @@ CHECK_TIMEOUT = 0.15
 
 
 def watcher_alive(root: StrPath) -> bool:
-    """Is an ``ee watch`` holding its pid file's lock for ``root``? (as ``ee.watch.watcher_pid``)"""
+    """Is an ``ee watch`` holding its pid file's lock for ``root``? (as ``ee.serve.watch.watcher_pid``)"""
     if os.environ.get("EE_NO_SERVER", "") not in ("", "0"):
         return False
     import fcntl
@@ -58,7 +59,7 @@ class Request:
 
     def answer(self) -> tuple[int, bytes, bytes] | None:
         """(exit code, stdout, stderr), or None (no answer, or the server asks the client to run it)."""
-        from ee import client
+        from ee.serve import client
 
         try:
             code = client.answer_code(client.recv_frame(self.sock))
@@ -88,7 +89,8 @@ def send(
     there is none to send it to. ``timeout``: how long to wait for each part of the answer."""
     import json
 
-    from ee import __version__, client
+    from ee import __version__
+    from ee.serve import client
 
     request = {
         "protocol": client.PROTOCOL,

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ee import frontmatter
-from ee.conflict import is_conflicted
 from ee.errors import MemoryFormatError
-from ee.frontmatter import CONFLICT_KEY
+from ee.git.conflict import is_conflicted
 from ee.index.cache import Derived
 from ee.index.tokenize import tokenize
+from ee.store import frontmatter
+from ee.store.frontmatter import CONFLICT_KEY
 
 PARALLEL_MIN = 1500  # memories to derive before worker processes pay off (each takes ~0.3 s to start)
 _CHUNK = 250  # memories per batch sent to a worker

@@ -28,10 +28,10 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
-from ee.gitrepo import blob_id
+from ee.git.repo import blob_id
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
-from ee.store import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
+from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
@@ -223,7 +223,7 @@ def _parse_stamps(value: Any) -> dict[str, Any]:
 def scan(root: Path) -> Scan:
     """Stat every memory file and every events file: the cheap picture of the store's state.
 
-    The same files as :func:`ee.gitrepo.iter_memory_files` (``*.md``, hidden names skipped, symlinks
+    The same files as :func:`ee.git.repo.iter_memory_files` (``*.md``, hidden names skipped, symlinks
     stat'ed, not followed), with plain strings instead of ``Path`` objects: at 10k files this is the
     cost every query pays, and pathlib made it ~3x slower. Each folder is opened once and its entries
     are stat'ed relative to it (names from ``listdir``, no ``DirEntry`` objects, and the kernel resolves
@@ -536,7 +536,7 @@ class Updater:
                 continue
             record = dict(item.record)
             if record.get("id_from_path"):
-                from ee.frontmatter import _id_from_path
+                from ee.store.frontmatter import _id_from_path
 
                 record["id"] = _id_from_path(rel)
             vector = np.frombuffer(item.vector, dtype=np.float32) if item.vector is not None else None
@@ -623,7 +623,7 @@ class Updater:
         old_state: dict[str, Any],
         report: SyncReport,
     ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-        from ee.feedback_store import read_events_file
+        from ee.store.feedback import read_events_file
 
         old_stamps = (manifest or {}).get("events", {}) if old_state else {}
         event_map: dict[str, list[dict[str, Any]]] = dict(old_state.get("events", {}))

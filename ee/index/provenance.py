@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ee.errors import GitError
-from ee.store import MEMORIES
+from ee.store.files import MEMORIES
 
 _FORMAT = (
     "%x1e%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Ee-Actor,valueonly,separator=%x2C)"

@@ -100,7 +100,7 @@ def _model_unloadable(folder: Path) -> dict[str, Any]:
     }
 
 
-# ---- vouched view (ee.sentinel; installed by ee watch's server, helper A's block) -------------------
+# ---- vouched view (ee.serve.sentinel; installed by ee watch's server, helper A's block) -------------------
 # A long-lived process that can prove the store did not change (an inotify queue with nothing in it)
 # answers from the view it holds instead of stat'ing every file. None everywhere else.
 VOUCHER: Any = None

@@ -923,8 +923,8 @@ def file_secrets(text: str, path: str = "") -> list[FieldSecret]:
     The raw text is scanned (YAML comments included), and, when it parses, every decoded frontmatter value
     too: a YAML escape (``"\\x70assword"``) or a folded string must not hide a secret. Used wherever a file
     is about to enter git: the pre-commit hook, ``ee sync``, the merge driver."""
-    from ee import frontmatter
     from ee.errors import EeError
+    from ee.store import frontmatter
 
     fm_text, _body, body_line = frontmatter.split(text)
     keys = sorted((line, key) for key, line in frontmatter.top_level_key_lines(fm_text or "").items())

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import NotFound, UsageError
-from ee.ids import parse_time
 from ee.index.freshness import INDEX_DIR
 from ee.index.segment import Entry, Generation
 from ee.index.view import IndexView, model_folder
 from ee.model import CommitInfo
-from ee.store import EVENTS, MEMORIES
+from ee.store.files import EVENTS, MEMORIES
+from ee.store.ids import parse_time
 
 if TYPE_CHECKING:
     from ee.model import Memory
@@ -160,13 +160,13 @@ def _build(
 ) -> tuple[Generation, dict[str, Any]]:
     import numpy as np
 
-    from ee import frontmatter
-    from ee.feedback_store import read_events_text
     from ee.index.cache import DerivedCache
     from ee.index.derive import derive, embed_text
     from ee.index.freshness import CACHE_PATH
     from ee.index.provenance import provenance
     from ee.index.view import _load_embedder
+    from ee.store import frontmatter
+    from ee.store.feedback import read_events_text
 
     files = ws.git.ls_tree(commit, MEMORIES)
     embedder, problem = _load_embedder(folder, model_key) if folder else (None, None)
@@ -252,8 +252,8 @@ def _prune(folder: Path) -> None:
 
 def memory_as_of(ws: Workspace, memory_id: str, spec: str) -> tuple[Memory, CommitInfo]:
     """One memory as it was at a time or commit (a deleted memory included, when it existed then)."""
-    from ee import frontmatter
-    from ee.store import check_id
+    from ee.store import frontmatter
+    from ee.store.files import check_id
 
     check_id(memory_id)
     commit, _ref = resolve(ws, spec)

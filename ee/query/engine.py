@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ee.errors import PolicyError
-from ee.ids import format_time, parse_time, utcnow
 from ee.index.tokenize import tokenize
 from ee.query import filters as flt
 from ee.query.document import Query, encode_cursor
@@ -29,6 +28,7 @@ from ee.query.standing import (
     window_of,
     with_validity,
 )
+from ee.store.ids import format_time, parse_time, utcnow
 
 SUMMARY_FIELDS = (
     "rank",

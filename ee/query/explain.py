@@ -41,8 +41,8 @@ def body_for(ctx: Any, pos: int, record: dict[str, Any]) -> str:
 
 
 def _raw_body(ctx: Any, record: dict[str, Any]) -> str | None:
-    from ee import frontmatter
     from ee.errors import EeError
+    from ee.store import frontmatter
 
     try:
         if ctx.view.commit:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ee.ids import parse_time
 from ee.model import KNOWN_KEYS
 from ee.policy import trust as trust_policy
+from ee.store.ids import parse_time
 
 TIME_FIELDS = frozenset({"created", "valid_from", "valid_to"})
 FIELDS = frozenset({"id", "path", *KNOWN_KEYS})

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from ee.ids import parse_time
 from ee.policy import feedback, trust
 from ee.policy.feedback import FeedbackState as _FeedbackState
+from ee.store.ids import parse_time
 
 TRUST_MULTIPLIER = {"authoritative": 1.0, "advisory": 0.9, "legacy_evidence": 0.8}
 QUARANTINE_MULTIPLIER = 0.5

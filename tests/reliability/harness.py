@@ -253,8 +253,8 @@ def fsck(root: Path) -> list[str]:
 
 def head_memories(root: Path) -> dict[str, str]:
     """id → path of every memory committed at HEAD."""
-    from ee import frontmatter
-    from ee.gitrepo import Git
+    from ee.git.repo import Git
+    from ee.store import frontmatter
 
     repo = Git(root)
     if repo.head() is None:
@@ -271,8 +271,8 @@ def head_memories(root: Path) -> dict[str, str]:
 def unreadable(root: Path, skip: tuple[str, ...] = ("memories/hand/",)) -> list[str]:
     """Memory files in the working tree that do not parse (a half-written file would show here)."""
     from ee.errors import MemoryFormatError, NotFound
-    from ee.gitrepo import iter_memory_files
-    from ee.store import Store
+    from ee.git.repo import iter_memory_files
+    from ee.store.files import Store
 
     store = Store(root)
     out = []
@@ -291,7 +291,7 @@ def unreadable(root: Path, skip: tuple[str, ...] = ("memories/hand/",)) -> list[
 def staged_reverts(root: Path) -> list[str]:
     """Paths below memories/ whose entry in git's index is older than both HEAD and the working tree: a
     plain ``git commit`` by the user would silently undo an ee commit."""
-    from ee.gitrepo import blob_id
+    from ee.git.repo import blob_id
 
     out = []
     listing = git(root, "diff", "--cached", "--name-status", "-z", "HEAD", "--", "memories", check=False)
@@ -565,13 +565,13 @@ class Worker:
         if self.via_cli(i):
             data = self.cli("outcome", memory_id, "--signal", signal_name, "--agent", self.spec.name)
             return {"memory": memory_id, "event": _event_id(data), "cli": True}
-        from ee.outcome import record_outcome
+        from ee.feedback import record_outcome
 
         data = record_outcome(self.ws, memory_id, signal_name, actor=self.actor(i))
         return {"memory": memory_id, "event": _event_id(data)}
 
     def op_import(self, i: int) -> dict[str, Any]:
-        from ee.transfer import import_jsonl
+        from ee.store.transfer import import_jsonl
 
         lines = import_lines(5, seed=self.spec.seed * 1000 + i, prefix=f"{self.spec.name} import {i}")
         report = import_jsonl(self.ws, lines, actor=self.actor(i), source_name=f"{self.spec.name}-{i}.jsonl")
@@ -599,7 +599,7 @@ class Worker:
     def role_reader(self) -> None:
         """Parse every ee-written file and open the index, in a loop, until told to stop."""
         from ee.errors import MemoryFormatError, NotFound
-        from ee.gitrepo import iter_memory_files
+        from ee.git.repo import iter_memory_files
         from ee.index.view import open_index
 
         loops, files_read, torn, index_errors = 0, 0, [], []
@@ -778,7 +778,7 @@ def _stop_watcher(proc: subprocess.Popen[bytes], log: Path, failures: list[str])
 
 
 def _verify(root: Path, items: list[dict[str, Any]], report: ConcurrencyReport) -> None:
-    from ee.store import Store
+    from ee.store.files import Store
 
     fail = report.failures
     head = head_memories(root)
@@ -922,7 +922,7 @@ class CrashLab:
             root = self.base / op
             self.shared[op] = new_workspace(root, shared=3, seed=len(self.roots))
             if op == "index":
-                from ee.transfer import import_jsonl
+                from ee.store.transfer import import_jsonl
                 from ee.workspace import Workspace
 
                 import_jsonl(Workspace(root), import_lines(self.index_size, seed=99, prefix="indexed"))
@@ -1027,7 +1027,7 @@ class CrashLab:
     def _tags(self, root: Path, op: str) -> list[str]:
         if op != "tags":
             return []
-        from ee.store import Store
+        from ee.store.files import Store
 
         return list(Store(root).find(self.shared[op][0]).tags)
 

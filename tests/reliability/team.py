@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ee.merge import is_conflicted
-from ee.outcome import record_outcome
-from ee.sync import conflicted_memories, resolve_memory, sync
+from ee.feedback import record_outcome
+from ee.git.merge import is_conflicted
+from ee.git.sync import conflicted_memories, resolve_memory, sync
 from ee.workspace import Actor, Workspace
 
 BRANCH = "ee/memories"

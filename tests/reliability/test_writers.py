@@ -44,7 +44,7 @@ _HOLD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from ee.store import workspace_lock
+    from ee.store.files import workspace_lock
     with workspace_lock(Path(sys.argv[1])):
         print("held", flush=True)
         time.sleep(float(sys.argv[2]))
@@ -128,8 +128,8 @@ def test_a_save_during_an_ee_edit_is_never_overwritten(
 ) -> None:
     """A person saves the file between ee's read and ee's write (measured: 3 of 40 timed races lost the
     person's save before the store compared the file with what it had read)."""
-    from ee import frontmatter
     from ee.errors import ConflictError
+    from ee.store import frontmatter
     from ee.workspace import Workspace
 
     root = tmp_path / "ws"

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ee.scenarios.names import memory_id
+from ee.eval.scenarios.names import memory_id
 
 if TYPE_CHECKING:
-    from ee.scenarios.load import Scenario
+    from ee.eval.scenarios.load import Scenario
     from ee.workspace import Actor, Workspace
 
 DEFAULT_AGENT = "eval-agent"
@@ -76,7 +76,7 @@ def add_memories(
     ws: Workspace, memories: list[dict[str, Any]], ids: dict[str, str], date: str | None
 ) -> None:
     """People's memories in one import, each agent's in another (its commit says so), hand edits last."""
-    from ee.transfer import import_jsonl
+    from ee.store.transfer import import_jsonl
     from ee.workspace import Actor
 
     groups: dict[str | None, list[dict[str, Any]]] = {}
@@ -112,7 +112,7 @@ def record(memory: dict[str, Any], ids: dict[str, str], date: str | None) -> dic
 def hand_write(ws: Workspace, memory: dict[str, Any], ids: dict[str, str], date: str | None) -> None:
     """A file a person wrote in an editor: no secret check on the way in; committed with plain git unless
     ``commit: false`` leaves it in the working tree."""
-    from ee import frontmatter
+    from ee.store import frontmatter
     from ee.workspace import build_fields, parse_link
 
     rec = record(memory, ids, date)
@@ -156,7 +156,7 @@ def apply_step(ws: Workspace, step: dict[str, Any], ids: dict[str, str]) -> None
 
 def hand_edit(ws: Workspace, target: str, body: str | None, changes: dict[str, Any]) -> None:
     """Change a memory's body and/or frontmatter keys as an editor would (round-trip), then commit it."""
-    from ee import frontmatter
+    from ee.store import frontmatter
 
     memory = ws.get(target)
     text = frontmatter.decode(ws.store.read_bytes(memory.path), memory.path)
@@ -174,7 +174,7 @@ def hand_edit(ws: Workspace, target: str, body: str | None, changes: dict[str, A
 
 def record_feedback(ws: Workspace, events: list[dict[str, Any]], ids: dict[str, str]) -> None:
     """``ee outcome`` for each event, in order (the events are dated now, as a live agent's would be)."""
-    from ee.outcome import record_outcome
+    from ee.feedback import record_outcome
 
     for event in events:
         record_outcome(ws, ids[event["memory"]], event["signal"], event.get("reason"), _actor(event))

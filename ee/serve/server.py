@@ -3,14 +3,14 @@
 ``.ee/serve.sock`` (mode 0600, and each client's uid is checked: only the server's own user is served;
 never TCP). A request is ``{argv, cwd, env, stdin, tty}`` (and ``umask`` for a write); the answer is the
 exit code, stdout and stderr of ``ee.cli.main(argv)`` run here with the client's working directory and
-the part of its environment :func:`ee.client.is_passed` names, so the bytes are those an in-process run
+the part of its environment :func:`ee.serve.client.is_passed` names, so the bytes are those an in-process run
 prints. The process keeps its imports, the loaded embedding model and the last index view warm, which is
-the point; while :mod:`ee.sentinel` proves the store unchanged, a query does not even stat it. Commands
+the point; while :mod:`ee.serve.sentinel` proves the store unchanged, a query does not even stat it. Commands
 run one at a time (they swap process-wide state: standard streams, environment, working directory,
 umask) under the lock the watcher's updates take too.
 
-Served: the read-only commands of :data:`ee.client.READ_ONLY`, and the writes of
-:data:`ee.client.WRITES`. A write runs with the client's git identity, dates, configuration and
+Served: the read-only commands of :data:`ee.serve.client.READ_ONLY`, and the writes of
+:data:`ee.serve.client.WRITES`. A write runs with the client's git identity, dates, configuration and
 repository places, ``HOME``, ``PATH``, ``TZ`` and ``EE_*`` in place of ours, and its umask, under the
 workspace write lock as in-process, so its commit and files are the ones the client would have made. The
 client runs the rest.
@@ -31,7 +31,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ee.client import (
+from ee.serve.client import (
     PROTOCOL,
     SOCKET,
     is_passed,
@@ -78,7 +78,7 @@ class Server:
     def _vouch(self) -> None:
         """Let ``open_index`` answer from the view it holds while the sentinel proves it exact."""
         import ee.index.view
-        from ee.sentinel import Voucher
+        from ee.serve.sentinel import Voucher
 
         if ee.index.view.VOUCHER is None:
             self.voucher = ee.index.view.VOUCHER = Voucher(self.root)
@@ -278,7 +278,7 @@ def run_in_process(
 
 
 def _environment(client: dict[str, Any], tty: bool, *, write: bool = False) -> dict[str, str | None]:
-    """The variables a request changes: each one :func:`ee.client.is_passed` names (for a write: also
+    """The variables a request changes: each one :func:`ee.serve.client.is_passed` names (for a write: also
     git's identity, configuration and places, HOME, PATH, TZ) takes the client's value, or is removed
     for the request when the client has none. Any other variable the client sent is ignored."""
     env: dict[str, str | None] = {k: None for k in os.environ if is_passed(k, write)}

@@ -130,7 +130,7 @@ def beir(
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
     from ee.query.relevance import DEFAULT_MIN_RELEVANCE
-    from ee.transfer import import_jsonl
+    from ee.store.transfer import import_jsonl
     from ee.workspace import Actor, Workspace
 
     floor = DEFAULT_MIN_RELEVANCE if min_relevance is None else min_relevance

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ee import frontmatter
 from ee._crash import crash_point
 from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
-from ee.gitrepo import iter_memory_files
-from ee.ids import is_valid_id
+from ee.git.repo import iter_memory_files
 from ee.model import Memory, Problem
+from ee.store import frontmatter
+from ee.store.ids import is_valid_id
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import EeError
-from ee.scenarios.names import map_query_names
+from ee.eval.scenarios.names import map_query_names
 
 if TYPE_CHECKING:
     from ee.query.document import Query

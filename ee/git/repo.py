@@ -1,6 +1,6 @@
 """Everything git.
 
-The write path and the cheap read-path checks run git's plumbing through :mod:`ee.gitrun` (no GitPython
+The write path and the cheap read-path checks run git's plumbing through :mod:`ee.git.runner` (no GitPython
 import on them). A commit builds its tree in ee's own index file (``update-index`` + ``write-tree``), then
 ``commit-tree``, an ``update-index`` of git's own index for ee's paths, and ``update-ref`` (atomic: it
 names the old HEAD). History, asOf and sync, which read many objects, use GitPython (its persistent
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ee import gitrun
 from ee._crash import crash_point
 from ee.errors import GitError, NotFound, UsageError
+from ee.git import runner
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -85,8 +85,8 @@ class Git:
         holds_lock: bool = False,
     ) -> str:
         """``git ARGS``'s standard output. ``holds_lock``: the command takes a lock of git's own (its index,
-        a ref): see :mod:`ee.gitrun`."""
-        proc = gitrun.run(args, cwd or self.repo, input=input, env=env, holds_lock=holds_lock)
+        a ref): see :mod:`ee.git.runner`."""
+        proc = runner.run(args, cwd or self.repo, input=input, env=env, holds_lock=holds_lock)
         if check and proc.returncode != 0:
             self._failed(args, proc.stderr)
         return proc.stdout.decode("utf-8", "surrogateescape")
@@ -153,7 +153,7 @@ class Git:
         return not outer or workspace_path.startswith(outer) or workspace_path + "/" == outer
 
     def is_repo(self) -> bool:
-        proc = gitrun.run(["rev-parse", "--is-inside-work-tree"], self.repo)
+        proc = runner.run(["rev-parse", "--is-inside-work-tree"], self.repo)
         return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
     def init(self) -> None:
@@ -345,7 +345,7 @@ class Git:
         import subprocess
 
         found: dict[str, str] = {}
-        proc = gitrun.start(["fast-import", "--quiet"], self.toplevel, stdin=subprocess.PIPE)
+        proc = runner.start(["fast-import", "--quiet"], self.toplevel, stdin=subprocess.PIPE)
         assert proc.stdin is not None
         try:
             for path in repo_paths:
@@ -420,7 +420,7 @@ class Git:
         if not wanted:
             return {}
         request = "".join(s + "\n" for s in wanted).encode("utf-8", "surrogateescape")
-        proc = gitrun.run(["cat-file", "--batch"], self.toplevel, input=request)
+        proc = runner.run(["cat-file", "--batch"], self.toplevel, input=request)
         if proc.returncode != 0:
             raise GitError(
                 "git cat-file failed: " + proc.stderr.decode("utf-8", "replace").strip(),
@@ -509,7 +509,7 @@ class Git:
         wanted = list(dict.fromkeys(blob_ids))
         if not wanted:
             return {}
-        proc = gitrun.run(
+        proc = runner.run(
             ["cat-file", "--batch"], self.repo, input="".join(b + "\n" for b in wanted).encode()
         )
         if proc.returncode != 0:

@@ -15,14 +15,14 @@ git calls ``ee merge-driver %O %A %B %P`` for every ``memories/**/*.md`` changed
   ``ee memory resolve`` removes the key (git history keeps it).
 - **Body**: one side changed → that side; both changed → git's line merge of the two bodies; if that
   conflicts (or a side already holds several versions), the body keeps every version whole, each under a
-  label naming its author and commit (:mod:`ee.conflict`; never git's ``<<<<<<<`` markers), and the
+  label naming its author and commit (:mod:`ee.git.conflict`; never git's ``<<<<<<<`` markers), and the
   frontmatter gets ``conflict: true``. The file still parses, the merge completes, the memory's title reads
   cleanly, packs treat it as advisory, ``ee doctor`` and ``ee sync`` list it, and ``ee memory resolve``
   keeps one version (by ``local`` / ``remote``, commit or author: see :func:`choose`) or all of them.
 - A side that does not parse, or two different ids (two memories added at one path): git's own text
   merge (``git merge-file``) and exit 1, a conflict git reports as usual.
 
-The result is written as an edit of OURS through :func:`ee.frontmatter.update`, so the human layout of
+The result is written as an edit of OURS through :func:`ee.store.frontmatter.update`, so the human layout of
 OURS survives outside the keys that changed.
 """
 
@@ -38,11 +38,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ee import conflict, frontmatter, gitrun
-from ee.conflict import Version
 from ee.errors import EeError, GitError, UsageError
-from ee.frontmatter import CONFLICT_KEY, MERGE_KEY
+from ee.git import conflict, runner
+from ee.git.conflict import Version
 from ee.model import KNOWN_KEYS, Memory
+from ee.store import frontmatter
+from ee.store.frontmatter import CONFLICT_KEY, MERGE_KEY
 
 LIST_KEYS = ("tags", "links", "source", "paths", "redacted")
 LABELS = ("ours", "base", "theirs")
@@ -130,7 +131,7 @@ def merge_text(
         args = ["merge-file", "-p"]
         for label in labels:
             args += ["-L", label]
-        proc = gitrun.run([*args, *files], None)
+        proc = runner.run([*args, *files], None)
     if not 0 <= proc.returncode < 128:
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git merge-file failed: {message}", "run `git merge-file` by hand to see why")
@@ -275,7 +276,7 @@ def pick_scalar(key: str, ours: Any, theirs: Any) -> Any:
 def merge_body(
     base: str, ours: str, theirs: str, memory_id: str = "", origins: Origins = unknown_origins
 ) -> tuple[str, bool]:
-    """The merged body and whether it keeps several versions (see :mod:`ee.conflict`)."""
+    """The merged body and whether it keeps several versions (see :mod:`ee.git.conflict`)."""
     if ours == theirs or theirs == base:
         return ours, False
     if ours == base:
@@ -399,7 +400,7 @@ def _origin(commit: str | None, path: str, fallback: str) -> Version:
 def _git(*args: str) -> str:
     """A read-only git command's output, or "" when it fails (an origin is a label: never a failure)."""
     try:
-        proc = gitrun.run(args, None)
+        proc = runner.run(args, None)
     except (GitError, OSError):
         return ""
     return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""

@@ -5,7 +5,7 @@ lesson (or a feedback event) recorded on a feature branch is seen on ``main`` on
 With a memory branch, ``memories/`` is the work tree of a dedicated branch (say ``ee/memories``), checked
 out next to the code and ignored by it (``/memories/`` in ``.gitignore``). Memories and feedback events
 are then the same whatever the code checkout, editable in place, with asOf over that branch's history;
-``ee sync`` shares that branch, and every ee write commits to it (:class:`ee.gitrepo.Git` runs in the
+``ee sync`` shares that branch, and every ee write commits to it (:class:`ee.git.repo.Git` runs in the
 worktree: the one commit path, pointed elsewhere).
 
 The branch's tree holds what the default mode keeps under ``memories/``, at its top: ``*.md`` memory
@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 
 from ee.errors import ConfigError, ConflictError, GitError, UsageError
-from ee.gitrepo import Git, format_message
-from ee.store import EVENTS, MEMORIES
+from ee.git.repo import Git, format_message
+from ee.store.files import EVENTS, MEMORIES
 
 BRANCH_FILES = {
     ".gitattributes": "*.md merge=ee-memory\n.events/*.jsonl merge=union\n",

@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ee.store import MEMORIES, STATE_DIR
+from ee.store.files import MEMORIES, STATE_DIR
 
 # <sys/inotify.h>
 IN_MODIFY = 0x2

@@ -7,21 +7,21 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ee import frontmatter
 from ee._crash import crash_point
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
-from ee.gitrepo import blob_id, format_message
-from ee.ids import new_id
+from ee.git.repo import blob_id, format_message
 from ee.model import KNOWN_KEYS, Link, Memory, Progress
 from ee.policy.trust import capped
-from ee.recovery import (
+from ee.store import frontmatter
+from ee.store.files import flush_to_disk
+from ee.store.ids import new_id
+from ee.store.recovery import (
     begin_import,
     end_import,
     has_journal,
     memory_temporaries,
     sweep_memory_temporaries,
 )
-from ee.store import flush_to_disk
 from ee.workspace import Actor, build_fields, check_text, guard_memory, parse_link
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def import_jsonl(
     with ws.lock():
         _refuse_taken(ws, planned, explicit)
         # Killed from here to the commit, the files are on disk and not in git: the journal lets the next
-        # import or `ee doctor --fix` commit or remove exactly them (see ee.recovery).
+        # import or `ee doctor --fix` commit or remove exactly them (see ee.store.recovery).
         datas = {rel: text.encode("utf-8") for rel, text in planned.values()}
         begin_import(ws.root, {rel: blob_id(data) for rel, data in datas.items()}, subject, trailers)
         written: list[str] = []

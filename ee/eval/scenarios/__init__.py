@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ee.errors import EeError, NotFound
-from ee.scenarios.load import Scenario, load_file, load_folder
+from ee.eval.scenarios.load import Scenario, load_file, load_folder
 
 __all__ = ["Scenario", "default_folder", "load_file", "load_folder", "run_scenario", "run_scenarios", "table"]
 
@@ -48,7 +48,7 @@ def default_folder(workspace: str | None = None) -> Path:
     candidates = []
     with contextlib.suppress(WorkspaceNotFound):
         candidates.append(find_root(workspace) / FIXTURES)
-    candidates.append(Path(__file__).resolve().parent.parent.parent / FIXTURES)
+    candidates.append(Path(__file__).resolve().parents[3] / FIXTURES)
     for folder in candidates:
         if folder.is_dir():
             return folder
@@ -76,8 +76,8 @@ def run_scenarios(scenarios: list[Scenario]) -> dict[str, Any]:
 
 
 def run_scenario(scenario: Scenario) -> dict[str, Any]:
-    from ee.scenarios.build import build, record_feedback
-    from ee.scenarios.checks import run_check
+    from ee.eval.scenarios.build import build, record_feedback
+    from ee.eval.scenarios.checks import run_check
 
     started = time.perf_counter()
     report: dict[str, Any] = {

@@ -13,7 +13,7 @@ Memory stays bounded: events are coalesced into a capped set of dirty paths, nev
 per workspace: ``.ee/watch.pid`` holds its pid under an ``flock``.
 
 A watcher ends on SIGINT / SIGTERM / SIGHUP, and by itself when its workspace disappears (the folder or
-its ``.ee/`` deleted or moved). One started on demand by a command (:func:`ee.client.autostart`) ends
+its ``.ee/`` deleted or moved). One started on demand by a command (:func:`ee.serve.client.autostart`) ends
 too when no client asked it anything for ``[server] idle_timeout`` seconds.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ee.errors import ConflictError, EeError
-from ee.store import EVENTS, MEMORIES, STATE_DIR
+from ee.store.files import EVENTS, MEMORIES, STATE_DIR
 
 PID_FILE = f"{STATE_DIR}/watch.pid"
 QUIET = 0.15  # seconds without events before an update
@@ -429,7 +429,7 @@ def run_watch(
         try:
             watcher.start()
             if serve:
-                from ee.server import Server
+                from ee.serve.server import Server
 
                 server = Server(ws.root, exec_lock=watcher.exec_lock, log=log)
                 server.start()

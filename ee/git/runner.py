@@ -1,6 +1,6 @@
 """The one way ee runs a git command: ``subprocess``, through :func:`run` (to the end) or :func:`start`.
 
-Every git process of ee starts here (the repository layer :mod:`ee.gitrepo`, the hooks, team sync, the
+Every git process of ee starts here (the repository layer :mod:`ee.git.repo`, the hooks, team sync, the
 merge driver); GitPython serves where ee reads many objects (history, sync), through its own processes.
 
 Two rules live here, so no caller has to remember them:

@@ -25,10 +25,10 @@ def record_outcome(
 ) -> dict[str, Any]:
     """Append and commit one event; report the effective confidence before and after, and whether the burst
     rule held the new event back."""
-    from ee.feedback_store import append_event
-    from ee.gitrepo import format_message
-    from ee.ids import new_ulid, utcnow
+    from ee.git.repo import format_message
     from ee.policy.feedback import new_event, validate_signal
+    from ee.store.feedback import append_event
+    from ee.store.ids import new_ulid, utcnow
     from ee.workspace import Actor
 
     validate_signal(signal)
@@ -87,9 +87,9 @@ def _undo_append(path: Any, size: int | None) -> None:
 
 
 def _report(ws: Workspace, memory: Any, event: dict[str, Any], rel: str, commit: str) -> dict[str, Any]:
-    from ee.ids import utcnow
     from ee.policy.feedback import effective_confidence
     from ee.query.standing import feedback_cutoff
+    from ee.store.ids import utcnow
 
     now = feedback_cutoff(utcnow())  # as every ranking counts feedback: up to the end of today
     prior, events = _prior_and_events(ws, memory)
@@ -146,10 +146,10 @@ def prior_of(confidence: float | None, cls: str | None) -> float:
 def effective_confidences(ws: Workspace, memories: list[Any]) -> dict[str, float]:
     """Effective confidence of each of ``memories`` (ee.model.Memory), read straight from the events files
     (no index), for ``ee memory list``. A memory without a trust key is taken as human-written here."""
-    from ee.feedback_store import events_path, read_events_file
-    from ee.ids import utcnow
     from ee.policy.feedback import effective_confidence
     from ee.query.standing import feedback_cutoff
+    from ee.store.feedback import events_path, read_events_file
+    from ee.store.ids import utcnow
 
     now = feedback_cutoff(utcnow())  # as every ranking counts feedback: up to the end of today
     out: dict[str, float] = {}

@@ -490,7 +490,7 @@ def autostart(root: str) -> bool:
             return False  # started (or being started) by another command
         from pathlib import Path
 
-        from ee.watch import watcher_pid
+        from ee.serve.watch import watcher_pid
 
         if watcher_pid(Path(root)) is not None:
             return False  # an `ee watch` runs already (in the foreground, say)

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ee.errors import MemoryFormatError, UsageError
-from ee.ids import format_time, is_valid_id, parse_time
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
+from ee.store.ids import format_time, is_valid_id, parse_time
 
 
 class _LazyPattern:

@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ee import gitrun
 from ee.config import CONFIG_PATH
 from ee.errors import ConfigError, ConflictError, EeError, GitError, UsageError
-from ee.gitrepo import EMPTY_TREE, Git, format_message, git_python_repo
+from ee.git import runner
+from ee.git.repo import EMPTY_TREE, Git, format_message, git_python_repo
 from ee.model import Problem
-from ee.store import EVENTS, MEMORIES
+from ee.store.files import EVENTS, MEMORIES
 
 if TYPE_CHECKING:
     from ee.workspace import Actor, Workspace
@@ -189,7 +189,7 @@ def memory_changes(git: Git, old: str, new: str, commits: list[dict[str, str]]) 
 
 
 def _identify(data: bytes, rel: str) -> str:
-    from ee import frontmatter
+    from ee.store import frontmatter
 
     try:
         memory, _ = frontmatter.parse(frontmatter.decode(data, rel), rel)
@@ -346,9 +346,9 @@ def _is_memory_file(rel: str) -> bool:
 
 
 def _unreadable(ws: Workspace, rel: str) -> Problem | None:
-    from ee.conflict import has_git_markers
     from ee.errors import MemoryFormatError, NotFound
-    from ee.store import problem_from_error
+    from ee.git.conflict import has_git_markers
+    from ee.store.files import problem_from_error
 
     if not (ws.root / rel).exists():
         return None  # a deletion
@@ -412,7 +412,7 @@ class Session:
         return url, head.name, remote_branch
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        proc = gitrun.run(args, self.git.toplevel, env=env or self.env)
+        proc = runner.run(args, self.git.toplevel, env=env or self.env)
         out, err = (data.decode("utf-8", "surrogateescape") for data in (proc.stdout, proc.stderr))
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
@@ -666,7 +666,7 @@ def sync_env(ws: Workspace) -> dict[str, str]:
 def conflicted_memories(ws: Workspace) -> list[dict[str, Any]]:
     """The memories that hold several versions of their text, each with its versions (which one is this
     clone's own) and the command that settles it. One ``git grep`` finds the candidates."""
-    from ee.merge import is_conflicted, side_of, versions_of
+    from ee.git.merge import is_conflicted, side_of, versions_of
 
     out = ws.git.run(
         "grep",
@@ -742,10 +742,10 @@ def resolve_memory(
     actor: Actor | None = None,
 ) -> tuple[Any, str]:
     """Settle a conflicted memory: keep the ``local`` version, the ``remote`` one, ``both``, the one of a
-    commit or an author (see :func:`ee.merge.choose`), or a given text; one commit."""
-    from ee import frontmatter
-    from ee.gitrepo import blob_id
-    from ee.merge import choose, is_conflicted, resolve_text, side_of, versions_of
+    commit or an author (see :func:`ee.git.merge.choose`), or a given text; one commit."""
+    from ee.git.merge import choose, is_conflicted, resolve_text, side_of, versions_of
+    from ee.git.repo import blob_id
+    from ee.store import frontmatter
     from ee.workspace import Actor, check_text, guard_memory
 
     if pick is not None and text is not None:

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from ee._crash import crash_point
 from ee.errors import LockTimeout
-from ee.gitrepo import blob_id
+from ee.git.repo import blob_id
 from ee.model import Problem
-from ee.store import MEMORIES, STATE_DIR, TEMP_PREFIX, workspace_lock
+from ee.store.files import MEMORIES, STATE_DIR, TEMP_PREFIX, workspace_lock
 
 if TYPE_CHECKING:
-    from ee.gitrepo import Git
+    from ee.git.repo import Git
     from ee.workspace import Workspace
 
 JOURNAL = f"{STATE_DIR}/import-journal.json"
@@ -339,7 +339,7 @@ def recover_import(ws: Workspace, by: str) -> dict[str, Any] | None:
     }
     if (written or staged) and not missing and not kept:
         # Complete: the import lands whole. (Staged as written: the killed import had begun its commit.)
-        from ee.gitrepo import format_message
+        from ee.git.repo import format_message
 
         ours = sorted(written + staged)
         trailers = {**journal.get("trailers", {}), "Ee-Recovered": f"interrupted import, completed by {by}"}

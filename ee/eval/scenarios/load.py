@@ -284,7 +284,7 @@ def _known(scenario: Scenario, defined: set[str], name: str, pointer: Pointer) -
 def _check_chronology(scenario: Scenario) -> None:
     """History commits come after the set-up and in order: asOf finds "the last commit at or before" a time
     along the history, which only means something when commit dates grow along it."""
-    from ee.ids import parse_time
+    from ee.store.ids import parse_time
 
     steps = scenario.data.get("history", [])
     if not steps:
@@ -361,8 +361,8 @@ def _check_check(scenario: Scenario, defined: set[str], check: dict[str, Any], i
 
 def _check_query(scenario: Scenario, defined: set[str], doc: dict[str, Any], i: int) -> None:
     from ee.errors import QueryError
+    from ee.eval.scenarios.names import map_query_names
     from ee.query.document import validate
-    from ee.scenarios.names import map_query_names
 
     try:
         validate(map_query_names(doc, {name: name for name in defined}, strict=True), "query")

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ee.store import EVENTS
+from ee.store.files import EVENTS
 
 
 def events_path(memory_id: str) -> str:

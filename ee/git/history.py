@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ee import frontmatter
 from ee.errors import MemoryFormatError, NotFound
 from ee.model import KNOWN_KEYS, Memory, Version
-from ee.store import MEMORIES, check_id
+from ee.store import frontmatter
+from ee.store.files import MEMORIES, check_id
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
@@ -112,7 +112,7 @@ def _changed(older: Memory | None, current: Memory | None, deleted: bool) -> tup
 
 
 def _trailers(message: str) -> dict[str, str]:
-    from ee.gitrepo import parse_trailers
+    from ee.git.repo import parse_trailers
 
     return parse_trailers(message)
 

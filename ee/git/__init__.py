@@ -1,0 +1,2 @@
+"""Everything git: the one runner, the repository, history, the memory branch, the merge driver
+and team sync."""
