@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ee.errors import UsageError
 
 if TYPE_CHECKING:
-    from ee.workspace import Actor, Workspace
+    from ee.policy.trust import Actor
+    from ee.workspace import Workspace
 
 MAX_REASON_CHARS = 2000
 
@@ -27,9 +28,9 @@ def record_outcome(
     rule held the new event back."""
     from ee.git.repo import format_message
     from ee.policy.feedback import new_event, validate_signal
+    from ee.policy.trust import Actor
     from ee.store.feedback import append_event
     from ee.store.ids import new_ulid, utcnow
-    from ee.workspace import Actor
 
     validate_signal(signal)
     actor = actor or Actor.from_env()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,13 +22,16 @@ from ee.errors import (
     WorkspaceNotFound,
 )
 from ee.git.repo import Git, format_message
-from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory
+from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
+from ee.policy.trust import Actor
 from ee.store import frontmatter
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 from ee.store.ids import format_time, is_valid_id, new_id, now_text, parse_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from ee.query.document import Query
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
@@ -39,28 +41,6 @@ GITATTRIBUTES_LINES = (
 )
 HUMAN_CONFIDENCE = 0.85
 AGENT_CONFIDENCE = 0.50
-
-
-@dataclass(frozen=True, slots=True)
-class Actor:
-    """Who is writing: a person, or an agent by name."""
-
-    agent: str | None = None
-
-    @classmethod
-    def from_env(cls, agent: str | None = None) -> Actor:
-        name = agent if agent is not None else os.environ.get("EE_AGENT") or None
-        if name is not None and (not name.strip() or any(c in name for c in "\n\r\0")):
-            raise UsageError(f"agent name {name!r} is not usable", "use a short name such as 'codex'")
-        return cls(agent=name.strip() if name else None)
-
-    @property
-    def label(self) -> str:
-        return f"agent:{self.agent}" if self.agent else "human"
-
-    @property
-    def trust(self) -> str:
-        return "agent_assertion" if self.agent else "human_explicit"
 
 
 def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
@@ -394,6 +374,106 @@ class Workspace:
                 raise
         return memory
 
+    # ---- the reads and the feedback every front end calls (CLI, MCP, hooks): each returns the ``data`` of
+    # the JSON answer; search, context and why carry their ``degraded`` list inside it.
+
+    def search(self, query: Query | str, min_relevance: float | None = None) -> dict[str, Any]:
+        """Hits for an ee.query.v1 document (or plain text), each explained (``ee search``).
+        ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``."""
+        from ee.query import search
+
+        return search(self, as_query(query), min_relevance)
+
+    def context(
+        self,
+        query: Query | str,
+        quotas: dict[str, Any] | None = None,
+        min_relevance: float | None = None,
+    ) -> dict[str, Any]:
+        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile."""
+        from ee.pack import build_pack
+
+        return build_pack(self, as_query(query), quotas, min_relevance=min_relevance)
+
+    def why(
+        self,
+        memory_id: str,
+        query_text: str | None = None,
+        *,
+        as_of: str | None = None,
+        profile: str = "balanced",
+    ) -> dict[str, Any]:
+        """Why a memory stands where it does; with ``query_text`` its rank and pack decision (``ee why``)."""
+        from ee.why import why
+
+        return why(self, memory_id, query_text, as_of=as_of, profile=profile)
+
+    def outcome(
+        self, memory_id: str, signal: str, reason: str | None = None, actor: Actor | None = None
+    ) -> dict[str, Any]:
+        """Record that a memory helped or hurt: one feedback event, one commit (``ee outcome``)."""
+        from ee.feedback import record_outcome
+
+        return record_outcome(self, memory_id, signal, reason, actor)
+
+    def show(self, memory_id: str, as_of: str | None = None) -> tuple[Memory, dict[str, Any]]:
+        """One memory as ``ee memory show`` reports it: secrets masked, ``trust`` the class ee grants (now),
+        or as it was at a time or commit (``as_of``). The memory, and the answer's data."""
+        from ee.policy.secrets import mask_memory
+
+        if as_of:
+            from ee.query.asof import memory_as_of
+
+            memory, commit = memory_as_of(self, memory_id, as_of)
+            memory = mask_memory(memory)
+            return memory, memory.to_dict() | {"as_of": commit.to_dict()}
+        memory = mask_memory(self.get(memory_id))
+        return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+
+    def listing(
+        self,
+        *,
+        level: str | None = None,
+        kind: str | None = None,
+        tag: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> tuple[Sequence[Memory], dict[str, Any], Sequence[dict[str, Any]]]:
+        """``ee memory list``: the memories (sorted by id, masked), the answer's data (each with the trust
+        ee grants, its effective confidence and whether a merge left it in conflict), and ``degraded`` (the
+        files that failed to load)."""
+        from ee.feedback import effective_confidences
+        from ee.git.merge import is_conflicted
+
+        memories, problems = self.list(level=level, kind=kind, tag=tag, limit=limit)
+        granted = self.granted_trust(memories)
+        effective = effective_confidences(self, memories)
+        data = {
+            "count": len(memories),
+            "memories": [
+                with_granted(m, granted[m.id])
+                | {"title": m.title, "conflict": is_conflicted(m), "effective_confidence": effective[m.id]}
+                for m in memories
+            ],
+        }
+        degraded = [
+            {
+                "code": p.code,
+                "severity": p.severity,
+                "message": f"{p.path}{f':{p.line}' if p.line else ''}: {p.message}",
+                "repair": p.repair,
+            }
+            for p in problems
+            if p.severity == "error"
+        ]
+        return memories, data, degraded
+
+    def history(self, memory_id: str) -> tuple[Sequence[Version], dict[str, Any]]:
+        """Every version of a memory through git history (``ee memory history``), and the answer's data."""
+        from ee.git.history import history
+
+        versions = history(self, memory_id)
+        return versions, {"id": memory_id, "versions": [v.to_dict() for v in versions]}
+
     def review_trust(self, memory_id: str, cls: str, actor: Actor | None = None) -> Memory:
         """A person's explicit review of a memory: its trust class becomes ``cls``.
 
@@ -657,3 +737,19 @@ def with_lines(data: bytes | None, lines: Sequence[str]) -> bytes:
     if text and not text.endswith(b"\n"):
         text += newline
     return text + newline.join(missing) + newline
+
+
+def as_query(query: Query | str) -> Query:
+    """An ee.query.v1 document as it is, plain text as the document ``ee search TEXT`` makes."""
+    if isinstance(query, str):
+        from ee.query.document import from_arguments
+
+        return from_arguments(query)
+    return query
+
+
+def with_granted(memory: Memory, granted: str) -> dict[str, Any]:
+    """``memory.to_dict()`` with ``trust`` the class ee grants it, and ``trust_claimed`` the file's own
+    ``trust:`` when that says more (or other) than ee grants."""
+    claimed = {"trust_claimed": memory.trust} if memory.trust and memory.trust != granted else {}
+    return memory.to_dict() | {"trust": granted} | claimed

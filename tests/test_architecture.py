@@ -29,8 +29,9 @@ LAYERS: list[set[str]] = [
     {"pack"},
     {"render"},  # reads packs and results, never files
     {"store.recovery", "git.history"},
+    {"why", "feedback"},  # what the façade answers ee why and ee outcome with
     {"workspace"},  # the façade the commands call
-    {"store.transfer", "git.sync", "feedback", "why", "doctor"},
+    {"store.transfer", "git.sync", "doctor"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
     {"cli", "mcp", "hooks", "serve", "__main__", "ee"},

@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 from ee.index.provenance import provenance
-from ee.workspace import Actor, Workspace
+from ee.policy.trust import Actor
+from ee.workspace import Workspace
 
 AGENT = Actor("codex")
 

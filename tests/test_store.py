@@ -25,8 +25,9 @@ from ee.errors import (
 )
 from ee.git.history import history
 from ee.git.repo import parse_trailers
+from ee.policy.trust import Actor
 from ee.store.files import atomic_write, lock_is_held, workspace_lock
-from ee.workspace import Actor, Workspace, find_root
+from ee.workspace import Workspace, find_root
 from tests.conftest import git, make_repo
 
 

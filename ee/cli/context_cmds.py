@@ -150,7 +150,7 @@ def run_pack(
     min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
-    from ee.pack import build_pack
+    from ee.query.document import with_options
     from ee.render.results import render
 
     overrides = parse_quotas(quotas)
@@ -158,7 +158,7 @@ def run_pack(
         raise UsageError(
             f"--quota applies to the custom profile, not {profile}", "drop --profile or use custom"
         )
-    query = with_overrides(
+    query = with_options(
         query,
         max_tokens=max_tokens,
         profile="custom" if overrides else profile,
@@ -166,47 +166,13 @@ def run_pack(
         explain=True if explain else None,
         as_of=as_of,
     )
-    data = build_pack(workspace(ctx), query, overrides or None, min_relevance=min_relevance)
+    data = workspace(ctx).context(query, overrides or None, min_relevance)
     chosen = output_format(fmt, as_json, query)
     click.echo(render("context", data, chosen), nl=False)
     if chosen in ("human", "markdown"):
         for item in data.get("degraded", []):
             click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
     return 0
-
-
-def with_overrides(
-    query: Any,
-    *,
-    max_tokens: int | None,
-    profile: str | None,
-    fields: str | None,
-    explain: bool | None,
-    as_of: str | None,
-) -> Any:
-    """The document with the command-line options written in.
-
-    The document was validated when it was read, and click constrains every option (choices, ranges), so
-    only a new asOf needs a check: no jsonschema here (~75 ms of imports on every plain `ee context`).
-    """
-    import copy
-
-    from ee.query.document import Query, check_as_of
-
-    if as_of:
-        check_as_of(as_of)
-    doc = copy.deepcopy(query.doc)
-    output = doc.setdefault("output", {})
-    for key, value in (("profile", profile), ("fields", fields), ("explain", explain)):
-        if value is not None:
-            output[key] = value
-    if not output:
-        doc.pop("output")
-    if max_tokens is not None:
-        doc.setdefault("budget", {})["maxTokens"] = max_tokens
-    if as_of:
-        doc["asOf"] = as_of
-    return Query(doc)
 
 
 def parse_quotas(pairs: tuple[str, ...]) -> dict[str, Any]:

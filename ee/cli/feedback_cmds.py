@@ -34,9 +34,8 @@ def why_cmd(
 ) -> None:
     """Why MEMORY_ID ranks where it does: standing, feedback, links, validity, history, --query rank."""
     from ee.render.pack_text import why_human
-    from ee.why import why
 
-    data = why(workspace(ctx), memory_id, query_text, as_of=as_of, profile=profile)
+    data = workspace(ctx).why(memory_id, query_text, as_of=as_of, profile=profile)
     degraded = data.pop("degraded", [])
     Output(as_json).emit(data, lambda: why_human(data), degraded)
 
@@ -59,10 +58,9 @@ def outcome_cmd(
     as_json: bool | None,
 ) -> None:
     """Record that MEMORY_ID helped or hurt: an append-only feedback event, committed on its own."""
-    from ee.feedback import record_outcome
+    from ee.policy.trust import Actor
     from ee.render.pack_text import outcome_human
-    from ee.workspace import Actor
 
     ws = workspace(ctx)
-    data = record_outcome(ws, memory_id, signal, reason, Actor.from_env(agent))
+    data = ws.outcome(memory_id, signal, reason, Actor.from_env(agent))
     Output(as_json).emit(data, lambda: outcome_human(data), ws.branch_notes())

@@ -8,7 +8,6 @@ import click
 
 from ee.cli import Output, json_option, workspace
 from ee.model import Memory
-from ee.policy.secrets import mask_memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
 
@@ -25,27 +24,13 @@ def memory_group() -> None:
 @click.pass_context
 def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: bool | None) -> None:
     """Show MEMORY_ID: its fields and body."""
-    ws = workspace(ctx)
+    memory, data = workspace(ctx).show(memory_id, as_of)
     if as_of:
-        from ee.query.asof import memory_as_of
-
-        memory, commit = memory_as_of(ws, memory_id, as_of)
-        memory = mask_memory(memory)
-        data = memory.to_dict() | {"as_of": commit.to_dict()}
-        Output(as_json).emit(
-            data, lambda: f"as of {commit.sha[:10]} ({commit.date})\n" + memory_block(memory)
-        )
+        commit = data["as_of"]
+        human = f"as of {commit['commit'][:10]} ({commit['date']})\n" + memory_block(memory)
+        Output(as_json).emit(data, human)
         return
-    memory = mask_memory(ws.get(memory_id))
-    granted = ws.granted_trust([memory])[memory.id]
-    Output(as_json).emit(_with_granted(memory, granted), lambda: memory_block(memory, granted))
-
-
-def _with_granted(memory: Memory, granted: str) -> dict[str, Any]:
-    """``memory.to_dict()`` with ``trust`` the class ee grants it, and ``trust_claimed`` the file's own
-    ``trust:`` when that says more (or other) than ee grants."""
-    claimed = {"trust_claimed": memory.trust} if memory.trust and memory.trust != granted else {}
-    return memory.to_dict() | {"trust": granted} | claimed
+    Output(as_json).emit(data, lambda: memory_block(memory, data["trust"]))
 
 
 @memory_group.command("list")
@@ -68,38 +53,14 @@ def list_cmd(
     as_json: bool | None,
 ) -> None:
     """List memories (sorted by id), with filters."""
-    ws = workspace(ctx)
-    memories, problems = ws.list(level=level, kind=kind, tag=tags, limit=limit)
-    granted = ws.granted_trust(memories)
-    degraded = [
-        {
-            "code": p.code,
-            "severity": p.severity,
-            "message": f"{p.path}{f':{p.line}' if p.line else ''}: {p.message}",
-            "repair": p.repair,
-        }
-        for p in problems
-        if p.severity == "error"
-    ]
-    from ee.feedback import effective_confidences
-    from ee.git.merge import is_conflicted
+    memories, data, degraded = workspace(ctx).listing(level=level, kind=kind, tag=tags, limit=limit)
 
-    effective = effective_confidences(ws, memories)
-    conflicted = {m.id for m in memories if is_conflicted(m)}
-    data = {
-        "count": len(memories),
-        "memories": [
-            _with_granted(m, granted[m.id])
-            | {"title": m.title, "conflict": m.id in conflicted, "effective_confidence": effective[m.id]}
-            for m in memories
-        ],
-    }
+    def line(memory: Memory, shown: dict[str, Any]) -> str:
+        flag = "  [conflict: ee memory resolve]" if shown["conflict"] else ""
+        return f"{memory_line(memory)}  (confidence {shown['effective_confidence']:.2f}){flag}"
 
-    def line(m: Memory) -> str:
-        flag = "  [conflict: ee memory resolve]" if m.id in conflicted else ""
-        return f"{memory_line(m)}  (confidence {effective[m.id]:.2f}){flag}"
-
-    Output(as_json).emit(data, lambda: "\n".join(map(line, memories)) or "no memories", degraded)
+    lines = map(line, memories, data["memories"])
+    Output(as_json).emit(data, lambda: "\n".join(lines) or "no memories", list(degraded))
 
 
 @memory_group.command("history")
@@ -108,10 +69,7 @@ def list_cmd(
 @click.pass_context
 def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> None:
     """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed."""
-    from ee.git.history import history
-
-    versions = history(workspace(ctx), memory_id)
-    data = {"id": memory_id, "versions": [v.to_dict() for v in versions]}
+    versions, data = workspace(ctx).history(memory_id)
     Output(as_json).emit(data, lambda: history_lines(versions))
 
 
@@ -132,7 +90,7 @@ def tags_cmd(
 ) -> None:
     """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept)."""
     from ee.errors import UsageError
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     if not add and not remove:
         raise UsageError("nothing to change", "pass --add TAG and/or --remove TAG")
@@ -161,7 +119,7 @@ def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None
     The only way a memory an agent wrote rises above agent_assertion or leaves quarantine: one commit
     with the trailers Ee-Op: trust and Ee-Trust: CLASS. Editing tags or the file is no review.
     """
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     ws = workspace(ctx)
     memory = ws.review_trust(memory_id, cls, Actor.from_env())
@@ -188,7 +146,7 @@ def link_cmd(
     ctx: click.Context, memory_id: str, target: str, link_type: str, agent: str | None, as_json: bool | None
 ) -> None:
     """Link MEMORY_ID to TARGET with a typed link."""
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     ws = workspace(ctx)
     memory = ws.link(memory_id, target, link_type, Actor.from_env(agent))
@@ -205,7 +163,7 @@ def expire_cmd(
     ctx: click.Context, memory_id: str, at: str | None, agent: str | None, as_json: bool | None
 ) -> None:
     """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history)."""
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     ws = workspace(ctx)
     memory = ws.expire(memory_id, at, Actor.from_env(agent))
@@ -219,7 +177,7 @@ def expire_cmd(
 @click.pass_context
 def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: bool | None) -> None:
     """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version)."""
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     ws = workspace(ctx)
     memory = ws.forget(memory_id, Actor.from_env(agent))
@@ -261,7 +219,7 @@ def resolve_cmd(
     "local" is the version committed in this clone, whether the merge was a rebase or not.
     Without --pick or --text: lists the versions."""
     from ee.git.sync import resolve_memory
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     text = text_file.read() if text_file is not None else None
     ws = workspace(ctx)

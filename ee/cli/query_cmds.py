@@ -97,7 +97,6 @@ def search_cmd(
     as_json: bool | None,
 ) -> int:
     """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
-    from ee.query import search
     from ee.query.document import from_arguments
 
     ws = workspace(ctx)
@@ -124,7 +123,7 @@ def search_cmd(
         )
     else:
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
-    data = search(ws, query, min_relevance)
+    data = ws.search(query, min_relevance)
     emit_search(data, output_format(fmt, as_json, query))
     return 0
 

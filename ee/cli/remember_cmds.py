@@ -53,7 +53,7 @@ def remember_cmd(
     as_json: bool | None,
 ) -> None:
     """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input."""
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     if text == "-":
         text = sys.stdin.read()

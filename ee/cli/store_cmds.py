@@ -74,8 +74,8 @@ def import_jsonl_cmd(
 ) -> None:
     """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit."""
     from ee.cli.progress import progress_on_a_terminal
+    from ee.policy.trust import Actor
     from ee.store.transfer import import_jsonl
-    from ee.workspace import Actor
 
     ws = workspace(ctx)
     if file == "-":

@@ -33,7 +33,7 @@ def sync_cmd(
 ) -> None:
     """Share memories through the git remote: commit pending memory changes, fetch, integrate, push."""
     from ee.git.sync import sync
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     report = sync(workspace(ctx), remote, strategy, push=not no_push, actor=Actor.from_env(agent))
     data = report.to_dict()

@@ -29,7 +29,8 @@ from ee.model import Problem
 from ee.store.files import EVENTS, MEMORIES
 
 if TYPE_CHECKING:
-    from ee.workspace import Actor, Workspace
+    from ee.policy.trust import Actor
+    from ee.workspace import Workspace
 
 MAX_ATTEMPTS = 6
 _IN_PROGRESS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD")
@@ -217,7 +218,7 @@ def catch_up_index(ws: Workspace, before: str | None, after: str | None) -> dict
 
 def commit_pending(ws: Workspace, actor: Actor | None = None) -> tuple[str | None, list[Problem]]:
     """Commit changes of ee's own paths; a memory file that does not parse is left out and reported."""
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     actor = actor or Actor.from_env()
     paths, skipped = pending_paths(ws)
@@ -745,8 +746,9 @@ def resolve_memory(
     commit or an author (see :func:`ee.git.merge.choose`), or a given text; one commit."""
     from ee.git.merge import choose, is_conflicted, resolve_text, side_of, versions_of
     from ee.git.repo import blob_id
+    from ee.policy.trust import Actor
     from ee.store import frontmatter
-    from ee.workspace import Actor, check_text, guard_memory
+    from ee.workspace import check_text, guard_memory
 
     if pick is not None and text is not None:
         raise UsageError("say how to resolve, once", "pass --pick or --text FILE, not both")

@@ -135,13 +135,12 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
     ]
     text = warm.ask_text(root, argv) if alive else None
     if text is None:
-        from ee.pack import build_pack
         from ee.query.document import from_arguments
         from ee.render.results import render
         from ee.workspace import Workspace
 
         query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
-        text = render("context", build_pack(Workspace(root), query), "markdown")
+        text = render("context", Workspace(root).context(query), "markdown")
     task_line = " ".join(task.split())
     header = (
         f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "

@@ -19,6 +19,8 @@ reports it with exit code 2) for a name not in the table; the message lists the 
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from typing import Literal
 
 from ee.errors import UsageError
@@ -114,3 +116,25 @@ def capped(cls: str, by_agent: bool) -> str:
 def is_human(cls: str) -> bool:
     """True for the classes a person wrote or confirmed (``human_explicit``, ``peer_human_attested``)."""
     return _check(cls) in _HUMAN
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is writing: a person, or an agent by name."""
+
+    agent: str | None = None
+
+    @classmethod
+    def from_env(cls, agent: str | None = None) -> Actor:
+        name = agent if agent is not None else os.environ.get("EE_AGENT") or None
+        if name is not None and (not name.strip() or any(c in name for c in "\n\r\0")):
+            raise UsageError(f"agent name {name!r} is not usable", "use a short name such as 'codex'")
+        return cls(agent=name.strip() if name else None)
+
+    @property
+    def label(self) -> str:
+        return f"agent:{self.agent}" if self.agent else "human"
+
+    @property
+    def trust(self) -> str:
+        return "agent_assertion" if self.agent else "human_explicit"

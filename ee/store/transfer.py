@@ -11,7 +11,7 @@ from ee._crash import crash_point
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
 from ee.model import KNOWN_KEYS, Link, Memory, Progress
-from ee.policy.trust import capped
+from ee.policy.trust import Actor, capped
 from ee.store import frontmatter
 from ee.store.files import flush_to_disk
 from ee.store.ids import new_id
@@ -22,7 +22,7 @@ from ee.store.recovery import (
     memory_temporaries,
     sweep_memory_temporaries,
 )
-from ee.workspace import Actor, build_fields, check_text, guard_memory, parse_link
+from ee.workspace import build_fields, check_text, guard_memory, parse_link
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace

@@ -540,7 +540,7 @@ class Worker:
         raise exc
 
     def actor(self, i: int) -> Any:
-        from ee.workspace import Actor
+        from ee.policy.trust import Actor
 
         return Actor(agent=self.spec.name if i % 2 else None)
 

@@ -31,7 +31,8 @@ from typing import Any
 from ee.feedback import record_outcome
 from ee.git.merge import is_conflicted
 from ee.git.sync import conflicted_memories, resolve_memory, sync
-from ee.workspace import Actor, Workspace
+from ee.policy.trust import Actor
+from ee.workspace import Workspace
 
 BRANCH = "ee/memories"
 QUERIES = ("deploy", "cache", "tests", "note", "lesson 3")

@@ -15,7 +15,8 @@ from ee.eval.scenarios.names import memory_id
 
 if TYPE_CHECKING:
     from ee.eval.scenarios.load import Scenario
-    from ee.workspace import Actor, Workspace
+    from ee.policy.trust import Actor
+    from ee.workspace import Workspace
 
 DEFAULT_AGENT = "eval-agent"
 _DATE_VARS = ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
@@ -76,8 +77,8 @@ def add_memories(
     ws: Workspace, memories: list[dict[str, Any]], ids: dict[str, str], date: str | None
 ) -> None:
     """People's memories in one import, each agent's in another (its commit says so), hand edits last."""
+    from ee.policy.trust import Actor
     from ee.store.transfer import import_jsonl
-    from ee.workspace import Actor
 
     groups: dict[str | None, list[dict[str, Any]]] = {}
     for memory in memories:
@@ -141,7 +142,7 @@ def hand_write(ws: Workspace, memory: dict[str, Any], ids: dict[str, str], date:
 
 
 def apply_step(ws: Workspace, step: dict[str, Any], ids: dict[str, str]) -> None:
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     actor = Actor()
     if "add" in step:
@@ -181,6 +182,6 @@ def record_feedback(ws: Workspace, events: list[dict[str, Any]], ids: dict[str, 
 
 
 def _actor(event: dict[str, Any]) -> Actor:
-    from ee.workspace import Actor
+    from ee.policy.trust import Actor
 
     return Actor(agent=event.get("agent"))
