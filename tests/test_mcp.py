@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from ee.install import ee_command
-from ee.mcp.mapping import invocation
 from ee.mcp.tools import TOOLS, Tool
 from ee.workspace import Workspace
 from tests.conftest import run_cli
@@ -250,18 +249,19 @@ def test_bad_input_gets_an_mcp_error(ws: Workspace, tmp_path: Path) -> None:
         assert document["error"]["repair"]
     assert "limit" in answers["type"][1]["error"]["message"]
     assert "colour" in answers["unknown_argument"][1]["error"]["message"]
-    # failures of the command itself carry the CLI's own error envelope
-    assert answers["both"] == (
-        True,
-        cli_json(
-            ws,
-            "search",
-            "x",
-            "--query-file",
-            "-",
-            input=json.dumps({"version": "ee.query.v1", "query": {"text": "y"}}),
-        ),
+    # failures of the call itself carry ee's error envelope, in the tool's own terms
+    is_error, both = answers["both"]
+    cli_both = cli_json(
+        ws,
+        "search",
+        "x",
+        "--query-file",
+        "-",
+        input=json.dumps({"version": "ee.query.v1", "query": {"text": "y"}}),
     )
+    assert is_error
+    assert both["error"]["code"] == cli_both["error"]["code"] == "query_invalid"
+    assert both["error"]["message"] == "give text or query, not both"
     assert answers["not_found"] == (True, cli_json(ws, "memory", "show", "mem_01NOSUCHMEMORY"))
     assert answers["not_found"][1]["error"]["code"] == "not_found"
     assert answers["unknown_tool"]
@@ -344,52 +344,31 @@ def _tool(name: str) -> Tool:
     return next(tool for tool in TOOLS if tool.name == name)
 
 
-def test_arguments_become_the_cli_command_line() -> None:
-    call = invocation(
-        _tool("remember"),
-        {
-            "text": "-v is verbose",
-            "tags": ["a", "b"],
-            "redact": False,
-            "links": ["supports:mem_1", "related:mem_2"],
-            "confidence": 0.5,
-        },
-        "/ws",
-    )
-    assert call.argv == [
-        "--workspace",
-        "/ws",
-        "remember",
-        "--tags",
-        "a,b",
-        "--confidence",
-        "0.5",
-        "--link",
-        "supports:mem_1",
-        "--link",
-        "related:mem_2",
-        "--json",
-        "--",
-        "-v is verbose",
-    ]
-    document = {"version": "ee.query.v1", "query": {"text": "x"}}
-    call = invocation(
-        _tool("context"), {"query": document, "quota": {"procedural": 0.5}, "explain": True}, "/ws"
-    )
-    assert call.argv == [
-        "--workspace",
-        "/ws",
-        "context",
-        "--query-file",
-        "-",
-        "--quota",
-        "procedural=0.5",
-        "--explain",
-        "--json",
-    ]
-    assert json.loads(call.stdin) == document
-    call = invocation(_tool("memory_history"), {"memory_id": "mem_1"}, "/ws")
-    assert call.argv == ["--workspace", "/ws", "memory", "history", "--json", "--", "mem_1"]
+def test_a_tool_call_is_answered_by_the_library_not_the_cli(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No tool runs ``ee.cli.main`` and parses its output: each calls the workspace façade, and its answer
+    is the envelope the CLI prints for the same call."""
+    import ee.cli
+    from ee.mcp.invoke import call_tool
+
+    expected = {
+        "search": cli_json(ws, "search", "release tags", "--mode", "lexical"),
+        "memory_list": cli_json(ws, "memory", "list"),
+    }
+
+    def no_cli(argv: Any = None) -> int:
+        raise AssertionError(f"the MCP server ran the CLI: {argv}")
+
+    monkeypatch.setattr(ee.cli, "main", no_cli)
+    searched = call_tool(_tool("search"), {"text": "release tags", "mode": "lexical"}, str(ws.root))
+    listed = call_tool(_tool("memory_list"), {}, str(ws.root))
+    assert (searched.ok, searched.document) == (True, expected["search"])
+    assert (listed.ok, listed.document) == (True, expected["memory_list"])
+    written = call_tool(_tool("remember"), {"text": "-", "kind": "rule"}, str(ws.root), agent="codex")
+    assert written.ok, written.document
+    assert written.document["data"]["body"] == "-"  # text, never "read standard input"
+    assert written.document["data"]["trust"] == "agent_assertion"
 
 
 def test_serve_without_the_sdk_says_how_to_install_it(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,40 +1,32 @@
-"""A tool call run exactly as the CLI runs it: ``ee.cli.main(argv)`` in this process, streams captured.
-
-There is no second implementation of any command: the tool's arguments become argv (:mod:`ee.mcp.tools`),
-the command prints its ``--json`` envelope into a buffer, and that text is the tool's result. Standard
-streams are process-wide, so commands run one at a time under a lock.
+"""A tool call answered by the library: the arguments are checked against the tool's input schema
+(:mod:`ee.mcp.mapping`), one method of the workspace façade (:class:`ee.workspace.Workspace`) answers, and
+its data goes out in the ee.response.v1 envelope that ``ee <command> --json`` prints for the same call (the
+CLI calls the same methods; ``tests/test_mcp.py`` compares the two answers tool by tool).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
-import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ee.errors import EeError
-from ee.mcp.mapping import check_arguments, invocation
+from ee.errors import EeError, QueryError, UsageError
+from ee.mcp.mapping import check_arguments
 from ee.mcp.tools import Tool
 
-_RUN_LOCK = threading.Lock()
-STDERR_TAIL = 2000  # characters of a failed command's stderr kept in an internal error's details
+if TYPE_CHECKING:
+    from ee.query.document import Query
+    from ee.workspace import Workspace
 
-
-@dataclass(frozen=True, slots=True)
-class Captured:
-    code: int
-    out: str
-    err: str
+Answer = tuple[dict[str, Any], list[dict[str, Any]]]  # the data, and the degraded list
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A tool's answer: the envelope as the CLI printed it (``text``) and parsed (``document``)."""
+    """A tool's answer: the envelope as text (``text``) and parsed (``document``)."""
 
     ok: bool
     text: str
@@ -42,52 +34,28 @@ class Outcome:
 
 
 def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str | None = None) -> Outcome:
-    """Check the arguments, run the command, and return its envelope (``ok`` False for ee.error.v1)."""
+    """Check the arguments, answer the call, and return its envelope (``ok`` False for ee.error.v1).
+    ``agent`` names the writer when the call names none."""
+    from ee.render import dumps, envelope
+    from ee.workspace import Workspace
+
     try:
         check_arguments(tool, arguments)
+        data, degraded = ANSWERS[tool.name](Workspace.discover(workspace), arguments, agent)
     except EeError as exc:
         return failure(exc.to_dict())
-    if agent and "agent" not in arguments and any(p.name == "agent" for p in tool.params):
-        arguments = arguments | {"agent": agent}
-    call = invocation(tool, arguments, workspace)
-    return outcome_of(run_captured(call.argv, call.stdin))
-
-
-def run_captured(argv: list[str], stdin: str = "") -> Captured:
-    """``ee.cli.main(argv)`` with ``stdin`` as standard input and its output captured (stderr is also
-    passed on to ours, where an MCP client keeps the server's log)."""
-    from ee.cli import main
-
-    with _RUN_LOCK:
-        with _streams(stdin) as (out, err):
-            try:
-                code = main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-            except Exception:  # a bug in a command: report it as an internal error, keep serving
-                traceback.print_exc()
-                code = 1
-        captured = Captured(code, _text(out), _text(err))
-    if captured.err:
-        sys.stderr.write(captured.err)
-        sys.stderr.flush()
-    return captured
-
-
-def outcome_of(captured: Captured) -> Outcome:
-    document = _envelope(captured.out)
-    if document is None:
-        lines = captured.err.strip().splitlines()
+    except Exception as exc:  # a bug in ee: report it as an internal error and keep serving
+        traceback.print_exc(file=sys.stderr)
         return failure(
             {
                 "code": "internal",
-                "message": lines[-1] if lines else f"ee exited {captured.code} without a JSON answer",
+                "message": f"{type(exc).__name__}: {exc}",
                 "repair": "this is a bug in ee: please report it with the server's stderr",
-                "details": {"exit_code": captured.code, "stderr": captured.err[-STDERR_TAIL:]},
+                "details": {"tool": tool.name},
             }
         )
-    ok = captured.code == 0 and document.get("success") is True
-    return Outcome(ok, captured.out.strip(), document)
+    document = envelope(data, degraded)
+    return Outcome(True, dumps(document), document)
 
 
 def failure(error: dict[str, Any]) -> Outcome:
@@ -97,35 +65,133 @@ def failure(error: dict[str, Any]) -> Outcome:
     return Outcome(False, dumps(document), document)
 
 
-def _envelope(text: str) -> dict[str, Any] | None:
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(document, dict) or document.get("schema") not in ("ee.response.v1", "ee.error.v1"):
-        return None
-    return document
+# ---------------------------------------------------------------------------------------- the tools
 
 
-@contextlib.contextmanager
-def _streams(stdin: str) -> Iterator[tuple[io.BytesIO, io.BytesIO]]:
-    """Swap in text streams over byte buffers (as a terminal-less process has), restore them after."""
-    out, err = io.BytesIO(), io.BytesIO()
-    saved = sys.stdin, sys.stdout, sys.stderr
-    swapped = (
-        io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"),
-        io.TextIOWrapper(out, encoding="utf-8", write_through=True),
-        io.TextIOWrapper(err, encoding="utf-8", write_through=True),
+def _search(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    from ee.query.document import from_arguments
+
+    document = _document(args, "text")
+    query = document or from_arguments(
+        args["text"],
+        mode=args.get("mode", "hybrid"),
+        limit=args.get("limit"),
+        tags=args.get("tags"),
+        level=args.get("level"),
+        kind=args.get("kind"),
+        as_of=args.get("as_of"),
+        explain=bool(args.get("explain")),
+        fields=args.get("fields"),
+        speed=args.get("speed"),
     )
-    sys.stdin, sys.stdout, sys.stderr = swapped
-    try:
-        yield out, err
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved
-        for stream in swapped:
-            stream.flush()
-            stream.detach()  # a collected wrapper would close the buffer we still read
+    return _split(ws.search(query))
 
 
-def _text(buffer: io.BytesIO) -> str:
-    return buffer.getvalue().decode("utf-8", "replace")
+def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    from ee.query.document import from_arguments, with_options
+
+    document = _document(args, "task")
+    query = document or from_arguments(
+        args["task"],
+        mode=args.get("mode", "hybrid"),
+        tags=args.get("tags"),
+        as_of=args.get("as_of"),
+        speed=args.get("speed"),
+    )
+    quotas, profile = args.get("quota") or None, args.get("profile")
+    if quotas and profile not in (None, "custom"):
+        raise UsageError(f"quota applies to the custom profile, not {profile}", "drop profile or use custom")
+    query = with_options(
+        query,
+        max_tokens=args.get("max_tokens"),
+        profile="custom" if quotas else profile,
+        fields=args.get("fields"),
+        explain=True if args.get("explain") else None,
+        as_of=args.get("as_of"),
+    )
+    return _split(ws.context(query, quotas))
+
+
+def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    memory = ws.remember(
+        args["text"],
+        level=args.get("level", "semantic"),
+        kind=args.get("kind", "fact"),
+        tags=args.get("tags", ()),
+        confidence=args.get("confidence"),
+        source=args.get("source", ()),
+        valid_from=args.get("valid_from"),
+        valid_to=args.get("valid_to"),
+        links=args.get("links", ()),
+        paths=args.get("paths", ()),
+        actor=_actor(args, agent),
+        redact=bool(args.get("redact")),
+    )
+    return memory.to_dict(), ws.branch_notes()
+
+
+def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    data = ws.outcome(args["memory_id"], args["signal"], args.get("reason"), _actor(args, agent))
+    return data, ws.branch_notes()
+
+
+def _why(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    data = ws.why(
+        args["memory_id"], args.get("query"), as_of=args.get("as_of"), profile=args.get("profile", "balanced")
+    )
+    return _split(data)
+
+
+def _memory_show(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    _memory, data = ws.show(args["memory_id"], args.get("as_of"))
+    return data, []
+
+
+def _memory_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    _memories, data, degraded = ws.listing(
+        level=args.get("level"), kind=args.get("kind"), tag=args.get("tags", ()), limit=args.get("limit")
+    )
+    return data, list(degraded)
+
+
+def _memory_history(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    _versions, data = ws.history(args["memory_id"])
+    return data, []
+
+
+ANSWERS: dict[str, Callable[[Workspace, dict[str, Any], str | None], Answer]] = {
+    "context": _context,
+    "search": _search,
+    "remember": _remember,
+    "outcome": _outcome,
+    "why": _why,
+    "memory_show": _memory_show,
+    "memory_list": _memory_list,
+    "memory_history": _memory_history,
+}
+
+
+def _document(args: dict[str, Any], text_param: str) -> Query | None:
+    """The call's ee.query.v1 document (validated as ``--query-file`` validates one), or None."""
+    from ee.query.document import parse_document
+
+    if "query" not in args:
+        if text_param not in args:
+            raise QueryError(f"nothing to look for: give {text_param} or query", f"pass {text_param}")
+        return None
+    if text_param in args:
+        raise QueryError(
+            f"give {text_param} or query, not both", f"put the {text_param} in the document's query.text"
+        )
+    return parse_document(json.dumps(args["query"], ensure_ascii=False), "query")
+
+
+def _actor(args: dict[str, Any], agent: str | None) -> Any:
+    from ee.policy.trust import Actor
+
+    return Actor.from_env(args.get("agent") or agent)
+
+
+def _split(data: dict[str, Any]) -> Answer:
+    data = dict(data)
+    return data, data.pop("degraded", [])

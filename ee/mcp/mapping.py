@@ -1,4 +1,5 @@
-"""What a row of :data:`ee.mcp.tools.TOOLS` means: its input schema and, for a call, its command line.
+"""What a row of :data:`ee.mcp.tools.TOOLS` means: its input schema, the check of a call's arguments, and
+the equivalent command line the manifest shows.
 
 Choices, defaults and ranges come from the click options themselves, so a tool cannot drift from the
 command it mirrors; the query document's schema is the shipped ``ee.query.v1``, embedded.
@@ -6,22 +7,12 @@ command it mirrors; the query document's schema is the shipped ``ee.query.v1``, 
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from ee.errors import UsageError
 from ee.mcp.tools import TOOLS, Param, Tool
-
-
-@dataclass(frozen=True, slots=True)
-class Invocation:
-    """A tool call as a command line: ``ee`` + argv, with this text on standard input."""
-
-    argv: list[str]
-    stdin: str = ""
 
 
 def click_command(tool: Tool) -> click.Command | None:
@@ -152,40 +143,3 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
             f"see the input schema of {tool.name} (`ee mcp manifest --json`)",
             {"tool": tool.name, "path": where, "violations": len(errors)},
         )
-
-
-def invocation(tool: Tool, arguments: dict[str, Any], workspace: str) -> Invocation:
-    """The command line for a (checked) tool call: ``--workspace W <command> <options> --json -- <arg>``."""
-    options: list[str] = []
-    positional: list[str] = []
-    stdin = ""
-    for param in tool.params:
-        value = arguments.get(param.name)
-        if value is None:
-            continue
-        if param.style == "argument":
-            positional.append(str(value))
-        elif param.style == "stdin":
-            options += [param.flag, "-"]
-            stdin = json.dumps(value, ensure_ascii=False)
-        else:
-            options += option_words(param, value)
-    argv = ["--workspace", workspace, *tool.command, *options, "--json"]
-    return Invocation(argv + (["--", *positional] if positional else []), stdin)
-
-
-def option_words(param: Param, value: Any) -> list[str]:
-    if param.style == "switch":
-        return [param.flag] if value else []
-    if param.style == "repeat":
-        return [word for item in value for word in (param.flag, str(item))]
-    if param.style == "comma":
-        return [param.flag, ",".join(str(item) for item in value)] if value else []
-    if param.style == "pairs":
-        return [word for key, item in value.items() for word in (param.flag, f"{key}={scalar(item)}")]
-    return [param.flag, scalar(value)]
-
-
-def scalar(value: Any) -> str:
-    """A value as the CLI reads it: strings as they are, numbers and booleans as JSON spells them."""
-    return value if isinstance(value, str) else json.dumps(value)

@@ -1,7 +1,9 @@
-"""The one table of ee's MCP tools: what each is for, its parameters, and the command it runs.
+"""The one table of ee's MCP tools: what each is for, its parameters, and the command it mirrors.
 
-``ee mcp serve`` lists and runs these; ``ee mcp manifest`` prints them (through :mod:`ee.mcp.mapping`,
-which turns a row into an input schema and a call into argv). Nothing here imports ``mcp``.
+``ee mcp serve`` lists these and answers them through the workspace façade (:mod:`ee.mcp.invoke`);
+``ee mcp manifest`` prints them (through :mod:`ee.mcp.mapping`, which turns a row into an input schema
+whose choices and defaults come from the mirrored command's click options, and shows the equivalent
+command line). Nothing here imports ``mcp``.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# How one argument reaches the command line:
+# How one argument appears on the equivalent command line (the manifest's "cli" entry):
 #   argument  the command's positional argument (placed after ``--``, so a leading '-' stays text)
 #   option    ``--flag VALUE``
 #   switch    ``--flag`` when true, nothing when false
