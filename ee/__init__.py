@@ -5,11 +5,7 @@ The public façade is :class:`ee.workspace.Workspace`; importing :mod:`ee` does 
 
 from __future__ import annotations
 
-# Not typing's TYPE_CHECKING: every served command imports this package and ee.serve.client only, and typing
-# (with re and enum) would cost it ~8 ms of its ~35 (measured: `import typing` in a fresh process).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 __all__ = ["Workspace", "__version__"]
