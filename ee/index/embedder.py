@@ -18,6 +18,7 @@ cheap.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,7 @@ _LAYOUTS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+@dataclass(frozen=True, slots=True)
 class Embedder:
     """A loaded static embedding model. Immutable and safe to share between threads.
 
@@ -55,32 +57,14 @@ class Embedder:
     rebuilt when it changes. Build one with :func:`load_embedder`.
     """
 
-    __slots__ = ("_model", "dim", "model_id", "path")
-
     model_id: str
     dim: int
     path: Path
-    _model: StaticModel
-
-    def __init__(self, *, model_id: str, path: Path, model: StaticModel) -> None:
-        init = object.__setattr__
-        init(self, "model_id", model_id)
-        init(self, "dim", int(model.dim))
-        init(self, "path", path)
-        init(self, "_model", model)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Embedder is immutable (cannot set {name})")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"Embedder is immutable (cannot delete {name})")
-
-    def __repr__(self) -> str:
-        return f"Embedder(model_id={self.model_id!r}, dim={self.dim}, path={str(self.path)!r})"
+    model: StaticModel = field(repr=False, compare=False)
 
     def vocabulary(self) -> list[str]:
         """Every token of the model's tokenizer, added tokens included."""
-        return list(self._model.tokenizer.get_vocab(with_added_tokens=True))
+        return list(self.model.tokenizer.get_vocab(with_added_tokens=True))
 
     def encode_documents(self, texts: list[str], lead_words: int = LEAD_WORDS) -> np.ndarray:
         """Document vectors: ``normalise(e(first lead_words words) + e(whole text))``.
@@ -112,7 +96,7 @@ class Embedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(texts, normalize=True, use_multiprocessing=False)
+        vectors = self.model.encode(texts, normalize=True, use_multiprocessing=False)
         return np.asarray(vectors, dtype=np.float32)
 
 
@@ -228,4 +212,6 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
         max_length=max_length,
     )
     digest = hashlib.sha256(data).hexdigest()
-    return Embedder(model_id=f"{folder.resolve().name}@{digest[:12]}", path=folder, model=model)
+    return Embedder(
+        model_id=f"{folder.resolve().name}@{digest[:12]}", dim=int(model.dim), path=folder, model=model
+    )
