@@ -26,6 +26,14 @@ KINDS = (
     "artifact",
     "question",
 )
+TRUST_CLASSES = (  # strongest first (DESIGN.md §5; the rules of each are in ee.policy.trust)
+    "human_explicit",
+    "peer_human_attested",
+    "agent_validated",
+    "agent_assertion",
+    "cass_evidence",
+    "legacy_import",
+)
 LINK_TYPES = ("supports", "contradicts", "derived_from", "supersedes", "related", "co_tag", "co_mention")
 
 # The frontmatter keys ee knows, in the order ee writes them.

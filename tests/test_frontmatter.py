@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ee.errors import ExitCode, MemoryFormatError, UsageError
-from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Problem
+from ee.model import KINDS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
 from ee.store import frontmatter as fm
 from ee.store.ids import new_id
 
@@ -334,7 +334,7 @@ _fields = st.fixed_dictionaries(
         "level": st.sampled_from(LEVELS),
         "kind": st.sampled_from(KINDS),
         "tags": st.lists(_tag, max_size=8, unique=True),
-        "trust": st.sampled_from(fm.TRUST_CLASSES),
+        "trust": st.sampled_from(TRUST_CLASSES),
         "confidence": _unit,
         "utility": _unit,
         "importance": _unit,

@@ -41,7 +41,7 @@ from typing import Any
 from ee.errors import EeError, GitError, UsageError
 from ee.git import conflict, runner
 from ee.git.conflict import Version
-from ee.model import KNOWN_KEYS, Memory
+from ee.model import KNOWN_KEYS, TRUST_CLASSES, Memory
 from ee.store import frontmatter
 from ee.store.frontmatter import CONFLICT_KEY, MERGE_KEY
 
@@ -241,7 +241,7 @@ def _later(a: Any, b: Any) -> Any:
 
 
 def _weaker_trust(a: Any, b: Any) -> Any:
-    order = {name: rank for rank, name in enumerate(frontmatter.TRUST_CLASSES)}
+    order = {name: rank for rank, name in enumerate(TRUST_CLASSES)}
     return max((a, b), key=lambda t: (order.get(t, -1), _sort_text(t)))
 
 

@@ -24,18 +24,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ee.errors import UsageError
+from ee.model import TRUST_CLASSES
 
 Posture = Literal["authoritative", "advisory", "legacy_evidence"]
 
-TRUST_CLASSES: tuple[str, ...] = (
-    "human_explicit",
-    "peer_human_attested",
-    "agent_validated",
-    "agent_assertion",
-    "cass_evidence",
-    "legacy_import",
-)
-"""Every trust class, strongest first."""
 
 POSTURES: tuple[Posture, ...] = ("authoritative", "advisory", "legacy_evidence")
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ee.errors import MemoryFormatError, UsageError
-from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, Link, Memory, Problem
+from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
 from ee.store.ids import format_time, is_valid_id, parse_time
 
 
@@ -52,14 +52,6 @@ def _loader() -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
 
 
-TRUST_CLASSES = (
-    "human_explicit",
-    "peer_human_attested",
-    "agent_validated",
-    "agent_assertion",
-    "cass_evidence",
-    "legacy_import",
-)
 # Keys the merge driver writes (a conflicted memory, the values a merge set aside): kept in ``extra``.
 CONFLICT_KEY = "conflict"
 MERGE_KEY = "ee_merge"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ee._crash import crash_point
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
-from ee.model import KNOWN_KEYS, Link, Memory, Progress
+from ee.model import KNOWN_KEYS, TRUST_CLASSES, Link, Memory, Progress
 from ee.policy.trust import Actor, capped
 from ee.store import frontmatter
 from ee.store.files import flush_to_disk
@@ -221,8 +221,8 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
     trust = record.get("trust") or (
         "legacy_import" if record.get("id") is None and actor.agent else actor.trust
     )
-    if trust not in frontmatter.TRUST_CLASSES:
-        raise UsageError(f"unknown trust {trust!r}", f"use one of: {', '.join(frontmatter.TRUST_CLASSES)}")
+    if trust not in TRUST_CLASSES:
+        raise UsageError(f"unknown trust {trust!r}", f"use one of: {', '.join(TRUST_CLASSES)}")
     trust = capped(trust, by_agent=actor.agent is not None)  # an agent's claim is not a review
     fields = build_fields(
         memory_id=str(memory_id),
