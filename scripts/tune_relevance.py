@@ -4,9 +4,11 @@
 Positives: the relevant document of each development-set query (Vim help, BEIR layout, built by
 ``../shared/eval/make-dev-set.sh DEVSET``) among that query's candidates. Negatives: the best candidates of
 each off-topic question of ``tests/fixtures/offtopic/questions.txt``, against the dev-set store and against
-this repository's own ``memories/``. ``tests/fixtures/offtopic/holdout.txt`` is never fitted: it only shows
-whether the floor generalises. The features are computed by ee's own code (``ee.query.relevance.evidence``)
-over the candidates ee's engine ranks, so the fit describes exactly what a query computes.
+this repository's own ``memories/``. ``tests/fixtures/offtopic/holdout.txt`` and ``adversarial.txt``
+(questions whose words also mean something in software: python, bug, cache, branch) are never fitted: they
+only show whether the floor generalises. The features are computed by ee's own code
+(``ee.query.relevance.evidence``) over the candidates ee's engine ranks, so the fit describes exactly what a
+query computes.
 
 The fit is a logistic regression (Newton's method, class-balanced weights) of
 ``[1, coverage, z, coverage·z]``; with ``--lexical`` only ``[1, coverage]`` (the model-less formula).
@@ -85,7 +87,7 @@ def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, float,
     return out
 
 
-def measure(devset: Path, fitted: list[str], holdout: list[str], lexical: bool) -> tuple[Any, Any]:
+def measure(devset: Path, sets: dict[str, list[str]], lexical: bool) -> tuple[Any, Any]:
     """(per dev query: its relevant candidates' (coverage, z); per (store, question set): per question,
     every candidate's (coverage, z))."""
     with tempfile.TemporaryDirectory(prefix="ee-tune-") as name:
@@ -102,7 +104,7 @@ def measure(devset: Path, fitted: list[str], holdout: list[str], lexical: bool) 
         off = {
             (store, which): [[(c, z) for _i, c, z in candidates(view, q, lexical)] for q in qs]
             for store, view in stores.items()
-            for which, qs in (("fitted", fitted), ("holdout", holdout))
+            for which, qs in sets.items()
         }
     return positives, off
 
@@ -130,20 +132,22 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="keep the candidates' features in this JSON file")
     args = parser.parse_args()
     fixtures = REPO / "tests" / "fixtures" / "offtopic"
-    fitted, holdout = questions(fixtures / "questions.txt"), questions(fixtures / "holdout.txt")
+    # Fitted on questions.txt only; holdout.txt and adversarial.txt (off-topic questions whose words also mean
+    # something in software) only show whether the floor generalises.
+    sets = {name: questions(fixtures / f"{name}.txt") for name in ("questions", "holdout", "adversarial")}
     if args.cache and args.cache.exists():
         cached = json.loads(args.cache.read_text(encoding="utf-8"))
         positives = cached["positives"]
         off = {tuple(key.split("|")): rows for key, rows in cached["off"].items()}
     else:
-        positives, off = measure(args.devset, fitted, holdout, args.lexical)
+        positives, off = measure(args.devset, sets, args.lexical)
         if args.cache:
             off_json = {"|".join(key): rows for key, rows in off.items()}
             args.cache.write_text(json.dumps({"positives": positives, "off": off_json}), encoding="utf-8")
     x_pos = [features(c, z, args.lexical) for row in positives for c, z in row]
     x_neg = []
     for (_store, which), rows in off.items():
-        if which != "fitted":
+        if which != "questions":
             continue
         for row in rows:
             best = sorted(row, key=lambda cz: -(cz[0] + (cz[1] or 0.0) / 10))[: args.negatives]
