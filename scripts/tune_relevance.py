@@ -87,14 +87,16 @@ def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, float,
     return out
 
 
-def measure(devset: Path, sets: dict[str, list[str]], lexical: bool) -> tuple[Any, Any]:
+def measure(devset: Path, sets: dict[str, list[str]], lexical: bool) -> tuple[Any, Any, Any]:
     """(per dev query: its relevant candidates' (coverage, z); per (store, question set): per question,
-    every candidate's (coverage, z))."""
+    every candidate's (coverage, z); per on-topic question about this repository's memories: the expected
+    memory's (coverage, z), if the engine ranks it at all)."""
     with tempfile.TemporaryDirectory(prefix="ee-tune-") as name:
         tmp = Path(name)
         dev_ws, ids = dev_store(devset, tmp)
+        repo_ws = repo_store(tmp)
         _corpus, queries, qrels = read_beir(devset)
-        stores = {"dev-set store": open_index(dev_ws), "ee's memories": open_index(repo_store(tmp))}
+        stores = {"dev-set store": open_index(dev_ws), "ee's memories": open_index(repo_ws)}
         positives: list[list[tuple[float, float | None]]] = []
         for qid, text in queries.items():
             relevant = {ids[d] for d in qrels[qid]}
@@ -106,7 +108,19 @@ def measure(devset: Path, sets: dict[str, list[str]], lexical: bool) -> tuple[An
             for store, view in stores.items()
             for which, qs in sets.items()
         }
-    return positives, off
+        by_stem = {Path(m.path).stem: m.id for m in repo_ws.list()[0]}
+        ontopic = [
+            [(c, z) for i, c, z in candidates(stores["ee's memories"], q, lexical) if i == by_stem[stem]]
+            for q, stem in ontopic_questions()
+        ]
+    return positives, off, ontopic
+
+
+def ontopic_questions() -> list[tuple[str, str]]:
+    """(question, the file name of the memory it must find) from tests/fixtures/ontopic/ee-memories.tsv."""
+    path = REPO / "tests" / "fixtures" / "ontopic" / "ee-memories.tsv"
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(row[0].strip(), row[1].strip()) for row in rows if len(row) == 2 and not row[0].startswith("#")]
 
 
 def features(coverage: float, z: float | None, lexical: bool) -> list[float]:
@@ -137,13 +151,14 @@ def main() -> None:
     sets = {name: questions(fixtures / f"{name}.txt") for name in ("questions", "holdout", "adversarial")}
     if args.cache and args.cache.exists():
         cached = json.loads(args.cache.read_text(encoding="utf-8"))
-        positives = cached["positives"]
+        positives, ontopic = cached["positives"], cached["ontopic"]
         off = {tuple(key.split("|")): rows for key, rows in cached["off"].items()}
     else:
-        positives, off = measure(args.devset, sets, args.lexical)
+        positives, off, ontopic = measure(args.devset, sets, args.lexical)
         if args.cache:
             off_json = {"|".join(key): rows for key, rows in off.items()}
-            args.cache.write_text(json.dumps({"positives": positives, "off": off_json}), encoding="utf-8")
+            cache = {"positives": positives, "off": off_json, "ontopic": ontopic}
+            args.cache.write_text(json.dumps(cache), encoding="utf-8")
     x_pos = [features(c, z, args.lexical) for row in positives for c, z in row]
     x_neg = []
     for (_store, which), rows in off.items():
@@ -160,7 +175,12 @@ def main() -> None:
     def relevance(c: float, z: float | None) -> float:
         return float(1.0 / (1.0 + np.exp(-np.dot(beta, features(c, z, args.lexical)))))
 
-    print(f"{'floor':>6} {'dev kept':>9} " + " ".join(f"{s + ' ' + w:>28}" for s, w in off))
+    # dev kept: dev queries whose relevant document passes; on-topic kept: questions about this repository's
+    # memories whose memory passes (never fitted); then, per store and off-topic set, the share left empty
+    print(
+        f"{'floor':>6} {'dev kept':>9} {'on-topic kept':>14} "
+        + " ".join(f"{s + ' ' + w:>28}" for s, w in off)
+    )
     for floor in FLOORS:
         with_relevant = [row for row in positives if row]
         kept = np.mean([any(relevance(c, z) >= floor for c, z in row) for row in with_relevant])
@@ -168,7 +188,8 @@ def main() -> None:
             np.mean([not any(relevance(c, z) >= floor for c, z in row) for row in rows])
             for rows in off.values()
         ]
-        print(f"{floor:>6.2f} {kept:>9.3f} " + " ".join(f"{e:>28.3f}" for e in empty))
+        mine = np.mean([any(relevance(c, z) >= floor for c, z in row) for row in ontopic])
+        print(f"{floor:>6.2f} {kept:>9.3f} {mine:>14.3f} " + " ".join(f"{e:>28.3f}" for e in empty))
 
 
 if __name__ == "__main__":
