@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import IO
 
 import pytest
 from conftest import git, run_cli
@@ -50,11 +51,12 @@ def ee(
     )
 
 
-def start_watcher(ws: Workspace) -> subprocess.Popen[bytes]:
+def start_watcher(ws: Workspace, log: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
+    """``ee watch`` serving ``ws``, its log (stderr) written to ``log`` if given."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ee", "--workspace", str(ws.root), "watch"],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log if log is not None else subprocess.DEVNULL,
     )
     wait_for(lambda: (ws.root / ".ee/serve.sock").exists() or proc.poll() is not None, "the socket")
     assert proc.poll() is None
