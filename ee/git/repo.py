@@ -14,6 +14,7 @@ real index, so a user's staged and unstaged work stays exactly as it was.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -643,6 +644,10 @@ def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[st
         try:
             entries = list(os.scandir(current))
         except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:  # a symlink loop where a folder should be holds no memories either
+            if exc.errno != errno.ELOOP:
+                raise
             continue
         for entry in entries:
             if entry.name.startswith("."):

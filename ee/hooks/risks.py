@@ -27,6 +27,7 @@ when ``[hooks] block = true`` in ``.ee/config.toml``.
 
 from __future__ import annotations
 
+import errno
 import marshal
 import os
 from typing import TYPE_CHECKING, Any
@@ -415,6 +416,10 @@ def memory_digest(root: StrPath) -> str:
         try:
             entries = os.scandir(stack.pop())
         except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        except OSError as exc:  # a symlink loop where a folder should be holds no memories either
+            if exc.errno != errno.ELOOP:
+                raise
             continue
         with entries:
             for entry in entries:

@@ -13,6 +13,7 @@ files are reported like a sync.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import marshal
@@ -240,6 +241,10 @@ def scan(root: Path) -> Scan:
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             continue
+        except OSError as exc:  # a symlink loop where a folder should be holds no memories either
+            if exc.errno != errno.ELOOP:
+                raise
+            continue
         try:
             for name in os.listdir(fd):
                 if name[0] == ".":
@@ -256,12 +261,27 @@ def scan(root: Path) -> Scan:
         finally:
             os.close(fd)
     events: dict[str, Stamp] = {}
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        for entry in os.scandir(root / EVENTS):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError, _Loop):
+        for entry in _scandir(root / EVENTS):
             if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
                 with contextlib.suppress(FileNotFoundError):
                     events[f"{EVENTS}/{entry.name}"] = stamp(entry.stat(follow_symlinks=False))
     return Scan(paths, stamps, dict(sorted(events.items())))
+
+
+class _Loop(Exception):
+    """A symlink loop where a folder should be (``memories -> memories``): a folder that holds nothing."""
+
+
+def _scandir(folder: Path) -> Iterator[os.DirEntry[str]]:
+    try:
+        entries = os.scandir(folder)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _Loop from None
+        raise
+    with entries:
+        yield from entries
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:

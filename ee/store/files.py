@@ -181,8 +181,8 @@ class Store:
         known = self._inside_cache.get(folder)
         if known is None:
             if self._folder_resolved is None:
-                self._folder_resolved = self.folder.resolve()
-            known = self._inside_cache[folder] = folder.resolve().is_relative_to(self._folder_resolved)
+                self._folder_resolved = _resolved(self.folder)
+            known = self._inside_cache[folder] = _resolved(folder).is_relative_to(self._folder_resolved)
         return known
 
     def write(self, rel: str, text: str, *, durable: bool = True) -> None:
@@ -349,6 +349,27 @@ def _make_folder(folder: Path) -> None:
             f"{odd} is {kind}, so ee cannot write {folder}",
             f"move {odd} aside (or point the symlink at an existing folder), then run the command again",
         ) from None
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with its symlinks resolved; a symlink loop on the way (``memories -> memories``) is a
+    StorageError naming it, not a traceback."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # (RuntimeError: pathlib's word for a loop before Python 3.13)
+        odd = next((p for p in reversed((path, *path.parents)) if _loops(p)), path)
+        raise StorageError(
+            f"{odd} is a symlink loop, so ee cannot write {path}",
+            f"move {odd} aside (or point the symlink at an existing folder), then run the command again",
+        ) from None
+
+
+def _loops(path: Path) -> bool:
+    try:
+        path.resolve()
+    except (RuntimeError, OSError):
+        return True
+    return False
 
 
 def _temporary_file(folder: Path) -> tuple[int, str]:

@@ -43,22 +43,45 @@ def test_config_that_is_a_folder_is_a_config_error(ws: Workspace) -> None:
     assert "cannot be read" in res.out + res.err
 
 
-@pytest.mark.parametrize("odd", ["dangling symlink", "file"])
-def test_memories_that_is_not_a_folder_is_a_storage_error(ws: Workspace, odd: str) -> None:
+def _odd_memories(ws: Workspace, odd: str) -> Path:
+    """Put something odd where ``memories/`` should be; its path."""
     memories = ws.root / "memories"
-    head = git(ws.root, "rev-parse", "HEAD")
     os.rename(memories, ws.root / "memories.old")
     if odd == "file":
         memories.write_text("not a folder\n", encoding="utf-8")
+    elif odd == "symlink loop":
+        memories.symlink_to("memories")  # (resolving it never ends: ELOOP)
     else:
         memories.symlink_to(ws.root / "nowhere")
+    return memories
+
+
+ODD = {"dangling symlink": "a dangling symlink", "file": "not a folder", "symlink loop": "a symlink loop"}
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_memories_that_is_not_a_folder_is_a_storage_error(ws: Workspace, odd: str) -> None:
+    head = git(ws.root, "rev-parse", "HEAD")
+    memories = _odd_memories(ws, odd)
     res = run_cli("--workspace", str(ws.root), "remember", "ci caches go stale", "--json")
     assert res.code == ExitCode.STORAGE, res.err
     assert "Traceback" not in res.out + res.err
-    expected = "a dangling symlink" if odd != "file" else "not a folder"
-    assert f"{memories} is {expected}" in res.out + res.err
+    assert f"{memories} is {ODD[odd]}" in res.out + res.err
     assert git(ws.root, "rev-parse", "HEAD") == head  # nothing committed
     assert not (ws.root / "nowhere").exists()  # nothing created through the symlink
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_memories_that_is_not_a_folder_reads_as_no_memories(ws: Workspace, odd: str) -> None:
+    """Reads answer (no memories there), each in a process of its own; ``ee doctor`` says what is wrong."""
+    _odd_memories(ws, odd)
+    for command in (("search", "ci"), ("memory", "list"), ("context", "ci"), ("index", "rebuild")):
+        proc = run_ee(ws.root, *command, "--json")
+        assert proc.returncode == 0, (command, proc.stdout + proc.stderr)
+        assert "Traceback" not in proc.stdout + proc.stderr
+    proc = run_ee(ws.root, "doctor", "--json")
+    assert proc.returncode == ExitCode.STORAGE, proc.stdout + proc.stderr
+    assert "memories_missing" in [p["code"] for p in json.loads(proc.stdout)["data"]["problems"]]
 
 
 def _damage_cache(ws: Workspace, how: str) -> Path:
