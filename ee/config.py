@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,10 +102,27 @@ def _toml() -> Any:
     return tomllib
 
 
+def read_settings_file(path: Path | str) -> str:
+    """The text of a settings file; an OSError when it is anything but a regular file. Opened without
+    waiting, so a FIFO (or a device) planted in its place is refused at once instead of blocking every
+    command on its read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "Is a directory" if stat.S_ISDIR(mode) else "Not a regular file")
+        file = open(fd, encoding="utf-8")  # noqa: SIM115 - it owns fd from here on
+    except BaseException:
+        os.close(fd)
+        raise
+    with file:
+        return file.read()
+
+
 def load_config(root: Path) -> Config:
     path = root / CONFIG_PATH
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_settings_file(path)
         # The file ee writes holds only comments and table headers: no need to import the TOML parser.
         raw = {} if _only_comments(text) else _toml().loads(text)
     except FileNotFoundError:

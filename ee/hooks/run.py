@@ -16,6 +16,7 @@ imported on the paths that use them, and not at all when ``ee watch`` answers.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 from ee.hooks import gitinfo, risks, warm
@@ -95,13 +96,20 @@ _HEADER = r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?"  # a TOML table header, as ee.con
 def config_is_defaults(root: str) -> bool:
     """Is ``.ee/config.toml`` missing, or only comments, blank lines and table headers (as ``ee init``
     writes it)? Then every setting has its default."""
-    try:
-        with open(os.path.join(root, ".ee", "config.toml"), encoding="utf-8") as file:
-            text = file.read()
+    try:  # (not waiting on a FIFO planted there: ee.config refuses anything but a file)
+        fd = os.open(os.path.join(root, ".ee", "config.toml"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return True
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return False  # ee.config reports it
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return False
+    try:
+        with open(fd, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError):
+        return False
     import re
 
     return all(

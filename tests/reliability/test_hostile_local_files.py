@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,31 @@ def test_config_that_is_a_folder_is_a_config_error(ws: Workspace) -> None:
     res = run_cli("--workspace", str(ws.root), "search", "ci", "--json")
     assert res.code == ExitCode.CONFIG, res.err
     assert "cannot be read" in res.out + res.err
+
+
+@pytest.mark.parametrize("odd", ["fifo", "device"])
+def test_config_that_is_no_file_is_a_config_error_at_once(ws: Workspace, odd: str) -> None:
+    """A FIFO there blocked every command on its read (no writer ever comes); a device was read as a
+    file. Each command in a process of its own: a hang fails on the timeout, not the test run."""
+    _config(ws).unlink(missing_ok=True)
+    if odd == "fifo":
+        os.mkfifo(_config(ws))
+    else:
+        _config(ws).symlink_to("/dev/null")  # (/dev/zero would never end: read, it would fill memory)
+    for command in (("search", "ci"), ("remember", "ci caches go stale")):
+        proc = run_ee(ws.root, *command, "--json", timeout=120)
+        assert proc.returncode == ExitCode.CONFIG, proc.stdout + proc.stderr
+        assert "cannot be read (Not a regular file)" in proc.stdout
+    # The git hooks' own look at the file (is it only comments?) does not wait on it either.
+    probe = "import sys; from ee.hooks.run import config_is_defaults as c; print(c(sys.argv[1]))"
+    hook = subprocess.run(
+        [sys.executable, "-c", probe, str(ws.root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert hook.stdout == "False\n"  # not the defaults: ee.config is asked, and reports it
 
 
 def _odd_memories(ws: Workspace, odd: str) -> Path:
