@@ -22,6 +22,7 @@ from conftest import git
 from test_server import DEADLINE, ee, start_watcher, stop
 
 from ee.serve import client
+from ee.serve import server as ee_server
 from ee.serve.server import _environment
 from ee.serve.watch import watcher_pid
 from ee.workspace import Workspace
@@ -316,6 +317,42 @@ def test_the_server_refuses_a_client_of_another_user(store: Workspace, tmp_path:
     finally:
         stop(proc)
     assert "serve: refused a client of uid 65534" in (tmp_path / "watch.log").read_text()
+
+
+@as_root
+def test_a_busy_server_tells_a_stranger_nothing(
+    store: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With every client slot taken, a client of its own user is told to run in-process; one of another
+    user gets nothing at all, not even that (it used to get the fallback answer before its check)."""
+    monkeypatch.setattr(ee_server, "MAX_CLIENTS", 0)  # (every slot taken, without 32 held connections)
+    logged: list[str] = []
+    server = ee_server.Server(store.root, log=logged.append)
+    server.start(warm=False)
+    try:
+        os.chmod(server.path, 0o666)  # (as if its mode were lost: the peer check is the second lock)
+        with socket.socket(socket.AF_UNIX) as own:
+            own.settimeout(DEADLINE)
+            own.connect(str(server.path))
+            assert json.loads(client.recv_frame(own)) == {"fallback": True}
+        request = {"protocol": client.PROTOCOL, "version": client._version(), "argv": ["search", "alpha"]}
+        folder = os.open(server.path.parent, os.O_RDONLY | os.O_DIRECTORY)  # (tmp_path is root's alone)
+        try:
+            out = subprocess.run(
+                [python_for_nobody(), "-c", PROBE, f"/proc/self/fd/{folder}/serve.sock", json.dumps(request)],
+                pass_fds=(folder,),
+                capture_output=True,
+                user=NOBODY,
+                timeout=DEADLINE,
+                check=False,
+            )
+        finally:
+            os.close(folder)
+        assert (out.returncode, out.stderr) == (0, b"")
+        assert out.stdout == b"0\n"
+    finally:
+        server.close()
+    assert logged == ["serve: refused a client of uid 65534"]
 
 
 @as_root

@@ -109,10 +109,26 @@ class Server:
                 if self._closing.is_set():
                     return
                 continue
+            if not self._own_user(conn):
+                continue
             if not self._slots.acquire(blocking=False):
                 _answer_fallback(conn)
                 continue
             threading.Thread(target=self._connection, args=(conn,), name="ee-serve-conn", daemon=True).start()
+
+    def _own_user(self, conn: socket.socket) -> bool:
+        """Is the client at the other end of ``conn`` this server's user? If not, the connection is closed
+        unanswered (not even told to run in-process): the socket's mode says so too, this is the second
+        lock. Checked as soon as it is accepted, before anything is sent to it."""
+        try:
+            uid = peer_uid(conn)
+        except OSError:
+            uid = None
+        if uid == os.geteuid():
+            return True
+        self.log(f"serve: refused a client of uid {uid}")
+        conn.close()
+        return False
 
     def idle_seconds(self) -> float:
         """Seconds since a client was last answered; 0 while one is being served."""
@@ -124,10 +140,6 @@ class Server:
             self._active += 1
         try:
             with conn:
-                uid = peer_uid(conn)
-                if uid != os.geteuid():  # the socket's mode says so too: this is the second lock
-                    self.log(f"serve: refused a client of uid {uid}")
-                    return
                 conn.settimeout(READ_TIMEOUT)
                 request = json.loads(recv_frame(conn))
                 conn.settimeout(None)
