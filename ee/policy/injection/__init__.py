@@ -108,10 +108,13 @@ _META_WORDS = (
     r"treat|flags?|detects?|rejects?|blocks?|warns?|template|tokens?|format|syntax|regex|patterns?|strings?|"
     r"literal|phrases?|means|called|known as|looks like|markup|payloads?)\b"
 )
-# Words that introduce an example of the attack rather than give it ("payloads include phrases like …").
+# Words that introduce an example of the attack rather than give it ("payloads include phrases like …"), or
+# describe what it does to a model ("attacks try to make the model ignore …").
 _MENTION = (
     r"(?i)(?:\b(?:such as|like|e\.g\.|for example|for instance|phrases?|strings?|payloads?|include|includes"
-    r"|including|patterns?|wie|comme|como|вроде|например|такие как)\b|例如|比如|诸如|のような|など)"
+    r"|including|patterns?|wie|comme|como|вроде|например|такие как)\b|例如|比如|诸如|のような|など"
+    r"|\b(?:make|makes|making|trick|tricks|tricking|get|gets|getting|convince|convinces|persuade|persuades)"
+    r"\s+(?:the\s+|an?\s+|your\s+)?(?:model|agent|assistant|LLM|AI|bot)s?\s+(?:to\s+)?$)"
 )
 _BOUNDARY = r"[.!?;\n](?=\s|$)|\n|[。！？；]"  # end of a clause: punctuation before a space, a line break
 _QUOTES = {"\u201e": "\u201c", "\u201c": "\u201d", "\u00ab": "\u00bb", "\u300c": "\u300d", "\u300e": "\u300f"}

@@ -50,9 +50,10 @@ def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
 def hidden(text: str) -> tuple[str, dict[str, float]]:
     """Strip invisible characters; return the visible text (plus decoded tag-character ASCII) and what hid.
 
-    Zero-width spaces and a byte-order mark inside a line are hidden text (0.55); so are zero-width
-    (non-)joiners and word joiners between ASCII letters (they are legitimate inside emoji, in Persian or
-    Indic scripts, and to keep "->" on one line; a byte-order mark starts a file, or a file pasted in).
+    Zero-width spaces and a byte-order mark inside a line are hidden text (0.55), except as a line-break
+    hint inside a rule of one punctuation mark ("----\u200b----"); so are zero-width (non-)joiners and word
+    joiners between ASCII letters (they are legitimate inside emoji, in Persian or Indic scripts, and to
+    keep "->" on one line; a byte-order mark starts a file, or a file pasted in).
     Bidi overrides can reorder what a reviewer sees (0.6, "Trojan Source"). Unicode tag characters (U+E0000
     to U+E007F) spell invisible ASCII (0.8, "ASCII smuggling"): they are decoded and scanned as text.
     """
@@ -69,14 +70,22 @@ def hidden(text: str) -> tuple[str, dict[str, float]]:
                 smuggled.append(chr(code - 0xE0000))
         elif char in _BIDI:
             found["bidi"] = 0.6
-        elif (char in _ZERO_WIDTH and not (char == "\ufeff" and (index == 0 or text[index - 1] == "\n"))) or (
-            char in _JOINERS and _between_ascii_letters(text, index)
-        ):
-            found["zero_width"] = 0.55
-        elif char != "\ufeff":  # a byte-order mark that starts a line is only an encoding marker
+        elif char == "\ufeff" and (index == 0 or text[index - 1] == "\n"):
+            pass  # a byte-order mark that starts a line is only an encoding marker
+        elif char in _ZERO_WIDTH or (char in _JOINERS and _between_ascii_letters(text, index)):
+            if not _inside_a_rule(text, index):  # (PostgreSQL's HTML breaks psql's "----\u200b----")
+                found["zero_width"] = 0.55
+        else:
             visible.append(char)
     clean = "".join(visible) + ("\n" + "".join(smuggled) if smuggled else "")
     return clean, found
+
+
+def _inside_a_rule(text: str, index: int) -> bool:
+    """Is ``text[index]`` between two of the same punctuation mark (a rule such as ``-----`` or ``=====``)?"""
+    before = text[index - 1] if index else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    return before == after and before in "-=_~*.#+"
 
 
 def _between_ascii_letters(text: str, index: int) -> bool:
