@@ -529,15 +529,16 @@ _PROSE_RE = (
     r"(?:[ \t]+(?:account|user|database|db|server|box|instance|host|cluster|vm|machine|router|wifi"
     r"|network))?)?"
     r"[ \t]*(?:\b(?:(?:is|was|has[ \t]+been)[ \t]+)?(?:changed|set|reset|updated)[ \t]+to|\bis(?:[ \t]+now)?"
-    r"|\bwas|\bare|\bbecomes?|->|=>)[ \t]*[:=]?[ \t]*"
+    r"|\bwas|\bare|\bbecomes?|->|=>|(?<=[\w.@/-])(?=[ \t]*:[ \t]))[ \t]*[:=]?[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]{1,64})\"|'(?P<sq>[^'\n]{1,64})'|`(?P<bq>[^`\n]{1,64})`|(?P<bare>[^\s\"'`<>]{1,64}))"
 )
-# Command lines: "--password hunter2x!", "--token=…", "mysql -u root -pS3cret!", "sshpass -p 'x'"; and
-# .netrc lines ("machine host login me password S3cret")
+# Command lines: "--password hunter2x!", "--token=…", "mysql -u root -pS3cret!", "sshpass -p 'x'"; .netrc
+# lines ("machine host login me password S3cret") and their prose ("user deploy and password S3cret")
 _FLAG_RE = (
     r"(?im)(?:(?<![\w-])--(?:[a-z]+-)?(?:password|passwd|pass|pwd|token|secret|api-key|access-key)[ \t=]"
     r"|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?=[^\s])|\bsshpass[ \t]+-p[ \t]*"
-    r"|\blogin[ \t]+\S+[ \t]+password[ \t]+|^[ \t]*password[ \t]+(?=\S+[ \t]*$))[ \t]*"
+    r"|\b(?:login|user(?:name)?)[ \t]+\S+[ \t]+(?:and[ \t]+)?(?:password|passwd|pwd|pw)[ \t]+"
+    r"|^[ \t]*password[ \t]+(?=\S+[ \t]*$))[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<bare>[^\s\"'`<>]{1,128}))"
 )
 
