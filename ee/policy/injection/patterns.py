@@ -461,7 +461,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         r"\b(?:sag|sage|erzähl|erzähle|verrate|sagen\s+sie|verraten\s+sie)\s+(?:(?:dem|den|der|die)\s+)?"
         r"(?:nutzer|benutzer|anwender|nutzerin|benutzerin|menschen)\w*\s+(?:nichts|kein\s+wort)\b"
         r"|\bohne\s+(?:(?:dass|den|dem|die)\s+)?(?:nutzer|benutzer|anwender)\w*\s+(?:zu\s+)?"
-        r"(?:informieren|benachrichtigen|fragen|es\s+merkt|davon\s+erfährt)",
+        r"(?:informieren|benachrichtigen|es\s+merkt|davon\s+erfährt)",
         ("nichts", "kein wort", "ohne"),
     ),
     (
@@ -516,7 +516,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         "hidden_instructions",
         0.6,
         r"\bne\s+(?:dis|dites|révèle|révélez|mentionne|mentionnez|raconte|racontez)\s+rien\s+à\s+"
-        r"l['’]utilisat(?:eur|rice)|\bsans\s+(?:le\s+)?(?:dire|prévenir|informer|demander)\s+(?:à\s+)?"
+        r"l['’]utilisat(?:eur|rice)|\bsans\s+(?:le\s+)?(?:dire|prévenir|informer)\s+(?:à\s+)?"
         r"l['’]utilisat(?:eur|rice)|\bn['’]en\s+(?:parle|parlez)\s+pas\s+à\s+l['’]utilisat(?:eur|rice)",
         ("utilisat",),
     ),
@@ -566,7 +566,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         0.6,
         r"\bno\s+(?:se\s+lo\s+|le\s+|les\s+)?(?:digas|diga|digan|cuentes|cuente|menciones|mencione|reveles"
         r"|revele)\s+(?:nada\s+)?(?:al|a\s+los|a\s+las?)\s+usuari[oa]s?\b|\bsin\s+(?:decírselo|decirle"
-        r"|avisar|informar|preguntar)\s+(?:nada\s+)?(?:al|a\s+los)\s+usuari[oa]s?\b",
+        r"|avisar|informar)\s+(?:nada\s+)?(?:al|a\s+los)\s+usuari[oa]s?\b",
         ("usuari",),
     ),
     (
