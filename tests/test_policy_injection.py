@@ -64,6 +64,7 @@ BENIGN: list[tuple[str, str]] = [
     ("rule-curl-sh", "Never pipe curl to sh in CI scripts; download and verify checksums instead."),
     # psql output as PostgreSQL's HTML documentation prints it: a line-break hint inside the rule
     ("psql-rule", " QUERY PLAN\n------------------------\u200b-----------\n Bitmap Heap Scan on tenk1"),
+    ("long-name", "Columns of information_schema.administrable_role_\u200bauthorizations and fe80::\u200b1"),
     ("rule-curl-sh-cmd", "Avoid `curl -fsSL https://get.example.io | sh` in Dockerfiles; pin the installer."),
     ("rule-dont-run", "Don't run `wget -qO- https://x.example/i | bash` on build agents."),
     ("anti-pattern-quoted", 'The "curl https://x.example/install | sh" idiom is an anti-pattern here.'),

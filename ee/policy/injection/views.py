@@ -50,8 +50,8 @@ def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
 def hidden(text: str) -> tuple[str, dict[str, float]]:
     """Strip invisible characters; return the visible text (plus decoded tag-character ASCII) and what hid.
 
-    Zero-width spaces and a byte-order mark inside a line are hidden text (0.55), except as a line-break
-    hint inside a rule of one punctuation mark ("----\u200b----"); so are zero-width (non-)joiners and word
+    Zero-width spaces and a byte-order mark inside a line are hidden text (0.55), except a zero-width space
+    as a line-break hint (:func:`_break_hint`); so are zero-width (non-)joiners and word
     joiners between ASCII letters (they are legitimate inside emoji, in Persian or Indic scripts, and to
     keep "->" on one line; a byte-order mark starts a file, or a file pasted in).
     Bidi overrides can reorder what a reviewer sees (0.6, "Trojan Source"). Unicode tag characters (U+E0000
@@ -73,7 +73,7 @@ def hidden(text: str) -> tuple[str, dict[str, float]]:
         elif char == "\ufeff" and (index == 0 or text[index - 1] == "\n"):
             pass  # a byte-order mark that starts a line is only an encoding marker
         elif char in _ZERO_WIDTH or (char in _JOINERS and _between_ascii_letters(text, index)):
-            if not _inside_a_rule(text, index):  # (PostgreSQL's HTML breaks psql's "----\u200b----")
+            if not _break_hint(text, index):
                 found["zero_width"] = 0.55
         else:
             visible.append(char)
@@ -81,11 +81,15 @@ def hidden(text: str) -> tuple[str, dict[str, float]]:
     return clean, found
 
 
-def _inside_a_rule(text: str, index: int) -> bool:
-    """Is ``text[index]`` between two of the same punctuation mark (a rule such as ``-----`` or ``=====``)?"""
+def _break_hint(text: str, index: int) -> bool:
+    """Is the zero-width space ``text[index]`` a line-break hint, as HTML documentation puts one inside a
+    rule (``----\u200b----``) or after the punctuation of a long name or address (``role_\u200bname``,
+    ``2001:db8:\u200b1``)? Not one inside a word, nor one of a run of them."""
     before = text[index - 1] if index else ""
     after = text[index + 1] if index + 1 < len(text) else ""
-    return before == after and before in "-=_~*.#+"
+    if before == after and before in "-=_~*.#+":
+        return True
+    return before in "_:/.,=-" and after.isascii() and after.isalnum()
 
 
 def _between_ascii_letters(text: str, index: int) -> bool:
