@@ -133,19 +133,19 @@ def unknown_filter_fields(
 # (a loop over 10k records took 15-20 ms per filtered query).
 
 
-def tags_mask(records: list[dict[str, Any]], tags: dict[str, list[str]], cache: dict[str, Any]) -> Any:
-    """Which records pass the tag filter: every ``require`` tag, one of ``requireAny`` (when given), no
-    ``exclude`` tag."""
+def tags_mask(tag_lists: list[list[str]], tags: dict[str, list[str]], cache: dict[str, Any]) -> Any:
+    """Which memories (each memory's tags, by position: ``Generation.tag_lists``) pass the tag filter:
+    every ``require`` tag, one of ``requireAny`` (when given), no ``exclude`` tag."""
     import numpy as np
 
     index: dict[str, Any] | None = cache.get("tag_index")
     if index is None:
         lists: dict[str, list[int]] = {}
-        for pos, record in enumerate(records):
-            for tag in set(record.get("tags", ())):
+        for pos, memory_tags in enumerate(tag_lists):
+            for tag in set(memory_tags):
                 lists.setdefault(tag, []).append(pos)
         index = cache["tag_index"] = {t: np.asarray(p, dtype=np.int64) for t, p in lists.items()}
-    size = len(records)
+    size = len(tag_lists)
 
     def having(tag: str) -> Any:
         out = np.zeros(size, dtype=bool)
