@@ -457,26 +457,30 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
 def _ranks_of(scores: np.ndarray, positions: list[int]) -> dict[int, tuple[float, int]]:
     """Position → (its score, 1 + how many memories score higher), for a candidate one arm's pool left out.
 
-    One sort and a binary search per position instead of a count over every memory per position (~300
-    candidates × 10k scores per hybrid query). Scores holding NaN (no order) take the count."""
+    Only the scores above the lowest of the candidates' can be higher than any of them: those are sorted
+    (30-70 % of a 100k store, instead of every score) and each candidate is placed by bisection. Scores
+    holding NaN (no order) take a count per candidate."""
     if not positions:
         return {}
     values = scores[positions]
     if np.isnan(scores).any():
         higher = [int(np.count_nonzero(scores > v)) for v in values]
     else:
-        # scores > v for exactly the scores after v's last copy in ascending order
-        higher = (scores.size - np.searchsorted(np.sort(scores), values, side="right")).tolist()
+        above = np.sort(scores[scores > values.min()])
+        # the scores > v are exactly those after v's last copy in ascending order
+        higher = (above.size - np.searchsorted(above, values, side="right")).tolist()
     return {p: (float(v), h + 1) for p, v, h in zip(positions, values.tolist(), higher, strict=True)}
 
 
 def _top(scores: np.ndarray, k: int, ids: list[str], eligible: np.ndarray) -> list[tuple[int, float]]:
+    """The ``k`` best eligible positions that score above 0, with their scores: best first, ties by id."""
     candidates = np.flatnonzero((scores > 0) & eligible)
+    values = scores[candidates]
     if candidates.size > k:
-        cut = np.argpartition(-scores[candidates], k - 1)[:k]
-        threshold = scores[candidates[cut]].min()
-        candidates = candidates[scores[candidates] >= threshold]  # keep every tie at the edge
-    pairs = zip(candidates.tolist(), scores[candidates].tolist(), strict=True)
+        threshold = np.partition(values, values.size - k)[values.size - k]  # the k-th best score
+        keep = values >= threshold  # with every tie at the edge: the ids decide below
+        candidates, values = candidates[keep], values[keep]
+    pairs = zip(candidates.tolist(), values.tolist(), strict=True)
     return sorted(pairs, key=lambda pair: (-pair[1], ids[pair[0]]))[:k]
 
 

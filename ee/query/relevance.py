@@ -188,19 +188,16 @@ def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], l
             continue
         idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         idfs.append(idf)
-        holders = np.asarray(lexical.indices[start:end], dtype=np.int64)
-        strength = np.minimum(
-            1.0, np.asarray(lexical.data[start:end], dtype=np.float64) * (lexical.k1 + 1) / idf
-        )
-        order = np.argsort(holders, kind="stable")
-        holders, strength = holders[order], strength[order]
-        at = np.clip(np.searchsorted(holders, positions), 0, max(0, holders.size - 1))
-        found = holders.size > 0
-        weight = (
-            np.where(found & (holders[at] == positions), strength[at], 0.0)
-            if found
-            else np.zeros(len(positions))
-        )
+        # The column holds its positions ascending (ee.index.segment builds it from sorted keys): each
+        # candidate is looked up by bisection, and only the scores of those that hold the term are read.
+        holders = lexical.indices[start:end]
+        at = np.searchsorted(holders, positions)
+        held = np.zeros(len(positions), dtype=bool)
+        inside = at < df
+        held[inside] = holders[at[inside]] == positions[inside]
+        weight = np.zeros(len(positions), dtype=np.float64)
+        scores = np.asarray(lexical.data[start:end][at[held]], dtype=np.float64)
+        weight[held] = np.minimum(1.0, scores * (lexical.k1 + 1) / idf)
         masks.append(weight)
     return terms, idfs, masks
 
