@@ -93,7 +93,7 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
         (
             f"search_{m}_fresh",
             f"search {m}, fresh `ee search`",
-            {10_000: 250, 100_000: 1000} if m == "hybrid" else None,
+            {10_000: 250, 100_000: 1500} if m == "hybrid" else {100_000: 1500} if m == "exact" else None,
         )
         for m in MODES
     ),
@@ -107,8 +107,8 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
     ("asof_warm_fresh", f"asOf HEAD~{AS_OF_BACK}, warm view (fresh process)", None),
     ("asof_warm_inproc", f"asOf HEAD~{AS_OF_BACK}, warm view, in-process", None),
     ("sync_noop", "ee sync, nothing to do (fresh process)", None),
-    ("watch_search", "ee watch running: fresh `ee search` (hybrid)", {10_000: 40}),
-    ("watch_context", "ee watch running: fresh `ee context` (4k)", {10_000: 90}),
+    ("watch_search", "ee watch running: fresh `ee search` (hybrid)", {10_000: 40, 100_000: 60}),
+    ("watch_context", "ee watch running: fresh `ee context` (4k)", {10_000: 90, 100_000: 100}),
     ("watch_remember", "ee watch running: fresh `ee remember`", {10_000: 60}),
     ("floor_python", "floor: python -c pass", None),
     ("floor_numpy", "floor: python -c 'import numpy'", None),
