@@ -165,14 +165,12 @@ class Selection:
 
 def same_text(bodies: list[str]) -> np.ndarray:
     """Which pairs of bodies hold the same text once case and runs of blanks are normalised."""
-    keys = [" ".join(body.split()).casefold() for body in bodies]
-    groups: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    same = np.zeros((len(keys), len(keys)), dtype=bool)
-    for members in groups.values():
-        same[np.ix_(members, members)] = True
-    return same
+    groups: dict[str, int] = {}
+    keys = (" ".join(body.split()).casefold() for body in bodies)
+    group = np.fromiter(
+        (groups.setdefault(key, len(groups)) for key in keys), dtype=np.int64, count=len(bodies)
+    )
+    return group[:, None] == group[None, :]  # (one comparison of group numbers, not one block per group)
 
 
 def select(
