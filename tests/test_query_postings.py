@@ -4,6 +4,7 @@ are pinned to the dense definition on random corpora."""
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 
 import numpy as np
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from ee.index.lexical import build
 from ee.query.engine import _ranks_of, _top
+from ee.query.filters import created_micros, passes_time, time_mask
 from ee.query.relevance import _terms
 
 WORDS = ["cache", "cold", "build", "fails", "merge", "commit", "tests", "snapshot", "leak"]
@@ -70,3 +72,43 @@ def test_top_is_the_best_k_eligible_positive_scores_ties_by_id(
         key=lambda pair: (-pair[1], ids[pair[0]]),
     )
     assert _top(scores, k, ids, eligible) == best[:k]
+
+
+TIMES = st.one_of(
+    st.none(),
+    st.just("not a time"),
+    st.datetimes(
+        min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.sampled_from([UTC, None])
+    ).map(lambda moment: moment.isoformat()),
+    st.sampled_from(["2026-03-01T00:00:00Z", "2026-03-01", "2026-03-01T00:00:00.000001+00:00"]),
+)
+BOUNDS = st.sampled_from(["2026-03-01T00:00:00Z", "2026-03-01T01:00:00+01:00", "2024-06-30T12:00:00.5Z"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(TIMES, max_size=20),
+    st.dictionaries(st.sampled_from(["after", "before"]), BOUNDS, min_size=1),
+    st.data(),
+)
+def test_time_mask_equals_passes_time_over_the_eligible_memories(
+    created: list[str | None], spec: dict[str, str], data: st.DataObject
+) -> None:
+    eligible = np.asarray(
+        data.draw(st.lists(st.booleans(), min_size=len(created), max_size=len(created))), bool
+    )
+    expected: list[bool] | None = []
+    try:
+        for pos, value in enumerate(created):
+            if eligible[pos]:
+                assert expected is not None
+                expected.append(passes_time(value, spec))
+    except ValueError:
+        expected = None
+    try:
+        mask = time_mask(created, created_micros(created), spec, eligible)
+    except ValueError:
+        assert expected is None
+        return
+    assert expected is not None
+    assert mask[eligible].tolist() == expected

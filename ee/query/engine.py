@@ -383,17 +383,23 @@ def _eligible(ctx: Context) -> np.ndarray:
     if filters:
         mask &= flt.filters_mask(gen.records, filters, memo)
     if time_spec:
-        from ee.query.standing import created_of
-
-        verdicts: dict[str | None, bool] = {}
-        for pos in np.flatnonzero(mask).tolist():
-            record = gen.records[pos]
-            created = created_of(record, _prov(ctx, record))
-            ok = verdicts.get(created)
-            if ok is None:
-                ok = verdicts[created] = flt.passes_time(created, time_spec)
-            mask[pos] = ok
+        created, micros = _created(ctx, memo)
+        mask &= flt.time_mask(created, micros, time_spec, mask)
     return mask
+
+
+def _created(ctx: Context, memo: dict[str, Any]) -> tuple[list[str | None], tuple[Any, Any, Any]]:
+    """Each memory's creation time (its ``created``, else its first commit's date), by position, and the
+    same parsed (:func:`ee.query.filters.created_micros`): kept with the generation for one view state
+    (the provenance), so a time filter is a comparison over arrays, not a pass over every record."""
+    from ee.query.standing import created_of
+
+    kept = memo.get("created")
+    if kept is None or kept[0] is not ctx.view.state:
+        records = ctx.view.gen.records.all()  # (one pass decodes them all)
+        created = [created_of(r, None if r.get("created") else _prov(ctx, r)) for r in records]
+        kept = memo["created"] = (ctx.view.state, created, flt.created_micros(created))
+    return kept[1], kept[2]
 
 
 def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
