@@ -81,9 +81,11 @@ TASKS = (
 EXACT = ("the cache is cold", "inside a transaction", "snapshot tests", "connections leak", "merge commit")
 
 BATCH = 100  # queries in one `ee search --batch` run
-# key → (label, {size: target in ms}); the table's rows in order. None: the row has no target.
+# key → (label, {size: target in ms}); the table's rows in order. None: the row has no target. The cold
+# (fresh process) and served targets are issue 16's: the warm server carries latency, a cold process
+# bounds the worst case.
 ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
-    ("remember", "ee remember (fresh process)", {10_000: 60}),
+    ("remember", "ee remember (fresh process)", {10_000: 150}),
     ("import", "ee import jsonl, N memories (fresh process, one run)", None),
     ("rebuild_cold", "full rebuild, empty derived cache (ee index rebuild)", {10_000: 15_000}),
     ("rebuild_warm", "full rebuild, warm derived cache", None),
@@ -93,7 +95,7 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
         (
             f"search_{m}_fresh",
             f"search {m}, fresh `ee search`",
-            {10_000: 250, 100_000: 1500} if m == "hybrid" else {100_000: 1500} if m == "exact" else None,
+            {10_000: 300, 100_000: 1500} if m == "hybrid" else {100_000: 1500} if m == "exact" else None,
         )
         for m in MODES
     ),
