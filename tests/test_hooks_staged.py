@@ -140,19 +140,22 @@ def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Pat
     assert [f.entry.id for f in table.findings(["lib/x.c"], None)] == ["mem_e"]
 
 
-def test_settings_a_hook_reads_without_ee_config(tmp_path: Path) -> None:
+def test_the_settings_a_hook_reads(tmp_path: Path) -> None:
+    """A hook reads its settings through ee.config: the defaults with no file or the file ee init writes,
+    and what the file sets."""
     from ee.config import DEFAULT_CONFIG_TEXT, Config
     from ee.hooks import run
 
-    assert {key: Config().get(key) for key in run.DEFAULT_SETTINGS} == run.DEFAULT_SETTINGS
+    keys = ("hooks.block", "redaction.allow_bypass", "query.min_relevance")
+    defaults = {key: Config().get(key) for key in keys}
+    assert defaults == {"hooks.block": False, "redaction.allow_bypass": False, "query.min_relevance": 0.8}
     root = tmp_path / "ws"
-    assert run.config_is_defaults(str(root))  # no file
+    hook = run.Hook("pre-commit", [], str(root), str(root), warm=False)
+    assert {key: hook.setting(key) for key in keys} == defaults  # no file
     (root / ".ee").mkdir(parents=True)
     (root / ".ee/config.toml").write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
-    assert run.config_is_defaults(str(root))
+    assert {key: hook.setting(key) for key in keys} == defaults
     (root / ".ee/config.toml").write_text("[hooks]  # mine\nblock = true\n", encoding="utf-8")
-    assert not run.config_is_defaults(str(root))
-    hook = run.Hook("pre-commit", [], str(root), str(root), warm=False)
     assert hook.setting("hooks.block") is True
 
 

@@ -16,7 +16,6 @@ imported on the paths that use them, and not at all when ``ee watch`` answers.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 
 from ee.hooks import gitinfo, risks, warm
@@ -71,8 +70,6 @@ class Hook:
     def setting(self, key: str) -> Any:
         """A setting of ``.ee/config.toml``, read when first needed (a broken file is reported then, and
         the hook skipped: git goes on)."""
-        if key in DEFAULT_SETTINGS and config_is_defaults(self.root):
-            return DEFAULT_SETTINGS[key]
         from pathlib import Path
 
         from ee.config import load_config
@@ -85,37 +82,6 @@ class Hook:
 
     def say(self, line: str) -> None:
         print(line, file=sys.stderr, flush=True)
-
-
-# The defaults of the settings a hook reads, as ee.config has them (a test checks): a config file that
-# sets nothing needs no ee.config, whose imports (dataclasses, pathlib, typing) cost a hook ~10 ms.
-DEFAULT_SETTINGS = {"hooks.block": False, "redaction.allow_bypass": False, "query.min_relevance": 0.8}
-_HEADER = r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?"  # a TOML table header, as ee.config reads one
-
-
-def config_is_defaults(root: str) -> bool:
-    """Is ``.ee/config.toml`` missing, or only comments, blank lines and table headers (as ``ee init``
-    writes it)? Then every setting has its default."""
-    try:  # (not waiting on a FIFO planted there: ee.config refuses anything but a file)
-        fd = os.open(os.path.join(root, ".ee", "config.toml"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False  # ee.config reports it
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return False
-    try:
-        with open(fd, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError):
-        return False
-    import re
-
-    return all(
-        not line.strip() or line.lstrip().startswith("#") or re.fullmatch(_HEADER, line)
-        for line in text.splitlines()
-    )
 
 
 # ------------------------------------------------------------------------------------------ pre-commit

@@ -58,8 +58,12 @@ def test_config_that_is_no_file_is_a_config_error_at_once(ws: Workspace, odd: st
         proc = run_ee(ws.root, *command, "--json", timeout=120)
         assert proc.returncode == ExitCode.CONFIG, proc.stdout + proc.stderr
         assert "cannot be read (Not a regular file)" in proc.stdout
-    # The git hooks' own look at the file (is it only comments?) does not wait on it either.
-    probe = "import sys; from ee.hooks.run import config_is_defaults as c; print(c(sys.argv[1]))"
+    # A git hook's reading of a setting does not wait on it either: it is refused as a config error.
+    probe = (
+        "import sys; from ee.errors import ConfigError; from ee.hooks.run import Hook\n"
+        "try: Hook('pre-commit', [], sys.argv[1], sys.argv[1], False).setting('hooks.block')\n"
+        "except ConfigError as exc: print('ConfigError')"
+    )
     hook = subprocess.run(
         [sys.executable, "-c", probe, str(ws.root)],
         capture_output=True,
@@ -67,7 +71,7 @@ def test_config_that_is_no_file_is_a_config_error_at_once(ws: Workspace, odd: st
         timeout=120,
         check=True,
     )
-    assert hook.stdout == "False\n"  # not the defaults: ee.config is asked, and reports it
+    assert hook.stdout == "ConfigError\n"  # ee.config reports it
 
 
 def _odd_memories(ws: Workspace, odd: str) -> Path:
