@@ -377,12 +377,18 @@ class Workspace:
     # ---- the reads and the feedback every front end calls (CLI, MCP, hooks): each returns the ``data`` of
     # the JSON answer; search, context and why carry their ``degraded`` list inside it.
 
-    def search(self, query: Query | str, min_relevance: float | None = None) -> dict[str, Any]:
+    def search(
+        self,
+        query: Query | str,
+        min_relevance: float | None = None,
+        views: dict[str | None, Any] | None = None,
+    ) -> dict[str, Any]:
         """Hits for an ee.query.v1 document (or plain text), each explained (``ee search``).
-        ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``."""
+        ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``; ``views`` keeps the
+        index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
 
-        return search(self, as_query(query), min_relevance)
+        return search(self, as_query(query), min_relevance, views)
 
     def context(
         self,

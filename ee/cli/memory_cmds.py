@@ -59,8 +59,10 @@ def list_cmd(
         flag = "  [conflict: ee memory resolve]" if shown["conflict"] else ""
         return f"{memory_line(memory)}  (confidence {shown['effective_confidence']:.2f}){flag}"
 
-    lines = map(line, memories, data["memories"])
-    Output(as_json).emit(data, lambda: "\n".join(lines) or "no memories", list(degraded))
+    def human() -> str:
+        return "\n".join(map(line, memories, data["memories"])) or "no memories"
+
+    Output(as_json).emit(data, human, list(degraded))
 
 
 @memory_group.command("history")

@@ -142,7 +142,6 @@ def run_batch(ws: Any, path: str, min_relevance: float | None = None) -> int:
 
     The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
     answers as of the moment it started, at the engine's speed."""
-    from ee.query import search
     from ee.query.document import from_arguments, parse_document
     from ee.render import dumps, envelope, error_envelope
 
@@ -159,7 +158,7 @@ def run_batch(ws: Any, path: str, min_relevance: float | None = None) -> int:
                     query = parse_document(stripped, f"{path}:{number}")
                 else:
                     query = from_arguments(stripped)
-                data = search(ws, query, min_relevance, views)
+                data = ws.search(query, min_relevance, views)
                 degraded = data.pop("degraded", [])
                 click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:

@@ -18,6 +18,7 @@ from ee.mcp.mapping import check_arguments
 from ee.mcp.tools import Tool
 
 if TYPE_CHECKING:
+    from ee.policy.trust import Actor
     from ee.query.document import Query
     from ee.workspace import Workspace
 
@@ -186,7 +187,7 @@ def _document(args: dict[str, Any], text_param: str) -> Query | None:
     return parse_document(json.dumps(args["query"], ensure_ascii=False), "query")
 
 
-def _actor(args: dict[str, Any], agent: str | None) -> Any:
+def _actor(args: dict[str, Any], agent: str | None) -> Actor:
     from ee.policy.trust import Actor
 
     return Actor.from_env(args.get("agent") or agent)
