@@ -292,6 +292,24 @@ print(len(got))
 """
 
 
+def probe_as_nobody(state_dir: Path) -> subprocess.CompletedProcess[bytes]:
+    """:data:`PROBE` run as user nobody against ``state_dir``'s socket (reached through a descriptor this
+    process holds, since nobody cannot open the folder), sending a request for ``ee search alpha``."""
+    request = {"protocol": client.PROTOCOL, "version": client._version(), "argv": ["search", "alpha"]}
+    folder = os.open(state_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return subprocess.run(
+            [python_for_nobody(), "-c", PROBE, f"/proc/self/fd/{folder}/serve.sock", json.dumps(request)],
+            pass_fds=(folder,),
+            capture_output=True,
+            user=NOBODY,
+            timeout=DEADLINE,
+            check=False,
+        )
+    finally:
+        os.close(folder)
+
+
 @as_root
 def test_the_server_refuses_a_client_of_another_user(store: Workspace, tmp_path: Path) -> None:
     with (tmp_path / "watch.log").open("wb") as log:
@@ -299,19 +317,7 @@ def test_the_server_refuses_a_client_of_another_user(store: Workspace, tmp_path:
     try:
         path = store.root / ".ee/serve.sock"
         os.chmod(path, 0o666)  # (as if its mode were lost: the peer check is the second lock)
-        folder = os.open(store.root / ".ee", os.O_RDONLY | os.O_DIRECTORY)
-        request = {"protocol": client.PROTOCOL, "version": client._version(), "argv": ["search", "alpha"]}
-        try:
-            out = subprocess.run(
-                [python_for_nobody(), "-c", PROBE, f"/proc/self/fd/{folder}/serve.sock", json.dumps(request)],
-                pass_fds=(folder,),
-                capture_output=True,
-                user=NOBODY,
-                timeout=DEADLINE,
-                check=False,
-            )
-        finally:
-            os.close(folder)
+        out = probe_as_nobody(store.root / ".ee")
         assert (out.returncode, out.stderr) == (0, b"")
         assert out.stdout == b"0\n"  # closed without an answer, not even a fallback
     finally:
@@ -335,19 +341,7 @@ def test_a_busy_server_tells_a_stranger_nothing(
             own.settimeout(DEADLINE)
             own.connect(str(server.path))
             assert json.loads(client.recv_frame(own)) == {"fallback": True}
-        request = {"protocol": client.PROTOCOL, "version": client._version(), "argv": ["search", "alpha"]}
-        folder = os.open(server.path.parent, os.O_RDONLY | os.O_DIRECTORY)  # (tmp_path is root's alone)
-        try:
-            out = subprocess.run(
-                [python_for_nobody(), "-c", PROBE, f"/proc/self/fd/{folder}/serve.sock", json.dumps(request)],
-                pass_fds=(folder,),
-                capture_output=True,
-                user=NOBODY,
-                timeout=DEADLINE,
-                check=False,
-            )
-        finally:
-            os.close(folder)
+        out = probe_as_nobody(server.path.parent)  # (through a descriptor: tmp_path is root's alone)
         assert (out.returncode, out.stderr) == (0, b"")
         assert out.stdout == b"0\n"
     finally:

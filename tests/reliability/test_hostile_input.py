@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ee.errors import QueryError
+from ee.model import TRUST_CLASSES
 from ee.query.document import parse_document, validate
 
 from .corpus import CLI_CASES, FILE_CASES, IMPORT_CASES, QUERY_CASES, CliCase, FileCase, ImportCase, QueryCase
@@ -214,16 +215,7 @@ _WORDS = st.lists(st.text("abcdefghij-_", min_size=1, max_size=8), max_size=4)
 _TIME = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1)).map(
     lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")
 )
-_TRUST = st.sampled_from(
-    [
-        "human_explicit",
-        "peer_human_attested",
-        "agent_validated",
-        "agent_assertion",
-        "cass_evidence",
-        "legacy_import",
-    ]
-)
+_TRUST = st.sampled_from(TRUST_CLASSES)
 _SCALAR = st.one_of(
     st.none(),
     st.booleans(),
