@@ -643,10 +643,8 @@ def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[st
         current = stack.pop()
         try:
             entries = list(os.scandir(current))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError as exc:  # a symlink loop where a folder should be holds no memories either
-            if exc.errno != errno.ELOOP:
+        except OSError as exc:
+            if not holds_nothing(exc):
                 raise
             continue
         for entry in entries:
@@ -659,6 +657,12 @@ def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[st
                 found.append((rel, entry.stat(follow_symlinks=False)))
     found.sort()
     yield from found
+
+
+def holds_nothing(exc: OSError) -> bool:
+    """Is ``exc`` (from opening a folder) a folder that is not there, is not a folder, or is a symlink loop
+    (``memories -> memories``)? Each holds no files."""
+    return isinstance(exc, FileNotFoundError | NotADirectoryError) or exc.errno == errno.ELOOP
 
 
 def git_python_repo(workspace: Path) -> Any:

@@ -27,7 +27,6 @@ when ``[hooks] block = true`` in ``.ee/config.toml``.
 
 from __future__ import annotations
 
-import errno
 import marshal
 import os
 from typing import TYPE_CHECKING, Any
@@ -415,10 +414,12 @@ def memory_digest(root: StrPath) -> str:
     while stack:
         try:
             entries = os.scandir(stack.pop())
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
+        except PermissionError:
             continue
-        except OSError as exc:  # a symlink loop where a folder should be holds no memories either
-            if exc.errno != errno.ELOOP:
+        except OSError as exc:
+            from ee.git.repo import holds_nothing
+
+            if not holds_nothing(exc):
                 raise
             continue
         with entries:

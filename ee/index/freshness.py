@@ -13,7 +13,6 @@ files are reported like a sync.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import marshal
@@ -29,7 +28,7 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
-from ee.git.repo import blob_id
+from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
@@ -239,10 +238,10 @@ def scan(root: Path) -> Scan:
         folder, prefix = stack.pop()
         try:
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
+        except PermissionError:
             continue
-        except OSError as exc:  # a symlink loop where a folder should be holds no memories either
-            if exc.errno != errno.ELOOP:
+        except OSError as exc:
+            if not holds_nothing(exc):
                 raise
             continue
         try:
@@ -261,27 +260,19 @@ def scan(root: Path) -> Scan:
         finally:
             os.close(fd)
     events: dict[str, Stamp] = {}
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError, _Loop):
-        for entry in _scandir(root / EVENTS):
-            if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
-                with contextlib.suppress(FileNotFoundError):
-                    events[f"{EVENTS}/{entry.name}"] = stamp(entry.stat(follow_symlinks=False))
-    return Scan(paths, stamps, dict(sorted(events.items())))
-
-
-class _Loop(Exception):
-    """A symlink loop where a folder should be (``memories -> memories``): a folder that holds nothing."""
-
-
-def _scandir(folder: Path) -> Iterator[os.DirEntry[str]]:
     try:
-        entries = os.scandir(folder)
+        entries = os.scandir(root / EVENTS)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _Loop from None
-        raise
-    with entries:
-        yield from entries
+        if not holds_nothing(exc):
+            raise
+        entries = None
+    if entries is not None:
+        with entries, contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for entry in entries:
+                if entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(FileNotFoundError):
+                        events[f"{EVENTS}/{entry.name}"] = stamp(entry.stat(follow_symlinks=False))
+    return Scan(paths, stamps, dict(sorted(events.items())))
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
