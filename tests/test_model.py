@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -276,3 +277,72 @@ def test_a_missing_folder_never_reaches_the_hub(tmp_path: Path, no_env: pytest.M
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=tmp_path, timeout=60)
     assert not (tmp_path / ".cache" / "huggingface").exists()
+
+
+# ------------------------------------------------------------------------------------------ model profile
+def test_model_profile_is_derived_once_and_read_back_from_the_cache(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    derived = module.derive_profile(embedder)
+    assert 0.0 < derived.null_spread < 1.0
+    assert -1.0 < derived.null_mean < 1.0
+    assert {"buffer", "window", "release"} <= derived.words
+    assert not any(w.startswith(("##", "[")) for w in derived.words)
+
+    saved = module.model_profile(embedder, tmp_path)
+    assert saved == derived
+    (path,) = tmp_path.glob("model-*.json")
+    assert json.loads(path.read_text())["model"] == embedder.model_id
+
+    # A later process reads the file instead of deriving it: a valid file with another mean is believed.
+    data = json.loads(path.read_text())
+    data["null_mean"] = 0.125
+    path.write_text(json.dumps(data))
+    monkeypatch.setattr(module, "_PROFILES", {})
+    assert module.model_profile(embedder, tmp_path).null_mean == 0.125
+    # ...and the process keeps what it has: the file is read once.
+    path.unlink()
+    assert module.model_profile(embedder, tmp_path).null_mean == 0.125
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: b"\x00\xffnot json",
+        lambda d: json.dumps([1, 2]).encode(),
+        lambda d: json.dumps({**d, "version": 0}).encode(),
+        lambda d: json.dumps({**d, "model": "other@000000000000"}).encode(),
+        lambda d: json.dumps({**d, "null_mean": float("nan")}).encode(),
+        lambda d: json.dumps({**d, "null_spread": -1.0}).encode(),
+        lambda d: json.dumps({**d, "null_spread": "0.1"}).encode(),
+        lambda d: json.dumps({**d, "words": ["ok", 7]}).encode(),
+        lambda d: json.dumps({**d, "words": "buffer"}).encode(),
+    ],
+)
+def test_a_damaged_profile_is_derived_again_and_replaced(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Any
+) -> None:
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    good = module.model_profile(embedder, tmp_path)
+    (path,) = tmp_path.glob("model-*.json")
+    path.write_bytes(damage(json.loads(path.read_text())))
+    monkeypatch.setattr(module, "_PROFILES", {})
+    assert module.model_profile(embedder, tmp_path) == good
+    assert json.loads(path.read_text())["null_spread"] == good.null_spread
+
+
+def test_a_profile_folder_that_cannot_be_written_costs_only_time(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should be")
+    assert module.model_profile(embedder, blocker) == module.derive_profile(embedder)
+    assert blocker.read_text() == "a file where the cache folder should be"

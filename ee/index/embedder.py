@@ -17,7 +17,11 @@ cheap.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +32,16 @@ if TYPE_CHECKING:
     import numpy as np
     from model2vec import StaticModel
 
-__all__ = ["DEFAULT_MODEL_DIR", "DEFAULT_MODEL_NAME", "ENV_VAR", "Embedder", "load_embedder"]
+__all__ = [
+    "DEFAULT_MODEL_DIR",
+    "DEFAULT_MODEL_NAME",
+    "ENV_VAR",
+    "WORD",
+    "Embedder",
+    "ModelProfile",
+    "load_embedder",
+    "model_profile",
+]
 
 DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
@@ -63,8 +76,8 @@ class Embedder:
     model: StaticModel = field(repr=False, compare=False)
 
     def vocabulary(self) -> list[str]:
-        """Every token of the model's tokenizer, added tokens included."""
-        return list(self.model.tokenizer.get_vocab(with_added_tokens=True))
+        """Every token of the model's tokenizer, added tokens included (the list model2vec built at load)."""
+        return list(self.model.tokens)
 
     def encode_documents(self, texts: list[str], lead_words: int = LEAD_WORDS) -> np.ndarray:
         """Document vectors: ``normalise(e(first lead_words words) + e(whole text))``.
@@ -215,3 +228,112 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
     return Embedder(
         model_id=f"{folder.resolve().name}@{digest[:12]}", dim=int(model.dim), path=folder, model=model
     )
+
+
+# ------------------------------------------------------------------------------------------ model profile
+# A word as calibrated relevance counts them: letters only (ee.query.relevance reads a query's words with it).
+WORD = re.compile(r"[^\W\d_]+")
+PROFILE_VERSION = 1  # bump when what derive_profile computes, or how, changes: saved profiles are redone
+_PROBE_TEXTS = 400  # random-word texts for the null distribution: 200 unrelated pairs
+_PROBE_WORDS = 8
+_PROFILES: dict[str, ModelProfile] = {}  # model id → its profile: a long-lived process derives it once
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """What calibrated relevance (ee.query.relevance) needs to know about a model, from the model alone.
+
+    ``null_mean`` and ``null_spread`` (μ₀, σ₀) describe the cosine between unrelated texts: estimated from
+    200 pairs of texts of eight random whole words of the model's vocabulary (longer than two letters),
+    drawn with a fixed seed. ``words`` are the whole words of its tokenizer (WordPiece continuation pieces
+    and special tokens aside), casefolded.
+    """
+
+    model_id: str
+    null_mean: float
+    null_spread: float
+    words: frozenset[str]
+
+
+def derive_profile(embedder: Embedder) -> ModelProfile:
+    """The profile of ``embedder``'s model, computed (~70 ms: the word list and 400 encodings)."""
+    import numpy as np
+
+    words = frozenset(
+        t.casefold().lstrip("▁Ġ")
+        for t in embedder.vocabulary()
+        if not t.startswith(("##", "[", "<")) and WORD.fullmatch(t.lstrip("▁Ġ"))
+    )
+    probes = sorted(w for w in words if len(w) > 2 and w.isascii())
+    if len(probes) < _PROBE_WORDS:
+        return ModelProfile(embedder.model_id, 0.0, 1.0, words)
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(probes), size=(_PROBE_TEXTS, _PROBE_WORDS))
+    texts = [" ".join(probes[j] for j in row) for row in picks.tolist()]
+    vectors = np.asarray(embedder.encode(texts), dtype=np.float64)
+    half = _PROBE_TEXTS // 2
+    cos = np.sum(vectors[:half] * vectors[half:], axis=1)
+    return ModelProfile(embedder.model_id, float(cos.mean()), max(float(cos.std()), 1e-3), words)
+
+
+def model_profile(embedder: Embedder, folder: Path | None = None) -> ModelProfile:
+    """The profile of ``embedder``'s model: derived once per process, and saved in ``folder`` (a
+    workspace's derived cache) so the next process reads it instead of deriving it again.
+
+    The saved file is derived data: one that is unreadable, damaged, of another model or another
+    :data:`PROFILE_VERSION` is derived again and replaced; a folder that cannot be written costs only the
+    time of deriving it. It is JSON, read with checks: a crafted file can at worst mis-state the model
+    (it cannot run code), and it lives in ``.ee/``, which ee never commits."""
+    profile = _PROFILES.get(embedder.model_id)
+    if profile is not None:
+        return profile
+    path = folder / f"model-{_file_key(embedder.model_id)}.json" if folder is not None else None
+    profile = _read_profile(path, embedder.model_id) if path is not None else None
+    if profile is None:
+        profile = derive_profile(embedder)
+        if path is not None:
+            _write_profile(path, profile)
+    _PROFILES[embedder.model_id] = profile
+    return profile
+
+
+def _file_key(model_id: str) -> str:
+    """A file-name-safe key of a model id (``<folder name>@<digest>``: the folder name is anyone's)."""
+    import hashlib
+
+    return hashlib.sha256(model_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _read_profile(path: Path, model_id: str) -> ModelProfile | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION or data.get("model") != model_id:
+        return None
+    mean, spread, words = data.get("null_mean"), data.get("null_spread"), data.get("words")
+    if not isinstance(mean, float) or not isinstance(spread, float) or not isinstance(words, list):
+        return None
+    if not (math.isfinite(mean) and math.isfinite(spread) and spread > 0):
+        return None
+    if not all(isinstance(w, str) for w in words):
+        return None
+    return ModelProfile(model_id, mean, spread, frozenset(words))
+
+
+def _write_profile(path: Path, profile: ModelProfile) -> None:
+    data = {
+        "version": PROFILE_VERSION,
+        "model": profile.model_id,
+        "null_mean": profile.null_mean,
+        "null_spread": profile.null_spread,
+        "words": sorted(profile.words),
+    }
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)

@@ -15,11 +15,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import ModelError
-from ee.index.freshness import INDEX_DIR, Progress, SyncReport, index_lock, is_fresh, read_manifest, scan
+from ee.index.freshness import (
+    CACHE_PATH,
+    INDEX_DIR,
+    Progress,
+    SyncReport,
+    index_lock,
+    is_fresh,
+    read_manifest,
+    scan,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ee.index.embedder import ModelProfile
     from ee.index.segment import Generation
     from ee.workspace import Workspace
 
@@ -53,6 +63,13 @@ class IndexView:
         if self._embedder is None and self.model_folder is not None:
             self._embedder = _cached_embedder(self.model_folder, self.model_key)
         return self._embedder
+
+    def model_profile(self) -> ModelProfile:
+        """What relevance needs to know about the loaded model, saved in the workspace's derived cache."""
+        from ee.index.embedder import model_profile
+
+        folder = self.root / Path(CACHE_PATH).parent if self.root is not None else None
+        return model_profile(self.embedder(), folder)
 
     def query_vector(self, text: str) -> np.ndarray | None:
         if not self.semantic_ready:

@@ -13,7 +13,9 @@ match at all", built from evidence that does not depend on the other candidates:
   words with the query scores little (and a tiny store, where every idf is small, is not special).
 * **cosine evidence** (semantic): the raw cosine, measured against the model's own distribution of
   unrelated pairs. That null distribution is estimated once per model from pairs of texts made of random
-  whole words of the model's vocabulary (:func:`null_of`; a fixed seed: deterministic). The evidence is
+  whole words of the model's vocabulary (``ee.index.embedder.ModelProfile``; a fixed seed:
+  deterministic; saved in the workspace's derived cache, so a fresh process does not redo it). The
+  evidence is
   ``z = familiarity × (cosine − μ₀) / σ₀``, where familiarity is the share of the query's words the model
   knows as whole words: a static model maps strings it cannot read (``qwxz vvbn``) to pieces whose average
   sits near anything made of short codes, so its cosine says nothing about such a query.
@@ -34,15 +36,15 @@ no text, has no relevance (None) and is never dropped by the floor.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
 
 from ee.config import DEFAULT_MIN_RELEVANCE
+from ee.index.embedder import WORD
 from ee.index.tokenize import STOPWORDS, tokenize
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "null_of", "relevance"]
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "relevance"]
 
 
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
@@ -61,12 +63,6 @@ _FUNCTION_WORDS = """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 COVERAGE_TERMS = 5  # coverage is measured against the query's five most informative terms
 TERM_WEIGHT = 1.0  # added to every term's idf (see evidence)
-_PROBE_TEXTS = 400  # random-word texts for the null distribution: 200 unrelated pairs
-_PROBE_WORDS = 8
-_WORD = re.compile(r"[^\W\d_]+")
-
-_NULLS: dict[str, tuple[float, float]] = {}  # model id → (μ₀, σ₀)
-_VOCABS: dict[str, frozenset[str]] = {}  # model id → its whole words
 
 
 class Evidence:
@@ -153,9 +149,9 @@ def evidence(view: Any, text: str, positions: list[int], cosines: np.ndarray | N
         coverage = np.minimum(1.0, coverage / total)
     if cosines is None or view.model_folder is None:
         return Evidence(terms, coverage, matched, None, None, None, None, relevance(coverage, None))
-    embedder = view.embedder()
-    null = null_of(embedder)
-    familiar = familiarity(text, embedder, gen.lexical)
+    profile = view.model_profile()
+    null = (profile.null_mean, profile.null_spread)
+    familiar = familiarity(text, profile.words, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
     z = familiar * (cos - null[0]) / null[1]
     return Evidence(terms, coverage, matched, cos, z, familiar, null, relevance(coverage, z))
@@ -202,54 +198,17 @@ def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], l
     return terms, idfs, masks
 
 
-def familiarity(text: str, embedder: Any, lexical: Any = None) -> float:
+def familiarity(text: str, vocabulary: frozenset[str], lexical: Any = None) -> float:
     """The share of the query's words (letters only, stopwords aside) that the model knows as whole words
-    or that the store's memories use (``openssl`` is not a word of the model, but a store about it knows
-    it); a string neither has seen (``qwxz``) is not familiar."""
-    words = [w for w in _WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
+    (``vocabulary``: ``ModelProfile.words``) or that the store's memories use (``openssl`` is not a word
+    of the model, but a store about it knows it); a string neither has seen (``qwxz``) is not familiar."""
+    words = [w for w in WORD.findall(text.casefold()) if len(w) > 1 and w not in STOPWORDS]
     if not words:
         return 0.0
-    vocab = _vocabulary(embedder)
 
     def known(word: str) -> bool:
-        if word in vocab:
+        if word in vocabulary:
             return True
         return lexical is not None and any(lexical.vocab.get(t) is not None for t in tokenize(word))
 
     return sum(known(w) for w in words) / len(words)
-
-
-def _vocabulary(embedder: Any) -> frozenset[str]:
-    """The whole words of the model's tokenizer (WordPiece continuation pieces and special tokens aside),
-    from the tokenizer the embedder already loaded."""
-    vocab = _VOCABS.get(embedder.model_id)
-    if vocab is None:
-        vocab = frozenset(
-            t.casefold().lstrip("▁Ġ")
-            for t in embedder.vocabulary()
-            if not t.startswith(("##", "[", "<")) and _WORD.fullmatch(t.lstrip("▁Ġ"))
-        )
-        _VOCABS[embedder.model_id] = vocab
-    return vocab
-
-
-def null_of(embedder: Any) -> tuple[float, float]:
-    """(μ₀, σ₀): the mean and spread of the cosine between unrelated texts, for this model.
-
-    Estimated from 200 pairs of texts of eight random whole words of the model's vocabulary (longer than
-    two letters), drawn with a fixed seed, so the figure is a property of the model alone."""
-    null = _NULLS.get(embedder.model_id)
-    if null is None:
-        words = sorted(w for w in _vocabulary(embedder) if len(w) > 2 and w.isascii())
-        if len(words) < _PROBE_WORDS:
-            null = (0.0, 1.0)
-        else:
-            rng = np.random.default_rng(0)
-            picks = rng.integers(0, len(words), size=(_PROBE_TEXTS, _PROBE_WORDS))
-            texts = [" ".join(words[j] for j in row) for row in picks.tolist()]
-            vectors = np.asarray(embedder.encode(texts), dtype=np.float64)
-            half = _PROBE_TEXTS // 2
-            cos = np.sum(vectors[:half] * vectors[half:], axis=1)
-            null = (float(cos.mean()), max(float(cos.std()), 1e-3))
-        _NULLS[embedder.model_id] = null
-    return null
