@@ -400,8 +400,7 @@ def test_vocabulary_is_compacted_after_many_edits() -> None:
 
 def test_saved_vocabulary_is_looked_up_without_building_a_dict(tmp_path: Path) -> None:
     """The vocabulary is saved sorted and bisected when read: every token finds its column (tokens that
-    share a prefix, non-ASCII, a lone surrogate, a NUL), an unknown one finds none; a generation saved with
-    the older dict form (vocab.marshal) still loads and scores the same; an update from either is exact."""
+    share a prefix, non-ASCII, a lone surrogate, a NUL), an unknown one finds none; an update is exact."""
 
     def entry(name: str, tokens: list[str]) -> Entry:
         return Entry(f"memories/{name}.md", f"blob-{name}", True, {"id": name}, "", tokens, None)
@@ -424,23 +423,16 @@ def test_saved_vocabulary_is_looked_up_without_building_a_dict(tmp_path: Path) -
     expected = [gen.lexical.scores(q).tolist() for q in queries]
     assert [loaded.lexical.scores(q).tolist() for q in queries] == expected
 
-    # The dict form an older ee wrote.
-    bm25s = tmp_path / "gen" / "bm25s"
-    (bm25s / lexical.VOCAB).unlink()
-    (bm25s / lexical.OLD_VOCAB).write_bytes(marshal.dumps(dict(gen.vocab)))
-    old = Generation.load(tmp_path / "gen")
-    assert [old.lexical.scores(q).tolist() for q in queries] == expected
-    for base in (Generation.load(tmp_path / "gen", for_update=True), loaded):
-        base_for_update = base if base is not loaded else Generation.load(tmp_path / "gen", for_update=True)
-        later = base_for_update.updated([0], [entry("m99", ["ab", "new"])], None)
-        fresh = Generation().updated(
-            [],
-            [entry(f"m{i}", words[i:] + words[:2]) for i in range(1, len(words))]
-            + [entry("m99", ["ab", "new"])],
-            None,
-        )
-        for q in (["ab"], ["new"], ["a", "zz"]):
-            assert sorted(later.lexical.scores(q).tolist()) == sorted(fresh.lexical.scores(q).tolist())
+    later = Generation.load(tmp_path / "gen", for_update=True).updated(
+        [0], [entry("m99", ["ab", "new"])], None
+    )
+    fresh = Generation().updated(
+        [],
+        [entry(f"m{i}", words[i:] + words[:2]) for i in range(1, len(words))] + [entry("m99", ["ab", "new"])],
+        None,
+    )
+    for q in (["ab"], ["new"], ["a", "zz"]):
+        assert sorted(later.lexical.scores(q).tolist()) == sorted(fresh.lexical.scores(q).tolist())
 
 
 def test_packed_records_read_one_by_one_or_all_at_once_are_the_same(tmp_path: Path) -> None:

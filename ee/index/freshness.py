@@ -36,8 +36,9 @@ from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
 # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
-# 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT)
-FORMAT = 7
+# 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT);
+# 8: generations of layout 5 only (an index written before is built again, from the derived cache)
+FORMAT = 8
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)

@@ -11,8 +11,7 @@ index after any sequence of updates equals a full rebuild). The arrays and ``par
 bm25s's; the vocabulary is ``vocab.sorted.marshal`` (bm25s reads ``vocab.index.json``): the tokens'
 UTF-8 bytes sorted and laid end to end, with where each starts and its column, looked up by bisection
 (:class:`Vocabulary`). Parsing the JSON was ~35 ms of every fresh query at 100k memories; building even
-a dict of the 100k tokens (``vocab.marshal``, still read in a generation written before) ~50 ms, for the
-handful of tokens a query looks up.
+a dict of the 100k tokens ~50 ms, for the handful of tokens a query looks up.
 
 Query scoring reads the memory-mapped CSC arrays directly (a sum of the query tokens' columns), so the
 read path needs numpy but not the bm25s import (~90 ms).
@@ -57,7 +56,6 @@ K1 = 1.5
 B = 1.0
 _FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy")
 VOCAB = "vocab.sorted.marshal"
-OLD_VOCAB = "vocab.marshal"  # a dict: what generations written before the sorted vocabulary hold
 
 
 class Vocabulary(Mapping[str, int]):
@@ -213,13 +211,7 @@ class Lexical:
     @classmethod
     def load(cls, folder: Path) -> Lexical:
         data, indices, indptr = (np.load(folder / name, mmap_mode="r") for name in _FILES)
-        vocab: Mapping[str, int]
-        if (folder / VOCAB).exists():
-            vocab = Vocabulary.from_record(marshal.loads((folder / VOCAB).read_bytes()))  # noqa: S302 - ours
-        else:
-            vocab = marshal.loads((folder / OLD_VOCAB).read_bytes())  # noqa: S302 - our own file
-            if not isinstance(vocab, dict):
-                raise ValueError("vocabulary damaged")
+        vocab = Vocabulary.from_record(marshal.loads((folder / VOCAB).read_bytes()))  # noqa: S302 - ours
         params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
         return cls(
             data, indices, indptr, vocab, int(params["num_docs"]), float(params["k1"]), float(params["b"])

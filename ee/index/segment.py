@@ -5,7 +5,7 @@ BM25 matrix is recomputed exactly from term frequencies on every update (see :mo
 so the result of any sequence of updates equals a full rebuild. Document positions are arbitrary: every
 ranking breaks ties by memory id, so positions never show in results.
 
-Layout (``LAYOUT`` 4), so that opening costs little more than the files' sizes, whatever the store's:
+Layout (``LAYOUT`` 5), so that opening costs little more than the files' sizes, whatever the store's:
 ``records.bin`` / ``bodies.bin`` hold each record (marshal) and body (UTF-8) one after another, with
 ``*.offsets.npy`` (int64, size + 1); both are memory-mapped and a position is decoded when read. Columns
 read over every document without decoding records: ``ids.marshal`` (ranking's tie-breaks),
@@ -39,10 +39,10 @@ from ee.index.lexical import K1, B, Lexical, Vocabulary
 _MASK32 = np.int64(0xFFFFFFFF)
 # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart;
 # 3: records in marshal version 2 (no back-references: the buffer decodes whole, too);
-# 4: the vocabulary in ee's own marshal file under bm25s/ (was vocab.index.json): now
-#    vocab.sorted.marshal, vocab.marshal in generations written before it (ee.index.lexical reads both)
-LAYOUT = 4
-TAGS = "tags.marshal"  # (optional in layout 4: see Generation.tag_lists)
+# 4: the vocabulary in ee's own marshal file under bm25s/ (was vocab.index.json);
+# 5: that vocabulary only sorted (vocab.sorted.marshal; a layout-4 folder may hold the older dict form)
+LAYOUT = 5
+TAGS = "tags.marshal"  # (read on first use: see Generation.tag_lists)
 
 
 class Entry:
@@ -399,8 +399,8 @@ class Generation:
     def tag_lists(self) -> list[list[str]]:
         """Every memory's tags, by position: the ``tags.marshal`` column, read on first use (a query that
         reads no tag reads no file), so an exact-phrase query or a tag filter does not decode 10^5 records
-        (~0.9 s at 100k) for them. A generation saved before the column existed, or pruned by a writer
-        since it was opened, gives them from its records."""
+        (~0.9 s at 100k) for them. A generation pruned by a writer since it was opened (or whose column
+        is damaged) gives them from its records."""
         if self._tags is None:
             tags: list[list[str]] | None = None
             if self._folder is not None:
