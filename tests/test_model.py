@@ -346,3 +346,20 @@ def test_a_profile_folder_that_cannot_be_written_costs_only_time(
     blocker.write_text("a file where the cache folder should be")
     assert module.model_profile(embedder, blocker) == module.derive_profile(embedder)
     assert blocker.read_text() == "a file where the cache folder should be"
+
+
+def test_a_fifo_in_place_of_the_profile_never_blocks(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    good = module.model_profile(embedder, tmp_path)
+    (path,) = tmp_path.glob("model-*.json")
+    path.unlink()
+    os.mkfifo(path)
+    monkeypatch.setattr(module, "_PROFILES", {})
+    assert module.model_profile(embedder, tmp_path) == good  # derived again; the FIFO is replaced
+    assert path.is_file()

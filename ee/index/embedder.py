@@ -305,9 +305,11 @@ def _file_key(model_id: str) -> str:
 
 
 def _read_profile(path: Path, model_id: str) -> ModelProfile | None:
+    from ee.config import read_settings_file  # (refuses a FIFO or device planted in its place, at once)
+
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(read_settings_file(path))
+    except (OSError, ValueError):  # (UnicodeDecodeError and JSON errors are ValueErrors)
         return None
     if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION or data.get("model") != model_id:
         return None
