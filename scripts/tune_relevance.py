@@ -4,11 +4,11 @@
 Positives: the relevant document of each development-set query (Vim help, BEIR layout, built by
 ``../shared/eval/make-dev-set.sh DEVSET``) among that query's candidates. Negatives: the best candidates of
 each off-topic question of ``tests/fixtures/offtopic/questions.txt``, against the dev-set store and against
-this repository's own ``memories/``. ``tests/fixtures/offtopic/holdout.txt`` and ``adversarial.txt``
-(questions whose words also mean something in software: python, bug, cache, branch) are never fitted: they
-only show whether the floor generalises. The features are computed by ee's own code
-(``ee.query.relevance.evidence``) over the candidates ee's engine ranks, so the fit describes exactly what a
-query computes.
+this repository's own ``memories/``. ``tests/fixtures/offtopic/holdout.txt``, ``adversarial.txt``
+(questions whose words also mean something in software: python, bug, cache, branch) and ``fresh.txt``
+(written after the floor was fixed) are never fitted: they only show whether the floor generalises. The
+features are computed by ee's own code (``ee.query.relevance.evidence``) over the candidates ee's engine
+ranks, so the fit describes exactly what a query computes.
 
 The fit is a logistic regression (Newton's method, class-balanced weights) of
 ``[1, coverage, z, coverage·z]``; with ``--lexical`` only ``[1, coverage]`` (the model-less formula).
@@ -146,9 +146,10 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="keep the candidates' features in this JSON file")
     args = parser.parse_args()
     fixtures = REPO / "tests" / "fixtures" / "offtopic"
-    # Fitted on questions.txt only; holdout.txt and adversarial.txt (off-topic questions whose words also mean
-    # something in software) only show whether the floor generalises.
-    sets = {name: questions(fixtures / f"{name}.txt") for name in ("questions", "holdout", "adversarial")}
+    # Fitted on questions.txt only; holdout.txt, adversarial.txt (off-topic questions whose words also mean
+    # something in software) and fresh.txt (written after the floor was fixed) show if it generalises.
+    names = ("questions", "holdout", "adversarial", "fresh")
+    sets = {name: questions(fixtures / f"{name}.txt") for name in names}
     if args.cache and args.cache.exists():
         cached = json.loads(args.cache.read_text(encoding="utf-8"))
         positives, ontopic = cached["positives"], cached["ontopic"]

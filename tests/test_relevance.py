@@ -79,7 +79,8 @@ def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_off_topic_questions_get_nothing_from_this_repositorys_memories(own: Workspace) -> None:
-    asked = questions("questions.txt") + questions("holdout.txt")
+    sets = ("questions.txt", "holdout.txt", "adversarial.txt", "fresh.txt")
+    asked = [question for name in sets for question in questions(name)]
     answered = []
     for text in asked:
         data = search(own, from_arguments(text))
