@@ -336,6 +336,6 @@ def _write_profile(path: Path, profile: ModelProfile) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)
-    except OSError:
+    except (OSError, ValueError):  # (not writable; ValueError: a word UTF-8 cannot hold, never expected)
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
