@@ -484,7 +484,9 @@ def encode(
 # default: model2vec distils a multi-piece word ~30 times slower than a vocabulary token (8 words/s here).
 VOCAB_EXTRA = 0
 VOCAB_MIN_COUNT = 5
-PCA_DIMS = 256  # tokenlearn's target dimensions (PCA of the teacher's embeddings) and the model's
+# tokenlearn's target dimensions (PCA of the teacher's embeddings) and the model's. EE_TRAIN_DIMS (for trials
+# only): 384, the teacher's own size, keeps every dimension (the PCAs then only rotate).
+PCA_DIMS = int(os.environ.get("EE_TRAIN_DIMS", "256"))
 SIF: float | None = None  # post-training SIF weighting a / (a + p(token)), p from the passages; None: off
 CHOICES: list[tuple[float | None, int | None]] = [(None, None), (1e-2, None), (1e-3, None)]
 MAX_EPOCHS = 20
