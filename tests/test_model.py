@@ -363,3 +363,19 @@ def test_a_fifo_in_place_of_the_profile_never_blocks(
     monkeypatch.setattr(module, "_PROFILES", {})
     assert module.model_profile(embedder, tmp_path) == good  # derived again; the FIFO is replaced
     assert path.is_file()
+
+
+def test_a_killed_save_leaves_one_temporary_that_the_next_save_reuses(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    good = module.model_profile(embedder, tmp_path)
+    (path,) = tmp_path.glob("model-*.json")
+    path.unlink()
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text('{"version": 1, "model": "half-writ')  # what a killed writer left
+    monkeypatch.setattr(module, "_PROFILES", {})
+    assert module.model_profile(embedder, tmp_path) == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]

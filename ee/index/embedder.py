@@ -331,7 +331,10 @@ def _write_profile(path: Path, profile: ModelProfile) -> None:
         "null_spread": profile.null_spread,
         "words": sorted(profile.words),
     }
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    # One temporary name per profile, not one per process: a writer killed before the rename leaves that
+    # one file, which the next save rewrites. Two processes saving at once write the same bytes, and a
+    # reader that meets a half-written file finds no valid JSON and derives the profile itself.
+    tmp = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
