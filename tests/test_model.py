@@ -379,3 +379,16 @@ def test_a_killed_save_leaves_one_temporary_that_the_next_save_reuses(
     monkeypatch.setattr(module, "_PROFILES", {})
     assert module.model_profile(embedder, tmp_path) == good
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_saving_a_profile_never_makes_a_moved_workspace_again(
+    embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm server of a workspace that was just moved away may still answer a query: saving the
+    profile must not create the old workspace's folders again (the server would never see it gone)."""
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    gone = tmp_path / "moved-away"
+    assert module.model_profile(embedder, gone / ".ee" / "cache") == module.derive_profile(embedder)
+    assert not gone.exists()
