@@ -771,3 +771,26 @@ def test_index_rebuild_shows_a_progress_bar_on_a_terminal(ws: Workspace) -> None
     assert json.loads(proc.stdout)["data"]["new"] == ["memories/a.md"]
     assert b"parsing" in shown
     assert b"embedding" in shown
+
+
+def test_index_writers_never_make_a_moved_workspace_again(ws: Workspace, tmp_path: Path) -> None:
+    """ee watch may still update the index of a workspace that was just moved away: its index lock and
+    derived cache make .ee/ folders only inside a workspace folder that exists."""
+    from ee.index.cache import DerivedCache
+
+    assert run_cli("--workspace", str(ws.root), "search", "anything", "--json").code == 0
+    old = ws.root
+    old.rename(tmp_path / "moved")
+    with pytest.raises(FileNotFoundError), freshness.index_lock(old):
+        pass
+    with pytest.raises(FileNotFoundError):
+        DerivedCache(old / freshness.CACHE_PATH)
+    assert not old.exists()
+    # Inside an existing workspace both still make what is missing.
+    shutil.rmtree(tmp_path / "moved" / ".ee" / "index")
+    shutil.rmtree(tmp_path / "moved" / ".ee" / "cache")
+    with freshness.index_lock(tmp_path / "moved"):
+        pass
+    DerivedCache(tmp_path / "moved" / freshness.CACHE_PATH).close()
+    assert (tmp_path / "moved" / INDEX_DIR / "lock").exists()
+    assert (tmp_path / "moved" / freshness.CACHE_PATH).exists()

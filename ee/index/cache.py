@@ -45,7 +45,8 @@ class Derived:
 class DerivedCache:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.parent.mkdir(exist_ok=True)  # (.ee/, never the workspace: see freshness.index_lock)
+        path.parent.mkdir(exist_ok=True)
         self._db = self._guarded(self._open)
 
     def _open(self) -> Any:

@@ -331,7 +331,10 @@ def racy_files(found: Scan, scanned_at: int) -> list[str]:
 def index_lock(root: Path, timeout: float = 120.0) -> Iterator[None]:
     """Serialises index writers (queries that catch up, the watcher, rebuild). Readers never wait."""
     folder = root / INDEX_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    # .ee/ and .ee/index/, never the workspace folder itself: a long-lived process (ee watch) whose
+    # workspace was just moved or deleted must not make it again (it would never see it gone).
+    folder.parent.mkdir(exist_ok=True)
+    folder.mkdir(exist_ok=True)
     fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + timeout
     try:
