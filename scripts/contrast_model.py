@@ -141,10 +141,14 @@ def build_pairs(work: Path) -> None:
         seen_first.add(first)
         pairs.append({"query": syn, "doc": long})
     random.Random(SEED).shuffle(pairs)
-    with (work / "pairs.jsonl").open("w", encoding="utf-8") as f:
-        for p in pairs:
-            f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    _write_jsonl(work / "pairs.jsonl", pairs)
     print(f"{len(rows)} descriptions -> {len(pairs)} pairs ({N_VAL} held out for validation)")
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, str]]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def build_headings(work: Path, docs: Path) -> None:
@@ -191,9 +195,7 @@ def build_headings(work: Path, docs: Path) -> None:
             seen.add(start)
             out.append({"query": head, "doc": body})
     random.Random(SEED).shuffle(out)
-    with (work / "headings.jsonl").open("w", encoding="utf-8") as f:
-        for p in out:
-            f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    _write_jsonl(work / "headings.jsonl", out)
     print(f"{len(found)} candidate headings -> {len(out)} pairs")
 
 

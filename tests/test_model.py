@@ -279,6 +279,17 @@ def test_a_missing_folder_never_reaches_the_hub(tmp_path: Path, no_env: pytest.M
     assert not (tmp_path / ".cache" / "huggingface").exists()
 
 
+def _saved_profile(embedder: Embedder, folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Path]:
+    """A profile derived and saved in ``folder`` by a fresh process (an empty memo), and its file."""
+    from ee.index import embedder as module
+
+    monkeypatch.setattr(module, "_PROFILES", {})
+    good = module.model_profile(embedder, folder)
+    (path,) = folder.glob("model-*.json")
+    monkeypatch.setattr(module, "_PROFILES", {})  # the next call is a later process
+    return good, path
+
+
 # ------------------------------------------------------------------------------------------ model profile
 def test_model_profile_is_derived_once_and_read_back_from_the_cache(
     embedder: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -327,11 +338,8 @@ def test_a_damaged_profile_is_derived_again_and_replaced(
 ) -> None:
     from ee.index import embedder as module
 
-    monkeypatch.setattr(module, "_PROFILES", {})
-    good = module.model_profile(embedder, tmp_path)
-    (path,) = tmp_path.glob("model-*.json")
+    good, path = _saved_profile(embedder, tmp_path, monkeypatch)
     path.write_bytes(damage(json.loads(path.read_text())))
-    monkeypatch.setattr(module, "_PROFILES", {})
     assert module.model_profile(embedder, tmp_path) == good
     assert json.loads(path.read_text())["null_spread"] == good.null_spread
 
@@ -355,12 +363,9 @@ def test_a_fifo_in_place_of_the_profile_never_blocks(
 
     from ee.index import embedder as module
 
-    monkeypatch.setattr(module, "_PROFILES", {})
-    good = module.model_profile(embedder, tmp_path)
-    (path,) = tmp_path.glob("model-*.json")
+    good, path = _saved_profile(embedder, tmp_path, monkeypatch)
     path.unlink()
     os.mkfifo(path)
-    monkeypatch.setattr(module, "_PROFILES", {})
     assert module.model_profile(embedder, tmp_path) == good  # derived again; the FIFO is replaced
     assert path.is_file()
 
@@ -370,13 +375,10 @@ def test_a_killed_save_leaves_one_temporary_that_the_next_save_reuses(
 ) -> None:
     from ee.index import embedder as module
 
-    monkeypatch.setattr(module, "_PROFILES", {})
-    good = module.model_profile(embedder, tmp_path)
-    (path,) = tmp_path.glob("model-*.json")
+    good, path = _saved_profile(embedder, tmp_path, monkeypatch)
     path.unlink()
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text('{"version": 1, "model": "half-writ')  # what a killed writer left
-    monkeypatch.setattr(module, "_PROFILES", {})
     assert module.model_profile(embedder, tmp_path) == good
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
 
