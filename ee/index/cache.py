@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ee.store.files import make_state_folder
+
 CACHE_VERSION = 9  # bump when the parse record or the tokenizer changes
 REBUILT_NOTE = "rebuilt.json"  # beside the cache file: when and why it was last found damaged
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: the file's content is damaged
@@ -45,8 +47,7 @@ class Derived:
 class DerivedCache:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.parent.mkdir(exist_ok=True)  # (.ee/, never the workspace: see freshness.index_lock)
-        path.parent.mkdir(exist_ok=True)
+        make_state_folder(path.parent)
         self._db = self._guarded(self._open)
 
     def _open(self) -> Any:

@@ -324,6 +324,8 @@ def _read_profile(path: Path, model_id: str) -> ModelProfile | None:
 
 
 def _write_profile(path: Path, profile: ModelProfile) -> None:
+    from ee.store.files import make_state_folder
+
     data = {
         "version": PROFILE_VERSION,
         "model": profile.model_id,
@@ -336,7 +338,7 @@ def _write_profile(path: Path, profile: ModelProfile) -> None:
     # reader that meets a half-written file finds no valid JSON and derives the profile itself.
     tmp = path.with_name(path.name + ".tmp")
     try:
-        path.parent.mkdir(exist_ok=True)  # not its parents: a workspace moved away is not made again
+        make_state_folder(path.parent)
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)
     except (OSError, ValueError):  # (not writable; ValueError: a word UTF-8 cannot hold, never expected)

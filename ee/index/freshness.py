@@ -31,7 +31,7 @@ from ee._crash import crash_point
 from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
-from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, shown_path
+from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, make_state_folder, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
@@ -331,10 +331,7 @@ def racy_files(found: Scan, scanned_at: int) -> list[str]:
 def index_lock(root: Path, timeout: float = 120.0) -> Iterator[None]:
     """Serialises index writers (queries that catch up, the watcher, rebuild). Readers never wait."""
     folder = root / INDEX_DIR
-    # .ee/ and .ee/index/, never the workspace folder itself: a long-lived process (ee watch) whose
-    # workspace was just moved or deleted must not make it again (it would never see it gone).
-    folder.parent.mkdir(exist_ok=True)
-    folder.mkdir(exist_ok=True)
+    make_state_folder(folder)
     fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
     deadline = time.monotonic() + timeout
     try:

@@ -14,9 +14,8 @@ match at all", built from evidence that does not depend on the other candidates:
 * **cosine evidence** (semantic): the raw cosine, measured against the model's own distribution of
   unrelated pairs. That null distribution is estimated once per model from pairs of texts made of random
   whole words of the model's vocabulary (``ee.index.embedder.ModelProfile``; a fixed seed:
-  deterministic; saved in the workspace's derived cache, so a fresh process does not redo it). The
-  evidence is
-  ``z = familiarity × (cosine − μ₀) / σ₀``, where familiarity is the share of the query's words the model
+  deterministic; saved in the workspace's derived cache, so a fresh process does not redo it). The evidence
+  is ``z = familiarity × (cosine − μ₀) / σ₀``, where familiarity is the share of the query's words the model
   knows as whole words: a static model maps strings it cannot read (``qwxz vvbn``) to pieces whose average
   sits near anything made of short codes, so its cosine says nothing about such a query.
 * **relevance** = ``σ(β₀ + β₁·coverage + β₂·z + β₃·coverage·z)`` (σ the logistic function), in [0, 1];

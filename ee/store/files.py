@@ -392,6 +392,15 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def make_state_folder(folder: Path) -> None:
+    """Make ``folder``, a folder right under a workspace's ``.ee/`` (``.ee/index``, ``.ee/cache``), and
+    ``.ee/`` itself when missing, but never the workspace folder: a long-lived process (ee watch) whose
+    workspace was just moved or deleted must not make it again (it would never see it gone). Raises
+    FileNotFoundError when the workspace folder is gone."""
+    folder.parent.mkdir(exist_ok=True)
+    folder.mkdir(exist_ok=True)
+
+
 @contextlib.contextmanager
 def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
     """The workspace write lock: one writer at a time, waiting up to ``timeout`` seconds.
