@@ -59,12 +59,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ee.index.tokenize import LEAD_WORDS, lead
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 K = 10
 POOL = 100
-LEAD_WORDS = 24
 
 Fuser = Callable[[Mapping[str, float], Mapping[str, float]], Mapping[str, Any]]
 
@@ -151,10 +152,6 @@ def top(scores: NDArray[Any], k: int, positive: bool = False) -> list[int]:
     cand = np.flatnonzero(scores > 0) if positive else np.arange(scores.size)
     order = np.lexsort((cand, -scores[cand]))[:k]
     return [int(p) for p in cand[order]]
-
-
-def lead(text: str, words: int = LEAD_WORDS) -> str:
-    return " ".join(text.split()[:words])
 
 
 def doc_vectors(embedder: Any, texts: list[str], lead_words: int) -> NDArray[Any]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import ModelError
+from ee.index.tokenize import LEAD_WORDS, lead
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,7 +47,6 @@ __all__ = [
 DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
 ENV_VAR = "EE_MODEL"
-LEAD_WORDS = 24  # see Embedder.encode_documents
 DOCUMENT_RECIPE = f"lead{LEAD_WORDS}+whole"  # part of the key cached document vectors are stored under
 
 # The folder layouts model2vec itself accepts: (config, weights, tokenizer, name of the embedding tensor).
@@ -91,7 +91,7 @@ class Embedder:
         import numpy as np
 
         full = self.encode(texts)
-        leads = [" ".join(t.split()[:lead_words]) for t in texts]
+        leads = [lead(t, lead_words) for t in texts]
         both = full + self.encode(leads)
         norms = np.linalg.norm(both, axis=1, keepdims=True)
         return np.divide(both, norms, out=np.zeros_like(both), where=norms > 0).astype(np.float32)

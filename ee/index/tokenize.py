@@ -62,7 +62,7 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-__all__ = ["STOPWORDS", "tokenize", "tokenize_many"]
+__all__ = ["LEAD_WORDS", "STOPWORDS", "lead", "tokenize", "tokenize_many"]
 
 # Lucene's (and Elasticsearch's) default English stop set. Larger lists lost recall on the dev set: technical
 # text uses "only", "other", "same", "each", "up", "down", "all" as content words, and BM25's idf already
@@ -203,3 +203,13 @@ def tokenize(text: str) -> list[str]:
 def tokenize_many(texts: Iterable[str]) -> list[list[str]]:
     """``[tokenize(t) for t in texts]``."""
     return [tokenize(t) for t in texts]
+
+
+# A memory says what it is about in its opening (a title, the first sentence): the embedding adds the lead's
+# vector to the whole text's (ee.index.embedder.Embedder.encode_documents).
+LEAD_WORDS = 24
+
+
+def lead(text: str, words: int = LEAD_WORDS) -> str:
+    """The first ``words`` whitespace-separated words of ``text``, joined by single spaces."""
+    return " ".join(text.split()[:words])
