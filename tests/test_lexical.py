@@ -11,7 +11,7 @@ import pytest
 
 from ee.index import lexical
 from ee.index.segment import Generation
-from ee.index.tokenize import tokenize
+from ee.index.tokenize import LEAD_WORDS, tokenize
 from ee.index.view import open_index
 from ee.workspace import Workspace
 
@@ -83,3 +83,21 @@ def test_the_index_after_incremental_updates_scores_as_bm25s(ws: Workspace) -> N
         query = tokenize(text)
         want = bm25s_scores(docs, query, lexical.K1, lexical.B)
         assert gen.lexical.scores(query) == pytest.approx(want, rel=1e-5, abs=1e-7), text
+
+
+def test_a_memory_that_opens_with_the_query_outscores_one_that_mentions_it_later(ws: Workspace) -> None:
+    # The same words in both bodies (same length, same term counts): only where the query's words stand
+    # differs. BM25 counts a memory's lead (its first LEAD_WORDS words) again, so the memory that says so
+    # in its opening wins; without that rule the two would tie.
+    topic = "Pipeline cache keys include the lockfile hash."
+    rest = (
+        "Nightly builds run on the shared runners and upload their logs to the artifact store for two weeks "
+        "so that a failed job can be inspected later by whoever is on call that day."
+    )
+    assert len(rest.split()) > LEAD_WORDS
+    opening = ws.remember(f"{topic} {rest}")
+    later = ws.remember(f"{rest} {topic}")
+    gen = open_index(ws).gen
+    assert gen.lexical is not None
+    scores = gen.lexical.scores(tokenize("pipeline cache lockfile"))
+    assert scores[gen.position(opening.id)] > scores[gen.position(later.id)] > 0

@@ -205,8 +205,9 @@ def tokenize_many(texts: Iterable[str]) -> list[list[str]]:
     return [tokenize(t) for t in texts]
 
 
-# A memory says what it is about in its opening (a title, the first sentence): the embedding adds the lead's
-# vector to the whole text's (ee.index.embedder.Embedder.encode_documents).
+# A memory says what it is about in its opening (a title, the first sentence). Both arms weight it: the
+# embedding adds the lead's vector to the whole text's (ee.index.embedder.Embedder.encode_documents), BM25
+# counts the lead's terms again (ee.index.derive.index_tokens).
 LEAD_WORDS = 24
 
 

@@ -47,8 +47,8 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "relevance"]
 
 
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
-HYBRID = (-10.946, 11.179, 1.452, -0.039)  # β₀ intercept, β₁ coverage, β₂ z, β₃ coverage·z
-LEXICAL = (-6.186, 14.451)  # γ₀, γ₁: relevance from coverage alone (no usable model)
+HYBRID = (-11.286, 11.339, 1.518, -0.104)  # β₀ intercept, β₁ coverage, β₂ z, β₃ coverage·z
+LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
 # Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
 # about. The index keeps them (Lucene's short stopword list: technical text uses "only", "other", "up"...);
