@@ -159,6 +159,19 @@ def test_every_tool_answers_as_the_cli(ws: Workspace, tmp_path: Path) -> None:
             "budget": {"maxResults": 3},
         }
         await same("search", {"query": document}, "search", "--query-file", "-", input=json.dumps(document))
+        # Arguments given with a document override it, as options do on the command line.
+        seen["overridden"] = await same(
+            "search",
+            {"query": document, "limit": 1, "mode": "hybrid"},
+            "search",
+            "--query-file",
+            "-",
+            "--limit",
+            "1",
+            "--mode",
+            "hybrid",
+            input=json.dumps(document),
+        )
         await same("memory_show", {"memory_id": memory_id}, "memory", "show", memory_id)
         seen["list"] = await same("memory_list", {}, "memory", "list")
         await same(
@@ -213,6 +226,8 @@ def test_every_tool_answers_as_the_cli(ws: Workspace, tmp_path: Path) -> None:
     # and the reads found what they should
     assert seen["search"]["hits"][0]["id"] == mine["id"]
     assert [hit["id"] for hit in seen["lexical"]["hits"]] == [seen["human"]["id"]]
+    assert seen["overridden"]["query"]["mode"] == "hybrid"  # the document said lexical
+    assert seen["overridden"]["returned"] == 1
     assert seen["list"]["count"] == 3
 
 

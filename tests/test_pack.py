@@ -300,6 +300,12 @@ def test_pack_query_file_and_overrides(store: dict[str, Any], tmp_path: Path) ->
     assert "body" not in items(data)[0]
     over = run_cli(*base, "--max-tokens", "300", "--profile", "wide").data
     assert (over["profile"]["name"], over["budget"]["max_tokens"]) == ("wide", 300)
+    # `ee context --query-file` takes its own options over the document's too (it used to drop them).
+    ctx = ["--workspace", str(store["root"]), "context", "--query-file", str(path), "--json"]
+    assert run_cli(*ctx).data["query"]["mode"] == "hybrid"
+    shaped = run_cli(*ctx, "--mode", "lexical", "--speed", "instant", "--max-tokens", "300").data
+    assert (shaped["query"]["mode"], shaped["query"]["speed"]) == ("lexical", "instant")
+    assert shaped["budget"]["max_tokens"] == 300
     assert run_cli("--workspace", str(store["root"]), "context", "--json").code == 2
 
 

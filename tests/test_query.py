@@ -503,6 +503,51 @@ def test_batch_runs_every_line_in_one_process(store: dict[str, Any], tmp_path: P
     assert res.code == 2
 
 
+def test_options_apply_to_every_batch_line_and_override_a_document(
+    store: dict[str, Any], tmp_path: Path
+) -> None:
+    # An option that exists works with --batch and --query-file too: it shapes a text line and overrides
+    # what a document says, as on `ee pack` (it used to be dropped without a word).
+    batch = tmp_path / "q.jsonl"
+    many = "rules lint rust python release database"
+    batch.write_text(many + "\n" + json.dumps(query(many, budget={"maxResults": 50})) + "\n")
+    res = run_cli(
+        "-W",
+        str(store["root"]),
+        "search",
+        "--batch",
+        str(batch),
+        "--limit",
+        "1",
+        "--mode",
+        "lexical",
+        *NO_FLOOR,
+    )
+    lines = [json.loads(line) for line in res.out.splitlines()]
+    assert res.code == 0, res.out
+    assert [line["data"]["returned"] for line in lines] == [1, 1]
+    assert all(line["data"]["total"] > 1 for line in lines)
+    assert all(h["components"]["semantic"] is None for line in lines for h in line["data"]["hits"])
+    unshaped = run_cli("-W", str(store["root"]), "search", "--batch", str(batch), *NO_FLOOR)
+    returned = [json.loads(line)["data"]["returned"] for line in unshaped.out.splitlines()]
+    assert all(n > 1 for n in returned)
+
+    res = doc_search(store, query(many, budget={"maxResults": 50}), "--limit", "2", "--tag", "ci", *NO_FLOOR)
+    assert res.data["returned"] == 2
+    assert all("ci" in h["tags"] for h in res.data["hits"])
+
+
+def test_batch_is_one_of_three_ways_to_ask(store: dict[str, Any], tmp_path: Path) -> None:
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("clippy lints\n")
+    both = search(store, "clippy", "--batch", str(batch), "--json")
+    assert both.code == 2
+    assert "one of TEXT, --query-file and --batch" in both.json["error"]["message"]
+    human = search(store, "--batch", str(batch), "--format", "human")
+    assert human.code == 2
+    assert "--format human does not apply" in human.err + human.out
+
+
 def test_response_validates_against_the_envelope_schema(store: dict[str, Any]) -> None:
     from ee.schemas import list_schemas, validator
 

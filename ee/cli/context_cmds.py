@@ -56,11 +56,13 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.command("context")
 @click.argument("task", nargs=-1)
 @pack_options
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), help="How to rank (default hybrid).")
 @click.option("--speed", type=click.Choice(SPEEDS))
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
 @click.option(
-    "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin) instead of TASK."
+    "--query-file",
+    metavar="FILE",
+    help="An ee.query.v1 document ('-' reads stdin) instead of TASK; options override it.",
 )
 @click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
 @click.option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths).")
@@ -78,7 +80,7 @@ def context_cmd(
     fmt: str | None,
     min_relevance: float | None,
     as_json: bool | None,
-    mode: str,
+    mode: str | None,
     speed: str | None,
     tags: tuple[str, ...],
     query_file: str | None,
@@ -92,7 +94,7 @@ def context_cmd(
     error prints an empty context and exits 0, so an agent harness never blocks on ee."""
     from ee.hooks.agents import never_block
     from ee.hooks.tasks import resolve_task
-    from ee.query.document import from_arguments
+    from ee.query.document import from_arguments, with_options
 
     def pack() -> int:
         if query_file:
@@ -102,8 +104,10 @@ def context_cmd(
                 )
             query = read_query_file(query_file)
         else:
-            text = resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
-            query = from_arguments(text, mode=mode, tags=list(tags), as_of=as_of, speed=speed)
+            query = from_arguments(
+                resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
+            )
+        query = with_options(query, mode=mode, tags=list(tags), speed=speed)
         return run_pack(
             ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, min_relevance, as_json
         )

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
-from ee.errors import EeError, QueryError
+from ee.errors import EeError, QueryError, UsageError
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
 MODES = ["hybrid", "lexical", "semantic", "exact"]
@@ -61,7 +61,7 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
 
 @click.command("search")
 @click.argument("text", required=False)
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), help="How to rank (default hybrid).")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many hits (default 100).")
 @click.option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit.")
 @click.option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then.")
@@ -71,9 +71,13 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
 @click.option("--speed", type=click.Choice(SPEEDS))
 @click.option("--fields", type=click.Choice(FIELDS))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped).")
-@click.option("--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin).")
 @click.option(
-    "--batch", metavar="FILE.jsonl", help="One query per line (text or document) → one JSON line each."
+    "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin); options override it."
+)
+@click.option(
+    "--batch",
+    metavar="FILE.jsonl",
+    help="One query per line (text or document; options apply to each) → one JSON line each.",
 )
 @min_relevance_option
 @json_option
@@ -81,7 +85,7 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
 def search_cmd(
     ctx: click.Context,
     text: str | None,
-    mode: str,
+    mode: str | None,
     limit: int | None,
     explain: bool,
     as_of: str | None,
@@ -97,30 +101,34 @@ def search_cmd(
     as_json: bool | None,
 ) -> int:
     """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
-    from ee.query.document import from_arguments
+    from ee.query.document import from_arguments, with_options
 
+    options: dict[str, Any] = {
+        "mode": mode,
+        "limit": limit,
+        "tags": list(tags),
+        "level": level,
+        "kind": kind,
+        "as_of": as_of,
+        "explain": True if explain else None,
+        "fields": fields,
+        "speed": speed,
+    }
+    if sum(1 for given in (text, query_file, batch) if given) > 1:
+        raise QueryError(
+            "give one of TEXT, --query-file and --batch",
+            "put the text in the document's query.text, or one query per line of the batch",
+        )
     ws = workspace(ctx)
     if batch:
-        return run_batch(ws, batch, min_relevance)
+        if fmt not in (None, "json", "jsonl") or as_json is False:
+            shown = f"--format {fmt}" if fmt else "--human"
+            raise UsageError(f"--batch prints one JSON line per query: {shown} does not apply", "drop it")
+        return run_batch(ws, batch, min_relevance, options)
     if query_file:
-        if text:
-            raise QueryError(
-                "give TEXT or --query-file, not both", "put the text in the document's query.text"
-            )
-        query = read_query_file(query_file)
+        query = with_options(read_query_file(query_file), **options)
     elif text:
-        query = from_arguments(
-            text,
-            mode=mode,
-            limit=limit,
-            tags=list(tags),
-            level=level,
-            kind=kind,
-            as_of=as_of,
-            explain=explain,
-            fields=fields,
-            speed=speed,
-        )
+        query = with_options(from_arguments(text), **options)
     else:
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
     data = ws.search(query, min_relevance)
@@ -137,12 +145,14 @@ def emit_search(data: dict[str, Any], fmt: str) -> None:
             click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
-def run_batch(ws: Any, path: str, min_relevance: float | None = None) -> int:
+def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str, Any]) -> int:
     """Each line → one compact JSON envelope line; a bad line gets an error envelope, the rest still run.
+    ``options`` (the command's own, as :func:`ee.query.document.with_options` takes them) apply to every
+    line, a document's as they would to a --query-file.
 
     The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
     answers as of the moment it started, at the engine's speed."""
-    from ee.query.document import from_arguments, parse_document
+    from ee.query.document import from_arguments, parse_document, with_options
     from ee.render import dumps, envelope, error_envelope
 
     handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115 - closed below
@@ -158,7 +168,7 @@ def run_batch(ws: Any, path: str, min_relevance: float | None = None) -> int:
                     query = parse_document(stripped, f"{path}:{number}")
                 else:
                     query = from_arguments(stripped)
-                data = ws.search(query, min_relevance, views)
+                data = ws.search(with_options(query, **options), min_relevance, views)
                 degraded = data.pop("degraded", [])
                 click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:

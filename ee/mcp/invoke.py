@@ -70,18 +70,18 @@ def failure(error: dict[str, Any]) -> Outcome:
 
 
 def _search(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    from ee.query.document import from_arguments
+    from ee.query.document import from_arguments, with_options
 
-    document = _document(args, "text")
-    query = document or from_arguments(
-        args["text"],
-        mode=args.get("mode", "hybrid"),
+    # The arguments shape a plain text, and override a document's settings, as the CLI's options do.
+    query = with_options(
+        _document(args, "text") or from_arguments(args["text"]),
+        mode=args.get("mode"),
         limit=args.get("limit"),
         tags=args.get("tags"),
         level=args.get("level"),
         kind=args.get("kind"),
         as_of=args.get("as_of"),
-        explain=bool(args.get("explain")),
+        explain=True if args.get("explain") else None,
         fields=args.get("fields"),
         speed=args.get("speed"),
     )
@@ -91,19 +91,14 @@ def _search(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.query.document import from_arguments, with_options
 
-    document = _document(args, "task")
-    query = document or from_arguments(
-        args["task"],
-        mode=args.get("mode", "hybrid"),
-        tags=args.get("tags"),
-        as_of=args.get("as_of"),
-        speed=args.get("speed"),
-    )
     quotas, profile = args.get("quota") or None, args.get("profile")
     if quotas and profile not in (None, "custom"):
         raise UsageError(f"quota applies to the custom profile, not {profile}", "drop profile or use custom")
     query = with_options(
-        query,
+        _document(args, "task") or from_arguments(args["task"]),
+        mode=args.get("mode"),
+        tags=args.get("tags"),
+        speed=args.get("speed"),
         max_tokens=args.get("max_tokens"),
         profile="custom" if quotas else profile,
         fields=args.get("fields"),

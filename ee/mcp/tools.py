@@ -102,7 +102,7 @@ def query_document(what: str) -> Param:
         f"A full ee.query.v1 document instead of {what}: filters over frontmatter, tags "
         "require/requireAny/exclude, time window, asOf, trust, temporal validity, graph expansion "
         "from seed memories, budget, pagination cursor. Give either this or "
-        f"{what}, not both.",
+        f"{what}, not both; the other arguments given override the document's settings.",
         flag="--query-file",
         document="ee.query.v1",
     )

@@ -166,58 +166,48 @@ def from_arguments(
     fmt: str | None = None,
 ) -> Query:
     """The document the plain CLI arguments stand for (then validated like any other)."""
-    doc: dict[str, Any] = {"version": "ee.query.v1", "query": {"text": text, "mode": mode}}
-    if tags:
-        doc["tags"] = {"require": list(tags)}
-    filters: dict[str, Any] = {}
-    if level:
-        filters["level"] = {"eq": level}
-    if kind:
-        filters["kind"] = {"eq": kind}
-    if filters:
-        doc["filters"] = filters
-    if as_of:
-        doc["asOf"] = as_of
-    output: dict[str, Any] = {}
-    if explain:
-        output["explain"] = True
-    if fields:
-        output["fields"] = fields
-    if profile:
-        output["profile"] = profile
-    if fmt:
-        output["format"] = fmt
-    if output:
-        doc["output"] = output
-    budget: dict[str, Any] = {}
-    if limit:
-        budget["maxResults"] = limit
-    if max_tokens:
-        budget["maxTokens"] = max_tokens
-    if budget:
-        doc["budget"] = budget
-    if speed:
-        doc["speed"] = speed
     if not text.strip():
         raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"the query text is longer than {MAX_QUERY_CHARS} characters", "shorten it")
-    if as_of:
-        check_as_of(as_of)
     # click's choices already constrain every other argument: skip jsonschema (~110 ms of imports).
-    return Query(doc)
+    return with_options(
+        Query({"version": "ee.query.v1", "query": {"text": text, "mode": mode}}),
+        limit=limit or None,
+        tags=tags,
+        level=level or None,
+        kind=kind or None,
+        as_of=as_of or None,
+        explain=explain or None,
+        fields=fields or None,
+        speed=speed or None,
+        max_tokens=max_tokens or None,
+        profile=profile or None,
+        fmt=fmt or None,
+    )
 
 
 def with_options(
     query: Query,
     *,
-    max_tokens: int | None,
-    profile: str | None,
-    fields: str | None,
-    explain: bool | None,
-    as_of: str | None,
+    mode: str | None = None,
+    limit: int | None = None,
+    tags: list[str] | None = None,
+    level: str | None = None,
+    kind: str | None = None,
+    as_of: str | None = None,
+    explain: bool | None = None,
+    fields: str | None = None,
+    speed: str | None = None,
+    max_tokens: int | None = None,
+    profile: str | None = None,
+    fmt: str | None = None,
 ) -> Query:
-    """The document with a pack's options written in (``ee context`` / ``ee pack`` options, MCP arguments).
+    """The document with the given options written in, each where the schema keeps it (``--limit`` is
+    ``budget.maxResults``, ``--tag`` ``tags.require``, ``--level`` ``filters.level``…); ``None`` (and no
+    tags) leaves the document's own value. The one place command-line options become a document: plain
+    arguments, and options given with a query document (``--query-file``, a ``--batch`` line, ``ee pack``,
+    MCP arguments), which override it.
 
     The document was validated when it was read, and the options are constrained where they are parsed
     (click's choices and ranges, the MCP input schema), so only a new asOf needs a check: no jsonschema here
@@ -226,16 +216,28 @@ def with_options(
     if as_of:
         check_as_of(as_of)
     doc = copy.deepcopy(query.doc)
-    output = doc.setdefault("output", {})
-    for key, value in (("profile", profile), ("fields", fields), ("explain", explain)):
+    if mode is not None:
+        doc.setdefault("query", {})["mode"] = mode
+    if tags:
+        doc.setdefault("tags", {})["require"] = list(tags)
+    for key, value in (("level", level), ("kind", kind)):
         if value is not None:
-            output[key] = value
-    if not output:
-        doc.pop("output")
-    if max_tokens is not None:
-        doc.setdefault("budget", {})["maxTokens"] = max_tokens
+            doc.setdefault("filters", {})[key] = {"eq": value}
     if as_of:
         doc["asOf"] = as_of
+    settings: tuple[tuple[str, str, Any], ...] = (
+        ("output", "explain", explain),
+        ("output", "fields", fields),
+        ("output", "profile", profile),
+        ("output", "format", fmt),
+        ("budget", "maxResults", limit),
+        ("budget", "maxTokens", max_tokens),
+    )
+    for section, key, value in settings:
+        if value is not None:
+            doc.setdefault(section, {})[key] = value
+    if speed is not None:
+        doc["speed"] = speed
     return Query(doc)
 
 
