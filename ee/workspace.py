@@ -327,6 +327,9 @@ class Workspace:
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
     ) -> Memory:
         add_list, remove_set = clean_tags(add), set(clean_tags(remove))
+        both = [t for t in add_list if t in remove_set]
+        if both:
+            raise UsageError(f"tag {both[0]!r} is both added and removed", "give it to --add or to --remove")
 
         def change(memory: Memory) -> dict[str, Any]:
             tags = [t for t in memory.tags if t not in remove_set]
@@ -351,7 +354,13 @@ class Workspace:
 
     def expire(self, memory_id: str, when: str | None = None, actor: Actor | None = None) -> Memory:
         stamp = normalise_time(when, "--at") if when else now_text()
-        return self._edit(memory_id, "expire", lambda m: {"valid_to": stamp}, actor)
+
+        def change(memory: Memory) -> dict[str, Any]:
+            end_name = "--at" if when else "the expiry (now)"
+            check_window(memory.valid_from, stamp, f"{memory.id}'s valid_from", end_name)
+            return {"valid_to": stamp}
+
+        return self._edit(memory_id, "expire", change, actor)
 
     def forget(self, memory_id: str, actor: Actor | None = None) -> Memory:
         """Delete the memory's file in a commit; history keeps every version."""
@@ -407,12 +416,15 @@ class Workspace:
         query_text: str | None = None,
         *,
         as_of: str | None = None,
-        profile: str = "balanced",
+        profile: str | None = None,
     ) -> dict[str, Any]:
-        """Why a memory stands where it does; with ``query_text`` its rank and pack decision (``ee why``)."""
+        """Why a memory stands where it does; with ``query_text`` its rank and the pack decision of
+        ``profile`` (default balanced; a profile without a query has nothing to decide) (``ee why``)."""
         from ee.why import why
 
-        return why(self, memory_id, query_text, as_of=as_of, profile=profile)
+        if profile and not query_text:
+            raise UsageError("a profile says which pack the query is checked against", "give a query too")
+        return why(self, memory_id, query_text, as_of=as_of, profile=profile or "balanced")
 
     def outcome(
         self, memory_id: str, signal: str, reason: str | None = None, actor: Actor | None = None
@@ -634,8 +646,7 @@ def build_fields(
             raise UsageError(f"{name} {value} is outside 0..1", f"pass a number from 0 to 1 as --{name}")
     start = normalise_time(valid_from, "--valid-from") if valid_from else None
     end = normalise_time(valid_to, "--valid-to") if valid_to else None
-    if start and end and parse_time(end) < parse_time(start):
-        raise UsageError("--valid-to is before --valid-from", "swap them or drop one")
+    check_window(start, end, "--valid-from", "--valid-to")
     if confidence is None:
         confidence = HUMAN_CONFIDENCE if trust == "human_explicit" else AGENT_CONFIDENCE
     return {
@@ -687,6 +698,14 @@ def parse_link(spec: str) -> Link:
         )
     check_id(target)
     return Link(type=link_type, to=target)
+
+
+def check_window(start: str | None, end: str | None, start_name: str, end_name: str) -> None:
+    """A validity window must not end before it starts (``ee remember``, ``ee memory expire``)."""
+    if start and end and parse_time(end) < parse_time(start):
+        raise UsageError(
+            f"{end_name} {end} is before {start_name} {start}", "give an end at or after the start"
+        )
 
 
 def normalise_time(value: Any, what: str) -> str:

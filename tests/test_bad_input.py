@@ -253,3 +253,33 @@ def test_a_bad_config_is_a_configuration_error(cli: Cli, ws: Workspace) -> None:
     doc = check(cli("remember", "x", "--json"), ExitCode.CONFIG)
     assert ".ee/config.toml" in doc["error"]["message"]
     assert doc["error"]["repair"]
+
+
+def test_options_that_contradict_each_other_are_usage_errors(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    # Each pair used to be accepted, one side quietly winning or doing nothing; nothing may change.
+    memory = ws.remember("Releases are tagged on main.", tags=["release"])
+    future = ws.remember("The gateway needs mutual TLS.", valid_from="2999-01-01T00:00:00Z")
+    head = git(ws.root, "rev-parse", "HEAD")
+    files = {p: p.read_bytes() for p in (ws.root / "memories").glob("*.md")}
+    batch = tmp_path / "q.jsonl"
+    batch.write_text("release\n")
+    for args, fragment in (
+        (["search", "release", "--format", "human", "--json"], "--format human and --json"),
+        (["search", "release", "--format", "markdown", "--human"], "--format markdown and --human"),
+        (["context", "release", "--format", "compact", "--json"], "--format compact and --json"),
+        (["search", "--batch", str(batch), "--format", "jsonl"], "--format jsonl does not apply"),
+        (["why", memory.id, "--profile", "wide"], "give a query too"),
+        (["memory", "tags", memory.id, "--add", "ci", "--remove", "ci"], "both added and removed"),
+        (["memory", "expire", future.id, "--at", "2026-01-01T00:00:00Z"], "is before"),
+        (["memory", "expire", future.id], "the expiry (now) "),
+        (["-W", str(tmp_path / "nowhere"), "eval", "run"], "does not exist"),
+    ):
+        result = cli(*args)
+        want = ExitCode.CONFIG if "eval" in args else ExitCode.USAGE
+        assert result.code == want, (args, result.out, result.err)
+        assert fragment in result.out + result.err, (args, result.out, result.err)
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert {p: p.read_bytes() for p in (ws.root / "memories").glob("*.md")} == files
+    # The agreeing pairs still work.
+    assert cli("search", "release", "--format", "json", "--json").code == 0
+    assert cli("why", memory.id, "--query", "release", "--profile", "wide", "--json").data["query"]

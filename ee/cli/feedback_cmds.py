@@ -17,9 +17,7 @@ from ee.policy.feedback import SIGNALS
 @click.option(
     "--profile",
     type=click.Choice(PROFILES),
-    default="balanced",
-    show_default=True,
-    help="The pack profile whose decision --query reports.",
+    help="The pack profile whose decision --query reports (default balanced; needs --query).",
 )
 @click.option("--as-of", metavar="TIME|COMMIT", help="Explain the memory as it stood then.")
 @json_option
@@ -28,7 +26,7 @@ def why_cmd(
     ctx: click.Context,
     memory_id: str,
     query_text: str | None,
-    profile: str,
+    profile: str | None,
     as_of: str | None,
     as_json: bool | None,
 ) -> None:

@@ -48,8 +48,13 @@ def read_query_file(path: str) -> Any:
 
 
 def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
-    """--format wins, then --json/--human, then the document's output.format, then the terminal."""
+    """--format, else --json/--human, then the document's output.format, then the terminal. --format and
+    --json/--human given together must agree (``--format json --json``); otherwise it is a usage error."""
     if fmt:
+        if as_json is not None:
+            flag = "json" if as_json else "human"
+            if fmt != flag:
+                raise UsageError(f"--format {fmt} and --{flag} ask for two outputs", "give one of them")
         return fmt
     if as_json is not None:
         return "json" if as_json else "human"
@@ -121,7 +126,7 @@ def search_cmd(
         )
     ws = workspace(ctx)
     if batch:
-        if fmt not in (None, "json", "jsonl") or as_json is False:
+        if fmt not in (None, "json") or as_json is False:
             shown = f"--format {fmt}" if fmt else "--human"
             raise UsageError(f"--batch prints one JSON line per query: {shown} does not apply", "drop it")
         return run_batch(ws, batch, min_relevance, options)

@@ -132,9 +132,7 @@ def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _why(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    data = ws.why(
-        args["memory_id"], args.get("query"), as_of=args.get("as_of"), profile=args.get("profile", "balanced")
-    )
+    data = ws.why(args["memory_id"], args.get("query"), as_of=args.get("as_of"), profile=args.get("profile"))
     return _split(data)
 
 

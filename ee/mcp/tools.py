@@ -307,7 +307,7 @@ TOOLS: tuple[Tool, ...] = (
                 "profile",
                 "option",
                 {"type": "string"},
-                "The pack profile whose decision query reports.",
+                "The pack profile whose decision query reports (default balanced; needs query).",
                 flag="--profile",
             ),
             AS_OF,

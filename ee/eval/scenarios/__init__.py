@@ -41,13 +41,16 @@ FIXTURES = Path("tests") / "fixtures" / "eval"
 
 def default_folder(workspace: str | None = None) -> Path:
     """``tests/fixtures/eval`` of the workspace root (when there is one and it has them), else of the ee
-    source checkout this code runs from."""
+    source checkout this code runs from. A workspace named explicitly (``-W``) must exist."""
     from ee.errors import WorkspaceNotFound
     from ee.workspace import find_root
 
     candidates = []
-    with contextlib.suppress(WorkspaceNotFound):
+    if workspace is not None:
         candidates.append(find_root(workspace) / FIXTURES)
+    else:
+        with contextlib.suppress(WorkspaceNotFound):
+            candidates.append(find_root(None) / FIXTURES)
     candidates.append(Path(__file__).resolve().parents[3] / FIXTURES)
     for folder in candidates:
         if folder.is_dir():
