@@ -71,7 +71,13 @@ def check_toon_pack(doc: dict[str, Any], data: dict[str, Any]) -> None:
             rows = where.get(section["name"], [])
             assert [row["id"] for row in rows] == [i["id"] for i in items]
             for row, item in zip(rows, items, strict=True):
-                assert set(row) == {"id", "kind", "text", "why", "source"}
+                explained = {"explain"} if "selection" in item else set()  # (with --explain)
+                assert set(row) == {"id", "kind", "text", "why", "source", *explained}
+                if explained:
+                    assert row["explain"].startswith(
+                        "matched: " if item["explanation"].get("matched_terms") else ""
+                    )
+                    assert "selected: " in row["explain"]
                 assert row["text"] == item.get("body", item["title"])
                 assert row["kind"] == item.get("kind", "")
 

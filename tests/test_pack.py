@@ -482,3 +482,39 @@ def test_mmr_takes_what_recomputing_every_step_takes(seed: int, n: int, max_toke
 
     rng_costs = rng.integers(1, 400, size=n)
     assert run(select_module._mmr) == run(_mmr_one_by_one)
+
+
+def test_explain_survives_every_fields_level_and_needs_a_format_that_shows_it(store: dict[str, Any]) -> None:
+    # --explain asked for the trace: --fields minimal / summary used to cut it away without a word.
+    for fields in ("minimal", "summary"):
+        packed = items(context(store, TASK, "--fields", fields, "--explain"))
+        assert packed, fields
+        assert all("explanation" in i and "selection" in i for i in packed), fields
+        assert "body" not in packed[0]
+        hits = run_cli(
+            "--workspace", str(store["root"]), "search", TASK, "--fields", fields, "--explain", "--json"
+        )
+        assert hits.data["hits"], fields
+        assert all("explanation" in h for h in hits.data["hits"]), fields
+    assert all("explanation" not in i for i in items(context(store, TASK, "--fields", "minimal")))
+    # The text formats show it too (it used to vanish from all but human), except the two a pack's budget
+    # counts: its Markdown and the hook's, where asking for it is a usage error.
+    for command, fmt, shown in (
+        ("context", "human", "selected:"),
+        ("context", "compact", "selected:"),
+        ("search", "compact", "score:"),
+        ("search", "markdown", "*score:*"),
+        ("search", "toon", "score:"),
+    ):
+        res = run_cli("--workspace", str(store["root"]), command, TASK, "--explain", "--format", fmt)
+        assert res.code == 0, (command, fmt, res.err)
+        assert shown in res.out, (command, fmt)
+        plain = run_cli("--workspace", str(store["root"]), command, TASK, "--format", fmt)
+        assert shown not in plain.out, (command, fmt)
+    for command, fmt in (("context", "markdown"), ("context", "hook"), ("search", "hook")):
+        res = run_cli("--workspace", str(store["root"]), command, TASK, "--explain", "--format", fmt)
+        if fmt == "hook" and command == "context":  # (a hook never blocks its harness: nothing printed)
+            assert (res.code, res.out) == (0, "")
+            continue
+        assert res.code == 2, (command, fmt, res.out)
+        assert f"not shown in a {command}'s {fmt} output" in res.out + res.err

@@ -13,6 +13,7 @@ from ee.cli.query_cmds import (
     FORMATS,
     MODES,
     SPEEDS,
+    check_explain,
     min_relevance_option,
     output_format,
     read_query_file,
@@ -170,8 +171,9 @@ def run_pack(
         explain=True if explain else None,
         as_of=as_of,
     )
-    data = workspace(ctx).context(query, overrides or None, min_relevance)
     chosen = output_format(fmt, as_json, query)
+    check_explain(query, chosen, "context")
+    data = workspace(ctx).context(query, overrides or None, min_relevance)
     click.echo(render("context", data, chosen), nl=False)
     if chosen in ("human", "markdown"):
         for item in data.get("degraded", []):

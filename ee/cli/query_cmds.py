@@ -64,6 +64,16 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
     return "json" if Output(None).json else "human"
 
 
+def check_explain(query: Any, fmt: str, kind: str) -> None:
+    """--explain (or the document's output.explain) only with a format that shows it: every format of a
+    search but the hook's; not a pack's Markdown or hook text, which are exactly what its budget counts."""
+    unshown = ("markdown", "hook") if kind == "context" else ("hook",)
+    if query.get("output.explain") and fmt in unshown:
+        raise UsageError(
+            f"--explain is not shown in a {kind}'s {fmt} output", "drop --explain, or use another --format"
+        )
+
+
 @click.command("search")
 @click.argument("text", required=False)
 @click.option("--mode", type=click.Choice(MODES), help="How to rank (default hybrid).")
@@ -136,8 +146,10 @@ def search_cmd(
         query = with_options(from_arguments(text), **options)
     else:
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
+    chosen = output_format(fmt, as_json, query)
+    check_explain(query, chosen, "search")
     data = ws.search(query, min_relevance)
-    emit_search(data, output_format(fmt, as_json, query))
+    emit_search(data, chosen)
     return 0
 
 

@@ -13,6 +13,7 @@ from ee.pack.select import Candidate
 from ee.query.engine import count_tokens
 
 MINIMAL = ("id", "section", "authoritative", "title")
+EXPLAINED = ("explanation", "selection")  # what --explain adds: kept whatever the fields
 SUMMARY = (
     *MINIMAL,
     "kind",
@@ -210,10 +211,12 @@ def omitted_dict(ctx: Any, c: Candidate, scored: Any) -> dict[str, Any]:
 
 
 def trim(item: dict[str, Any], fields: str) -> dict[str, Any]:
+    """The item cut down to ``fields``; ``explanation`` and ``selection`` (there only when ``--explain``
+    asked for them) always stay."""
     if fields == "minimal":
-        return {k: item[k] for k in MINIMAL if k in item}
+        return {k: item[k] for k in (*MINIMAL, *EXPLAINED) if k in item}
     if fields == "summary":
-        return {k: item[k] for k in SUMMARY if k in item}
+        return {k: item[k] for k in (*SUMMARY, *EXPLAINED) if k in item}
     if fields == "standard":
         return {k: v for k, v in item.items() if k != "memory"}
     return item

@@ -622,10 +622,11 @@ def _hits(ctx: Context, page: list[Scored], offset: int) -> tuple[list[dict[str,
 
 
 def trim(hit: dict[str, Any], fields: str) -> dict[str, Any]:
+    """The hit cut down to ``fields``; an ``explanation`` (there only when it was asked for) always stays."""
     if fields == "minimal":
-        return {k: hit[k] for k in MINIMAL_FIELDS if k in hit}
+        return {k: hit[k] for k in (*MINIMAL_FIELDS, "explanation") if k in hit}
     if fields == "summary":
-        return {k: hit[k] for k in SUMMARY_FIELDS if k in hit}
+        return {k: hit[k] for k in (*SUMMARY_FIELDS, "explanation") if k in hit}
     if fields == "standard":
         return {k: v for k, v in hit.items() if k != "memory"}
     return hit

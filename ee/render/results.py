@@ -73,6 +73,8 @@ def brief_items(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:
         row["text"] = item.get("body") or item.get("title", "")
         row["why"] = short_why(item)
         row["source"] = short_provenance(item)
+        if item.get("explanation") or item.get("selection"):  # (only when --explain asked for it)
+            row["explain"] = "; ".join(line.strip() for line in explain_lines(item, ""))
         out.append(row)
     return out
 
@@ -130,7 +132,7 @@ def _compact(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) ->
             lines.append(f"## {SECTION_TITLES.get(str(section), section)}")
         rank = f"{row['rank']}. " if row.get("rank") is not None else ""
         kind_of = f"{row['kind']}: " if row["kind"] else ""
-        note = "; ".join(x for x in (row["why"], row["source"]) if x)
+        note = "; ".join(x for x in (row["why"], row["source"], row.get("explain")) if x)
         mark = " (advisory)" if row["id"] in advisory else ""
         text = _one_line(row["text"], BRIEF_TEXT_CHARS)
         lines.append(f"{rank}{row['id']} {kind_of}{text}{mark}" + (f" [{note}]" if note else ""))
@@ -219,6 +221,9 @@ def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -
         lines.append(f"`{hit['id']}` · {kind_of} · score {hit['score']:.4f}")
         if hit.get("why"):
             lines.append(f"*why:* {hit['why']}")
+        for line in explain_lines(hit, ""):  # (only when --explain asked for it)
+            label, _, rest = line.partition(": ")
+            lines.append(f"*{label}:* {rest}")
         if hit.get("body"):
             lines += ["", hit["body"]]
         lines.append("")
