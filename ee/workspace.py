@@ -268,10 +268,12 @@ class Workspace:
             source=source,
             valid_from=valid_from,
             valid_to=valid_to,
-            links=[parse_link(item) for item in links],
+            links=list(dict.fromkeys(parse_link(item) for item in links)),  # a link given twice is one
             paths=paths,
         )
         fields, body, _extra = guard_memory(fields, body, redact=redact)
+        for link in fields["links"]:  # (after the secret guard: an error never echoes a secret)
+            self.get(link.to)  # each target exists, as `ee memory link` requires
         rel = self.store.new_path(fields["id"], body)
         content = frontmatter.render_new(fields, body)
         memory = frontmatter.new_memory(fields, body, rel)

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from ee.errors import ExitCode
+from ee.model import Link
 from ee.schemas import load_schema, schema_dir, validator
 from ee.workspace import Workspace
 from tests.conftest import Result, git, make_repo, run_cli
@@ -489,3 +490,20 @@ def test_doctor_reports_a_held_lock(cli: Cli, ws: Workspace) -> None:
     assert held[0]["severity"] == "info"
     assert str(__import__("os").getpid()) in held[0]["message"]
     assert data["healthy"] is True
+
+
+def test_remember_links_only_to_memories_that_exist_and_once(cli: Any, ws: Workspace) -> None:
+    # As `ee memory link` requires (it used to write a dangling link that only `ee doctor` noticed).
+    target = ws.remember("Releases are tagged on main.")
+    head = git(ws.root, "rev-parse", "HEAD")
+    missing = "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
+    result = cli("remember", "Tagging needs a clean tree.", "--link", f"supports:{missing}", "--json")
+    assert result.code == ExitCode.NOT_FOUND, result.out
+    assert missing in result.json["error"]["message"]
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert [m.id for m in ws.list()[0]] == [target.id]
+    twice = [f"supports:{target.id}"] * 2
+    made = check(
+        cli("remember", "Tagging needs a clean tree.", "--link", twice[0], "--link", twice[1], "--json")
+    )
+    assert ws.get(made["id"]).links == (Link("supports", target.id),)

@@ -532,6 +532,10 @@ def test_claude_code_entries_merge_into_existing_settings(tmp_path: Path) -> Non
     }
     write(repo, ".claude/settings.json", json.dumps(settings))
     printed = json.loads(run_cli("hooks", "agent", "claude-code", cwd=repo).out)
+    assert json.loads(run_cli("hooks", "agent", "claude-code", "--json", cwd=repo).out) == printed
+    human = run_cli("hooks", "agent", "claude-code", "--human", cwd=repo).out
+    assert human.startswith("Merge these entries into .claude/settings.json")
+    assert json.loads(human.split("\n", 1)[1]) == printed  # (--human used to print the same as --json)
     entry = printed["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert entry["type"] == "command"
     # ee by its absolute path: the harness's PATH may not hold it

@@ -63,6 +63,8 @@ def agent_cmd(ctx: click.Context, harness: str, write: bool, as_json: bool | Non
     from ee.render import dumps
 
     if not write:
+        if as_json is False:  # --human: say where the entries go
+            click.echo("Merge these entries into .claude/settings.json (or run again with --write):")
         click.echo(dumps(claude_code_hooks()))
         return
     data = write_claude_settings(work_tree_top(workspace(ctx).root))
