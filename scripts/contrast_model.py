@@ -82,13 +82,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import train_model  # dev_scores, DESCRIPTIONS_LICENCE
+import train_model  # dev_scores, DESCRIPTIONS_LICENCE (it also puts ee on the path)
+
+from ee.index.tokenize import lead  # the lead ee embeds with a document
 
 SEED = 15
 N_VAL = 2000
 MIN_WORDS = 15
-LEAD_WORDS = 24  # ee/index/embedder.py LEAD_WORDS
-PREFIX = "fact: "  # as train_model.dev_scores embeds the dev corpus
+PREFIX = "fact: "  # as train_model.dev_documents embeds the dev corpus
 MAX_TOKENS = 512  # model2vec's default max_length
 
 
@@ -243,10 +244,10 @@ def embed(table: object, ids: list[list[int]]) -> object:
     return torch.nn.functional.normalize(v, dim=1, eps=1e-12)
 
 
-def embed_docs(table: object, whole: list[list[int]], lead: list[list[int]]) -> object:
+def embed_docs(table: object, whole: list[list[int]], leads: list[list[int]]) -> object:
     import torch
 
-    return torch.nn.functional.normalize(embed(table, whole) + embed(table, lead), dim=1, eps=1e-12)
+    return torch.nn.functional.normalize(embed(table, whole) + embed(table, leads), dim=1, eps=1e-12)
 
 
 def encoded_pairs(
@@ -255,8 +256,8 @@ def encoded_pairs(
     queries = token_ids(static, [p["query"] for p in pairs])
     docs = [PREFIX + p["doc"] for p in pairs]
     whole = token_ids(static, docs)
-    lead = token_ids(static, [" ".join(d.split()[:LEAD_WORDS]) for d in docs])
-    return [(q, w, ld) for q, w, ld in zip(queries, whole, lead, strict=True) if q and w and ld]
+    leads = token_ids(static, [lead(d) for d in docs])
+    return [(q, w, ld) for q, w, ld in zip(queries, whole, leads, strict=True) if q and w and ld]
 
 
 def batch_loss(table: object, base: object, batch: list, temp: float, reg: float) -> tuple[object, object]:

@@ -78,7 +78,10 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import distill_model  # the teacher, its sha256 check and the NOTICE conventions
+
+from ee.index.tokenize import lead  # the lead ee embeds with a document (stdlib only: no ee dependencies)
 
 SEED = 15
 SHARD = 256  # passages per embedding shard
@@ -731,6 +734,13 @@ def lead_and_whole(whole: object, lead: object) -> object:
     return unit(unit(whole) + unit(lead))  # type: ignore[operator]
 
 
+def dev_documents(corpus: list[dict[str, str]]) -> tuple[list[str], list[str]]:
+    """The dev corpus as ``ee eval beir`` gives it to the embedding (a fact's text: ``fact: body``), and
+    each one's lead: ee embeds a document as their two vectors added (ee.index.embedder)."""
+    docs = ["fact: " + (d["text"] or "(empty)") for d in corpus]
+    return docs, [lead(t) for t in docs]
+
+
 def dev_scores(vectors: object, tokenizer: object, devset: Path) -> dict[str, float]:
     """Semantic-only recall@10 / MRR@10 on a BEIR folder, documents embedded as ee embeds memories."""
     import numpy as np
@@ -738,11 +748,11 @@ def dev_scores(vectors: object, tokenizer: object, devset: Path) -> dict[str, fl
 
     model = StaticModel(vectors=np.asarray(vectors), tokenizer=tokenizer, normalize=True)  # type: ignore[arg-type]
     corpus, qids, texts, qrels = read_devset(devset)
-    docs = ["fact: " + (d["text"] or "(empty)") for d in corpus]
+    docs, leads = dev_documents(corpus)
     whole = model.encode(docs, use_multiprocessing=False)
-    lead = model.encode([" ".join(t.split()[:24]) for t in docs], use_multiprocessing=False)
+    led = model.encode(leads, use_multiprocessing=False)
     queries = model.encode(texts, use_multiprocessing=False)
-    return ranked_scores(lead_and_whole(whole, lead), queries, corpus, qids, qrels)
+    return ranked_scores(lead_and_whole(whole, led), queries, corpus, qids, qrels)
 
 
 def teacher_scores(work: Path, devset: Path, threads: int) -> None:
@@ -753,11 +763,11 @@ def teacher_scores(work: Path, devset: Path, threads: int) -> None:
     embeds them (lead and whole)."""
     corpus, qids, texts, qrels = read_devset(devset)
     means_of = onnx_means(work, threads)
-    docs = ["fact: " + (d["text"] or "(empty)") for d in corpus]
+    docs, leads = dev_documents(corpus)
     whole = means_of(docs)
-    lead = means_of([" ".join(t.split()[:24]) for t in docs])
+    led = means_of(leads)
     queries = unit(means_of(texts))
-    for name, vectors in (("whole text", unit(whole)), ("lead + whole", lead_and_whole(whole, lead))):
+    for name, vectors in (("whole text", unit(whole)), ("lead + whole", lead_and_whole(whole, led))):
         figures = ranked_scores(vectors, queries, corpus, qids, qrels)
         recall, mrr = figures["recall@10"], figures["mrr@10"]
         print(f"teacher, documents as {name}: recall@10 {recall:.4f} MRR@10 {mrr:.4f}")
