@@ -116,7 +116,7 @@ def test_a_served_write_passes_only_what_its_commit_reads() -> None:
     }
     assert set(client.passed_environment(environ, write=False)) == {"EE_AGENT", "COLUMNS"}
     # The server applies no other variable either, whatever a client sends.
-    applied = _environment(environ, tty=False, write=True)
+    applied = _environment(environ, write=True)
     assert "SECRET_TOKEN" not in applied
     assert applied["GIT_AUTHOR_NAME"] == "A"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import signal
 import socket
 import stat
@@ -117,6 +118,52 @@ def test_served_output_is_byte_identical_to_in_process(served_ws: Workspace, arg
     assert served.returncode == local.returncode
     assert served.stdout == local.stdout
     assert served.stderr == local.stderr
+
+
+def on_terminal(*args: str, cwd: Path, served: bool) -> str:
+    """``python -m ee ARGS`` with its stdout on a real pseudo-terminal: what it printed there."""
+    env = {k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"} | {"COLUMNS": "200"}
+    if not served:
+        env["EE_NO_SERVER"] = "1"
+    master, slave = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "ee", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert child.wait(timeout=DEADLINE) == 0
+    return seen.decode().replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["served", "in-process"])
+def test_json_is_indented_for_a_terminal_and_one_line_for_a_program(
+    served_ws: Workspace, served: bool
+) -> None:
+    piped = ee("search", "alpha", "--json", cwd=served_ws.root, served=served)
+    assert piped.returncode == 0
+    assert piped.stdout.count(b"\n") == 1  # the whole envelope on one line
+    shown = on_terminal("search", "alpha", "--json", cwd=served_ws.root, served=served)
+    assert shown.startswith('{\n  "schema": "ee.response.v1",\n')
+    assert json.loads(shown) == json.loads(piped.stdout)
+    # the terminal's default is text for people; a program's the envelope
+    assert not on_terminal("memory", "list", cwd=served_ws.root, served=served).startswith("{")
+    listed = ee("memory", "list", cwd=served_ws.root, served=served)
+    assert json.loads(listed.stdout)["success"] is True
+    assert listed.stdout.count(b"\n") == 1
+    # an error's envelope follows the same rule
+    missing = ee("memory", "show", "mem_nope", "--json", cwd=served_ws.root, served=served)
+    assert missing.returncode == 7
+    assert missing.stdout.count(b"\n") == 1
+    assert json.loads(missing.stdout)["error"]["code"] == "not_found"
 
 
 def test_requests_are_really_served(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -100,13 +101,31 @@ def cli(workspace: str | None) -> None:
     """
 
 
+# Whether the client's standard output is a terminal, for a command the warm server runs with captured
+# streams (set by ee.serve.server.run_in_process); None in a command's own process.
+SERVED_TERMINAL: ContextVar[bool | None] = ContextVar("ee_served_terminal", default=None)
+
+
+def stdout_is_terminal() -> bool:
+    """Whether this command's output goes to a terminal (a person reads it) rather than to a program."""
+    served = SERVED_TERMINAL.get()
+    return sys.stdout.isatty() if served is None else served
+
+
+def json_indent() -> int | None:
+    """How a JSON envelope is printed: indented for a terminal; on one line for a program (a pipe, a file).
+    Indentation is a quarter of a search's bytes (tokens an agent pays for), and json indents with its
+    pure-Python encoder: ~5 ms for a search's 100 hits, against ~1.5 ms on one line."""
+    return 2 if stdout_is_terminal() else None
+
+
 class Output:
     """Where a command's result goes: the JSON envelope on stdout, or human text."""
 
     def __init__(self, as_json: bool | None) -> None:
         if as_json is None:
             forced = os.environ.get("EE_FORMAT", "").lower()
-            as_json = forced == "json" or (forced != "human" and not sys.stdout.isatty())
+            as_json = forced == "json" or (forced != "human" and not stdout_is_terminal())
         self.json = as_json
 
     def emit(
@@ -115,7 +134,7 @@ class Output:
         if self.json:
             from ee.render import dumps, envelope
 
-            click.echo(dumps(envelope(data, degraded)))
+            click.echo(dumps(envelope(data, degraded), indent=json_indent()))
             return
         text = human() if callable(human) else human
         if text:
@@ -129,7 +148,8 @@ json_option = click.option(
     "--json/--human",
     "as_json",
     default=None,
-    help="Print the ee.response.v1 JSON envelope (default when stdout is not a terminal), or text.",
+    help="Print the ee.response.v1 JSON envelope (default when stdout is not a terminal; on one line "
+    "then), or text.",
 )
 
 
@@ -146,14 +166,14 @@ def wants_json(argv: list[str]) -> bool:
     if "--human" in argv:
         return False
     forced = os.environ.get("EE_FORMAT", "").lower()
-    return forced == "json" or (forced != "human" and not sys.stdout.isatty())
+    return forced == "json" or (forced != "human" and not stdout_is_terminal())
 
 
 def report_error(exc: EeError, as_json: bool) -> int:
     if as_json:
         from ee.render import dumps, error_envelope
 
-        click.echo(dumps(error_envelope(exc.to_dict())))
+        click.echo(dumps(error_envelope(exc.to_dict()), indent=json_indent()))
     click.echo(f"error: {exc.message}", err=True)
     if exc.hint:
         click.echo(f"  repair: {exc.hint}", err=True)
@@ -201,7 +221,7 @@ def _run(args: list[str]) -> int:
             from ee.render import dumps, error_envelope
 
             usage = {"code": "usage", "message": exc.format_message(), "repair": "see `ee --help`"}
-            click.echo(dumps(error_envelope(usage | {"details": {}})))
+            click.echo(dumps(error_envelope(usage | {"details": {}}), indent=json_indent()))
         exc.show()
         return int(ExitCode.USAGE)
     except click.ClickException as exc:

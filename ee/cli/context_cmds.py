@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ee.cli import json_option, workspace
+from ee.cli import json_indent, json_option, workspace
 from ee.cli.query_cmds import (
     FIELDS,
     FORMATS,
@@ -174,7 +174,7 @@ def run_pack(
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "context")
     data = workspace(ctx).context(query, overrides or None, min_relevance)
-    click.echo(render("context", data, chosen), nl=False)
+    click.echo(render("context", data, chosen, indent=json_indent()), nl=False)
     if chosen in ("human", "markdown"):
         for item in data.get("degraded", []):
             click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ee.cli import Output, json_option, workspace
+from ee.cli import Output, json_indent, json_option, workspace
 from ee.errors import EeError, QueryError, UsageError
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
@@ -156,7 +156,7 @@ def search_cmd(
 def emit_search(data: dict[str, Any], fmt: str) -> None:
     from ee.render.results import render
 
-    click.echo(render("search", data, fmt), nl=False)
+    click.echo(render("search", data, fmt, indent=json_indent()), nl=False)
     if fmt in ("human", "markdown"):
         for item in data.get("degraded", []):
             click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)

@@ -14,11 +14,14 @@ from ee.render.pack_text import blocks, explain_lines
 HOOK_EVENT_ENV = "EE_HOOK_EVENT"
 
 
-def render(kind: str, data: dict[str, Any], fmt: str) -> str:
+def render(kind: str, data: dict[str, Any], fmt: str, *, indent: int | None = 2) -> str:
     """``kind`` is "search" or "context"; the text ends with a newline, unless it is empty (the ``hook``
-    format of an empty answer: nothing at all is injected)."""
+    format of an empty answer: nothing at all is injected). ``indent`` is the ``json`` format's (None: the
+    envelope on one line)."""
     data = dict(data)
     degraded = data.pop("degraded", [])
+    if fmt == "json":
+        return dumps(envelope(data, degraded), indent=indent) + "\n"
     renderer: Callable[[str, dict[str, Any], list[dict[str, Any]]], str] = _RENDERERS[fmt]
     text = renderer(kind, data, degraded)
     if not text and fmt == "hook":
@@ -30,10 +33,6 @@ def items_of(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     if kind == "search":
         return list(data.get("hits", []))
     return [item for section in data.get("sections", []) for item in section.get("items", [])]
-
-
-def _json(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
-    return dumps(envelope(data, degraded))
 
 
 def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
@@ -259,8 +258,8 @@ def _one_line(text: str, limit: int = 100) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.") + "…"
 
 
+# The other formats ("json" is the envelope itself: see render).
 _RENDERERS: dict[str, Callable[[str, dict[str, Any], list[dict[str, Any]]], str]] = {
-    "json": _json,
     "jsonl": _jsonl,
     "compact": _compact,
     "toon": _toon,

@@ -177,7 +177,7 @@ class Server:
             return None  # an older client: it would not send what a write depends on
         tty = bool((request.get("tty") or {}).get("stdout"))
         client_env = request.get("env") or {}
-        env = _environment(client_env, tty, write=write)
+        env = _environment(client_env, write=write)
         stdin = request.get("stdin") if isinstance(request.get("stdin"), str) else None
         from ee.index.segment import no_gc
 
@@ -255,12 +255,13 @@ def run_in_process(
     umask: int | None = None,
 ) -> tuple[int, bytes, bytes]:
     """``ee.cli.main(argv)`` with captured streams, ``env`` applied and ``cwd`` as working directory
-    (and ``umask``, when given, as the file mode mask).
+    (and ``umask``, when given, as the file mode mask); ``tty`` says whether the client's stdout is a
+    terminal (:data:`ee.cli.SERVED_TERMINAL`: human output by default, indented JSON).
 
     The caller serialises calls: streams, environment, working directory and umask are process-wide."""
     from click.testing import CliRunner
 
-    from ee.cli import main
+    from ee.cli import SERVED_TERMINAL, main
 
     previous = os.getcwd()
     os.chdir(cwd)
@@ -270,6 +271,7 @@ def run_in_process(
         with CliRunner().isolation(input=stdin, env=env, color=tty) as (out, err, _mixed):
             if other_tz:
                 time.tzset()
+            served = SERVED_TERMINAL.set(tty)  # what the output looks like: human text, indented JSON
             try:
                 code = main(argv)
             except SystemExit as exc:
@@ -278,6 +280,7 @@ def run_in_process(
                 traceback.print_exc(file=sys.stderr)
                 code = 1
             finally:
+                SERVED_TERMINAL.reset(served)
                 sys.stdout.flush()
                 sys.stderr.flush()
             return int(code or 0), out.getvalue(), err.getvalue()
@@ -289,15 +292,13 @@ def run_in_process(
             time.tzset()
 
 
-def _environment(client: dict[str, Any], tty: bool, *, write: bool = False) -> dict[str, str | None]:
+def _environment(client: dict[str, Any], *, write: bool = False) -> dict[str, str | None]:
     """The variables a request changes: each one :func:`ee.serve.client.is_passed` names (for a write: also
     git's identity, configuration and places, HOME, PATH, TZ) takes the client's value, or is removed
     for the request when the client has none. Any other variable the client sent is ignored."""
     env: dict[str, str | None] = {k: None for k in os.environ if is_passed(k, write)}
     env.update({str(k): str(v) for k, v in client.items() if is_passed(str(k), write)})
     env.pop("EE_NO_SERVER", None)
-    if tty and not env.get("EE_FORMAT"):
-        env["EE_FORMAT"] = "human"  # in-process, a terminal on stdout means human output
     return env
 
 
