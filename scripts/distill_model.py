@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Distil ee's default semantic model: a model2vec static model of all-MiniLM-L6-v2.
 
-scripts/train_model.py (a tokenlearn-trained successor, not shipped yet) reuses this script's teacher, its
-sha256 check and its NOTICE conventions. This recipe writes into the folder given by ``--out`` (the shipped
-one is ee/models/minilm-l6-v2-m2v256).
+This made ee's default model until stop 27 (ee/models/minilm-l6-v2-m2v256, now in git history only); its
+successor, ee/models/minilm-l6-v2-tl256, is trained by scripts/train_model.py, which reuses this script's
+teacher, its sha256 check and its NOTICE conventions. This recipe writes into the folder given by ``--out``.
 
 Writes ``OUT/`` (model2vec's saved layout: config.json, model.safetensors,
 tokenizer.json, modules.json, README.md) plus LICENSE (Apache-2.0, from the weights package) and NOTICE

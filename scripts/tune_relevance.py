@@ -11,9 +11,20 @@ features are computed by ee's own code (``ee.query.relevance.evidence``) over th
 ranks, so the fit describes exactly what a query computes.
 
 The fit is a logistic regression (Newton's method, class-balanced weights) of
-``[1, coverage, z, coverage·z]``; with ``--lexical`` only ``[1, coverage]`` (the model-less formula).
+``[1, c, z, c·z, a, c·a]`` (c coverage, a the store affinity capped at z); with ``--lexical`` only
+``[1, c]`` (the model-less formula).
 It prints the coefficients to paste into ee/query/relevance.py and, for a range of floors, the share of
 dev-set queries whose relevant document still passes and the share of off-topic questions left with no hit.
+
+Figures (2026-12-04, stop 27, minilm-l6-v2-tl256, the coefficients in ee/query/relevance.py) at the default
+floor 0.8: dev queries that keep their relevant document 0.937; on-topic questions about this repository's
+memories that keep theirs 0.925; off-topic questions left with no hit on the dev-set store: questions 0.950,
+holdout 0.971, adversarial 0.941, fresh 0.973; on this repository's memories 0.983, 1.0, 0.961, 1.0. The
+distilled model it replaced, with ``[1, c, z, c·z]`` only: 0.925; 0.925; 0.933, 0.914, 0.863, 0.932; 1.0 on
+all four. The store affinity is what made the trained model pay: without it, refitted, stop 25's model of
+the same recipe kept 0.893 / 0.900 and left 0.883 / 0.886 / 0.863 / 0.973 empty. With the distilled model
+the affinity moved the trade-off rather than improving it (holdout 0.886, this repository's adversarial
+0.961).
 
 Usage::
 
@@ -73,8 +84,11 @@ def repo_store(tmp: Path) -> Workspace:
     return Workspace(root)
 
 
-def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, float, float | None]]:
-    """(id, coverage, z) of every candidate the engine ranks for ``text``, the floor off."""
+Evidence = tuple[float, float | None, float | None]  # (coverage, z, store affinity) of one candidate
+
+
+def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, Evidence]]:
+    """(id, (coverage, z, affinity)) of every candidate the engine ranks for ``text``, the floor off."""
     mode = "lexical" if lexical else "hybrid"
     ctx = prepare(view, from_arguments(text, mode=mode), min_relevance=0)
     out = []
@@ -83,34 +97,34 @@ def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, float,
             continue
         found, i = item.evidence
         z = None if found.z is None else float(found.z[i])
-        out.append((ctx.ids[item.pos], float(found.coverage[i]), z))
+        out.append((ctx.ids[item.pos], (float(found.coverage[i]), z, found.affinity)))
     return out
 
 
 def measure(devset: Path, sets: dict[str, list[str]], lexical: bool) -> tuple[Any, Any, Any]:
-    """(per dev query: its relevant candidates' (coverage, z); per (store, question set): per question,
-    every candidate's (coverage, z); per on-topic question about this repository's memories: the expected
-    memory's (coverage, z), if the engine ranks it at all)."""
+    """(per dev query: its relevant candidates' evidence; per (store, question set): per question, every
+    candidate's evidence; per on-topic question about this repository's memories: the expected memory's
+    evidence, if the engine ranks it at all). Evidence: (coverage, z, store affinity)."""
     with tempfile.TemporaryDirectory(prefix="ee-tune-") as name:
         tmp = Path(name)
         dev_ws, ids = dev_store(devset, tmp)
         repo_ws = repo_store(tmp)
         _corpus, queries, qrels = read_beir(devset)
         stores = {"dev-set store": open_index(dev_ws), "ee's memories": open_index(repo_ws)}
-        positives: list[list[tuple[float, float | None]]] = []
+        positives: list[list[Evidence]] = []
         for qid, text in queries.items():
             relevant = {ids[d] for d in qrels[qid]}
             positives.append(
-                [(c, z) for i, c, z in candidates(stores["dev-set store"], text, lexical) if i in relevant]
+                [e for i, e in candidates(stores["dev-set store"], text, lexical) if i in relevant]
             )
         off = {
-            (store, which): [[(c, z) for _i, c, z in candidates(view, q, lexical)] for q in qs]
+            (store, which): [[e for _i, e in candidates(view, q, lexical)] for q in qs]
             for store, view in stores.items()
             for which, qs in sets.items()
         }
         by_stem = {Path(m.path).stem: m.id for m in repo_ws.list()[0]}
         ontopic = [
-            [(c, z) for i, c, z in candidates(stores["ee's memories"], q, lexical) if i == by_stem[stem]]
+            [e for i, e in candidates(stores["ee's memories"], q, lexical) if i == by_stem[stem]]
             for q, stem in ontopic_questions()
         ]
     return positives, off, ontopic
@@ -123,8 +137,13 @@ def ontopic_questions() -> list[tuple[str, str]]:
     return [(row[0].strip(), row[1].strip()) for row in rows if len(row) == 2 and not row[0].startswith("#")]
 
 
-def features(coverage: float, z: float | None, lexical: bool) -> list[float]:
-    return [1.0, coverage] if lexical else [1.0, coverage, z or 0.0, coverage * (z or 0.0)]
+def features(evidence: Evidence, lexical: bool) -> list[float]:
+    coverage, z, affinity = evidence
+    if lexical:
+        return [1.0, coverage]
+    z = z or 0.0
+    a = min(affinity or 0.0, z)  # as ee.query.relevance.relevance: the affinity as far as z goes
+    return [1.0, coverage, z, coverage * z, a, coverage * a]
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -160,21 +179,21 @@ def main() -> None:
             off_json = {"|".join(key): rows for key, rows in off.items()}
             cache = {"positives": positives, "off": off_json, "ontopic": ontopic}
             args.cache.write_text(json.dumps(cache), encoding="utf-8")
-    x_pos = [features(c, z, args.lexical) for row in positives for c, z in row]
+    x_pos = [features(e, args.lexical) for row in positives for e in row]
     x_neg = []
     for (_store, which), rows in off.items():
         if which != "questions":
             continue
         for row in rows:
-            best = sorted(row, key=lambda cz: -(cz[0] + (cz[1] or 0.0) / 10))[: args.negatives]
-            x_neg += [features(c, z, args.lexical) for c, z in best]
+            best = sorted(row, key=lambda e: -(e[0] + (e[1] or 0.0) / 10))[: args.negatives]
+            x_neg += [features(e, args.lexical) for e in best]
     x = np.array(x_pos + x_neg)
     y = np.r_[np.ones(len(x_pos)), np.zeros(len(x_neg))]
     beta = fit(x, y)
     print("coefficients:", tuple(round(float(b), 3) for b in beta))
 
-    def relevance(c: float, z: float | None) -> float:
-        return float(1.0 / (1.0 + np.exp(-np.dot(beta, features(c, z, args.lexical)))))
+    def relevance(e: Evidence) -> float:
+        return float(1.0 / (1.0 + np.exp(-np.dot(beta, features(e, args.lexical)))))
 
     # dev kept: dev queries whose relevant document passes; on-topic kept: questions about this repository's
     # memories whose memory passes (never fitted); then, per store and off-topic set, the share left empty
@@ -184,12 +203,11 @@ def main() -> None:
     )
     for floor in FLOORS:
         with_relevant = [row for row in positives if row]
-        kept = np.mean([any(relevance(c, z) >= floor for c, z in row) for row in with_relevant])
+        kept = np.mean([any(relevance(e) >= floor for e in row) for row in with_relevant])
         empty = [
-            np.mean([not any(relevance(c, z) >= floor for c, z in row) for row in rows])
-            for rows in off.values()
+            np.mean([not any(relevance(e) >= floor for e in row) for row in rows]) for rows in off.values()
         ]
-        mine = np.mean([any(relevance(c, z) >= floor for c, z in row) for row in ontopic])
+        mine = np.mean([any(relevance(e) >= floor for e in row) for row in ontopic])
         print(f"{floor:>6.2f} {kept:>9.3f} {mine:>14.3f} " + " ".join(f"{e:>28.3f}" for e in empty))
 
 

@@ -620,7 +620,7 @@ def test_broken_model_file_is_reported_on_every_query(
     ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = tmp_path / "broken-model"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-m2v256", broken)
+    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-tl256", broken)
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     monkeypatch.setenv("EE_MODEL", str(broken))
     write(ws, "memories/a.md", "alpha", "mem_a")
@@ -640,7 +640,7 @@ def test_another_model_rebuilds_the_index(
     first = open_index(ws)
     assert first.semantic_ready
     other = tmp_path / "other-model"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-m2v256", other)
+    shutil.copytree(Path(__file__).resolve().parent.parent / "ee/models/minilm-l6-v2-tl256", other)
     monkeypatch.setenv("EE_MODEL", str(other))
     view = open_index(ws)
     assert view.report is not None

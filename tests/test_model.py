@@ -18,21 +18,21 @@ from ee.index.embedder import DEFAULT_MODEL_DIR, ENV_VAR, Embedder, load_embedde
 
 pytestmark = pytest.mark.semantic
 
-# Pinned by scripts/distill_model.py (deterministic); a change means the shipped model changed.
-MODEL_SHA256 = "23bb3f8d55636dfb1e203babd24432d0345600f84cd6ae610dc02457c7138a23"
-MODEL_ID = "minilm-l6-v2-m2v256@23bb3f8d5563"
+# Pinned by scripts/train_model.py (deterministic); a change means the shipped model changed.
+MODEL_SHA256 = "96140d936846bde67bc25b36b76e6caa788898f2cd866f481aa581f46e81bb17"
+MODEL_ID = "minilm-l6-v2-tl256@96140d936846"
 ROOT = Path(__file__).resolve().parent.parent
 
 # (text a, text b, cosine): the original all-MiniLM-L6-v2 gives 0.819, 0.918, 0.090, -0.019 for these.
 SIMILARITIES = [
-    ("How do I undo my last git commit?", "Revert the most recent commit in git", 0.7766),
+    ("How do I undo my last git commit?", "Revert the most recent commit in git", 0.7344),
     (
         "Use pytest fixtures to share setup between tests.",
         "Test setup code can be shared with pytest fixtures.",
-        0.8955,
+        0.9284,
     ),
-    ("How do I undo my last git commit?", "My grandmother bakes bread every Sunday.", 0.1426),
-    ("The cat sat on the mat.", "Quarterly revenue grew by twelve percent.", -0.0499),
+    ("How do I undo my last git commit?", "My grandmother bakes bread every Sunday.", 0.1189),
+    ("The cat sat on the mat.", "Quarterly revenue grew by twelve percent.", -0.0739),
 ]
 
 TEXTS = [
@@ -67,7 +67,7 @@ def cos(e: Embedder, a: str, b: str) -> float:
 
 
 def test_shipped_model_files_and_hash() -> None:
-    assert DEFAULT_MODEL_DIR.parts[-3:] == ("ee", "models", "minilm-l6-v2-m2v256")
+    assert DEFAULT_MODEL_DIR.parts[-3:] == ("ee", "models", "minilm-l6-v2-tl256")
     for name in ("config.json", "model.safetensors", "tokenizer.json", "LICENSE", "NOTICE"):
         assert (DEFAULT_MODEL_DIR / name).is_file(), name
     data = (DEFAULT_MODEL_DIR / "model.safetensors").read_bytes()

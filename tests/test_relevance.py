@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ee.config import DEFAULT_MIN_RELEVANCE
@@ -177,11 +178,26 @@ def test_every_hit_explains_its_relevance_truthfully(topic: dict[str, Any]) -> N
             assert hit["components"]["lexical_norm"] == 0.0
             assert relevance["coverage"] == 0.0
         assert 0.0 <= relevance["coverage"] <= 1.0
-        assert {"cosine", "cosine_null", "z", "familiarity"} <= set(relevance)
+        assert {"cosine", "cosine_null", "z", "familiarity", "store_affinity"} <= set(relevance)
+    # the store affinity is the query's, the same for every hit
+    assert len({hit["explanation"]["relevance"]["store_affinity"] for hit in data["hits"]}) == 1
     floored = run_cli("-W", str(root), "search", "how do I publish a release", "--explain", "--json").data
     for hit in floored["hits"]:
         assert hit["explanation"]["relevance"]["passed"] is True
         assert f"≥ floor {DEFAULT_MIN_RELEVANCE:g}" in hit["why"]
+
+
+def test_store_affinity_counts_only_as_far_as_a_memorys_own_evidence() -> None:
+    from ee.query.relevance import relevance
+
+    coverage = np.array([0.5, 0.5, 0.5])
+    z = np.array([2.0, 2.0, 2.0])
+    near, far = relevance(coverage, z, 2.0), relevance(coverage, z, 0.0)
+    assert (near > far).all()  # a query near the store as a whole: more relevant
+    # beyond the memory's own z, the store's affinity adds nothing: neighbours do not vouch for a memory
+    assert relevance(coverage, z, 2.0) == pytest.approx(relevance(coverage, z, 9.0))
+    lone = relevance(np.array([0.0]), np.array([0.5]), 9.0)
+    assert lone[0] < DEFAULT_MIN_RELEVANCE
 
 
 def test_a_pack_keeps_distinct_memories_on_one_topic_and_accounts_for_every_candidate(

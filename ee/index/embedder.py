@@ -1,7 +1,8 @@
 """The semantic encoder: a model2vec static model, loaded from a local folder only.
 
-ee ships its default model inside the package (``ee/models/minilm-l6-v2-m2v256``, a model2vec distillation of
-all-MiniLM-L6-v2; see its NOTICE). ``$EE_MODEL`` or an explicit path may point at any other model2vec folder.
+ee ships its default model inside the package (``ee/models/minilm-l6-v2-tl256``, a static model trained to
+imitate all-MiniLM-L6-v2 by ``scripts/train_model.py``; see its NOTICE). ``$EE_MODEL`` or an explicit path
+may point at any other model2vec folder.
 
 Encoding is model2vec's own ``StaticModel.encode`` (character cap, token truncation, unknown-token removal,
 mean pooling, L2 normalisation). Loading reads the folder's three files with the libraries model2vec
@@ -44,7 +45,7 @@ __all__ = [
     "model_profile",
 ]
 
-DEFAULT_MODEL_NAME = "minilm-l6-v2-m2v256"
+DEFAULT_MODEL_NAME = "minilm-l6-v2-tl256"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
 ENV_VAR = "EE_MODEL"
 DOCUMENT_RECIPE = f"lead{LEAD_WORDS}+whole"  # part of the key cached document vectors are stored under

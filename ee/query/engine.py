@@ -453,7 +453,8 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
     ]
     # Calibrated relevance: coverage of the query's terms and the raw cosine, whatever the ranking mode.
     cosines = sem_values  # (None in lexical mode: lexical-only relevance)
-    found = evidence(ctx.view, query.text, union, cosines)
+    store = sem_scores[eligible] if sem_values is not None else None  # every eligible memory's cosine
+    found = evidence(ctx.view, query.text, union, cosines, store)
     for i, (item, value) in enumerate(zip(out, found.relevance.tolist(), strict=True)):
         item.relevance = value
         item.evidence = (found, i)

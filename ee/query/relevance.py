@@ -18,10 +18,18 @@ match at all", built from evidence that does not depend on the other candidates:
   is ``z = familiarity × (cosine − μ₀) / σ₀``, where familiarity is the share of the query's words the model
   knows as whole words: a static model maps strings it cannot read (``qwxz vvbn``) to pieces whose average
   sits near anything made of short codes, so its cosine says nothing about such a query.
-* **relevance** = ``σ(β₀ + β₁·coverage + β₂·z + β₃·coverage·z)`` (σ the logistic function), in [0, 1];
-  with no usable model (lexical-only answers) ``σ(γ₀ + γ₁·coverage)``. The coefficients are fitted by
-  logistic regression with ``scripts/tune_relevance.py``: positives are the relevant documents of the
-  development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``), negatives the best candidates
+* **store affinity** (semantic): how near the query sits to the store as a whole,
+  ``familiarity × (q₉₀ − μ₀) / σ₀`` with q₉₀ the 90th percentile of the query's cosines to every eligible
+  memory (the semantic arm computes them all). A question about what the store holds is near many of its
+  memories; an off-topic one ("how do I improve my marathon time") may still find one memory that shares a
+  word or two, but not the store. A static model's cosine for one pair is noisy: the query's place among
+  all of them is a steadier witness. It counts for a memory only as far as that memory's own evidence
+  goes, ``a = min(affinity, z)``: in a store about releases, a memory about the database is not relevant
+  to "how do we release" because its neighbours are.
+* **relevance** = ``σ(β₀ + β₁·c + β₂·z + β₃·c·z + β₄·a + β₅·c·a)`` (c the coverage, σ the logistic
+  function), in [0, 1]; with no usable model (lexical-only answers) ``σ(γ₀ + γ₁·c)``. The coefficients are
+  fitted by logistic regression with ``scripts/tune_relevance.py``: positives are the relevant documents of
+  the development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``), negatives the best candidates
   of the off-topic questions in ``tests/fixtures/offtopic/questions.txt`` against that store and against
   this repository's memories; ``tests/fixtures/offtopic/holdout.txt`` is kept out of the fit to check it
   generalises. Figures are in the script's docstring and the README.
@@ -47,7 +55,8 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "relevance"]
 
 
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
-HYBRID = (-11.286, 11.339, 1.518, -0.104)  # β₀ intercept, β₁ coverage, β₂ z, β₃ coverage·z
+HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
+AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
 # Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
@@ -67,7 +76,17 @@ TERM_WEIGHT = 1.0  # added to every term's idf (see evidence)
 class Evidence:
     """The relevance of each candidate of one query, with the pieces an explanation shows."""
 
-    __slots__ = ("cosine", "coverage", "familiarity", "matched", "null", "relevance", "terms", "z")
+    __slots__ = (
+        "affinity",
+        "cosine",
+        "coverage",
+        "familiarity",
+        "matched",
+        "null",
+        "relevance",
+        "terms",
+        "z",
+    )
 
     def __init__(
         self,
@@ -78,6 +97,7 @@ class Evidence:
         z: np.ndarray | None,
         familiarity: float | None,
         null: tuple[float, float] | None,
+        affinity: float | None,
         relevance: np.ndarray,
     ) -> None:
         self.terms = terms  # the query's distinct index terms
@@ -87,6 +107,7 @@ class Evidence:
         self.z = z  # per candidate: the damped cosine evidence (None without a model)
         self.familiarity = familiarity
         self.null = null
+        self.affinity = affinity  # the query's store affinity (None without a model)
         self.relevance = relevance  # per candidate, in [0, 1]
 
     def explain(self, i: int, floor: float) -> dict[str, Any]:
@@ -103,29 +124,35 @@ class Evidence:
             out["cosine_null"] = {"mean": round(self.null[0], 4), "sd": round(self.null[1], 4)}
             out["familiarity"] = round(float(self.familiarity or 0.0), 4)
             out["z"] = round(float(self.z[i]), 4)
+            out["store_affinity"] = round(float(self.affinity or 0.0), 4)
         out["floor"] = floor
         out["passed"] = floor <= 0 or value >= floor
         return out
 
 
-def relevance(coverage: np.ndarray, z: np.ndarray | None) -> np.ndarray:
-    """The calibrated relevance of candidates from their coverage and (damped) cosine evidence."""
+def relevance(coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0) -> np.ndarray:
+    """The calibrated relevance of candidates from their coverage, their (damped) cosine evidence and the
+    query's store affinity."""
     if z is None:
         g0, g1 = LEXICAL
         return _logistic(g0 + g1 * coverage)
-    b0, b1, b2, b3 = HYBRID
-    return _logistic(b0 + b1 * coverage + b2 * z + b3 * coverage * z)
+    b0, b1, b2, b3, b4, b5 = HYBRID
+    a = np.minimum(affinity, z)  # the store's affinity, as far as the memory's own evidence goes
+    return _logistic(b0 + b1 * coverage + b2 * z + b3 * coverage * z + b4 * a + b5 * coverage * a)
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
 
 
-def evidence(view: Any, text: str, positions: list[int], cosines: np.ndarray | None) -> Evidence:
+def evidence(
+    view: Any, text: str, positions: list[int], cosines: np.ndarray | None, store: np.ndarray | None = None
+) -> Evidence:
     """The relevance evidence of the memories at ``positions`` for the query ``text``.
 
     ``cosines`` holds each candidate's raw cosine to the query vector (None when the query ran without a
-    model: lexical-only relevance)."""
+    model: lexical-only relevance); ``store`` the query's cosine to every eligible memory (for the store
+    affinity; None or empty: the candidates' own)."""
     gen = view.gen
     size = len(positions)
     terms, idfs, weights = _terms(gen.lexical, text, np.asarray(positions, dtype=np.int64))
@@ -147,13 +174,18 @@ def evidence(view: Any, text: str, positions: list[int], cosines: np.ndarray | N
     if total > 0:
         coverage = np.minimum(1.0, coverage / total)
     if cosines is None or view.model_folder is None:
-        return Evidence(terms, coverage, matched, None, None, None, None, relevance(coverage, None))
+        return Evidence(terms, coverage, matched, None, None, None, None, None, relevance(coverage, None))
     profile = view.model_profile()
     null = (profile.null_mean, profile.null_spread)
     familiar = familiarity(text, profile.words, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
     z = familiar * (cos - null[0]) / null[1]
-    return Evidence(terms, coverage, matched, cos, z, familiar, null, relevance(coverage, z))
+    near = cos if store is None or not len(store) else np.asarray(store, dtype=np.float64)
+    quantile = float(np.quantile(near, AFFINITY_QUANTILE, method="lower")) if len(near) else null[0]
+    affinity = familiar * (quantile - null[0]) / null[1]
+    return Evidence(
+        terms, coverage, matched, cos, z, familiar, null, affinity, relevance(coverage, z, affinity)
+    )
 
 
 def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], list[float], list[Any]]:
