@@ -180,8 +180,12 @@ def evidence(
     familiar = familiarity(text, profile.words, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
     z = familiar * (cos - null[0]) / null[1]
-    near = cos if store is None or not len(store) else np.asarray(store, dtype=np.float64)
-    quantile = float(np.quantile(near, AFFINITY_QUANTILE, method="lower")) if len(near) else null[0]
+    near = cos if store is None or not len(store) else store
+    if len(near):
+        k = int(AFFINITY_QUANTILE * (len(near) - 1))  # np.quantile's "lower" method, in one partition
+        quantile = float(np.partition(near, k)[k])
+    else:
+        quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
     return Evidence(
         terms, coverage, matched, cos, z, familiar, null, affinity, relevance(coverage, z, affinity)
