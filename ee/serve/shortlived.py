@@ -8,8 +8,9 @@ interpreter's teardown freeing it all after the answer was written (~20-40 ms). 
 runs without the collector and ends the process with ``os._exit`` once the output is flushed.
 
 Only for processes that leave nothing to finalizers: a read-only command (its index update, if any, is
-written, renamed and its lock released before the query runs) or a git hook (its message file closed
-where it is written, a post-* job started detached). Writes return normally.
+written, renamed and its lock released before the query runs), the client of any command the warm
+server answered (it only printed the answer) or a git hook (its message file closed where it is written,
+a post-* job started detached). Writes run in-process return normally.
 """
 
 from __future__ import annotations
