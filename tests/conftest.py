@@ -154,6 +154,21 @@ def run_ee_process(
     )
 
 
+def read_terminal(master: int) -> bytes:
+    """Everything written to a pseudo-terminal until its child closes it (``master`` is then closed)."""
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return seen
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
 

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import read_terminal
 
 from ee.workspace import Workspace
 
@@ -40,16 +41,7 @@ def run(args: list[str], cwd: Path, terminal: bool) -> tuple[int, str, str]:
             stderr=slave,
         )
         os.close(slave)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-        os.close(master)
+        seen = read_terminal(master)
         code = child.wait(timeout=300)
         stdout.seek(0)
         out = stdout.read()

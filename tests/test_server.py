@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from conftest import git, run_cli
+from conftest import git, read_terminal, run_cli
 
 from ee.serve.client import is_read_only, parse_argv, try_server
 from ee.workspace import Workspace
@@ -130,16 +130,7 @@ def on_terminal(*args: str, cwd: Path, served: bool) -> str:
         [sys.executable, "-m", "ee", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave
     )
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
+    seen = read_terminal(master)
     assert child.wait(timeout=DEADLINE) == 0
     return seen.decode().replace("\r\n", "\n")
 
