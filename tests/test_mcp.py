@@ -68,12 +68,14 @@ def serve(
 
 
 async def call(session: Session, name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """(is_error, the envelope) — checking the text content is the same JSON as the structured content."""
+    """(is_error, the envelope) — checking the text content is the same JSON as the structured content, on
+    one line as ``--json`` prints it for a program (an agent reads it: indentation would be tokens)."""
     result = await session.call_tool(name, arguments)
     assert len(result.content) == 1
     assert result.content[0].type == "text"
     document = json.loads(result.content[0].text)
     assert document == result.structured_content
+    assert result.content[0].text == json.dumps(document, ensure_ascii=False)
     return bool(result.is_error), document
 
 

@@ -27,7 +27,8 @@ Answer = tuple[dict[str, Any], list[dict[str, Any]]]  # the data, and the degrad
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A tool's answer: the envelope as text (``text``) and parsed (``document``)."""
+    """A tool's answer: the envelope as text (``text``: on one line, as ``--json`` prints it for a program;
+    an agent reads it) and parsed (``document``)."""
 
     ok: bool
     text: str
@@ -56,14 +57,14 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
             }
         )
     document = envelope(data, degraded)
-    return Outcome(True, dumps(document), document)
+    return Outcome(True, dumps(document, indent=None), document)
 
 
 def failure(error: dict[str, Any]) -> Outcome:
     from ee.render import dumps, error_envelope
 
     document = error_envelope(error)
-    return Outcome(False, dumps(document), document)
+    return Outcome(False, dumps(document, indent=None), document)
 
 
 # ---------------------------------------------------------------------------------------- the tools
