@@ -119,14 +119,17 @@ def json_indent() -> int | None:
     return 2 if stdout_is_terminal() else None
 
 
+def json_by_default() -> bool:
+    """Without --json / --human: JSON unless ``$EE_FORMAT`` or a terminal on stdout says text."""
+    forced = os.environ.get("EE_FORMAT", "").lower()
+    return forced == "json" or (forced != "human" and not stdout_is_terminal())
+
+
 class Output:
     """Where a command's result goes: the JSON envelope on stdout, or human text."""
 
     def __init__(self, as_json: bool | None) -> None:
-        if as_json is None:
-            forced = os.environ.get("EE_FORMAT", "").lower()
-            as_json = forced == "json" or (forced != "human" and not stdout_is_terminal())
-        self.json = as_json
+        self.json = json_by_default() if as_json is None else as_json
 
     def emit(
         self, data: Any, human: Callable[[], str] | str, degraded: list[dict[str, Any]] | None = None
@@ -165,8 +168,7 @@ def wants_json(argv: list[str]) -> bool:
         return True
     if "--human" in argv:
         return False
-    forced = os.environ.get("EE_FORMAT", "").lower()
-    return forced == "json" or (forced != "human" and not stdout_is_terminal())
+    return json_by_default()
 
 
 def report_error(exc: EeError, as_json: bool) -> int:

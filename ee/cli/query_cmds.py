@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ee.cli import Output, json_indent, json_option, workspace
+from ee.cli import json_by_default, json_indent, json_option, workspace
 from ee.errors import EeError, QueryError, UsageError
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
@@ -61,7 +61,7 @@ def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
     doc_format = query.get("output.format") if query is not None else None
     if doc_format:
         return str(doc_format)
-    return "json" if Output(None).json else "human"
+    return "json" if json_by_default() else "human"
 
 
 def check_explain(query: Any, fmt: str, kind: str) -> None:
