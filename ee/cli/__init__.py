@@ -142,8 +142,13 @@ class Output:
         text = human() if callable(human) else human
         if text:
             click.echo(text)
-        for item in degraded or []:
-            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+        report_degraded(degraded or [])
+
+
+def report_degraded(degraded: list[dict[str, Any]]) -> None:
+    """Each degradation of a text answer on stderr, with its repair (JSON carries them in the envelope)."""
+    for item in degraded:
+        click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
 # ``--json`` / ``--human`` on every command (default: JSON when stdout is not a terminal).

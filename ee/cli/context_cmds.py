@@ -7,13 +7,14 @@ from typing import Any
 
 import click
 
-from ee.cli import json_indent, json_option, workspace
+from ee.cli import json_option, workspace
 from ee.cli.query_cmds import (
     FIELDS,
     FORMATS,
     MODES,
     SPEEDS,
     check_explain,
+    emit,
     min_relevance_option,
     output_format,
     read_query_file,
@@ -156,7 +157,6 @@ def run_pack(
     as_json: bool | None,
 ) -> int:
     from ee.query.document import with_options
-    from ee.render.results import render
 
     overrides = parse_quotas(quotas)
     if overrides and profile not in (None, "custom"):
@@ -173,11 +173,7 @@ def run_pack(
     )
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "context")
-    data = workspace(ctx).context(query, overrides or None, min_relevance)
-    click.echo(render("context", data, chosen, indent=json_indent()), nl=False)
-    if chosen in ("human", "markdown"):
-        for item in data.get("degraded", []):
-            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+    emit("context", workspace(ctx).context(query, overrides or None, min_relevance), chosen)
     return 0
 
 

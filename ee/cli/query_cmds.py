@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ee.cli import json_by_default, json_indent, json_option, workspace
+from ee.cli import json_by_default, json_indent, json_option, report_degraded, workspace
 from ee.errors import EeError, QueryError, UsageError
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
@@ -149,17 +149,18 @@ def search_cmd(
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "search")
     data = ws.search(query, min_relevance)
-    emit_search(data, chosen)
+    emit("search", data, chosen)
     return 0
 
 
-def emit_search(data: dict[str, Any], fmt: str) -> None:
+def emit(kind: str, data: dict[str, Any], fmt: str) -> None:
+    """A search's or a pack's answer (``kind``) in ``fmt`` on stdout; in the text formats a person reads,
+    each degradation on stderr."""
     from ee.render.results import render
 
-    click.echo(render("search", data, fmt, indent=json_indent()), nl=False)
+    click.echo(render(kind, data, fmt, indent=json_indent()), nl=False)
     if fmt in ("human", "markdown"):
-        for item in data.get("degraded", []):
-            click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+        report_degraded(data.get("degraded", []))
 
 
 def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str, Any]) -> int:
