@@ -54,6 +54,7 @@ from ee.index.view import open_index  # noqa: E402
 from ee.policy.trust import Actor  # noqa: E402
 from ee.query.document import from_arguments  # noqa: E402
 from ee.query.engine import prepare, rank  # noqa: E402
+from ee.query.relevance import features as relevance_features  # noqa: E402
 from ee.store.transfer import import_jsonl  # noqa: E402
 from ee.workspace import Workspace  # noqa: E402
 
@@ -138,12 +139,11 @@ def ontopic_questions() -> list[tuple[str, str]]:
 
 
 def features(evidence: Evidence, lexical: bool) -> list[float]:
+    """The candidate's features as ee.query.relevance weighs them (the one place their form is written)."""
     coverage, z, affinity = evidence
     if lexical:
-        return [1.0, coverage]
-    z = z or 0.0
-    a = min(affinity or 0.0, z)  # as ee.query.relevance.relevance: the affinity as far as z goes
-    return [1.0, coverage, z, coverage * z, a, coverage * a]
+        return [float(x) for x in relevance_features(coverage, None)]
+    return [float(x) for x in relevance_features(coverage, z or 0.0, affinity or 0.0)]
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:

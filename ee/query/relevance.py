@@ -51,7 +51,7 @@ from ee.config import DEFAULT_MIN_RELEVANCE
 from ee.index.embedder import WORD
 from ee.index.tokenize import STOPWORDS, tokenize
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "relevance"]
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "features", "relevance"]
 
 
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
@@ -130,15 +130,21 @@ class Evidence:
         return out
 
 
+def features(coverage: Any, z: Any | None, affinity: float = 0.0) -> tuple[Any, ...]:
+    """What the coefficients weigh, in their order: ``(1, c, z, c·z, a, c·a)`` with ``a = min(affinity,
+    z)``, the store's affinity as far as the memory's own evidence goes; ``(1, c)`` without a model (``z``
+    None). Candidates' arrays or one candidate's numbers (``scripts/tune_relevance.py`` fits on these)."""
+    if z is None:
+        return (1.0, coverage)
+    a = np.minimum(affinity, z)
+    return (1.0, coverage, z, coverage * z, a, coverage * a)
+
+
 def relevance(coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0) -> np.ndarray:
     """The calibrated relevance of candidates from their coverage, their (damped) cosine evidence and the
     query's store affinity."""
-    if z is None:
-        g0, g1 = LEXICAL
-        return _logistic(g0 + g1 * coverage)
-    b0, b1, b2, b3, b4, b5 = HYBRID
-    a = np.minimum(affinity, z)  # the store's affinity, as far as the memory's own evidence goes
-    return _logistic(b0 + b1 * coverage + b2 * z + b3 * coverage * z + b4 * a + b5 * coverage * a)
+    weights = LEXICAL if z is None else HYBRID
+    return _logistic(sum(w * x for w, x in zip(weights, features(coverage, z, affinity), strict=True)))
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -146,13 +152,13 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 
 
 def evidence(
-    view: Any, text: str, positions: list[int], cosines: np.ndarray | None, store: np.ndarray | None = None
+    view: Any, text: str, positions: list[int], cosines: np.ndarray | None, store: np.ndarray | None
 ) -> Evidence:
     """The relevance evidence of the memories at ``positions`` for the query ``text``.
 
     ``cosines`` holds each candidate's raw cosine to the query vector (None when the query ran without a
-    model: lexical-only relevance); ``store`` the query's cosine to every eligible memory (for the store
-    affinity; None or empty: the candidates' own)."""
+    model: lexical-only relevance); ``store`` the query's cosine to every eligible memory, for the store
+    affinity (the semantic arm computes them all; None with ``cosines``)."""
     gen = view.gen
     size = len(positions)
     terms, idfs, weights = _terms(gen.lexical, text, np.asarray(positions, dtype=np.int64))
@@ -180,11 +186,10 @@ def evidence(
     familiar = familiarity(text, profile.words, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
     z = familiar * (cos - null[0]) / null[1]
-    near = cos if store is None or not len(store) else store
-    if len(near):
-        k = int(AFFINITY_QUANTILE * (len(near) - 1))  # np.quantile's "lower" method, in one partition
-        quantile = float(np.partition(near, k)[k])
-    else:
+    if store is not None and len(store):
+        k = int(AFFINITY_QUANTILE * (len(store) - 1))  # np.quantile's "lower" method, in one partition
+        quantile = float(np.partition(store, k)[k])
+    else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
     return Evidence(
