@@ -11,6 +11,7 @@ from ee.pack.pieces import TRUNCATION_MARK, item_text
 from ee.pack.profiles import SECTION_TITLES, Profile, section_of
 from ee.pack.select import Candidate
 from ee.query.engine import count_tokens
+from ee.query.engine import trim as trim_hit
 
 MINIMAL = ("id", "section", "authoritative", "title")
 EXPLAINED = ("explanation", "selection")  # what --explain adds: kept whatever the fields
@@ -211,15 +212,9 @@ def omitted_dict(ctx: Any, c: Candidate, scored: Any) -> dict[str, Any]:
 
 
 def trim(item: dict[str, Any], fields: str) -> dict[str, Any]:
-    """The item cut down to ``fields``; ``explanation`` and ``selection`` (there only when ``--explain``
-    asked for them) always stay."""
-    if fields == "minimal":
-        return {k: item[k] for k in (*MINIMAL, *EXPLAINED) if k in item}
-    if fields == "summary":
-        return {k: item[k] for k in (*SUMMARY, *EXPLAINED) if k in item}
-    if fields == "standard":
-        return {k: v for k, v in item.items() if k != "memory"}
-    return item
+    """The item cut down to ``fields`` as a hit is (ee.query.engine.trim), with a pack item's own lists;
+    ``explanation`` and ``selection`` (there only when ``--explain`` asked for them) always stay."""
+    return trim_hit(item, fields, (*MINIMAL, *EXPLAINED), (*SUMMARY, *EXPLAINED))
 
 
 def trim_omitted(entry: dict[str, Any], fields: str) -> dict[str, Any]:

@@ -622,12 +622,19 @@ def _hits(ctx: Context, page: list[Scored], offset: int) -> tuple[list[dict[str,
     return out, False
 
 
-def trim(hit: dict[str, Any], fields: str) -> dict[str, Any]:
-    """The hit cut down to ``fields``; an ``explanation`` (there only when it was asked for) always stays."""
+def trim(
+    hit: dict[str, Any],
+    fields: str,
+    minimal: tuple[str, ...] = (*MINIMAL_FIELDS, "explanation"),
+    summary: tuple[str, ...] = (*SUMMARY_FIELDS, "explanation"),
+) -> dict[str, Any]:
+    """The hit cut down to ``fields``: the keys of ``minimal`` or ``summary`` that it has, everything but
+    the memory block for ``standard``, all of it for ``full``. An ``explanation`` (there only when it was
+    asked for) always stays. A pack item is cut the same way, with its own lists (ee.pack.items.trim)."""
     if fields == "minimal":
-        return {k: hit[k] for k in (*MINIMAL_FIELDS, "explanation") if k in hit}
+        return {k: hit[k] for k in minimal if k in hit}
     if fields == "summary":
-        return {k: hit[k] for k in (*SUMMARY_FIELDS, "explanation") if k in hit}
+        return {k: hit[k] for k in summary if k in hit}
     if fields == "standard":
         return {k: v for k, v in hit.items() if k != "memory"}
     return hit
