@@ -263,26 +263,26 @@ def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
                     repair=f"ee memory resolve {memory.id} --pick local|remote|both",
                 )
             )
-        out += _policy_checks(memory, granted.get(memory.path) or _granted(memory, None))
+        out += _policy_checks(memory, granted.get(memory.path) or _granted(memory, ""))
     return out
 
 
 def _granted_trust(ws: Workspace, snap: Any) -> dict[str, str]:
-    """The trust class ee grants each committed memory (its key capped by who wrote it since a person's
-    last review, as the index decides: ee.index.provenance, ee.query.standing.resolve_trust)."""
-    from ee.index.provenance import provenance
+    """The trust class ee grants each memory (its key capped by who wrote it since a person's last review,
+    as the index decides: ee.index.provenance.writer_of, ee.query.standing.resolve_trust)."""
+    from ee.index.provenance import provenance, writer_of
 
     try:
-        prov = provenance(ws.git, {})["provenance"]
+        state = provenance(ws.git, {})
     except GitError:  # no usable git: reported by the git checks
         return {}
-    return {m.path: _granted(m, prov.get(m.path)) for m in snap.sorted() if m.path in prov}
+    return {m.path: _granted(m, writer_of(state, m.path, m.id)) for m in snap.sorted()}
 
 
-def _granted(memory: Any, prov: list[str] | None) -> str:
+def _granted(memory: Any, writer: str) -> str:
     from ee.query.standing import resolve_trust
 
-    return resolve_trust({"trust": memory.trust}, prov)
+    return resolve_trust({"trust": memory.trust}, writer)
 
 
 def _policy_checks(memory: Any, granted: str) -> list[Problem]:

@@ -125,6 +125,7 @@ def _report(ws: Workspace, memory: Any, event: dict[str, Any], rel: str, commit:
 def _prior_and_events(ws: Workspace, memory: Any) -> tuple[float, list[dict[str, Any]]]:
     """The prior and events as the index sees them (trust of a file without one comes from its committer),
     so ``outcome`` reports what ``why`` and ``search`` will show."""
+    from ee.index.provenance import writer_of
     from ee.index.view import open_index
     from ee.query.standing import resolve_trust
 
@@ -134,7 +135,7 @@ def _prior_and_events(ws: Workspace, memory: Any) -> tuple[float, list[dict[str,
     if pos is None:
         return prior_of(memory.confidence, memory.trust), events
     record = view.gen.records[pos]
-    cls = resolve_trust(record, view.state.get("provenance", {}).get(record["path"]))
+    cls = resolve_trust(record, writer_of(view.state, record["path"], record["id"]))
     return prior_of(record.get("confidence"), cls), events
 
 

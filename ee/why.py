@@ -89,13 +89,15 @@ def _title(view: Any, pos: int) -> str:
 
 
 def standing_report(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
+    from ee.index.provenance import writer_of
     from ee.policy.feedback import half_life_days
     from ee.query.standing import standing_of, superseded_map
 
     events = ctx.view.state.get("events", {}).get(record["id"], [])
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
     superseded = superseded_map(ctx.view.gen.link_records()).get(record["id"])  # (not every record decoded)
-    st = standing_of(record, events, prov, ctx.now, ctx.reference, superseded)
+    writer = writer_of(ctx.view.state, record["path"], record["id"])
+    st = standing_of(record, events, prov, writer, ctx.now, ctx.reference, superseded)
     out = st.to_dict()
     out["utility"] = record.get("utility")
     out["importance"] = record.get("importance")

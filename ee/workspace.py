@@ -319,11 +319,12 @@ class Workspace:
         """The trust class ee grants each of ``memories``, by id: its ``trust:`` key capped by who wrote the
         file since a person last reviewed it (:func:`ee.query.standing.resolve_trust`, as search and packs
         decide it). What the file claims is only a claim."""
+        from ee.index.provenance import writer_of
         from ee.index.view import open_index
         from ee.query.standing import resolve_trust
 
-        provenance = open_index(self).state.get("provenance", {})
-        return {m.id: resolve_trust({"trust": m.trust}, provenance.get(m.path)) for m in memories}
+        state = open_index(self).state
+        return {m.id: resolve_trust({"trust": m.trust}, writer_of(state, m.path, m.id)) for m in memories}
 
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None

@@ -30,15 +30,17 @@ import ee.model
 from ee._crash import crash_point
 from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
+from ee.index.provenance import agent_ids
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
-from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, make_state_folder, shown_path
+from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, make_state_folder, named_for, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
 # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
 # 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT);
-# 8: generations of layout 5 only (an index written before is built again, from the derived cache)
-FORMAT = 8
+# 8: generations of layout 5 only (an index written before is built again, from the derived cache);
+# 9: head.marshal names the memories agents wrote (agent_memories)
+FORMAT = 9
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
@@ -476,6 +478,8 @@ class Updater:
             "provenance": head_info["provenance"],
             "head_blobs": head_info["head_blobs"],
             "head_commit": head_info["head_commit"],
+            "agent_memories": head_info["agent_memories"],
+            "agent_ids": head_info["agent_ids"],
         }
         new_blobs = {rel: b for rel, b in old_blobs.items() if rel in present} if gone else dict(old_blobs)
         new_blobs.update(blobs)
@@ -748,7 +752,8 @@ def open_generation(folder: Path) -> tuple[Generation, dict[str, Any]]:
 
 
 def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
-    """Keep one file per memory id, the first path in sorted order (as the store does); report the rest."""
+    """Keep one file per memory id, as the store does (:func:`ee.store.files.add_unique`: the first path
+    named as ee names that id's file, else the first path); report the rest."""
     if len(set(gen.ids)) == gen.size:
         return gen, []
     by_id: dict[str, list[int]] = {}
@@ -759,7 +764,7 @@ def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, l
     for memory_id, positions in by_id.items():
         if len(positions) < 2:
             continue
-        ordered = sorted(positions, key=lambda p: gen.paths[p])
+        ordered = sorted(positions, key=lambda p: (not named_for(memory_id, gen.paths[p]), gen.paths[p]))
         first = gen.paths[ordered[0]]
         for pos in ordered[1:]:
             drop.append(pos)
@@ -820,8 +825,8 @@ def _max_body_bytes(root: Path) -> int:
         return MAX_BODY_BYTES  # a broken config is reported by `ee doctor`; the index keeps the default
 
 
-HEAD_STATE = "head.marshal"  # provenance, head_blobs, head_commit: what HEAD names (changes with HEAD only)
-_HEAD_KEYS = ("provenance", "head_blobs", "head_commit")
+HEAD_STATE = "head.marshal"  # what HEAD names (changes with HEAD only): provenance, head_blobs, head_commit,
+_HEAD_KEYS = ("provenance", "head_blobs", "head_commit", "agent_memories", "agent_ids")  # agent_memories
 
 
 def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> None:
@@ -837,6 +842,7 @@ def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> N
         "head_commit": state["head_commit"],
         "provenance": PackedMap.of(state["provenance"]).to_record(),
         "head_blobs": PackedMap.of(state["head_blobs"]).to_record(),
+        "agent_memories": dict(state["agent_memories"]),
     }
     (folder / HEAD_STATE).write_bytes(marshal.dumps(head))
 
@@ -849,6 +855,8 @@ def _load_state(folder: Path) -> dict[str, Any]:
     state["head_commit"] = head["head_commit"]
     state["provenance"] = PackedMap.from_record(head["provenance"])
     state["head_blobs"] = PackedMap.from_record(head["head_blobs"])
+    state["agent_memories"] = head["agent_memories"]
+    state["agent_ids"] = agent_ids(head["agent_memories"])
     return state
 
 

@@ -15,6 +15,7 @@ after it). :func:`ee.query.standing.resolve_trust` caps a memory with such a wri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ee.errors import GitError
@@ -29,14 +30,22 @@ REVIEW_OP = "trust"  # the Ee-Op of `ee memory trust`: a person's explicit revie
 
 def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -> dict[str, Any]:
     """``{"head_commit", "head_blobs": {path: blob},
-    "provenance": {path: [commit, date, author, subject, actor, writer]}}``.
+    "provenance": {path: [commit, date, author, subject, actor, writer]},
+    "agent_memories": {path: [blob, memory id, writer]}, "agent_ids": {memory id: writer}}``.
 
     ``writer`` is the agent who committed the file since its last human review (module doc), else ``""``.
-    For HEAD, or for ``commit`` (an asOf view).
+    ``agent_memories`` lists the files at HEAD with a writer, ``agent_ids`` their memory ids (see
+    :func:`writer_of`). For HEAD, or for ``commit`` (an asOf view).
     """
     head = commit or git.head()
     if head is None:
-        return {"head_commit": None, "head_blobs": {}, "provenance": {}}
+        return {
+            "head_commit": None,
+            "head_blobs": {},
+            "provenance": {},
+            "agent_memories": {},
+            "agent_ids": {},
+        }
     head_blobs = _ls_tree(git, head)
     old_head = old_state.get("head_commit")
     old: dict[str, list[str]] = {}
@@ -44,8 +53,15 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
     if old_head and old_head != head and _is_ancestor(git, old_head, head):
         old = dict(old_state.get("provenance", {}))
         walk = f"{old_head}..{head}"
-    elif old_head == head:
-        return {"head_commit": head, "head_blobs": head_blobs, "provenance": old_state.get("provenance", {})}
+    elif old_head == head and "agent_memories" in old_state:
+        agents = old_state["agent_memories"]
+        return {
+            "head_commit": head,
+            "head_blobs": head_blobs,
+            "provenance": old_state.get("provenance", {}),
+            "agent_memories": agents,
+            "agent_ids": agent_ids(agents),
+        }
     # core.quotePath=false: a path with non-ASCII letters is printed as it is, not C-quoted (which would
     # never match a path of ls-tree and leave the file without provenance).
     out = git.run(
@@ -77,7 +93,66 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
         if writer is None:  # nothing decisive in this walk: what the older history said
             writer = _writer_of(before) if before else ""
         prov[path] = [*(last or before or [])[:5], writer]
-    return {"head_commit": head, "head_blobs": head_blobs, "provenance": dict(sorted(prov.items()))}
+    agents = _agent_memories(git, prov, head_blobs, old_state.get("agent_memories") or {})
+    return {
+        "head_commit": head,
+        "head_blobs": head_blobs,
+        "provenance": dict(sorted(prov.items())),
+        "agent_memories": agents,
+        "agent_ids": agent_ids(agents),
+    }
+
+
+def writer_of(state: Mapping[str, Any], path: str, memory_id: str) -> str:
+    """The agent who wrote this memory since a person last reviewed it, else ``""``: what decides whether
+    its ``trust:`` key is capped (:func:`ee.query.standing.resolve_trust`).
+
+    The writer of its path at HEAD, or else of its id: a memory keeps its id when its file is copied or
+    moved, so a copy of an agent's memory under a new name, or a move not committed yet, is still the
+    agent's memory, whatever its new file says. (A ``git mv`` that was committed is followed by the walk.)
+    """
+    prov = state.get("provenance", {}).get(path)
+    own = _writer_of(prov) if prov else ""
+    return own or state.get("agent_ids", {}).get(memory_id, "")
+
+
+def agent_ids(agents: Mapping[str, list[str]]) -> dict[str, str]:
+    """Memory id → its writer, from ``agent_memories``."""
+    return {memory_id: writer for _blob, memory_id, writer in agents.values()}
+
+
+def _agent_memories(
+    git: Any, prov: Mapping[str, list[str]], head_blobs: Mapping[str, str], old: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
+    """Path → ``[blob, memory id, writer]`` of each file at HEAD that an agent wrote since its last review.
+
+    A file's id is in its frontmatter (or derived from its path): read from the blob at HEAD, once per path
+    and blob (the old state's entries are kept while their blob is the same). A blob that does not parse
+    names no id (the index reports the file)."""
+    from ee.errors import EeError
+    from ee.store.frontmatter import decode, parse
+
+    out: dict[str, list[str]] = {}
+    unknown: dict[str, tuple[str, str]] = {}  # path → (blob, writer)
+    for path, entry in prov.items():
+        writer = _writer_of(entry)
+        blob = head_blobs.get(path)
+        if not writer or blob is None:
+            continue
+        kept = old.get(path)
+        if kept and kept[0] == blob:
+            out[path] = [blob, kept[1], writer]
+        else:
+            unknown[path] = (blob, writer)
+    if unknown:
+        datas = git.read_blobs(blob for blob, _writer in unknown.values())
+        for path, (blob, writer) in unknown.items():
+            try:
+                memory_id = parse(decode(datas.get(blob, b""), path), path)[0].id
+            except (EeError, ValueError):
+                continue
+            out[path] = [blob, memory_id, writer]
+    return dict(sorted(out.items()))
 
 
 def _agent_since(git: Any, review: str, head: str, path: str) -> str:

@@ -136,6 +136,8 @@ def _load(
     try:
         gen = Generation.load(target)
         state = marshal.loads((target / "state.marshal").read_bytes())  # noqa: S302 - our own file
+        if not isinstance(state, dict) or "agent_ids" not in state:
+            raise ValueError("a view of an older layout")
     except (OSError, ValueError, EOFError, KeyError, TypeError):  # damaged, or an older layout: build again
         shutil.rmtree(target, ignore_errors=True)
         return None
@@ -231,6 +233,7 @@ def _build(
         "provenance": prov["provenance"],
         "head_blobs": prov["head_blobs"],
         "head_commit": commit,
+        "agent_ids": prov["agent_ids"],
     }
     return gen, state
 

@@ -311,7 +311,9 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
         entry = settled.get(item.pos)
         if entry is None:
             record = gen.records[item.pos]
-            base = settled_standing(record, _events(ctx, record), _prov(ctx, record), ctx.now)
+            base = settled_standing(
+                record, _events(ctx, record), _prov(ctx, record), _writer(ctx, record), ctx.now
+            )
             entry = settled[item.pos] = _Settled(base, window_of(record), base.multipliers())
         st = with_validity(entry.standing, entry.window, ctx.reference, superseded.get(ids[item.pos]))
         if trust_spec and not flt.passes_trust(st.trust, st.posture, trust_spec):
@@ -598,6 +600,12 @@ def _events(ctx: Context, record: dict[str, Any]) -> list[dict[str, Any]]:
 def _prov(ctx: Context, record: dict[str, Any]) -> list[str] | None:
     prov: list[str] | None = ctx.view.state.get("provenance", {}).get(record["path"])
     return prov
+
+
+def _writer(ctx: Context, record: dict[str, Any]) -> str:
+    from ee.index.provenance import writer_of
+
+    return writer_of(ctx.view.state, record["path"], record["id"])
 
 
 # ------------------------------------------------------------------------------------------ output

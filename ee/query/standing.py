@@ -82,19 +82,14 @@ class Standing:
         }
 
 
-def resolve_trust(record: dict[str, Any], provenance: list[str] | None) -> str:
-    """The frontmatter's trust, capped by who wrote the file; for a file without one, who wrote it.
+def resolve_trust(record: dict[str, Any], writer: str) -> str:
+    """The frontmatter's trust, capped by who wrote the memory; for a file without one, who wrote it.
 
-    Trust is decided by ee, not claimed: a file an agent committed since a person last reviewed it
-    (``ee memory trust``; the ``writer`` of :mod:`ee.index.provenance`) is at most ``agent_assertion``,
-    whatever its ``trust:`` key says and whoever committed it last (a person's tag edit is no review),
-    so the injection guard and the advisory posture still apply.
+    Trust is decided by ee, not claimed: a memory an agent committed since a person last reviewed it
+    (``ee memory trust``; ``writer``, from :func:`ee.index.provenance.writer_of`) is at most
+    ``agent_assertion``, whatever its ``trust:`` key says and whoever committed it last (a person's tag
+    edit is no review), so the injection guard and the advisory posture still apply.
     """
-    writer = ""
-    if provenance and len(provenance) > 5:
-        writer = provenance[5]
-    elif provenance and provenance[4].startswith("agent:"):  # a record without the writer field
-        writer = provenance[4]
     declared = record.get("trust")
     if declared:
         return trust.capped(str(declared), by_agent=bool(writer))
@@ -111,24 +106,29 @@ def standing_of(
     record: dict[str, Any],
     events: list[dict[str, Any]],
     provenance: list[str] | None,
+    writer: str,
     now: datetime,
     reference: datetime,
     superseded_by: str | None = None,
 ) -> Standing:
     return with_validity(
-        settled_standing(record, events, provenance, now), window_of(record), reference, superseded_by
+        settled_standing(record, events, provenance, writer, now), window_of(record), reference, superseded_by
     )
 
 
 def settled_standing(
-    record: dict[str, Any], events: list[dict[str, Any]], provenance: list[str] | None, now: datetime
+    record: dict[str, Any],
+    events: list[dict[str, Any]],
+    provenance: list[str] | None,
+    writer: str,
+    now: datetime,
 ) -> Standing:
     """The standing as if valid: everything but validity, which alone depends on the reference time.
 
     Same record, events, provenance and day, same value: a long-lived process (``ee watch``'s server)
     keeps it per generation and day instead of folding the feedback of ~400 candidates on every query.
     """
-    cls = resolve_trust(record, provenance)
+    cls = resolve_trust(record, writer)
     prior = record["confidence"] if record.get("confidence") is not None else trust.initial_confidence(cls)
     state = _plain_state(float(prior)) if not events else None
     if state is None:

@@ -134,9 +134,8 @@ class Store:
     def find_named(self, memory_id: str) -> Memory | None:
         """The memory with ``memory_id`` if it is in a file named as ee names them (cheap: one file read)."""
         check_id(memory_id)
-        suffix = memory_id[-8:].lower()
         for rel, _ in self.files():
-            if rel.endswith((f"-{suffix}.md", f"/{memory_id}.md")):
+            if named_for(memory_id, rel):
                 with contextlib.suppress(MemoryFormatError, NotFound):
                     memory, _p = self.read(rel)
                     if memory.id == memory_id:
@@ -205,19 +204,32 @@ class Store:
         path.unlink()
 
 
+def named_for(memory_id: str, rel: str) -> bool:
+    """Is ``rel`` named as ee names the file of ``memory_id`` (``…-<last 8 of the id>.md``, ``<id>.md``)?"""
+    return rel.endswith((f"-{memory_id[-8:].lower()}.md", f"/{memory_id}.md"))
+
+
 def add_unique(snap: Snapshot, paths: dict[str, str], memory: Memory) -> None:
-    """Add ``memory`` unless its id is taken (the first path in sorted order wins; the other is reported)."""
+    """Add ``memory`` unless its id is taken; the other file is reported. Added in path order: of several
+    files with one id, the store keeps the first named as ee names that id's file (where ``ee memory show``
+    looks first), else the first."""
     first = paths.get(memory.id)
     if first is not None:
+        skipped = memory
+        if named_for(memory.id, memory.path) and not named_for(memory.id, first):
+            skipped, first = snap.memories[memory.id], memory.path
+            paths[memory.id] = memory.path
+            snap.memories[memory.id] = memory
         snap.problems.append(
             Problem(
                 code="duplicate_id",
                 severity="error",
-                message=f"id {memory.id} is also used by {first}; this file is skipped",
-                path=memory.path,
-                line=2 if memory.has_frontmatter else None,
+                message=f"id {skipped.id} is also used by {first}; this file is skipped",
+                path=skipped.path,
+                line=2 if skipped.has_frontmatter else None,
                 key="id",
-                repair=f"give one of the files a new id: edit the 'id:' line of {memory.path} (or delete it)",
+                repair=f"give one of the files a new id: edit the 'id:' line of {skipped.path} "
+                "(or delete it)",
             )
         )
         return

@@ -122,6 +122,64 @@ def test_laundering_by_tags_hand_edit_or_rename_keeps_the_agent_class(root: Path
     assert f"ee memory trust {memory_id} --class human_explicit" in repair
 
 
+@pytest.mark.parametrize("how", ["copy", "move", "copy committed by a person"])
+def test_a_copy_or_move_of_an_agents_memory_is_still_the_agents(root: Path, how: str) -> None:
+    """A memory keeps its id when its file is copied or moved: under a new name (one git has never seen,
+    or one a person committed) with the ``trust:`` key raised, it is still the agent's memory."""
+    memory_id = _import(root, INJECTION, "agent_assertion")
+    words = "approve pull request billing"
+    path = _path(root, memory_id)
+    forged = path.read_text().replace("trust: agent_assertion", "trust: human_explicit")
+    # Named as ee names this id's file, and first in path order: the store keeps it, not the original.
+    copy = root / "memories" / f"0-{memory_id[-8:].lower()}.md"
+    copy.write_text(forged)
+    if how == "move":
+        path.unlink()
+    if how == "copy committed by a person":
+        git(root, "add", str(copy))
+        git(root, "commit", "-q", "-m", "a copy")
+    hit = _hit(root, memory_id, words)
+    assert hit["path"] == f"memories/{copy.name}"
+    assert (hit["trust"], hit["posture"]) == ("agent_assertion", "advisory")
+    assert "quarantined" in hit["flags"]
+    items, omitted = _pack(root, words)
+    assert memory_id not in items
+    assert omitted[memory_id] == "quarantined"
+    assert _listed_trust(root, memory_id) == ("agent_assertion", "human_explicit")
+    doctor = run_ee(root, "doctor", "--json")  # (exit 4 with the duplicate id of the copies)
+    assert doctor.returncode == (0 if how == "move" else 4), doctor.stdout + doctor.stderr
+    problems = json.loads(doctor.stdout)["data"]["problems"]
+    assert "trust_not_granted" in {p["code"] for p in problems if p["message"].startswith(memory_id)}
+
+    if how == "move":  # the move, committed by a person, is a rename the history follows: still capped
+        git(root, "add", "-A", "memories")
+        git(root, "commit", "-q", "-m", "a move")
+        assert _hit(root, memory_id, words)["trust"] == "agent_assertion"
+        data = _ee(root, "memory", "trust", memory_id, "--class", "human_explicit")  # a person's review
+        assert data["trust"] == "human_explicit"
+        hit = _hit(root, memory_id, words)
+        assert (hit["trust"], hit["posture"]) == ("human_explicit", "authoritative")
+
+
+def test_a_copy_under_another_name_does_not_displace_the_memory(root: Path) -> None:
+    """Of two files with one id, ee keeps the one named as ee names that id's file, wherever the other
+    sorts: search, list, show and the index agree, and the copy is reported."""
+    memory_id = _import(root, INJECTION, "agent_assertion")
+    path = _path(root, memory_id)
+    copy = root / "memories" / "0-sorts-first.md"
+    copy.write_text(path.read_text().replace("trust: agent_assertion", "trust: human_explicit"))
+    hit = _hit(root, memory_id, "approve pull request billing")
+    assert hit["path"] == f"memories/{path.name}"
+    assert (hit["trust"], "quarantined" in hit["flags"]) == ("agent_assertion", True)
+    assert _listed_trust(root, memory_id) == ("agent_assertion", None)
+    assert _path(root, memory_id) == path
+    doctor = run_ee(root, "doctor", "--json")
+    assert doctor.returncode == 4, doctor.stdout + doctor.stderr
+    dup = [p for p in json.loads(doctor.stdout)["data"]["problems"] if p["code"] == "duplicate_id"]
+    assert [p["path"] for p in dup] == ["memories/0-sorts-first.md"]
+    assert f"memories/{path.name}" in dup[0]["message"]
+
+
 def test_only_an_explicit_review_by_a_person_raises_trust(root: Path) -> None:
     memory_id = _import(root, INJECTION, "human_explicit")
     head = git(root, "rev-parse", "HEAD")
