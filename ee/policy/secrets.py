@@ -900,6 +900,37 @@ def redact(text: str, findings: list[SecretFinding] | None = None) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=4096)
+def mask_text(text: str) -> str:
+    """``text`` with every secret masked (:func:`redact`): for a value ee shows that no write guard saw, such
+    as a commit's author, subject or ``Ee-Actor`` trailer, an events file's ``source``, a file name, or a
+    value quoted in an error. Cached: the same names come back often."""
+    return redact(text) if text else text
+
+
+# Strings that cannot hold a secret, skipped by :func:`mask_output`: git object ids, ULID memory ids, times,
+# numbers, and short lower-case words (kinds, trust classes, codes).
+_PLAIN_OUTPUT_RE = r"[0-9a-f]{7,64}|mem_[0-9A-Z]{26}|\d{4}-\d\d-\d\d(?:T[\d:.]+Z)?|[\d.]+|[a-z_-]{0,24}"
+_KEPT = frozenset({"body"})  # already masked when indexed; unmasked only as the workspace allows (bypass)
+
+
+def mask_output(value: Any) -> Any:
+    """``value`` (a response's data, its degradations or an error) with every secret in every string
+    masked, keys included, except a memory's ``body``: the last net under everything ee prints, for the
+    names no write guard saw (a file or folder name and the ids and paths derived from it, a commit's
+    author or trailer, a value an error quotes)."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        value = to_dict()
+    if isinstance(value, str):
+        return value if re.fullmatch(_PLAIN_OUTPUT_RE, value) else mask_text(value)
+    if isinstance(value, dict):
+        return {mask_output(key): item if key in _KEPT else mask_output(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_output(item) for item in value]
+    return value
+
+
 def _apply(text: str, findings: list[SecretFinding]) -> str:
     parts: list[str] = []
     position = 0
@@ -1076,8 +1107,60 @@ def _is_key(fields: dict[str, object], label: str) -> bool:
 
 def mask_memory(memory: Memory) -> Memory:
     """``memory`` as output may show it: a secret in any field (a hand edit can put one anywhere) masked;
-    ``redacted`` then names the masked classes too. The file is not changed; ``ee doctor`` reports it."""
-    return scan_memory(memory)[0]
+    ``redacted`` then names the masked classes too, and a secret in its file or folder name is masked in
+    its path and in the id derived from it. The file is not changed; ``ee doctor`` reports it."""
+    masked = scan_memory(memory)[0]
+    path = mask_text(memory.path)
+    if path == memory.path:
+        return masked
+    from ee.store.frontmatter import _id_from_path
+
+    derived = memory.id == _id_from_path(memory.path)
+    return dataclasses.replace(
+        masked, path=path, id=path_id(memory.path) if derived else mask_text(memory.id)
+    )
+
+
+def path_id(path: str) -> str:
+    """The id of a memory file without an ``id`` key: derived from its path, a secret in the path masked
+    (with a short digest of the path, so two such files keep two ids)."""
+    from ee.store.frontmatter import _id_from_path
+
+    masked = mask_text(path)
+    if masked == path:
+        return _id_from_path(path)
+    import hashlib
+
+    return f"{_id_from_path(masked)}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+
+
+def rename_command(path: str) -> str | None:
+    """The ``git mv`` that renames the first file or folder of ``path`` whose name holds a secret, or None.
+    The secret is written as its preview then ``?`` wildcards (the shell matches the name without anyone
+    typing or seeing the secret); the new name is ``renamed-`` and a digest of the old one."""
+    findings = path_secrets(path)
+    if not findings:
+        return None
+    import hashlib
+
+    first = findings[0]
+    end = path.find("/", first.end)
+    end = len(path) if end < 0 else end
+    start = path.rfind("/", 0, first.start) + 1
+    pattern = path[start:end]
+    for f in reversed([f for f in findings if start <= f.start and f.end <= end]):
+        hidden = len(f.preview) - 1
+        pattern = (
+            pattern[: f.start - start + hidden] + "?" * (f.end - f.start - hidden) + pattern[f.end - start :]
+        )
+    suffix = ".md" if end == len(path) and path.endswith(".md") else ""
+    target = f"renamed-{hashlib.sha256(path[:end].encode()).hexdigest()[:8]}{suffix}"
+    return f"git mv {path[:start]}{pattern} {path[:start]}{target}"
+
+
+def path_secrets(path: str) -> list[SecretFinding]:
+    """The secrets in a memory file's path (its file and folder names): it enters git as its text does."""
+    return find_secrets(path) if path else []
 
 
 def scan_memory(memory: Memory) -> tuple[Memory, list[FieldSecret]]:
@@ -1119,7 +1202,14 @@ def file_secrets(text: str, path: str = "") -> list[FieldSecret]:
 
     The raw text is scanned (YAML comments included), and, when it parses, every decoded frontmatter value
     too: a YAML escape (``"\\x70assword"``) or a folded string must not hide a secret. Used wherever a file
-    is about to enter git: the pre-commit hook, ``ee sync``, the merge driver."""
+    is about to enter git: the pre-commit hook, ``ee sync``, the merge driver. A secret in ``path`` itself
+    (a file or folder name) is one too, reported as field ``path`` (line 1: git shows the name first)."""
+
+    named = [FieldSecret("path", f.cls, 1, f.preview) for f in path_secrets(path)]
+    return named + _text_secrets(text, path)
+
+
+def _text_secrets(text: str, path: str) -> list[FieldSecret]:
     from ee.errors import EeError
     from ee.store import frontmatter
 
