@@ -291,10 +291,22 @@ def _policy_checks(memory: Any, granted: str) -> list[Problem]:
     ``trust:`` key claiming more than ee grants (``granted``: what an agent wrote counts as at most
     agent_assertion until a person reviews it)."""
     from ee.policy.injection import scan_memory_injection
-    from ee.policy.secrets import memory_secrets
+    from ee.policy.secrets import memory_secrets, path_secrets, rename_command
     from ee.policy.trust import is_human
 
     out: list[Problem] = []
+    if renamed := rename_command(memory.path):
+        classes = ", ".join(sorted({f.cls for f in path_secrets(memory.path)}))
+        out.append(
+            Problem(
+                "secret_in_path",
+                "error",
+                f"its file or folder name holds secret(s): {classes} (masked in output; "
+                "ee sync and the pre-commit hook refuse it)",
+                memory.path,
+                repair=f"rename it: {renamed} (mv while git does not track it yet), commit, and rotate it",
+            )
+        )
     secrets = sorted({f.cls for f in memory_secrets(memory)})
     if secrets:
         out.append(

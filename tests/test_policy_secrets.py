@@ -538,3 +538,76 @@ def test_guard_scans_values_with_their_keys_and_masks_them_in_place() -> None:
         guard({"body": "Notes.", "id": GHP}, redact=True)
     assert "github_token in id" in stuck.value.message
     assert "cannot be masked" in stuck.value.hint
+
+
+# --- disguises and one-word passwords (a red-team sweep found each stored and committed)
+
+_FULLWIDTH = str.maketrans({c: chr(ord(c) + 0xFEE0) for c in string.ascii_letters + string.digits})
+
+# (case id, text, expected class, the part of the text that must be masked)
+DISGUISED: list[tuple[str, str, str, str]] = [
+    ("split-token", f"gh split {GHP[:20]}\n{GHP[20:]}", "github_token", f"{GHP[:20]}\n{GHP[20:]}"),
+    ("split-indented", f"token:\n  {GHP[:12]}\n  {GHP[12:]}", "github_token", f"{GHP[:12]}\n  {GHP[12:]}"),
+    (
+        "base64",
+        f"b64 {base64.b64encode(GHP.encode()).decode()}",
+        "github_token",
+        base64.b64encode(GHP.encode()).decode(),
+    ),
+    ("base64url", f"b64 {b64url(GHP.encode())} end", "github_token", b64url(GHP.encode())),
+    ("hex", f"hex {GHP.encode().hex()}", "github_token", GHP.encode().hex()),
+    ("zero-width", f"g\u200dhp_{GHP[4:]} x", "github_token", f"g\u200dhp_{GHP[4:]}"),
+    ("soft-hyphen", f"{GHP[:10]}\u00ad{GHP[10:]}", "github_token", f"{GHP[:10]}\u00ad{GHP[10:]}"),
+    ("fullwidth", f"use {GHP.translate(_FULLWIDTH)}", "github_token", GHP.translate(_FULLWIDTH)),
+    (
+        "pem-header-split",
+        "-----BEGIN RSA PRIVATE\nKEY-----\n" + "\n".join(rnd(f"split{i}", 64, B64) for i in range(3)),
+        "private_key",
+        "-----BEGIN RSA PRIVATE\nKEY-----\n" + "\n".join(rnd(f"split{i}", 64, B64) for i in range(3)),
+    ),
+    (
+        "password-env-word",
+        "PASSWORD=correcthorsebatterystaple",
+        "password_assignment",
+        "correcthorsebatterystaple",
+    ),
+    ("password-stem-word", "db_password=supersecretvalue", "password_assignment", "supersecretvalue"),
+    ("passwd-short-word", "passwd=dragon", "password_assignment", "dragon"),
+    ("password-yaml-word", "password: letmein", "password_assignment", "letmein"),
+    ("password-yaml-quoted-word", 'db:\n  password: "letmein"\n', "password_assignment", "letmein"),
+    ("curl-user", "curl -u admin:hunter2 https://x", "password_flag", "hunter2"),
+    ("curl-user-long", "curl --user deploy:Dp7qLm2x https://x", "password_flag", "Dp7qLm2x"),
+]
+
+DISGUISE_LOOKALIKES: list[tuple[str, str]] = [
+    ("base64-text", f"payload {base64.b64encode(b'the quick brown fox jumps over it').decode()} decodes"),
+    ("hex-text", f"hex {b'just some ordinary words here'.hex()}"),
+    ("line-ends-with-prefix", "GitHub tokens start with ghp_\nAnd the rest is random letters and digits."),
+    ("split-prose", "a very long identifier_name_here\ncontinues_on_the_next_line_without_digits"),
+    ("password-prose", "Rotate the password every quarter; never write it in a memory."),
+    ("password-prose-colon", "password: stored in the team vault"),
+    ("password-placeholder-angle", "password=<your password>"),
+    ("password-placeholder-var", "password=${DB_PASSWORD}"),
+    ("password-required", "password: required"),
+    ("password-in-call", 'connect(host="db", password="correcthorse")'),
+    ("password-identifier", "password = new_password"),
+    ("curl-example-user", "curl -u user:password https://x"),
+    ("curl-vars", 'curl -u "$USER:$TOKEN" https://x'),
+    ("docker-uid", "docker run -u 1000:1000 image"),
+    ("fullwidth-prose", "ｆｕｌｌｗｉｄｔｈ ｔｅｘｔ is just text"),
+    ("zero-width-prose", "zero\u200bwidth space in prose"),
+]
+
+
+@pytest.mark.parametrize(("text", "cls", "secret"), [p[1:] for p in DISGUISED], ids=[p[0] for p in DISGUISED])
+def test_disguised_secret_is_found_and_masked_whole(text: str, cls: str, secret: str) -> None:
+    findings = find_secrets(text)
+    assert [(f.cls, text[f.start : f.end]) for f in findings] == [(cls, secret)]
+    masked = redact(text)
+    assert find_secrets(masked) == []
+    assert not any(part in masked for part in (GHP[:8], GHP[-8:], secret))
+
+
+@pytest.mark.parametrize("text", [p[1] for p in DISGUISE_LOOKALIKES], ids=[p[0] for p in DISGUISE_LOOKALIKES])
+def test_disguise_lookalike_is_not_a_secret(text: str) -> None:
+    assert find_secrets(text) == []

@@ -306,3 +306,134 @@ def test_memory_show_masks_every_field(cli: Any, ws: Workspace, form: str) -> No
         assert data["tags"] == ["deploy", "[REDACTED:github_token]"]
         assert data["paths"] == ["ops/[REDACTED:github_token]/deploy.sh"]
         assert data["extra"] == {"db_password": "[REDACTED:password_assignment]"}
+
+
+# ---------------------------------------------------------------------------------------------- red team
+
+
+def test_allow_categories_needs_allow_bypass(cli: Any, ws: Workspace) -> None:
+    (ws.root / "memories" / "gizmo.md").write_text(f"---\nkind: rule\n---\nGizmos use {GHP} to deploy.\n")
+    doc = {
+        "version": "ee.query.v1",
+        "query": {"text": "gizmos"},
+        "redaction": {"allowCategories": ["github_token"]},
+    }
+    result = cli("search", "--query-file", "-", "--json", input=json.dumps(doc))
+    assert error_of(result)["code"] == "policy_denied"
+    assert "allowCategories" in json.loads(result.out)["error"]["message"]
+    assert GHP not in result.out + result.err
+    config = ws.root / ".ee" / "config.toml"
+    config.write_text(config.read_text().replace("[redaction]", "[redaction]\nallow_bypass = true", 1))
+    allowed = cli("search", "--query-file", "-", "--json", input=json.dumps(doc))
+    assert allowed.code == 0, allowed.err
+    assert GHP in allowed.out  # the workspace allows it: the body is shown as written
+
+
+@pytest.mark.parametrize("how", ["remember", "env", "outcome"])
+def test_a_secret_agent_name_is_refused(
+    cli: Any, ws: Workspace, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory_id = json.loads(cli("remember", "Deploys run on Fridays.", "--json").out)["data"]["id"]
+    head = git(ws.root, "rev-parse", "HEAD")
+    if how == "remember":
+        result = cli("remember", "token in agent name", "--agent", GHP, "--json")
+    elif how == "env":
+        monkeypatch.setenv("EE_AGENT", GHP)
+        result = cli("remember", "token in agent name", "--json")
+    else:
+        result = cli("outcome", memory_id, "--signal", "helpful", "--agent", GHP, "--json")
+    error = error_of(result)
+    assert "github_token in agent" in error["message"]
+    assert GHP not in result.out + result.err
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert_nowhere(ws.root, GHP)
+
+
+def test_an_actor_in_history_or_events_written_by_hand_is_masked(cli: Any, ws: Workspace) -> None:
+    memory_id = json.loads(cli("remember", "Deploys run on Fridays.", "--json").out)["data"]["id"]
+    path = next(p for p in memory_files(ws))
+    path.write_text(path.read_text() + "More.\n")
+    events = ws.root / "memories" / ".events" / f"{memory_id}.jsonl"
+    events.parent.mkdir(parents=True, exist_ok=True)
+    event = {"id": "ev1", "memory": memory_id, "signal": "helpful", "at": "2026-01-01T00:00:00Z"}
+    events.write_text(json.dumps(event | {"source": f"agent:{GHP}"}) + "\n")
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "--no-verify", "-m", f"edit {GHP}", "-m", f"Ee-Actor: agent:{GHP}")
+    for args in (("memory", "history", memory_id, "--json"), ("why", memory_id, "--json")):
+        result = cli(*args)
+        assert result.code == 0, result.err
+        assert GHP not in result.out
+        assert "[REDACTED:github_token]" in result.out
+    search = cli("search", "deploys fridays", "--json")
+    assert GHP not in search.out
+
+
+def test_a_secret_in_a_file_or_folder_name_is_masked_reported_and_never_synced(
+    cli: Any, ws: Workspace, tmp_path: Path
+) -> None:
+    (ws.root / "memories" / f"{GHP}.md").write_text("---\nkind: rule\n---\nFilename memory about widgets.\n")
+    (ws.root / "memories" / GHP).mkdir()
+    (ws.root / "memories" / GHP / "nested.md").write_text("Nested memory about deploying sprockets.\n")
+    for args in (
+        ("context", "widgets sprockets", "--format", "markdown"),
+        ("context", "widgets sprockets", "--format", "json"),
+        ("search", "widgets sprockets", "--json"),
+        ("search", "widgets sprockets", "--human"),
+        ("export", "jsonl"),
+        ("memory", "list", "--json"),
+    ):
+        result = cli(*args)
+        assert result.code == 0, result.err
+        assert GHP not in result.out + result.err, args
+        assert GHP[:12] not in result.out + result.err, args
+    search = json.loads(cli("search", "widgets sprockets", "--json").out)["data"]["hits"]
+    assert len({hit["id"] for hit in search}) == 2  # two masked names keep two ids
+    doctor = cli("doctor", "--json")
+    assert GHP not in doctor.out
+    problems = [p for p in json.loads(doctor.out)["data"]["problems"] if p["code"] == "secret_in_path"]
+    assert len(problems) == 2
+    assert all("git mv memories/ghp_????" in p["repair"] for p in problems)
+    git(tmp_path, "init", "-q", "--bare", "remote.git")
+    git(ws.root, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    error = error_of(cli("sync", "--json"))
+    assert "github_token in path" in error["message"]
+    assert GHP not in json.dumps(error)
+    assert_nowhere(ws.root, GHP)
+    assert_nowhere(tmp_path / "remote.git", GHP)
+
+
+def test_an_error_quoting_a_value_masks_it(cli: Any, ws: Workspace) -> None:
+    result = cli("remember", "notes", "--kind", GHP, "--json")
+    assert result.code == ExitCode.USAGE
+    assert GHP not in result.out + result.err
+    assert "[REDACTED:github_token]" in result.err
+    line = json.dumps({"body": "notes", "extra": {GHP: "x"}})
+    result = cli("import", "jsonl", "-", "--json", input=line + "\n")
+    assert result.code == ExitCode.POLICY
+    assert GHP not in result.out + result.err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"gh split {GHP[:20]}\n{GHP[20:]}",
+        "b64 " + __import__("base64").b64encode(GHP.encode()).decode(),
+        f"g\u200dhp_{GHP[4:]}",
+        "passwd=dragon",
+        "curl -u admin:hunter2 https://x",
+    ],
+    ids=["split", "base64", "zero-width", "word-password", "curl-user"],
+)
+def test_remember_refuses_a_disguised_secret(cli: Any, ws: Workspace, text: str) -> None:
+    assert error_of(cli("remember", text, "--json"))["code"] == "secret_detected"
+    assert memory_files(ws) == []
+
+
+def test_remember_redact_masks_a_split_token_in_the_file_name_and_subject_too(
+    cli: Any, ws: Workspace
+) -> None:
+    result = cli("remember", f"gh split {GHP[:20]}\n{GHP[20:]}", "--redact", "--json")
+    assert result.code == 0, result.err
+    assert GHP[4:12] not in json.dumps(json.loads(result.out)["data"])
+    assert all(GHP[4:12] not in p.name for p in memory_files(ws))
+    assert GHP[4:12] not in git(ws.root, "log", "-p", "--all")

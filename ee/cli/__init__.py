@@ -141,13 +141,17 @@ class Output:
             return
         text = human() if callable(human) else human
         if text:
-            click.echo(text)
+            from ee.policy.secrets import redact  # as the JSON envelope masks every value
+
+            click.echo(redact(text))
         report_degraded(degraded or [])
 
 
 def report_degraded(degraded: list[dict[str, Any]]) -> None:
     """Each degradation of a text answer on stderr, with its repair (JSON carries them in the envelope)."""
-    for item in degraded:
+    from ee.policy.secrets import mask_output
+
+    for item in mask_output(degraded):
         click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
 
 
@@ -177,13 +181,14 @@ def wants_json(argv: list[str]) -> bool:
 
 
 def report_error(exc: EeError, as_json: bool) -> int:
-    if as_json:
-        from ee.render import dumps, error_envelope
+    from ee.render import dumps, error_envelope
 
-        click.echo(dumps(error_envelope(exc.to_dict()), indent=json_indent()))
-    click.echo(f"error: {exc.message}", err=True)
-    if exc.hint:
-        click.echo(f"  repair: {exc.hint}", err=True)
+    error = error_envelope(exc.to_dict())  # a value the message quotes is masked, on stderr too
+    if as_json:
+        click.echo(dumps(error, indent=json_indent()))
+    click.echo(f"error: {error['error']['message']}", err=True)
+    if error["error"]["repair"]:
+        click.echo(f"  repair: {error['error']['repair']}", err=True)
     return int(exc.exit_code)
 
 

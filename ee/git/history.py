@@ -74,6 +74,8 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
             break  # git's rename guess led to another memory's file: this memory's history ends here
         parsed.append(memory)
     commits = commits[: len(parsed)]
+    from ee.policy.secrets import mask_text
+
     for index, (sha, date, author, message, file_path, deleted) in enumerate(commits):
         older = (
             next((m for m in parsed[index + 1 :] if m is not None), None) if index + 1 < len(parsed) else None
@@ -84,10 +86,10 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
             Version(
                 commit=sha,
                 date=date,
-                author=author,
-                actor=trailers.get("Ee-Actor", f"human:{author}"),
+                author=mask_text(author),  # git's words: no write guard saw a hand commit's
+                actor=mask_text(trailers.get("Ee-Actor", f"human:{author}")),
                 op=trailers.get("Ee-Op", "edit" if older else "create") if not deleted else "forget",
-                message=message,
+                message=mask_text(message),
                 path=git.workspace_path(file_path),
                 changed=_changed(older, current, deleted),
                 deleted=deleted,

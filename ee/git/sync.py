@@ -297,7 +297,7 @@ def _secret_refusal(found: dict[tuple[str, str], Any], outcome: str, repair: str
     where = "; ".join(f"{commit}{refusal(rel, hits)}" for (commit, rel), hits in list(found.items())[:5])
     classes = sorted({f.cls for hits in found.values() for f in hits})
     return SecretFound(
-        f"ee sync will not commit or push a secret: {where}; {outcome}",
+        f"ee sync will not commit or push a secret, found in {where}; {outcome}",
         repair,
         {"classes": classes, "files": sorted({rel for _commit, rel in found})},
     )

@@ -81,7 +81,9 @@ class Hook:
         return self.prefix + MEMORIES
 
     def say(self, line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        from ee.policy.secrets import redact  # a file name it quotes may hold a secret: masked, as ee prints
+
+        print(redact(line), file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pre-commit

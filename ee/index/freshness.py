@@ -39,8 +39,9 @@ CACHE_PATH = ".ee/cache/derived.sqlite"
 # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
 # 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT);
 # 8: generations of layout 5 only (an index written before is built again, from the derived cache);
-# 9: head.marshal names the memories agents wrote (agent_memories)
-FORMAT = 9
+# 9: head.marshal names the memories agents wrote (agent_memories);
+# 10: an id derived from a path holding a secret is masked (ee.policy.secrets.path_id)
+FORMAT = 10
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
@@ -552,9 +553,9 @@ class Updater:
                 continue
             record = dict(item.record)
             if record.get("id_from_path"):
-                from ee.store.frontmatter import _id_from_path
+                from ee.policy.secrets import path_id
 
-                record["id"] = _id_from_path(rel)
+                record["id"] = path_id(rel)
             vector = np.frombuffer(item.vector, dtype=np.float32) if item.vector is not None else None
             entries.append(
                 Entry(

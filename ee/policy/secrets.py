@@ -14,7 +14,7 @@ Heroku, Figma), ``azure_key`` (``AccountKey=``, ``SharedAccessKey=``), ``azure_s
 ``azure_client_secret``, ``gcp_service_account``, ``aws_access_key``, ``aws_secret_key``, ``bearer_token``,
 ``url_password``, ``basic_auth``, ``password_assignment``, ``secret_assignment``, ``password_in_prose``
 ("the root password is …", "password for the db is …"), ``password_flag`` (``--password …``, ``mysql -p…``,
-``sshpass -p``, .netrc lines), ``high_entropy``.
+``sshpass -p``, ``curl -u user:pw``, .netrc lines), ``high_entropy``.
 
 The second half of the module applies the rules to a memory's fields: :func:`guard` (every write path, every
 field), :func:`mask_memory` (every output), :func:`file_secrets` (a file about to enter git: the pre-commit
@@ -36,11 +36,18 @@ Decisions where reasonable people differ:
   api_key/access_key/private_key/… (``secret_assignment``, ≥ 8). A value must mix two character classes (a
   bare value may instead be ≥ 16 long), so ``password: stored in vault``, ``token: expired`` and
   ``"refresh_token": "NextMarker"`` stay prose; prose and flags follow the same test.
-* **Documentation's passwords are not secrets**: one plain word, even spelt with digits inside
-  (``password="swordfish"``, ``0penstack``, ``superS3cret``), a leet spelling of a stock example
-  (``s3cr3t``, ``P@ssw0rd``), stock credentials in a URL (``scott:tiger@``, ``user:…@``), and password hashes
-  (``pbkdf2_sha256$…``, ``$2y$…``, ``{SHA}…``, ``SCRAM-SHA-256$…``). Digits or signs at the end
-  (``hunter2x!``, ``Summer2024``) make a password of a word.
+* **Documentation's passwords are not secrets**: a stock example or its leet spelling (``s3cr3t``,
+  ``P@ssw0rd``, ``guest``, ``tiger``), one plain word quoted in a call's arguments
+  (``connect(password="correcthorse")``) or in prose and flags, stock credentials in a URL (``scott:tiger@``,
+  ``user:…@``), and password hashes (``pbkdf2_sha256$…``, ``$2y$…``, ``{SHA}…``, ``SCRAM-SHA-256$…``). Digits
+  or signs at the end (``hunter2x!``, ``Summer2024``) make a password of a word. **But a word assigned to a
+  password key is a password** (``passwd=dragon``, ``password: letmein``, ``db_password=supersecretvalue``):
+  a memory is not documentation, and a weak password leaked is still leaked. (Until 2026-12 one plain word
+  passed everywhere; ``letmein``, ``qwerty``, ``swordfish`` were stock examples. They are common passwords.)
+* **Disguises are seen through**: each text is also scanned NFKC-normalised with invisible characters
+  removed (``ｇｈｐ_…``, ``g\u200dhp_…``), with token runs a line break splits joined up (vendor tokens and
+  PEM headers only: a join must not invent context), and with base64/hex blobs that decode to text decoded.
+  A finding in a copy masks the characters of the original it came from.
 * **Names are not values**: identifiers (``new_password``, ``TokenOpt``, ``FG_DEFAULT``), values that
   contain password/token/secret, and keys for public or pagination data (``publicKeyToken``,
   ``NextToken``, ``page_token``, ``ClientToken``).
@@ -166,9 +173,10 @@ _LEET = str.maketrans("013457@$!", "oieastasi")
 _EXAMPLE_PASSWORDS = frozenset(
     {
         *("secret", "sekrit", "sekret", "password", "passwd", "pass", "passw", "admin", "administrator"),
-        *("root", "guest", "test", "tester", "changeme", "letmein", "qwerty", "welcome", "default", "demo"),
+        *("root", "guest", "test", "tester", "changeme", "default", "demo", "unset", "disabled", "blank"),
         *("foobar", "foo", "bar", "baz", "spam", "eggs", "tiger", "scott", "pwd", "hello", "world"),
-        *("opensesame", "swordfish", "hunter"),
+        *("random", "generated", "rotated", "prompt", "prompted", "unknown", "missing", "invalid", "same"),
+        *("encrypted", "hashed", "provided", "supplied", "configured", "mandatory", "ignored", "hidden"),
     }
 )
 
@@ -274,9 +282,28 @@ def _check_assignment(m: re.Match[str]) -> Span | None:
     if re.search(_HARMLESS_KEY_RE, m.group("key")):
         return None
     is_password = _assignment_cls(m) == "password_assignment"
-    if not _plausible_value(value, quoted=group != "bare", min_len=6 if is_password else 8):
-        return None
-    return start, end
+    if _plausible_value(value, quoted=group != "bare", min_len=6 if is_password else 8):
+        return start, end
+    return (start, end) if is_password and _word_password(m, value, end, quoted=group != "bare") else None
+
+
+def _word_password(m: re.Match[str], value: str, end: int, *, quoted: bool) -> bool:
+    """``passwd=dragon``, ``password: letmein``: one word under a password key, ending its statement, is
+    a password (weak, and leaked all the same). Not a placeholder or stock example (``changeme``, ``guest``,
+    ``s3cr3t``), not a name (``NextMarker``), not the first word of prose (``password: stored in vault``),
+    and not a quoted word in a call's arguments (``connect(password="correcthorse")``: a code example)."""
+    if (
+        len(value) < 6
+        or not _plain_word(value)
+        or _is_placeholder(value)
+        or re.fullmatch(_QUOTED_NAME_RE, value)
+    ):
+        return False
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    if quoted and m.string.count("(", line_start, m.start()) > m.string.count(")", line_start, m.start()):
+        return False
+    rest = m.string[end : end + 40]
+    return not re.match(r"[\"'`]?[ \t]+[A-Za-z0-9(]", rest)
 
 
 def _plausible_value(value: str, *, quoted: bool, min_len: int) -> bool:
@@ -383,13 +410,14 @@ def _rules() -> tuple[_Rule, ...]:
     ) -> _Rule:
         return _Rule(cls, pattern, check, needles, folded, also)
 
-    pem = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+    # a header may be broken across lines ("-----BEGIN RSA PRIVATE\nKEY-----"): still a header
+    words = r"(?:[A-Z0-9]+\s+)*PRIVATE\s+KEY(?:\s+BLOCK)?-----"
     return (
         rule(
             "private_key",
-            pem + r"(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            r"-----BEGIN\s+" + words + r"(?:[\s\S]*?-----END\s+" + words + ""
             r"|(?:\r?\n(?:[A-Za-z-]+: [^\n]*|[A-Za-z0-9+/=]{8,}))+)",
-            ("-----BEGIN ",),
+            ("-----BEGIN",),
             _check_private_key,
         ),
         rule(
@@ -504,6 +532,7 @@ def _rules() -> tuple[_Rule, ...]:
             also=(":", "="),
         ),
         rule("password_in_prose", _PROSE_RE, ("pass", "pw"), _check_prose_password, folded=True),
+        rule("password_flag", _USER_FLAG_RE, ("-u",), _check_user_flag, also=(":",)),
         rule(
             "password_flag",
             _FLAG_RE,
@@ -541,6 +570,20 @@ _FLAG_RE = (
     r"|^[ \t]*password[ \t]+(?=\S+[ \t]*$))[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<bare>[^\s\"'`<>]{1,128}))"
 )
+
+
+# "curl -u admin:hunter2 https://…", "--user deploy:S3cret": a user and password given on a command line
+_USER_FLAG_RE = (
+    r"(?:\bcurl\b[^\n]*?[ \t](?:-u|--user)|(?<![\w-])--user)[ \t=]+[\"']?"
+    r"(?P<user>[^\s:\"'/@]+):(?P<pw>[^\s\"']+)"
+)
+
+
+def _check_user_flag(m: re.Match[str]) -> Span | None:
+    password = m.group("pw")
+    if m.group("user").lower() in _EXAMPLE_USERS or len(password) < 4 or _is_placeholder(password):
+        return None
+    return None if re.search(_REFERENCE_RE, password) else m.span("pw")
 
 
 def _quoted_value(m: re.Match[str]) -> tuple[str, int, int, bool]:
@@ -615,7 +658,21 @@ def find_secrets(text: str) -> list[SecretFinding]:
     Redacting a secret can expose a neighbour glued to it (``AKIA…xoxp-…``: the Slack token only starts a
     token once the AWS key before it is gone), so the scan repeats on the redacted text until nothing new
     turns up. Hence ``redact(text, find_secrets(text))`` is always clean.
+
+    A secret in disguise is found too (:func:`_disguised`): spelt with fullwidth or other compatibility
+    characters, cut by invisible characters, split across lines, or base64/hex encoded. Its span is mapped
+    back to ``text``, so redaction covers every character of it, the disguise included.
     """
+    spans = _merge(_scan_passes(text), _disguised(text))
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    return [
+        SecretFinding(cls, start, end, bisect.bisect_left(newlines, start) + 1, _preview(text[start:end]))
+        for start, end, cls in spans
+    ]
+
+
+def _scan_passes(text: str) -> list[_Found]:
+    """:func:`_scan`, repeated on the redacted text until nothing new turns up."""
     spans = _scan(text)
     for _ in range(_MAX_PASSES):
         if not spans:
@@ -625,11 +682,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
         if not extra:
             break
         spans = sorted(spans + extra)
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    return [
-        SecretFinding(cls, start, end, bisect.bisect_left(newlines, start) + 1, _preview(text[start:end]))
-        for start, end, cls in spans
-    ]
+    return spans
 
 
 _Found = tuple[int, int, str]  # (start, end, cls)
@@ -687,6 +740,149 @@ def _unmask(found: _Found, placeholders: list[tuple[int, int, int]]) -> _Found |
     return start + shift, end + shift, cls
 
 
+# ---------------------------------------------------------------------------------------------- disguises
+#
+# A reader (or an agent) sees through a disguise a regex does not: "ｇｈｐ_…" is ghp_… to anyone, a token cut
+# by a zero-width joiner or a line break is one paste away from working, base64 is one decode away. Each
+# disguise is undone in a copy of the text that remembers, for every character, where it came from.
+
+# Characters that show nothing: zero-width spaces and joiners, direction marks, soft hyphen, word joiner,
+# invisible operators, variation selectors, the BOM, tag characters (Unicode category Cf and kin).
+_INVISIBLE_RE = (
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]"
+)
+# Runs of token characters that a line break (and the indentation around it) splits: "ghp_iK2Z…\ngFb5…"
+_SPLIT_RE = r"[A-Za-z0-9_+/=.~-]+(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9_+/=.~-]+)+"
+# Rules that read context around a value: a line join would give them text nobody wrote.
+_CONTEXTUAL = frozenset(
+    {
+        *("high_entropy", "password_assignment", "secret_assignment", "password_in_prose", "password_flag"),
+        *("url_password", "basic_auth", "aws_secret_key", "azure_key", "azure_sas_token", "twilio_key"),
+        *("gcp_service_account", "bearer_token", "slack_webhook"),
+    }
+)
+# base64 (standard or URL-safe) and hex blobs long enough to hold a credential
+_ENCODED_RE = (
+    r"(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9_-]{16,}={0,2})(?![A-Za-z0-9+/=_-])"
+)
+_HEX_RE = r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}){16,}(?![0-9A-Za-z])"
+
+
+class _View:
+    """A copy of a text with a disguise undone; ``origin[i]`` is where character ``i`` came from."""
+
+    __slots__ = ("origin", "text")
+
+    def __init__(self, text: str, origin: list[int]) -> None:
+        self.text = text
+        self.origin = origin
+
+    def span(self, start: int, end: int) -> Span:
+        return self.origin[start], self.origin[end - 1] + 1
+
+
+def _normalised(text: str) -> _View | None:
+    """``text`` under NFKC with invisible characters removed, or None when that changes nothing."""
+    import unicodedata  # (here: an ASCII text never needs it)
+
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not re.search(_INVISIBLE_RE, text)):
+        return None
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if re.match(_INVISIBLE_RE, char) or unicodedata.category(char) == "Cf":
+            continue
+        for part in unicodedata.normalize("NFKC", char) if ord(char) > 127 else char:
+            chars.append(part)
+            origin.append(index)
+    return _View("".join(chars), origin) if chars else None
+
+
+def _joined(view: _View) -> list[tuple[_View, list[int]]]:
+    """Each run of token characters a line break splits, joined up, with the positions of the joins."""
+    out = []
+    for m in re.finditer(_SPLIT_RE, view.text):
+        chars: list[str] = []
+        origin: list[int] = []
+        joins: list[int] = []
+        position = m.start()
+        for index, piece in enumerate(re.split(r"[ \t]*\r?\n[ \t]*", m.group())):
+            if index:
+                joins.append(len(chars))
+                position = view.text.index(piece, position)
+            chars.extend(piece)
+            origin.extend(view.origin[position + i] for i in range(len(piece)))
+            position += len(piece)
+        if len(chars) >= 20 and any(c.isdigit() for c in chars):
+            out.append((_View("".join(chars), origin), joins))
+    return out
+
+
+def _decoded(view: _View) -> list[tuple[int, int, str]]:
+    """(start, end, decoded text) of each base64 or hex blob in ``view`` that decodes to printable text."""
+    out = []
+    for pattern, decode in ((_ENCODED_RE, b64decode), (_HEX_RE, _hexdecode)):
+        for m in re.finditer(pattern, view.text):
+            blob = m.group()
+            if pattern is _ENCODED_RE and _char_classes(blob.rstrip("=")) < 2:
+                continue  # an identifier or a word, not an encoding
+            raw = decode(blob)
+            if raw is None or len(raw) < 8:
+                continue
+            try:
+                decoded = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if all(c.isprintable() or c in "\n\r\t" for c in decoded) and any(c.isalpha() for c in decoded):
+                out.append((m.start(), m.end(), decoded))
+    return out
+
+
+def _hexdecode(value: str) -> bytes | None:
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return None
+
+
+def _disguised(text: str) -> list[_Found]:
+    """Secrets only a normalised, line-joined or decoded copy of ``text`` shows, as spans of ``text``."""
+    base = _normalised(text)
+    found: list[_Found] = []
+    if base is not None:
+        found += [(*base.span(start, end), cls) for start, end, cls in _scan_passes(base.text)]
+    view = base or _View(text, list(range(len(text))))
+    if "\n" in view.text:
+        for joined, joins in _joined(view):
+            for start, end, cls in _scan(joined.text):
+                if cls not in _CONTEXTUAL and any(start < join < end for join in joins):
+                    found.append((*joined.span(start, end), cls))
+    for start, end, decoded in _decoded(view):
+        inner = _scan_passes(decoded)
+        if inner:
+            found.append((*view.span(start, end), inner[0][2]))
+    return found
+
+
+def _merge(spans: list[_Found], extra: list[_Found]) -> list[_Found]:
+    """``spans`` with each of ``extra`` added; one overlapping others takes their place, widened to cover
+    them all (a disguised token's plain half may already be a finding of its own)."""
+    if not extra:
+        return spans
+    out = list(spans)
+    for start, end, cls in sorted(extra):
+        overlapping = [s for s in out if s[0] < end and start < s[1]]
+        if overlapping and all(s[0] <= start and end <= s[1] for s in overlapping):
+            continue  # already covered
+        for s in overlapping:
+            out.remove(s)
+        out.append(
+            (min([start] + [s[0] for s in overlapping]), max([end] + [s[1] for s in overlapping]), cls)
+        )
+    return sorted(out)
+
+
 def redact(text: str, findings: list[SecretFinding] | None = None) -> str:
     """Replace each finding's secret part with ``[REDACTED:<cls>]``.
 
@@ -702,6 +898,37 @@ def redact(text: str, findings: list[SecretFinding] | None = None) -> str:
             break
         text = _apply(text, found)
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def mask_text(text: str) -> str:
+    """``text`` with every secret masked (:func:`redact`): for a value ee shows that no write guard saw, such
+    as a commit's author, subject or ``Ee-Actor`` trailer, an events file's ``source``, a file name, or a
+    value quoted in an error. Cached: the same names come back often."""
+    return redact(text) if text else text
+
+
+# Strings that cannot hold a secret, skipped by :func:`mask_output`: git object ids, ULID memory ids, times,
+# numbers, and short lower-case words (kinds, trust classes, codes).
+_PLAIN_OUTPUT_RE = r"[0-9a-f]{7,64}|mem_[0-9A-Z]{26}|\d{4}-\d\d-\d\d(?:T[\d:.]+Z)?|[\d.]+|[a-z_-]{0,24}"
+_KEPT = frozenset({"body"})  # already masked when indexed; unmasked only as the workspace allows (bypass)
+
+
+def mask_output(value: Any) -> Any:
+    """``value`` (a response's data, its degradations or an error) with every secret in every string
+    masked, keys included, except a memory's ``body``: the last net under everything ee prints, for the
+    names no write guard saw (a file or folder name and the ids and paths derived from it, a commit's
+    author or trailer, a value an error quotes)."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        value = to_dict()
+    if isinstance(value, str):
+        return value if re.fullmatch(_PLAIN_OUTPUT_RE, value) else mask_text(value)
+    if isinstance(value, dict):
+        return {mask_output(key): item if key in _KEPT else mask_output(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_output(item) for item in value]
+    return value
 
 
 def _apply(text: str, findings: list[SecretFinding]) -> str:
@@ -880,8 +1107,60 @@ def _is_key(fields: dict[str, object], label: str) -> bool:
 
 def mask_memory(memory: Memory) -> Memory:
     """``memory`` as output may show it: a secret in any field (a hand edit can put one anywhere) masked;
-    ``redacted`` then names the masked classes too. The file is not changed; ``ee doctor`` reports it."""
-    return scan_memory(memory)[0]
+    ``redacted`` then names the masked classes too, and a secret in its file or folder name is masked in
+    its path and in the id derived from it. The file is not changed; ``ee doctor`` reports it."""
+    masked = scan_memory(memory)[0]
+    path = mask_text(memory.path)
+    if path == memory.path:
+        return masked
+    from ee.store.frontmatter import _id_from_path
+
+    derived = memory.id == _id_from_path(memory.path)
+    return dataclasses.replace(
+        masked, path=path, id=path_id(memory.path) if derived else mask_text(memory.id)
+    )
+
+
+def path_id(path: str) -> str:
+    """The id of a memory file without an ``id`` key: derived from its path, a secret in the path masked
+    (with a short digest of the path, so two such files keep two ids)."""
+    from ee.store.frontmatter import _id_from_path
+
+    masked = mask_text(path)
+    if masked == path:
+        return _id_from_path(path)
+    import hashlib
+
+    return f"{_id_from_path(masked)}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+
+
+def rename_command(path: str) -> str | None:
+    """The ``git mv`` that renames the first file or folder of ``path`` whose name holds a secret, or None.
+    The secret is written as its preview then ``?`` wildcards (the shell matches the name without anyone
+    typing or seeing the secret); the new name is ``renamed-`` and a digest of the old one."""
+    findings = path_secrets(path)
+    if not findings:
+        return None
+    import hashlib
+
+    first = findings[0]
+    end = path.find("/", first.end)
+    end = len(path) if end < 0 else end
+    start = path.rfind("/", 0, first.start) + 1
+    pattern = path[start:end]
+    for f in reversed([f for f in findings if start <= f.start and f.end <= end]):
+        hidden = len(f.preview) - 1
+        pattern = (
+            pattern[: f.start - start + hidden] + "?" * (f.end - f.start - hidden) + pattern[f.end - start :]
+        )
+    suffix = ".md" if end == len(path) and path.endswith(".md") else ""
+    target = f"renamed-{hashlib.sha256(path[:end].encode()).hexdigest()[:8]}{suffix}"
+    return f"git mv {path[:start]}{pattern} {path[:start]}{target}"
+
+
+def path_secrets(path: str) -> list[SecretFinding]:
+    """The secrets in a memory file's path (its file and folder names): it enters git as its text does."""
+    return find_secrets(path) if path else []
 
 
 def scan_memory(memory: Memory) -> tuple[Memory, list[FieldSecret]]:
@@ -923,7 +1202,14 @@ def file_secrets(text: str, path: str = "") -> list[FieldSecret]:
 
     The raw text is scanned (YAML comments included), and, when it parses, every decoded frontmatter value
     too: a YAML escape (``"\\x70assword"``) or a folded string must not hide a secret. Used wherever a file
-    is about to enter git: the pre-commit hook, ``ee sync``, the merge driver."""
+    is about to enter git: the pre-commit hook, ``ee sync``, the merge driver. A secret in ``path`` itself
+    (a file or folder name) is one too, reported as field ``path`` (line 1: git shows the name first)."""
+
+    named = [FieldSecret("path", f.cls, 1, f.preview) for f in path_secrets(path)]
+    return named + _text_secrets(text, path)
+
+
+def _text_secrets(text: str, path: str) -> list[FieldSecret]:
     from ee.errors import EeError
     from ee.store import frontmatter
 

@@ -116,6 +116,17 @@ class Actor:
 
     agent: str | None = None
 
+    def __post_init__(self) -> None:
+        # The name reaches commit trailers, events files, history and search output: a field like any other.
+        if self.agent is not None:
+            from ee.policy.secrets import guard
+
+            guard(
+                {"agent": self.agent},
+                what="the agent name",
+                repair="name the agent with a short word, e.g. 'codex'",
+            )
+
     @classmethod
     def from_env(cls, agent: str | None = None) -> Actor:
         name = agent if agent is not None else os.environ.get("EE_AGENT") or None

@@ -167,7 +167,6 @@ def _build(
     from ee.index.freshness import CACHE_PATH
     from ee.index.provenance import provenance
     from ee.index.view import _load_embedder
-    from ee.store import frontmatter
     from ee.store.feedback import read_events_text
 
     files = ws.git.ls_tree(commit, MEMORIES)
@@ -210,7 +209,9 @@ def _build(
             continue
         record = dict(item.record)
         if record.get("id_from_path"):
-            record["id"] = frontmatter._id_from_path(rel)
+            from ee.policy.secrets import path_id
+
+            record["id"] = path_id(rel)
         if record["id"] in seen:
             continue
         seen.add(record["id"])

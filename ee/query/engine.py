@@ -268,10 +268,19 @@ def _effective_mode(ctx: Context) -> str:
 
 
 def _check_redaction(query: Query, allow_bypass: bool) -> None:
-    if query.get("redaction.policy") == "bypass" and not allow_bypass:
+    """Unmasking is the workspace's call, never the query's: ``bypass`` unmasks every class and
+    ``allowCategories`` the named ones, so each needs ``[redaction] allow_bypass = true``."""
+    if allow_bypass:
+        return
+    if query.get("redaction.policy") == "bypass":
         raise PolicyError(
             "redaction.policy 'bypass' is not allowed in this workspace",
             "set [redaction] allow_bypass = true in .ee/config.toml, or use 'respect'",
+        )
+    if query.get("redaction.allowCategories"):
+        raise PolicyError(
+            "redaction.allowCategories is not allowed in this workspace",
+            "set [redaction] allow_bypass = true in .ee/config.toml, or leave allowCategories out",
         )
 
 

@@ -12,8 +12,11 @@ def provenance_of(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
     out: dict[str, Any] = {"path": record["path"], "blob": record["blob"], "committed": record["committed"]}
     if prov and record["committed"]:
+        from ee.policy.secrets import mask_text  # git's words: no write guard saw a hand commit's
+
         commit, date, author, subject, actor = prov[:5]
-        out.update({"commit": commit, "author": author, "date": date, "message": subject, "actor": actor})
+        shown = {"author": mask_text(author), "date": date, "message": mask_text(subject)}
+        out.update({"commit": commit, **shown, "actor": mask_text(actor)})
     elif ctx.view.commit:
         out["commit"] = ctx.view.commit
     else:

@@ -10,11 +10,22 @@ ERROR_SCHEMA = "ee.error.v1"
 
 
 def envelope(data: Any, degraded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"schema": RESPONSE_SCHEMA, "success": True, "data": data, "degraded": degraded or []}
+    """The ee.response.v1 document, every secret in it masked (:func:`ee.policy.secrets.mask_output`)."""
+    from ee.policy.secrets import mask_output
+
+    return {
+        "schema": RESPONSE_SCHEMA,
+        "success": True,
+        "data": mask_output(data),
+        "degraded": mask_output(degraded or []),
+    }
 
 
 def error_envelope(error: dict[str, Any]) -> dict[str, Any]:
-    return {"schema": ERROR_SCHEMA, "success": False, "error": error}
+    """The ee.error.v1 document; a value the message quotes is masked like any output."""
+    from ee.policy.secrets import mask_output
+
+    return {"schema": ERROR_SCHEMA, "success": False, "error": mask_output(error)}
 
 
 def dumps(value: Any, indent: int | None = 2) -> str:

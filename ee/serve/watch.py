@@ -46,8 +46,11 @@ Log = Callable[[str], None]
 
 def stderr_log(line: str) -> None:
     # The process's own stderr, not sys.stderr: the query server swaps that while it runs a request.
+    # A problem it logs quotes file names, which may hold a secret; an on-demand server's log is a file.
+    from ee.policy.secrets import redact
+
     stream = sys.__stderr__ or sys.stderr
-    print(time.strftime("%H:%M:%S ") + line, file=stream, flush=True)
+    print(time.strftime("%H:%M:%S ") + redact(line), file=stream, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pid lock

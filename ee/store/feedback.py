@@ -29,6 +29,8 @@ def read_events_file(path: Path, rel: str) -> tuple[list[dict[str, Any]], list[d
 
 
 def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from ee.policy.secrets import mask_text
+
     events: dict[str, dict[str, Any]] = {}
     problems: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -44,6 +46,9 @@ def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[di
         ):
             problems.append(_problem(rel, number, "an event needs string fields id, signal and at"))
             continue
+        for key in ("source", "reason"):  # an events file written by hand or by an older ee: never guarded
+            if isinstance(event.get(key), str):
+                event[key] = mask_text(event[key])
         events.setdefault(event["id"], event)  # a union merge may duplicate a line: count it once
     return sorted(events.values(), key=lambda e: (e["at"], e["id"])), problems
 
