@@ -22,6 +22,7 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     ``fix`` first repairs what killed processes left (an interrupted import, temporary files), then checks:
     the problems are those that remain, and ``fixed`` says what was done.
     """
+    from ee.policy.secrets import mask_output
     from ee.store.recovery import repair
 
     repairs = repair(ws) if fix else None
@@ -60,7 +61,7 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
         "errors": errors,
         "warnings": warnings,
         "healthy": errors == 0,
-        "problems": [p.to_dict() for p in problems],
+        "problems": mask_output([p.to_dict() for p in problems]),  # (they quote file names)
     }
     if repairs is not None:
         out["fixed"] = repairs.to_dict()

@@ -27,6 +27,7 @@ def why(
     profile: str = "balanced",
 ) -> dict[str, Any]:
     """The ``data`` of ``ee why`` (with ``degraded`` inside)."""
+    from ee.policy.secrets import shown_path
     from ee.query import min_relevance, open_view
     from ee.query.document import from_arguments
     from ee.query.engine import prepare
@@ -47,7 +48,7 @@ def why(
     data: dict[str, Any] = {
         "id": memory_id,
         "title": _title(view, pos),
-        "path": record["path"],
+        "path": shown_path(record),
         "level": record["level"],
         "kind": record["kind"],
         "tags": record["tags"],

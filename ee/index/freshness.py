@@ -32,6 +32,7 @@ from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.provenance import agent_ids
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
+from ee.policy.secrets import name_record
 from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, make_state_folder, named_for, shown_path
 
 INDEX_DIR = ".ee/index"
@@ -552,10 +553,7 @@ class Updater:
             if "error" in item.record:
                 continue
             record = dict(item.record)
-            if record.get("id_from_path"):
-                from ee.policy.secrets import path_id
-
-                record["id"] = path_id(rel)
+            name_record(record, rel)
             vector = np.frombuffer(item.vector, dtype=np.float32) if item.vector is not None else None
             entries.append(
                 Entry(

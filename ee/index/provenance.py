@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ee.errors import GitError
+from ee.policy.secrets import mask_text
 from ee.store.files import MEMORIES
 
 _FORMAT = (
@@ -200,6 +201,10 @@ class _Walk:
             return
         sha, date, author, subject, actor, op = fields[:6]
         actor = actor.strip() or "human"
+        # git's words: a hand commit's author and subject, and its trailers, never met ee's write guard;
+        # masked here, once per commit walked, so every answer shows them masked (the walk's own test
+        # of the actor reads a masked one the same: "agent:" stays)
+        author, subject, actor = mask_text(author), mask_text(subject), mask_text(actor)
         for line in names.splitlines():
             parts = line.split("\t")
             if len(parts) < 2:

@@ -311,6 +311,8 @@ def status(ws: Workspace) -> dict[str, Any]:
     Every key is present in every state (None when unknown). ``stale`` is harmless (the next query
     catches up); ``missing`` and ``corrupt`` are repaired by the next query too, or by ``ee index rebuild``.
     """
+    from ee.policy.secrets import mask_output
+
     root = ws.root
     manifest = read_manifest(root)
     folder, model_key, model_problem = model_folder(ws)
@@ -346,7 +348,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         "generation": manifest["generation"],
         "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(manifest["built"])),
         "semantic": semantic,
-        "problems": problems,
+        "problems": mask_output(problems),  # (they quote file names)
         "repair": "" if fresh else "ee index rebuild  # or let the next query catch up",
     }
 

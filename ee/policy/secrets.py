@@ -65,7 +65,7 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -753,7 +753,9 @@ _INVISIBLE_RE = (
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]"
 )
 # Runs of token characters that a line break (and the indentation around it) splits: "ghp_iK2Z…\ngFb5…"
-_SPLIT_RE = r"[A-Za-z0-9_+/=.~-]+(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9_+/=.~-]+)+"
+# (the look-behind starts a run only at its first character: without it the search retried at every one)
+_SPLIT_RE = r"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_+/=.~-]+(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9_+/=.~-]+)+"
+_BREAK_RE = r"[ \t]*\r?\n[ \t]*"
 # Rules that read context around a value: a line join would give them text nobody wrote.
 _CONTEXTUAL = frozenset(
     {
@@ -790,32 +792,42 @@ def _normalised(text: str) -> _View | None:
         return None
     chars: list[str] = []
     origin: list[int] = []
-    for index, char in enumerate(text):
-        if re.match(_INVISIBLE_RE, char) or unicodedata.category(char) == "Cf":
-            continue
-        for part in unicodedata.normalize("NFKC", char) if ord(char) > 127 else char:
+    position = 0
+    for m in re.finditer(r"[^\x00-\x7f]+", text):  # ASCII runs are copied whole: NFKC keeps them
+        chars.append(text[position : m.start()])
+        origin.extend(range(position, m.start()))
+        for index in range(m.start(), m.end()):
+            char = text[index]
+            if re.match(_INVISIBLE_RE, char) or unicodedata.category(char) == "Cf":
+                continue
+            part = unicodedata.normalize("NFKC", char)
             chars.append(part)
-            origin.append(index)
-    return _View("".join(chars), origin) if chars else None
+            origin.extend([index] * len(part))
+        position = m.end()
+    chars.append(text[position:])
+    origin.extend(range(position, len(text)))
+    return _View("".join(chars), origin) if origin else None
 
 
 def _joined(view: _View) -> list[tuple[_View, list[int]]]:
     """Each run of token characters a line break splits, joined up, with the positions of the joins."""
     out = []
     for m in re.finditer(_SPLIT_RE, view.text):
+        joined = re.sub(_BREAK_RE, "", m.group())
+        if len(joined) < 20 or not any(c.isdigit() for c in joined):  # no token long enough: most prose
+            continue
         chars: list[str] = []
         origin: list[int] = []
         joins: list[int] = []
         position = m.start()
-        for index, piece in enumerate(re.split(r"[ \t]*\r?\n[ \t]*", m.group())):
+        for index, piece in enumerate(re.split(_BREAK_RE, m.group())):
             if index:
                 joins.append(len(chars))
                 position = view.text.index(piece, position)
             chars.extend(piece)
             origin.extend(view.origin[position + i] for i in range(len(piece)))
             position += len(piece)
-        if len(chars) >= 20 and any(c.isdigit() for c in chars):
-            out.append((_View("".join(chars), origin), joins))
+        out.append((_View("".join(chars), origin), joins))
     return out
 
 
@@ -1119,6 +1131,22 @@ def mask_memory(memory: Memory) -> Memory:
     return dataclasses.replace(
         masked, path=path, id=path_id(memory.path) if derived else mask_text(memory.id)
     )
+
+
+def name_record(record: dict[str, Any], path: str) -> None:
+    """Give an index record of the file at ``path`` its id when the file names none (:func:`path_id`),
+    and, when a file or folder name in ``path`` holds a secret, ``shown_path``: the path masked, which
+    every output shows instead (:func:`shown_path`). Once per file the index reads, not per answer."""
+    masked = mask_text(path)
+    if record.get("id_from_path"):
+        record["id"] = path_id(path)
+    if masked != path:
+        record["shown_path"] = masked
+
+
+def shown_path(record: Mapping[str, Any]) -> str:
+    """The path an output shows for an index record: a secret in its file or folder name masked."""
+    return str(record.get("shown_path") or record["path"])
 
 
 def path_id(path: str) -> str:

@@ -208,10 +208,9 @@ def _build(
             problems += [{"code": "memory_invalid", "severity": "error", "path": rel, **e} for e in errors]
             continue
         record = dict(item.record)
-        if record.get("id_from_path"):
-            from ee.policy.secrets import path_id
+        from ee.policy.secrets import name_record
 
-            record["id"] = path_id(rel)
+        name_record(record, rel)
         if record["id"] in seen:
             continue
         seen.add(record["id"])

@@ -6,17 +6,16 @@ from typing import Any
 
 from ee.index.tokenize import tokenize
 from ee.model import title_of
+from ee.policy.secrets import shown_path
 
 
 def provenance_of(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
-    out: dict[str, Any] = {"path": record["path"], "blob": record["blob"], "committed": record["committed"]}
-    if prov and record["committed"]:
-        from ee.policy.secrets import mask_text  # git's words: no write guard saw a hand commit's
-
+    path = shown_path(record)
+    out: dict[str, Any] = {"path": path, "blob": record["blob"], "committed": record["committed"]}
+    if prov and record["committed"]:  # (author, subject and actor masked by ee.index.provenance)
         commit, date, author, subject, actor = prov[:5]
-        shown = {"author": mask_text(author), "date": date, "message": mask_text(subject)}
-        out.update({"commit": commit, **shown, "actor": mask_text(actor)})
+        out.update({"commit": commit, "author": author, "date": date, "message": subject, "actor": actor})
     elif ctx.view.commit:
         out["commit"] = ctx.view.commit
     else:
@@ -102,7 +101,7 @@ def hit_dict(ctx: Any, item: Any, rank: int, memory: bool = True) -> dict[str, A
         "tags": record["tags"],
         "trust": st.trust,
         "posture": st.posture,
-        "path": record["path"],
+        "path": shown_path(record),
         "why": why(ctx, item, record),
         "flags": flags,
         "body": body,

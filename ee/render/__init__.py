@@ -10,15 +10,11 @@ ERROR_SCHEMA = "ee.error.v1"
 
 
 def envelope(data: Any, degraded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The ee.response.v1 document, every secret in it masked (:func:`ee.policy.secrets.mask_output`)."""
+    """The ee.response.v1 document. ``data`` is masked where its values come from (an index record, a
+    memory, git's words: ee.policy.secrets); the degradations, which quote file names, are masked here."""
     from ee.policy.secrets import mask_output
 
-    return {
-        "schema": RESPONSE_SCHEMA,
-        "success": True,
-        "data": mask_output(data),
-        "degraded": mask_output(degraded or []),
-    }
+    return {"schema": RESPONSE_SCHEMA, "success": True, "data": data, "degraded": mask_output(degraded or [])}
 
 
 def error_envelope(error: dict[str, Any]) -> dict[str, Any]:

@@ -22,9 +22,9 @@ def render(kind: str, data: dict[str, Any], fmt: str, *, indent: int | None = 2)
     degraded = data.pop("degraded", [])
     if fmt == "json":
         return dumps(envelope(data, degraded), indent=indent) + "\n"
-    from ee.policy.secrets import mask_output  # as envelope masks the JSON
+    from ee.policy.secrets import mask_output  # as envelope masks the JSON's
 
-    data, degraded = mask_output(data), mask_output(degraded)
+    degraded = mask_output(degraded)
     renderer: Callable[[str, dict[str, Any], list[dict[str, Any]]], str] = _RENDERERS[fmt]
     text = renderer(kind, data, degraded)
     if not text and fmt == "hook":
