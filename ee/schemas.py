@@ -37,13 +37,13 @@ _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz
 
 def is_rfc3339(value: object) -> bool:
     """RFC 3339 date-time, checked by ee itself (jsonschema checks ``date-time`` only with an extra
-    package)."""
+    package): the form, then :func:`ee.store.ids.parse_time` (a real date, in range once in UTC)."""
     if not isinstance(value, str) or not _RFC3339.match(value):
         return not isinstance(value, str)
-    from datetime import datetime
+    from ee.store.ids import parse_time
 
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        parse_time(value)
     except ValueError:
         return False
     return True

@@ -283,3 +283,73 @@ def test_options_that_contradict_each_other_are_usage_errors(cli: Cli, ws: Works
     # The agreeing pairs still work.
     assert cli("search", "release", "--format", "json", "--json").code == 0
     assert cli("why", memory.id, "--query", "release", "--profile", "wide", "--json").data["query"]
+
+
+OUT_OF_RANGE = ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00")  # outside years 1-9999 in UTC
+
+
+def test_a_time_out_of_range_in_utc_is_a_bad_time_everywhere(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    good = ws.remember("Compilers are pinned in CI.").id
+    folder = ws.root / "memories"
+    (folder / "early.md").write_text(f"---\nid: early\ncreated: {OUT_OF_RANGE[0]}\n---\ncompilers early\n")
+    (folder / "late.md").write_text(f'---\nid: late\nkind: fact\nvalid_to: "{OUT_OF_RANGE[1]}"\n---\nlate\n')
+    before = digest_tree(ws.root)
+    # The two files are named with their line; the rest of the store loads and answers.
+    doc = check(cli("memory", "list", "--json"))
+    assert [m["id"] for m in doc["data"]["memories"]] == [good]
+    messages = sorted(d["message"] for d in doc["degraded"])
+    assert messages[0].startswith("memories/early.md:3: created"), messages
+    assert messages[1].startswith("memories/late.md:4: valid_to"), messages
+    assert all("out of range" in message for message in messages)
+    assert check(cli("search", "compilers", "--json"))["data"]["hits"][0]["id"] == good
+    check(cli("context", "compilers", "--json"))
+    check(cli("index", "rebuild", "--json"))
+    export = cli("export", "jsonl")
+    assert export.code == 0
+    assert "skipped memories/early.md" in export.err
+    problems = check(cli("doctor", "--json"), ExitCode.STORAGE)["data"]["problems"]
+    assert {(p["path"], p["line"]) for p in problems} >= {("memories/early.md", 3), ("memories/late.md", 4)}
+    # Options and query documents: usage errors.
+    for when in OUT_OF_RANGE:
+        for args in (
+            ["search", "x", "--as-of", when],
+            ["context", "x", "--as-of", when],
+            ["memory", "show", good, "--as-of", when],
+            ["remember", "x", "--valid-to", when],
+            ["remember", "x", "--valid-from", when],
+            ["memory", "expire", good, "--at", when],
+        ):
+            result = cli(*args, "--json")
+            assert result.code == ExitCode.USAGE, (args, result.out, result.err)
+            assert when in result.json["error"]["message"], args
+        for part in (
+            {"asOf": when},
+            {"time": {"after": when}},
+            {"temporalValidity": {"referenceTime": when}},
+        ):
+            document = json.dumps({"version": "ee.query.v1", "query": {"text": "x"}} | part)
+            result = cli("search", "--query-file", "-", "--json", input=document)
+            assert result.json["error"]["code"] == "query_invalid", (part, result.out)
+            assert result.code == ExitCode.USAGE
+    # An import names the line and imports nothing.
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"body": "x", "created": OUT_OF_RANGE[0]}) + "\n")
+    error = check(cli("import", "jsonl", str(source), "--json"), ExitCode.USAGE)["error"]
+    assert error["message"].startswith("in.jsonl:1: created"), error
+    assert digest_tree(ws.root) == before
+    # The MCP tools answer the same usage error, not an internal one.
+    from ee.mcp.invoke import call_tool
+    from ee.mcp.tools import TOOLS
+
+    search = next(tool for tool in TOOLS if tool.name == "search")
+    answer = call_tool(search, {"text": "compilers", "as_of": OUT_OF_RANGE[0]}, str(ws.root))
+    assert answer.document["error"]["code"] in ("usage", "query_invalid"), answer.document
+    assert call_tool(search, {"text": "compilers"}, str(ws.root)).ok
+
+
+def test_an_asof_before_1970_finds_no_commit(cli: Cli, ws: Workspace) -> None:
+    # git reads `--before=<negative>` as "now": a time before any commit must not answer with HEAD.
+    good = ws.remember("Compilers are pinned in CI.").id
+    for when in ("0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"):
+        assert check(cli("search", "compilers", "--as-of", when, "--json"))["data"]["hits"] == []
+        check(cli("memory", "show", good, "--as-of", when, "--json"), ExitCode.NOT_FOUND)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ee.errors import MemoryFormatError, UsageError
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
-from ee.store.ids import format_time, is_valid_id, parse_time
+from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, parse_time
 
 
 class _LazyPattern:
@@ -504,17 +504,21 @@ def _dates() -> Any:
 
 def _check_time(key: str, raw: Any, path: str, line: int | None) -> str:
     dt = _dates()
-    if dt is not None and isinstance(raw, dt.datetime):
-        return format_time(raw)
-    if dt is not None and isinstance(raw, dt.date):
-        return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
-    if isinstance(raw, str):
-        try:
+    problem = "is not a date-time"
+    try:
+        if dt is not None and isinstance(raw, dt.datetime):
+            return format_time(raw)
+        if dt is not None and isinstance(raw, dt.date):
+            return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
+        if isinstance(raw, str):
             return format_time(parse_time(raw))
-        except ValueError:
-            pass
+    except TimeOutOfRange:
+        problem = TimeOutOfRange.reason
+    except ValueError:
+        pass
+    shown = raw.isoformat() if dt is not None and isinstance(raw, dt.date) else repr(raw)
     raise _problem_error(
-        f"{key} {raw!r} is not a date-time",
+        f"{key} {shown} {problem}",
         path,
         line,
         key,
