@@ -35,6 +35,34 @@ def load_schema(schema_id: str) -> dict[str, Any]:
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
 
 
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8. A command-line argument or variable holding bytes that are
+    not UTF-8 reaches Python as lone surrogates (``\\udcff``), and so does a ``"\\udcff"`` escape in JSON:
+    text that no file, git commit, JSON answer or tokenizer takes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def not_utf8_pointer(doc: Any) -> str | None:
+    """The JSON pointer of the first key or string in ``doc`` that is not UTF-8 (:func:`is_utf8`), or None."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, str):
+            if not is_utf8(node):
+                return pointer or "/"
+        elif isinstance(node, dict | list):
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                if isinstance(key, str) and not is_utf8(key):
+                    return pointer or "/"
+                stack.append((value, f"{pointer}/{key}"))
+    return None
+
+
 def is_rfc3339(value: object) -> bool:
     """RFC 3339 date-time, checked by ee itself (jsonschema checks ``date-time`` only with an extra
     package): the form, then :func:`ee.store.ids.parse_time` (a real date, in range once in UTC)."""

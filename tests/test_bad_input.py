@@ -353,3 +353,110 @@ def test_an_asof_before_1970_finds_no_commit(cli: Cli, ws: Workspace) -> None:
     for when in ("0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"):
         assert check(cli("search", "compilers", "--as-of", when, "--json"))["data"]["hits"] == []
         check(cli("memory", "show", good, "--as-of", when, "--json"), ExitCode.NOT_FOUND)
+
+
+BAD = "\udcff"  # how Python receives the byte 0xff of an argument or a variable (surrogateescape)
+
+
+def test_text_that_is_not_utf8_is_a_usage_error_in_every_argument_and_variable(
+    cli: Cli, ws: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    good = ws.remember("Compilers are pinned in CI.").id
+    head = git(ws.root, "rev-parse", "HEAD")
+    before = digest_tree(ws.root)
+    for args in (
+        ["search", f"{BAD} compilers"],
+        ["context", f"{BAD} x"],
+        ["search", "x", "--kind", BAD],
+        ["remember", "ok", "--tags", BAD],
+        ["remember", "ok", "--source", BAD],
+        ["remember", "ok", "--agent", BAD],
+        ["remember", BAD],
+        ["outcome", good, "--signal", "helpful", "--reason", BAD],
+        ["memory", "tags", good, "--add", BAD],
+        ["memory", "show", BAD],
+    ):
+        result = cli(*args, "--json")
+        assert result.code == ExitCode.USAGE, (args, result.out, result.err)
+        assert "not UTF-8" in result.json["error"]["message"], args
+    monkeypatch.setenv("EE_AGENT", BAD)
+    result = cli("remember", "ok", "--json")
+    assert result.code == ExitCode.USAGE, result.err
+    assert "$EE_AGENT" in result.json["error"]["message"]
+    monkeypatch.delenv("EE_AGENT")
+    # A "\udcff" escape in JSON is the same text: a query document, an import line.
+    document = json.dumps({"version": "ee.query.v1", "query": {"text": "x"}, "tags": {"require": [BAD]}})
+    result = cli("search", "--query-file", "-", "--json", input=document)
+    assert result.code == ExitCode.USAGE
+    assert result.json["error"]["details"]["pointer"] == "/tags/require/0"
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"body": "x", "tags": [BAD]}) + "\n")
+    error = check(cli("import", "jsonl", str(source), "--json"), ExitCode.USAGE)["error"]
+    assert error["message"].startswith("in.jsonl:1: /tags/0: "), error
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert digest_tree(ws.root) == before
+
+
+def test_a_file_name_that_is_not_utf8_is_still_a_path(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    # A path is declared click.Path: the text rule does not apply, the file is found or not.
+    ws.remember("Compilers are pinned in CI.")
+    batch = tmp_path / f"q{BAD}.txt"
+    batch.write_text("compilers\n")
+    assert len(check_lines(cli("search", "--batch", str(batch)))[0]["data"]["hits"]) == 1
+    document = tmp_path / f"d{BAD}.json"
+    document.write_text(json.dumps({"version": "ee.query.v1", "query": {"text": "compilers"}}))
+    assert len(check(cli("search", "--query-file", str(document), "--json"))["data"]["hits"]) == 1
+
+
+def check_lines(result: Result) -> list[Any]:
+    assert result.code == 0, (result.out, result.err)
+    return [json.loads(line) for line in result.out.splitlines()]
+
+
+def test_batch_files_fail_as_query_files_do(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    ws.remember("Compilers are pinned in CI.")
+    for option in ("--batch", "--query-file"):
+        missing = cli("search", option, str(tmp_path / "nowhere.jsonl"), "--json")
+        assert missing.code == ExitCode.NOT_FOUND, (option, missing.err)
+        folder = cli("search", option, str(tmp_path), "--json")
+        assert folder.code == ExitCode.USAGE, (option, folder.err)
+        assert "is a folder" in folder.json["error"]["message"]
+    # A line that is not UTF-8 is that line's error; the others run.
+    batch = tmp_path / "q.txt"
+    batch.write_bytes(b"compilers\n\xff compilers\ncompilers\n")
+    result = cli("search", "--batch", str(batch))
+    assert result.code == ExitCode.USAGE
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert [line["success"] for line in lines] == [True, False, True]
+    assert lines[1]["error"]["message"].startswith(f"{batch}:2: not UTF-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ee", "search", "--batch", "-"],
+        cwd=ws.root,
+        input=b"compilers\n\xff x\n",
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == ExitCode.USAGE, proc.stderr
+    assert [json.loads(line)["success"] for line in proc.stdout.splitlines()] == [True, False]
+
+
+def test_every_text_parameter_of_every_command_refuses_bytes_that_are_not_utf8() -> None:
+    import click
+
+    from ee.cli import TEXT, cli
+
+    def walk(command: click.Command) -> list[str]:
+        plain = [
+            f"{command.name} {param.name}"
+            for param in command.params
+            if isinstance(param.type, click.types.StringParamType) and param.type is not TEXT
+        ]
+        if isinstance(command, click.Group):
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None
+                plain += walk(sub)
+        return plain
+
+    assert walk(cli) == []

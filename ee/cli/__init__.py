@@ -59,9 +59,46 @@ COMMANDS = {
 }
 
 
+class Text(click.ParamType):
+    """A text argument or option. Bytes that are not UTF-8 (``$'\\xff'``) reach Python as lone surrogates,
+    which no memory file, commit, JSON answer or tokenizer takes: a usage error naming the parameter."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ee.schemas import is_utf8
+
+        if isinstance(value, str) and not is_utf8(value):
+            from ee.errors import UsageError
+
+            shown = (param.opts[0] if param.opts else (param.name or "").upper()) if param else "an argument"
+            raise UsageError(
+                f"{shown} holds bytes that are not UTF-8",
+                "convert it first, e.g. with: iconv -f latin1 -t utf-8",
+            )
+        return value
+
+
+TEXT = Text()
+
+
+def _text_parameters(command: click.Command) -> click.Command:
+    """Every plain-string parameter of ``command`` (and of its subcommands) checked as :data:`TEXT`: the
+    one place the rule applies to every command, present and future. A path is declared ``click.Path``
+    (a file name need not be UTF-8) and keeps its type."""
+    for param in command.params:
+        if type(param.type) is click.types.StringParamType:
+            param.type = TEXT
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _text_parameters(sub)
+    return command
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported when first asked for (``list_commands`` / ``get_command``,
-    which help, suggestions, the MCP tool table and the tests use)."""
+    which help, suggestions, the MCP tool table and the tests use); each with its text parameters checked
+    (:func:`_text_parameters`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -72,7 +109,7 @@ class LazyGroup(click.Group):
             return None
         module_name, _, attribute = target.partition(":")
         command: click.Command = getattr(import_module(f"ee.cli.{module_name}"), attribute)
-        return command
+        return _text_parameters(command)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -91,6 +128,7 @@ class LazyGroup(click.Group):
     "-W",
     metavar="DIR",
     default=None,
+    type=click.Path(),
     help="The workspace folder (default: $EE_WORKSPACE, else the nearest folder up with .ee/ or memories/).",
 )
 @click.version_option(__version__, prog_name="ee")

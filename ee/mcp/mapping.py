@@ -132,6 +132,16 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     """Arguments against the tool's input schema; the first violation as a usage error."""
     import jsonschema
 
+    from ee.schemas import not_utf8_pointer
+
+    bad_text = not_utf8_pointer(arguments)
+    if bad_text is not None:  # "\udcff" in the call's JSON: no file, commit or tokenizer takes it
+        where = bad_text.strip("/").replace("/", ".") or "arguments"
+        raise UsageError(
+            f"{tool.name}: {where}: holds text that is not UTF-8 (a lone surrogate)",
+            "send UTF-8 text",
+            {"tool": tool.name, "path": where, "violations": 1},
+        )
     schema = input_schema(tool)
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.absolute_path), e.message))

@@ -85,9 +85,16 @@ def parse_document(raw: str | bytes, source: str = "query document") -> Query:
 
 
 def validate(doc: Any, source: str = "query document") -> Query:
-    from ee.schemas import validator
+    from ee.schemas import not_utf8_pointer, validator
 
     too_deep = _too_deep(doc, MAX_DEPTH)
+    bad_text = None if too_deep else not_utf8_pointer(doc)
+    if bad_text is not None:  # ("\udcff" in JSON, or a non-UTF-8 argument): no index or tokenizer takes it
+        raise QueryError(
+            f"{source}: {bad_text}: holds text that is not UTF-8 (a lone surrogate)",
+            "send UTF-8 text",
+            {"pointer": bad_text, "expected": "UTF-8 text", "errors": 1},
+        )
     if too_deep is not None:  # the schema validator (and json.dumps) recurse once per level
         raise QueryError(
             f"{source}: {too_deep}: nested more than {MAX_DEPTH} levels deep",
@@ -170,6 +177,13 @@ def from_arguments(
         raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"the query text is longer than {MAX_QUERY_CHARS} characters", "shorten it")
+    from ee.schemas import is_utf8
+
+    if not is_utf8(text):
+        raise QueryError(
+            "the query text holds bytes that are not UTF-8",
+            "convert it first, e.g. with: iconv -f latin1 -t utf-8",
+        )
     # click's choices already constrain every other argument: skip jsonschema (~110 ms of imports).
     return with_options(
         Query({"version": "ee.query.v1", "query": {"text": text, "mode": mode}}),
