@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import cache
 from pathlib import Path
@@ -46,19 +47,28 @@ def is_utf8(text: str) -> bool:
     return True
 
 
-def not_utf8_pointer(doc: Any) -> str | None:
-    """The JSON pointer of the first key or string in ``doc`` that is not UTF-8 (:func:`is_utf8`), or None."""
+NOT_UTF8 = "holds text that is not UTF-8 (a lone surrogate)"
+NOT_FINITE = "is not a finite number (JSON has no NaN or Infinity)"
+
+
+def unwritable(doc: Any) -> tuple[str, str] | None:
+    """``(JSON pointer, problem)`` of the first value of a parsed JSON document that ee could not write out
+    again, or None: a key or string that is not UTF-8 (:func:`is_utf8`), or a number that is not finite
+    (Python's json reads ``NaN``, ``Infinity`` and ``1e400``; strict JSON has none of them)."""
     stack: list[tuple[Any, str]] = [(doc, "")]
     while stack:
         node, pointer = stack.pop()
         if isinstance(node, str):
             if not is_utf8(node):
-                return pointer or "/"
+                return pointer or "/", NOT_UTF8
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return pointer or "/", NOT_FINITE
         elif isinstance(node, dict | list):
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for key, value in items:
                 if isinstance(key, str) and not is_utf8(key):
-                    return pointer or "/"
+                    return pointer or "/", NOT_UTF8
                 stack.append((value, f"{pointer}/{key}"))
     return None
 

@@ -460,3 +460,47 @@ def test_every_text_parameter_of_every_command_refuses_bytes_that_are_not_utf8()
         return plain
 
     assert walk(cli) == []
+
+
+def strict_json(text: str) -> Any:
+    """``text`` parsed as strict JSON parsers do: NaN, Infinity and -Infinity refused."""
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} in ee's JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_every_json_writer_writes_strict_json_for_non_finite_values(cli: Cli, ws: Workspace) -> None:
+    (ws.root / "memories" / "nan.md").write_text(
+        "---\nid: nan\nteam: .nan\nsize: .inf\nlow: [-.inf, 1.0e+400]\n---\nnon-finite values\n"
+    )
+    shown = strict_json(cli("memory", "show", "nan", "--json").out)
+    assert shown["data"]["extra"] == {"team": ".nan", "size": ".inf", "low": ["-.inf", ".inf"]}
+    for args in (
+        ["memory", "list", "--json"],
+        ["search", "non-finite", "--json"],
+        ["context", "values", "--json"],
+    ):
+        result = cli(*args)
+        assert result.code == 0, (args, result.err)
+        strict_json(result.out)
+    export = cli("export", "jsonl")
+    assert export.code == 0
+    (line,) = [strict_json(line) for line in export.out.splitlines()]
+    assert line["extra"]["size"] == ".inf"
+    from ee.mcp.invoke import call_tool
+    from ee.mcp.tools import TOOLS
+
+    tools = {tool.name: tool for tool in TOOLS}
+    for name, arguments in (("memory_show", {"memory_id": "nan"}), ("search", {"text": "non-finite"})):
+        answer = call_tool(tools[name], arguments, str(ws.root))
+        assert answer.ok, answer.document
+        strict_json(answer.text)
+    document = '{"version": "ee.query.v1", "query": {"text": "x"}, "filters": {"size": {"gt": NaN}}}'
+    result = cli("search", "--query-file", "-", "--json", input=document)
+    assert result.code == ExitCode.USAGE
+    assert strict_json(result.out)["error"]["details"]["pointer"] == "/filters/size/gt"
+    refused = call_tool(tools["search"], {"text": "x", "limit": float("nan")}, str(ws.root))
+    assert refused.document["error"]["code"] == "usage"
+    strict_json(refused.text)

@@ -154,6 +154,24 @@ def test_tags_as_a_comma_string_and_dates_are_normalised() -> None:
     assert memory.valid_to == "2026-01-03T08:00:00Z"
 
 
+def test_extra_values_json_has_no_value_for_are_carried_as_text() -> None:
+    memory, problems = parse(
+        "---\nteam: .nan\nsize: .inf\nlow: [-.inf, 1.0e+400, 2.5]\nblob: !!binary aGVsbG8=\n"
+        "kinds: !!set {b, a}\nwhen: 2026-01-02\n---\nx\n"
+    )
+    assert dict(memory.extra) == {
+        "team": ".nan",
+        "size": ".inf",
+        "low": ["-.inf", ".inf", 2.5],
+        "blob": "aGVsbG8=",
+        "kinds": ["a", "b"],
+        "when": "2026-01-02",
+    }
+    assert {p.code for p in problems} == {"unknown_key"}
+    # ee's own numbers are checked as before: not finite is not within 0..1.
+    assert "confidence" in error_of("---\nconfidence: .nan\n---\nx\n").message
+
+
 def test_times_at_the_ends_of_the_calendar_keep_four_digit_years() -> None:
     # C's strftime writes year 999 as "999-…", which nothing reads back: ee writes "0999-…".
     memory, problems = parse(

@@ -132,14 +132,14 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     """Arguments against the tool's input schema; the first violation as a usage error."""
     import jsonschema
 
-    from ee.schemas import not_utf8_pointer
+    from ee.schemas import unwritable
 
-    bad_text = not_utf8_pointer(arguments)
-    if bad_text is not None:  # "\udcff" in the call's JSON: no file, commit or tokenizer takes it
-        where = bad_text.strip("/").replace("/", ".") or "arguments"
+    bad = unwritable(arguments)
+    if bad is not None:  # "\udcff" (no file, commit or tokenizer takes it), NaN (no strict JSON answer)
+        where = bad[0].strip("/").replace("/", ".") or "arguments"
         raise UsageError(
-            f"{tool.name}: {where}: holds text that is not UTF-8 (a lone surrogate)",
-            "send UTF-8 text",
+            f"{tool.name}: {where}: {bad[1]}",
+            "send UTF-8 text and finite numbers",
             {"tool": tool.name, "path": where, "violations": 1},
         )
     schema = input_schema(tool)

@@ -85,15 +85,15 @@ def parse_document(raw: str | bytes, source: str = "query document") -> Query:
 
 
 def validate(doc: Any, source: str = "query document") -> Query:
-    from ee.schemas import not_utf8_pointer, validator
+    from ee.schemas import unwritable, validator
 
     too_deep = _too_deep(doc, MAX_DEPTH)
-    bad_text = None if too_deep else not_utf8_pointer(doc)
-    if bad_text is not None:  # ("\udcff" in JSON, or a non-UTF-8 argument): no index or tokenizer takes it
+    bad = None if too_deep else unwritable(doc)
+    if bad is not None:  # "\udcff" (no tokenizer takes it), NaN or 1e400 (no strict JSON answer echoes it)
         raise QueryError(
-            f"{source}: {bad_text}: holds text that is not UTF-8 (a lone surrogate)",
-            "send UTF-8 text",
-            {"pointer": bad_text, "expected": "UTF-8 text", "errors": 1},
+            f"{source}: {bad[0]}: {bad[1]}",
+            "send UTF-8 text and finite numbers",
+            {"pointer": bad[0], "expected": "UTF-8 text or a finite number", "errors": 1},
         )
     if too_deep is not None:  # the schema validator (and json.dumps) recurse once per level
         raise QueryError(

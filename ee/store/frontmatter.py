@@ -9,6 +9,7 @@ key order, quoting and blank lines survive byte for byte outside the keys that c
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -617,7 +618,21 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
+# What JSON has no value for is carried as text in an extra key, as a date is: a non-finite number (YAML's
+# .nan, .inf, 1.0e+400) as YAML spells it, !!binary as its base64 text; a !!set becomes a sorted list.
+_NOT_FINITE = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
+
+
 def _jsonable(value: Any) -> Any:
+    """An extra key's YAML value as JSON-ready data (every answer is strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NOT_FINITE[repr(value)]
+    if isinstance(value, bytes):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return sorted((_jsonable(v) for v in value), key=repr)
     dt = _dates()
     if dt is not None and isinstance(value, dt.datetime):
         return format_time(value)
