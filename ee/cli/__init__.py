@@ -11,9 +11,10 @@ commands (click's documented lazy group: see :class:`LazyGroup`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -110,6 +111,15 @@ class LazyGroup(click.Group):
         module_name, _, attribute = target.partition(":")
         command: click.Command = getattr(import_module(f"ee.cli.{module_name}"), attribute)
         return _text_parameters(command)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader of the answer stopped reading (`ee export jsonl | head -1`): a normal end. Caught
+            # here, before click's main turns it into exit 1 (ee's code for a bug).
+            drop_output()
+            return 0
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -215,14 +225,38 @@ def wants_json(argv: list[str]) -> bool:
 
 
 def report_error(exc: EeError, as_json: bool) -> int:
-    if as_json:
-        from ee.render import dumps, error_envelope
+    """``exc`` on stderr (and its envelope on stdout for ``as_json``); its exit code."""
+    with reader_may_be_gone():
+        if as_json:
+            from ee.render import dumps, error_envelope
 
-        click.echo(dumps(error_envelope(exc.to_dict()), indent=json_indent()))
-    click.echo(f"error: {exc.message}", err=True)
-    if exc.hint:
-        click.echo(f"  repair: {exc.hint}", err=True)
+            click.echo(dumps(error_envelope(exc.to_dict()), indent=json_indent()))
+        click.echo(f"error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"  repair: {exc.hint}", err=True)
     return int(exc.exit_code)
+
+
+@contextlib.contextmanager
+def reader_may_be_gone() -> Iterator[None]:
+    """Writes whose reader may have gone away (``ee … 2>&1 | head -1``): a closed pipe ends them quietly
+    and changes nothing else, least of all the exit code the caller returns."""
+    try:
+        yield
+    except BrokenPipeError:
+        drop_output()
+
+
+def drop_output() -> None:
+    """After a closed pipe: send what is left of stdout and stderr to /dev/null, so the interpreter's last
+    flush neither fails again nor turns the exit code into 120 (as the Python docs advise for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # (a stream without a descriptor: a test's)
+                os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,7 +269,11 @@ def main(argv: list[str] | None = None) -> int:
         from ee.serve.shortlived import run_and_exit
 
         run_and_exit(lambda: _run(args))
-    return _run(args)
+    code = _run(args)
+    with reader_may_be_gone():  # now, not in the interpreter's teardown, where a closed pipe exits 120
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    return code
 
 
 def _read_only(args: list[str]) -> bool:
@@ -259,25 +297,30 @@ def _run(args: list[str]) -> int:
         return report_error(exc, wants_json(args))
     except _NO_ARGS_IS_HELP as exc:
         help_ctx = getattr(exc, "ctx", None)
-        click.echo(help_ctx.get_help() if help_ctx else "", err=True)
+        with reader_may_be_gone():
+            click.echo(help_ctx.get_help() if help_ctx else "", err=True)
         return int(ExitCode.USAGE)
     except click.UsageError as exc:
-        if wants_json(args):
-            from ee.render import dumps, error_envelope
+        with reader_may_be_gone():
+            if wants_json(args):
+                from ee.render import dumps, error_envelope
 
-            usage = {"code": "usage", "message": exc.format_message(), "repair": "see `ee --help`"}
-            click.echo(dumps(error_envelope(usage | {"details": {}}), indent=json_indent()))
-        exc.show()
+                usage = {"code": "usage", "message": exc.format_message(), "repair": "see `ee --help`"}
+                click.echo(dumps(error_envelope(usage | {"details": {}}), indent=json_indent()))
+            exc.show()
         return int(ExitCode.USAGE)
     except click.ClickException as exc:
-        exc.show()
+        with reader_may_be_gone():
+            exc.show()
         return int(ExitCode.USAGE)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        with reader_may_be_gone():
+            click.echo("aborted", err=True)
         return 130
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader of the answer stopped reading (`ee search … | head -1`): done
+        drop_output()
         return 0
     except KeyboardInterrupt:
         return 130
