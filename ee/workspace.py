@@ -26,7 +26,7 @@ from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
 from ee.policy.trust import Actor
 from ee.store import frontmatter
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
-from ee.store.ids import format_time, is_valid_id, new_id, now_text, parse_time
+from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_text, parse_time
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -712,14 +712,15 @@ def check_window(start: str | None, end: str | None, start_name: str, end_name: 
 
 
 def normalise_time(value: Any, what: str) -> str:
+    problem = "is not a date-time"
     try:
-        if not isinstance(value, str):
-            raise ValueError(value)
-        return format_time(parse_time(value))
+        if isinstance(value, str):
+            return format_time(parse_time(value))
+    except TimeOutOfRange:
+        problem = TimeOutOfRange.reason
     except ValueError:
-        raise UsageError(
-            f"{what} {value!r} is not a date-time", "write RFC 3339, e.g. 2026-12-01T09:00:00Z"
-        ) from None
+        pass
+    raise UsageError(f"{what} {value!r} {problem}", "write RFC 3339, e.g. 2026-12-01T09:00:00Z")
 
 
 def register_merge_driver(git: Git) -> bool:

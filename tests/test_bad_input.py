@@ -283,3 +283,224 @@ def test_options_that_contradict_each_other_are_usage_errors(cli: Cli, ws: Works
     # The agreeing pairs still work.
     assert cli("search", "release", "--format", "json", "--json").code == 0
     assert cli("why", memory.id, "--query", "release", "--profile", "wide", "--json").data["query"]
+
+
+OUT_OF_RANGE = ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00")  # outside years 1-9999 in UTC
+
+
+def test_a_time_out_of_range_in_utc_is_a_bad_time_everywhere(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    good = ws.remember("Compilers are pinned in CI.").id
+    folder = ws.root / "memories"
+    (folder / "early.md").write_text(f"---\nid: early\ncreated: {OUT_OF_RANGE[0]}\n---\ncompilers early\n")
+    (folder / "late.md").write_text(f'---\nid: late\nkind: fact\nvalid_to: "{OUT_OF_RANGE[1]}"\n---\nlate\n')
+    before = digest_tree(ws.root)
+    # The two files are named with their line; the rest of the store loads and answers.
+    doc = check(cli("memory", "list", "--json"))
+    assert [m["id"] for m in doc["data"]["memories"]] == [good]
+    messages = sorted(d["message"] for d in doc["degraded"])
+    assert messages[0].startswith("memories/early.md:3: created"), messages
+    assert messages[1].startswith("memories/late.md:4: valid_to"), messages
+    assert all("out of range" in message for message in messages)
+    assert check(cli("search", "compilers", "--json"))["data"]["hits"][0]["id"] == good
+    check(cli("context", "compilers", "--json"))
+    check(cli("index", "rebuild", "--json"))
+    export = cli("export", "jsonl")
+    assert export.code == 0
+    assert "skipped memories/early.md" in export.err
+    problems = check(cli("doctor", "--json"), ExitCode.STORAGE)["data"]["problems"]
+    assert {(p["path"], p["line"]) for p in problems} >= {("memories/early.md", 3), ("memories/late.md", 4)}
+    # Options and query documents: usage errors.
+    for when in OUT_OF_RANGE:
+        for args in (
+            ["search", "x", "--as-of", when],
+            ["context", "x", "--as-of", when],
+            ["memory", "show", good, "--as-of", when],
+            ["remember", "x", "--valid-to", when],
+            ["remember", "x", "--valid-from", when],
+            ["memory", "expire", good, "--at", when],
+        ):
+            result = cli(*args, "--json")
+            assert result.code == ExitCode.USAGE, (args, result.out, result.err)
+            assert when in result.json["error"]["message"], args
+        for part in (
+            {"asOf": when},
+            {"time": {"after": when}},
+            {"temporalValidity": {"referenceTime": when}},
+        ):
+            document = json.dumps({"version": "ee.query.v1", "query": {"text": "x"}} | part)
+            result = cli("search", "--query-file", "-", "--json", input=document)
+            assert result.json["error"]["code"] == "query_invalid", (part, result.out)
+            assert result.code == ExitCode.USAGE
+    # An import names the line and imports nothing.
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"body": "x", "created": OUT_OF_RANGE[0]}) + "\n")
+    error = check(cli("import", "jsonl", str(source), "--json"), ExitCode.USAGE)["error"]
+    assert error["message"].startswith("in.jsonl:1: created"), error
+    assert digest_tree(ws.root) == before
+    # The MCP tools answer the same usage error, not an internal one.
+    from ee.mcp.invoke import call_tool
+    from ee.mcp.tools import TOOLS
+
+    search = next(tool for tool in TOOLS if tool.name == "search")
+    answer = call_tool(search, {"text": "compilers", "as_of": OUT_OF_RANGE[0]}, str(ws.root))
+    assert answer.document["error"]["code"] in ("usage", "query_invalid"), answer.document
+    assert call_tool(search, {"text": "compilers"}, str(ws.root)).ok
+
+
+def test_an_asof_before_1970_finds_no_commit(cli: Cli, ws: Workspace) -> None:
+    # git reads `--before=<negative>` as "now": a time before any commit must not answer with HEAD.
+    good = ws.remember("Compilers are pinned in CI.").id
+    for when in ("0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z"):
+        assert check(cli("search", "compilers", "--as-of", when, "--json"))["data"]["hits"] == []
+        check(cli("memory", "show", good, "--as-of", when, "--json"), ExitCode.NOT_FOUND)
+
+
+BAD = "\udcff"  # how Python receives the byte 0xff of an argument or a variable (surrogateescape)
+
+
+def test_text_that_is_not_utf8_is_a_usage_error_in_every_argument_and_variable(
+    cli: Cli, ws: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    good = ws.remember("Compilers are pinned in CI.").id
+    head = git(ws.root, "rev-parse", "HEAD")
+    before = digest_tree(ws.root)
+    for args in (
+        ["search", f"{BAD} compilers"],
+        ["context", f"{BAD} x"],
+        ["search", "x", "--kind", BAD],
+        ["remember", "ok", "--tags", BAD],
+        ["remember", "ok", "--source", BAD],
+        ["remember", "ok", "--agent", BAD],
+        ["remember", BAD],
+        ["outcome", good, "--signal", "helpful", "--reason", BAD],
+        ["memory", "tags", good, "--add", BAD],
+        ["memory", "show", BAD],
+    ):
+        result = cli(*args, "--json")
+        assert result.code == ExitCode.USAGE, (args, result.out, result.err)
+        assert "not UTF-8" in result.json["error"]["message"], args
+    monkeypatch.setenv("EE_AGENT", BAD)
+    result = cli("remember", "ok", "--json")
+    assert result.code == ExitCode.USAGE, result.err
+    assert "$EE_AGENT" in result.json["error"]["message"]
+    monkeypatch.delenv("EE_AGENT")
+    # A "\udcff" escape in JSON is the same text: a query document, an import line.
+    document = json.dumps({"version": "ee.query.v1", "query": {"text": "x"}, "tags": {"require": [BAD]}})
+    result = cli("search", "--query-file", "-", "--json", input=document)
+    assert result.code == ExitCode.USAGE
+    assert result.json["error"]["details"]["pointer"] == "/tags/require/0"
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"body": "x", "tags": [BAD]}) + "\n")
+    error = check(cli("import", "jsonl", str(source), "--json"), ExitCode.USAGE)["error"]
+    assert error["message"].startswith("in.jsonl:1: /tags/0: "), error
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert digest_tree(ws.root) == before
+
+
+def test_a_file_name_that_is_not_utf8_is_still_a_path(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    # A path is declared click.Path: the text rule does not apply, the file is found or not.
+    ws.remember("Compilers are pinned in CI.")
+    batch = tmp_path / f"q{BAD}.txt"
+    batch.write_text("compilers\n")
+    assert len(check_lines(cli("search", "--batch", str(batch)))[0]["data"]["hits"]) == 1
+    document = tmp_path / f"d{BAD}.json"
+    document.write_text(json.dumps({"version": "ee.query.v1", "query": {"text": "compilers"}}))
+    assert len(check(cli("search", "--query-file", str(document), "--json"))["data"]["hits"]) == 1
+
+
+def check_lines(result: Result) -> list[Any]:
+    assert result.code == 0, (result.out, result.err)
+    return [json.loads(line) for line in result.out.splitlines()]
+
+
+def test_batch_files_fail_as_query_files_do(cli: Cli, ws: Workspace, tmp_path: Path) -> None:
+    ws.remember("Compilers are pinned in CI.")
+    for option in ("--batch", "--query-file"):
+        missing = cli("search", option, str(tmp_path / "nowhere.jsonl"), "--json")
+        assert missing.code == ExitCode.NOT_FOUND, (option, missing.err)
+        folder = cli("search", option, str(tmp_path), "--json")
+        assert folder.code == ExitCode.USAGE, (option, folder.err)
+        assert "is a folder" in folder.json["error"]["message"]
+    # A line that is not UTF-8 is that line's error; the others run.
+    batch = tmp_path / "q.txt"
+    batch.write_bytes(b"compilers\n\xff compilers\ncompilers\n")
+    result = cli("search", "--batch", str(batch))
+    assert result.code == ExitCode.USAGE
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert [line["success"] for line in lines] == [True, False, True]
+    assert lines[1]["error"]["message"].startswith(f"{batch}:2: not UTF-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ee", "search", "--batch", "-"],
+        cwd=ws.root,
+        input=b"compilers\n\xff x\n",
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == ExitCode.USAGE, proc.stderr
+    assert [json.loads(line)["success"] for line in proc.stdout.splitlines()] == [True, False]
+
+
+def test_every_text_parameter_of_every_command_refuses_bytes_that_are_not_utf8() -> None:
+    import click
+
+    from ee.cli import TEXT, cli
+
+    def walk(command: click.Command) -> list[str]:
+        plain = [
+            f"{command.name} {param.name}"
+            for param in command.params
+            if isinstance(param.type, click.types.StringParamType) and param.type is not TEXT
+        ]
+        if isinstance(command, click.Group):
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None
+                plain += walk(sub)
+        return plain
+
+    assert walk(cli) == []
+
+
+def strict_json(text: str) -> Any:
+    """``text`` parsed as strict JSON parsers do: NaN, Infinity and -Infinity refused."""
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} in ee's JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_every_json_writer_writes_strict_json_for_non_finite_values(cli: Cli, ws: Workspace) -> None:
+    (ws.root / "memories" / "nan.md").write_text(
+        "---\nid: nan\nteam: .nan\nsize: .inf\nlow: [-.inf, 1.0e+400]\n---\nnon-finite values\n"
+    )
+    shown = strict_json(cli("memory", "show", "nan", "--json").out)
+    assert shown["data"]["extra"] == {"team": ".nan", "size": ".inf", "low": ["-.inf", ".inf"]}
+    for args in (
+        ["memory", "list", "--json"],
+        ["search", "non-finite", "--json"],
+        ["context", "values", "--json"],
+    ):
+        result = cli(*args)
+        assert result.code == 0, (args, result.err)
+        strict_json(result.out)
+    export = cli("export", "jsonl")
+    assert export.code == 0
+    (line,) = [strict_json(line) for line in export.out.splitlines()]
+    assert line["extra"]["size"] == ".inf"
+    from ee.mcp.invoke import call_tool
+    from ee.mcp.tools import TOOLS
+
+    tools = {tool.name: tool for tool in TOOLS}
+    for name, arguments in (("memory_show", {"memory_id": "nan"}), ("search", {"text": "non-finite"})):
+        answer = call_tool(tools[name], arguments, str(ws.root))
+        assert answer.ok, answer.document
+        strict_json(answer.text)
+    document = '{"version": "ee.query.v1", "query": {"text": "x"}, "filters": {"size": {"gt": NaN}}}'
+    result = cli("search", "--query-file", "-", "--json", input=document)
+    assert result.code == ExitCode.USAGE
+    assert strict_json(result.out)["error"]["details"]["pointer"] == "/filters/size/gt"
+    refused = call_tool(tools["search"], {"text": "x", "limit": float("nan")}, str(ws.root))
+    assert refused.document["error"]["code"] == "usage"
+    strict_json(refused.text)

@@ -193,6 +193,40 @@ def test_errors_go_to_stderr_with_the_envelope_on_stdout(ws: Workspace, tmp_path
         assert "error" in human.stderr.lower()
 
 
+def test_a_reader_that_goes_away_does_not_change_the_exit_code(ws: Workspace) -> None:
+    """`ee … 2>&1 | head -1`: stdout and stderr are one pipe whose reader is gone before ee writes. An
+    error keeps its documented code; an answer nobody reads any more ends as a success, never exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    ws.remember("A memory about compilers.")
+    (ws.root / "memories" / "broken.md").write_text("---\nlevel: cosmic\n---\nbody\n")  # export: skipped
+    cases = [
+        (["remember", "x", "--level", "bogus"], ExitCode.USAGE),
+        (["remember", "x", "--level", "bogus", "--json"], ExitCode.USAGE),
+        (["memory", "show", "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"], ExitCode.NOT_FOUND),
+        (["memory", "list", "--human"], ExitCode.OK),
+        (["export", "jsonl"], ExitCode.OK),
+        (["search", "compilers"], ExitCode.OK),
+    ]
+    for args, code in cases:
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # gone before the first byte: every write meets a closed pipe
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "ee", *args],
+                cwd=ws.root,
+                stdout=write_end,
+                stderr=write_end,
+                check=False,
+                timeout=120,
+            )
+        finally:
+            os.close(write_end)
+        assert proc.returncode == code, args
+
+
 def test_conflict_and_storage_exit_codes(ws: Workspace) -> None:
     memory = ws.remember("Will be edited by hand.")
     path = ws.root / memory.path

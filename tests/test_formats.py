@@ -268,11 +268,18 @@ _json_values = st.recursive(
 @given(_json_values, st.sampled_from([None, 0, 1, 2, 4]))
 def test_dumps_writes_the_bytes_of_the_standard_encoder(value: Any, indent: int | None) -> None:
     """``ee.render.dumps`` is byte for byte ``json.dumps(value, ensure_ascii=False, indent=...)``: strings
-    in any script, control characters, quotes and backslashes, floats (NaN, infinities, exponents), big
-    ints, bools, None, tuples, keys that are not strings, empty and nested containers."""
+    in any script, control characters, quotes and backslashes, floats (exponents), big ints, bools, None,
+    tuples, keys that are not strings, empty and nested containers; and, strict JSON only, it refuses NaN
+    and infinities where the standard encoder with ``allow_nan=False`` does."""
     from ee.render import dumps
 
-    assert dumps(value, indent=indent) == json.dumps(value, ensure_ascii=False, indent=indent)
+    try:
+        expected = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+    except ValueError:
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            dumps(value, indent=indent)
+        return
+    assert dumps(value, indent=indent) == expected
 
 
 def test_dumps_of_a_served_search_response_is_the_standard_encoders(store: dict[str, Any]) -> None:

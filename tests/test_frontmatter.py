@@ -154,6 +154,36 @@ def test_tags_as_a_comma_string_and_dates_are_normalised() -> None:
     assert memory.valid_to == "2026-01-03T08:00:00Z"
 
 
+def test_extra_values_json_has_no_value_for_are_carried_as_text() -> None:
+    memory, problems = parse(
+        "---\nteam: .nan\nsize: .inf\nlow: [-.inf, 1.0e+400, 2.5]\nblob: !!binary aGVsbG8=\n"
+        "kinds: !!set {b, a}\nwhen: 2026-01-02\n---\nx\n"
+    )
+    assert dict(memory.extra) == {
+        "team": ".nan",
+        "size": ".inf",
+        "low": ["-.inf", ".inf", 2.5],
+        "blob": "aGVsbG8=",
+        "kinds": ["a", "b"],
+        "when": "2026-01-02",
+    }
+    assert {p.code for p in problems} == {"unknown_key"}
+    # ee's own numbers are checked as before: not finite is not within 0..1.
+    assert "confidence" in error_of("---\nconfidence: .nan\n---\nx\n").message
+
+
+def test_times_at_the_ends_of_the_calendar_keep_four_digit_years() -> None:
+    # C's strftime writes year 999 as "999-…", which nothing reads back: ee writes "0999-…".
+    memory, problems = parse(
+        "---\ncreated: 0999-01-01T00:00:00Z\nvalid_from: 0001-01-01\nvalid_to: 9999-12-31T23:59:59Z\n---\nx\n"
+    )
+    assert problems == []
+    assert (memory.created, memory.valid_from) == ("0999-01-01T00:00:00Z", "0001-01-01T00:00:00Z")
+    assert memory.valid_to == "9999-12-31T23:59:59Z"
+    again = parse(fm.render_new({"created": memory.created, "valid_to": memory.valid_to}, "x"))[0]
+    assert (again.created, again.valid_to) == (memory.created, memory.valid_to)
+
+
 @pytest.mark.parametrize(
     ("name", "text", "line", "key", "fragment"),
     [
@@ -175,6 +205,15 @@ def test_tags_as_a_comma_string_and_dates_are_normalised() -> None:
         ("unknown level", "---\nid: x1\nkind: fact\nlevel: cosmic\n---\nbody\n", 4, "level", "cosmic"),
         ("unknown trust", "---\ntrust: god\n---\nbody\n", 2, "trust", "god"),
         ("bad created", "---\ncreated: yesterday\n---\nbody\n", 2, "created", "date-time"),
+        # Well-formed times whose UTC date is outside years 1-9999 (Python cannot hold them).
+        ("created before year 1", "---\ncreated: 0001-01-01T00:00:00+01:00\n---\nx\n", 2, "created", "range"),
+        (
+            "valid_to after 9999",
+            '---\nvalid_to: "9999-12-31T23:59:59-14:00"\n---\nx\n',
+            2,
+            "valid_to",
+            "range",
+        ),
         ("bad link type", "---\nlinks: [{type: loves, to: x}]\n---\nbody\n", 2, "links", "loves"),
         ("links not a list", "---\nlinks: {type: a, to: b}\n---\nbody\n", 2, "links", "list"),
         ("duplicate key", "---\nid: x1\nkind: fact\nid: x2\n---\nbody\n", 4, "id", "duplicate key 'id'"),

@@ -183,6 +183,10 @@ def test_skip_invalid_imports_the_good_lines(cli: Cli, ws: Workspace, tmp_path: 
         ({"body": "x", "trust": "god"}, "unknown trust"),
         ({"body": "x", "trust": 5}, "unknown trust"),
         ({"body": "x", "created": "yesterday"}, "date-time"),
+        # Strict JSON has no NaN or Infinity: ee's export could not write them back.
+        ('{"body": "x", "extra": {"a": 1e400}}', "/extra/a: is not a finite number"),
+        ('{"body": "x", "extra": {"a": [NaN]}}', "/extra/a/0: is not a finite number"),
+        ('{"body": "x", "confidence": -Infinity}', "/confidence: is not a finite number"),
         ({"body": "x", "valid_from": 12}, "date-time"),
         ({"body": "x", "valid_to": ["2026"]}, "date-time"),
         ({"body": "x", "links": ["loves:mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"]}, "unknown link type 'loves'"),

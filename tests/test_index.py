@@ -495,6 +495,12 @@ def _chop(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:-5])
 
 
+def _drop_a_blob_id(path: Path) -> None:
+    record = marshal.loads(path.read_bytes())
+    record["blobs"] = record["blobs"].split(b"\0", 1)[1]
+    path.write_bytes(marshal.dumps(record))
+
+
 DAMAGE = {
     "truncated score matrix": lambda ws: _truncate(_generation(ws) / "bm25s" / "data.csc.index.npy"),
     "truncated vectors": lambda ws: _truncate(_generation(ws) / "vectors.npy"),
@@ -504,6 +510,7 @@ DAMAGE = {
     "truncated ids": lambda ws: _chop(_generation(ws) / "ids.marshal"),
     "truncated committed column": lambda ws: _truncate(_generation(ws) / "committed.npy"),
     "garbage stamps": lambda ws: (_generation(ws) / "stamps.marshal").write_bytes(b"\x00garbage"),
+    "stamps missing a blob id": lambda ws: _drop_a_blob_id(_generation(ws) / "stamps.marshal"),
     "garbage vocabulary": lambda ws: (_generation(ws) / "bm25s" / lexical.VOCAB).write_bytes(b"\x00bad"),
     "truncated vocabulary": lambda ws: _chop(_generation(ws) / "bm25s" / lexical.VOCAB),
     "truncated head state": lambda ws: _truncate(_generation(ws) / "head.marshal"),
@@ -680,6 +687,68 @@ def test_broken_yaml_is_reported_and_skipped_then_indexed_when_fixed(ws: Workspa
     fixed = open_index(ws)
     assert set(scores(fixed, "alpha")) == {"mem_good", "mem_broken"}
     assert "memory_invalid" not in codes(fixed)
+
+
+def _limit(ws: Workspace, max_bytes: int | None) -> None:
+    config = ws.root / ".ee" / "config.toml"
+    config.write_text("" if max_bytes is None else f"[store]\nmax_body_bytes = {max_bytes}\n")
+
+
+def _skipped(view: Any) -> list[str]:
+    return sorted(d["message"].split(":")[0] for d in view.degraded if "more than the limit" in d["message"])
+
+
+def test_a_changed_size_limit_is_picked_up_both_ways(ws: Workspace) -> None:
+    # One file skipped alone once left the saved blob ids unreadable (every later query failed), and a
+    # raised limit was never seen: the skipped files stayed skipped until `ee index rebuild`.
+    write(ws, "memories/a.md", "alpha rollback window", "mem_a")
+    commit(ws)
+    open_index(ws)
+    _limit(ws, 10)
+    view = open_index(ws)
+    assert (view.gen.size, _skipped(view)) == (0, ["memories/a.md"])
+    assert status(ws)["state"] == "ready"
+    _limit(ws, None)
+    write(ws, "memories/b.md", "bravo delta", "mem_b")
+    view = open_index(ws)
+    assert sorted(view.gen.ids) == ["mem_a", "mem_b"]
+    assert _skipped(view) == []
+    _limit(ws, 55)  # lowered: b (50 bytes) stays, a (60 bytes) leaves the index
+    view = open_index(ws)
+    assert (view.gen.ids, _skipped(view)) == (["mem_b"], ["memories/a.md"])
+    assert "mem_a" not in scores(view, "alpha rollback")
+    _limit(ws, 10)
+    assert _skipped(open_index(ws)) == ["memories/a.md", "memories/b.md"]
+    _limit(ws, 100_000)  # raised past every file: all of them are read again
+    incremental = picture(view := open_index(ws))
+    assert (sorted(view.gen.ids), _skipped(view)) == (["mem_a", "mem_b"], [])
+    assert status(ws)["state"] == "ready"
+    rebuild(ws)
+    assert picture(open_index(ws)) == incremental
+
+
+def test_the_search_command_follows_a_changed_size_limit(ws: Workspace) -> None:
+    ws.remember("A memory about compilers.")
+    _limit(ws, 10)
+    assert run_cli("--workspace", str(ws.root), "search", "compilers", "--json").data["hits"] == []
+    _limit(ws, None)
+    ws.remember("A new one about linkers.")
+    for word in ("compilers", "linkers"):
+        result = run_cli("--workspace", str(ws.root), "search", word, "--json")
+        assert result.code == 0, result.err
+        assert len(result.data["hits"]) == 1, word
+
+
+def test_a_file_grown_past_the_limit_leaves_the_index(ws: Workspace) -> None:
+    write(ws, "memories/a.md", "zebra crossing", "mem_a")
+    assert "mem_a" in scores(open_index(ws), "zebra")
+    write(ws, "memories/a.md", "zebra " * 50_000, "mem_a")
+    view = open_index(ws)
+    assert (view.gen.size, _skipped(view)) == (0, ["memories/a.md"])
+    assert view.report is not None
+    assert view.report.modified == ["memories/a.md"]
+    write(ws, "memories/a.md", "zebra again", "mem_a")
+    assert "mem_a" in scores(open_index(ws), "zebra")
 
 
 # ------------------------------------------------------------------------------------------ CLI

@@ -413,3 +413,20 @@ def test_the_core_cli_does_not_import_the_sdk(ws: Workspace) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["data"]["tools"]
+
+
+def test_text_that_is_not_utf8_is_a_usage_error_of_the_call(ws: Workspace) -> None:
+    """A "\\udcff" escape in a call's JSON (no file, commit or tokenizer takes it) names the argument."""
+    from ee.mcp.invoke import call_tool
+
+    bad = "\udcff"
+    for name, arguments, where in (
+        ("search", {"text": f"{bad} x"}, "text"),
+        ("remember", {"text": "ok", "tags": [bad]}, "tags.0"),
+        ("search", {"query": {"version": "ee.query.v1", "query": {"text": bad}}}, "query.query.text"),
+    ):
+        answer = call_tool(_tool(name), arguments, str(ws.root))
+        assert not answer.ok
+        assert answer.document["error"]["code"] == "usage", answer.document
+        assert answer.document["error"]["details"]["path"] == where
+    assert ws.list()[0] == []

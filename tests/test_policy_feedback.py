@@ -210,11 +210,13 @@ def test_duplicates_future_and_malformed_events() -> None:
         {"id": "x1", "signal": "loved", "at": format_time(NOW)},
         {"id": "x2", "signal": "helpful", "at": "yesterday"},
         {"signal": "helpful", "at": format_time(NOW)},
+        {"id": "x3", "signal": "harmful", "at": "0001-01-01T00:00:00+14:00"},  # before year 1 in UTC
+        {"id": "x4", "signal": "harmful", "at": "9999-12-31T23:59:59-14:00"},  # after year 9999 in UTC
     ]
     state = effective_confidence(0.5, events, NOW)
     assert state.applied == ("e1",)
     assert state.effective == pytest.approx(0.6)
-    assert len(state.notes) == 5
+    assert len(state.notes) == 7
 
 
 # --- freshness

@@ -39,6 +39,14 @@ def test_a_value_that_is_no_json_is_refused_as_the_standard_encoder_refuses_it()
         dumps({"a": [1, object()]})
 
 
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf")])
+def test_dumps_never_writes_nan_or_infinity(number: float) -> None:
+    # Strict parsers (JavaScript's JSON.parse, Go, jq) refuse them: a bug upstream, never output.
+    for indent in (None, 2):
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            dumps({"data": {"extra": {"a": [number]}}}, indent=indent)
+
+
 def _item_text_reference(kind: str, body: str, memory_id: str, trust: str, confidence: float) -> str:
     """The pack item text as first written (every body through the general path)."""
     lines = body.strip().splitlines() or [""]

@@ -11,9 +11,10 @@ commands (click's documented lazy group: see :class:`LazyGroup`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -59,9 +60,46 @@ COMMANDS = {
 }
 
 
+class Text(click.ParamType):
+    """A text argument or option. Bytes that are not UTF-8 (``$'\\xff'``) reach Python as lone surrogates,
+    which no memory file, commit, JSON answer or tokenizer takes: a usage error naming the parameter."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from ee.schemas import is_utf8
+
+        if isinstance(value, str) and not is_utf8(value):
+            from ee.errors import UsageError
+
+            shown = (param.opts[0] if param.opts else (param.name or "").upper()) if param else "an argument"
+            raise UsageError(
+                f"{shown} holds bytes that are not UTF-8",
+                "convert it first, e.g. with: iconv -f latin1 -t utf-8",
+            )
+        return value
+
+
+TEXT = Text()
+
+
+def _text_parameters(command: click.Command) -> click.Command:
+    """Every plain-string parameter of ``command`` (and of its subcommands) checked as :data:`TEXT`: the
+    one place the rule applies to every command, present and future. A path is declared ``click.Path``
+    (a file name need not be UTF-8) and keeps its type."""
+    for param in command.params:
+        if type(param.type) is click.types.StringParamType:
+            param.type = TEXT
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _text_parameters(sub)
+    return command
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported when first asked for (``list_commands`` / ``get_command``,
-    which help, suggestions, the MCP tool table and the tests use)."""
+    which help, suggestions, the MCP tool table and the tests use); each with its text parameters checked
+    (:func:`_text_parameters`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -72,7 +110,16 @@ class LazyGroup(click.Group):
             return None
         module_name, _, attribute = target.partition(":")
         command: click.Command = getattr(import_module(f"ee.cli.{module_name}"), attribute)
-        return command
+        return _text_parameters(command)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader of the answer stopped reading (`ee export jsonl | head -1`): a normal end. Caught
+            # here, before click's main turns it into exit 1 (ee's code for a bug).
+            drop_output()
+            return 0
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -91,6 +138,7 @@ class LazyGroup(click.Group):
     "-W",
     metavar="DIR",
     default=None,
+    type=click.Path(),
     help="The workspace folder (default: $EE_WORKSPACE, else the nearest folder up with .ee/ or memories/).",
 )
 @click.version_option(__version__, prog_name="ee")
@@ -179,15 +227,40 @@ def wants_json(argv: list[str]) -> bool:
 
 
 def report_error(exc: EeError, as_json: bool) -> int:
+    """``exc`` on stderr (and its envelope on stdout for ``as_json``); its exit code. A value the message
+    quotes is masked, on stderr too."""
     from ee.render import dumps, error_envelope
 
-    error = error_envelope(exc.to_dict())  # a value the message quotes is masked, on stderr too
-    if as_json:
-        click.echo(dumps(error, indent=json_indent()))
-    click.echo(f"error: {error['error']['message']}", err=True)
-    if error["error"]["repair"]:
-        click.echo(f"  repair: {error['error']['repair']}", err=True)
+    error = error_envelope(exc.to_dict())
+    with reader_may_be_gone():
+        if as_json:
+            click.echo(dumps(error, indent=json_indent()))
+        click.echo(f"error: {error['error']['message']}", err=True)
+        if error["error"]["repair"]:
+            click.echo(f"  repair: {error['error']['repair']}", err=True)
     return int(exc.exit_code)
+
+
+@contextlib.contextmanager
+def reader_may_be_gone() -> Iterator[None]:
+    """Writes whose reader may have gone away (``ee … 2>&1 | head -1``): a closed pipe ends them quietly
+    and changes nothing else, least of all the exit code the caller returns."""
+    try:
+        yield
+    except BrokenPipeError:
+        drop_output()
+
+
+def drop_output() -> None:
+    """After a closed pipe: send what is left of stdout and stderr to /dev/null, so the interpreter's last
+    flush neither fails again nor turns the exit code into 120 (as the Python docs advise for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # (a stream without a descriptor: a test's)
+                os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,7 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         from ee.serve.shortlived import run_and_exit
 
         run_and_exit(lambda: _run(args))
-    return _run(args)
+    code = _run(args)
+    with reader_may_be_gone():  # now, not in the interpreter's teardown, where a closed pipe exits 120
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    return code
 
 
 def _read_only(args: list[str]) -> bool:
@@ -224,25 +301,30 @@ def _run(args: list[str]) -> int:
         return report_error(exc, wants_json(args))
     except _NO_ARGS_IS_HELP as exc:
         help_ctx = getattr(exc, "ctx", None)
-        click.echo(help_ctx.get_help() if help_ctx else "", err=True)
+        with reader_may_be_gone():
+            click.echo(help_ctx.get_help() if help_ctx else "", err=True)
         return int(ExitCode.USAGE)
     except click.UsageError as exc:
-        if wants_json(args):
-            from ee.render import dumps, error_envelope
+        with reader_may_be_gone():
+            if wants_json(args):
+                from ee.render import dumps, error_envelope
 
-            usage = {"code": "usage", "message": exc.format_message(), "repair": "see `ee --help`"}
-            click.echo(dumps(error_envelope(usage | {"details": {}}), indent=json_indent()))
-        exc.show()
+                usage = {"code": "usage", "message": exc.format_message(), "repair": "see `ee --help`"}
+                click.echo(dumps(error_envelope(usage | {"details": {}}), indent=json_indent()))
+            exc.show()
         return int(ExitCode.USAGE)
     except click.ClickException as exc:
-        exc.show()
+        with reader_may_be_gone():
+            exc.show()
         return int(ExitCode.USAGE)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        with reader_may_be_gone():
+            click.echo("aborted", err=True)
         return 130
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader of the answer stopped reading (`ee search … | head -1`): done
+        drop_output()
         return 0
     except KeyboardInterrupt:
         return 130

@@ -64,6 +64,7 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--query-file",
     metavar="FILE",
+    type=click.Path(allow_dash=True),
     help="An ee.query.v1 document ('-' reads stdin) instead of TASK; options override it.",
 )
 @click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
@@ -119,7 +120,11 @@ def context_cmd(
 
 @click.command("pack")
 @click.option(
-    "--query-file", required=True, metavar="FILE", help="An ee.query.v1 document ('-' reads stdin)."
+    "--query-file",
+    required=True,
+    metavar="FILE",
+    type=click.Path(allow_dash=True),
+    help="An ee.query.v1 document ('-' reads stdin).",
 )
 @pack_options
 @click.pass_context

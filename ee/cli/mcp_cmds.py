@@ -25,6 +25,7 @@ def mcp_group() -> None:
     "serve_workspace",
     metavar="DIR",
     default=None,
+    type=click.Path(),
     help="The workspace to serve (default: ee's --workspace, $EE_WORKSPACE, else found from here up).",
 )
 @click.option(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
@@ -29,22 +29,35 @@ def min_relevance_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+def open_query_input(path: str, what: str) -> BinaryIO:
+    """``path`` ('-': standard input) opened for reading bytes; a missing file, a folder or an unreadable
+    file is an ee error naming it (``what``: "query file", "batch file")."""
+    from ee.errors import NotFound, StorageError
+
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise NotFound(f"no {what} {path}", "check the path (or pass - to read stdin)") from None
+    except IsADirectoryError:
+        raise QueryError(f"{path} is a folder, not a {what}", "pass a file, or - for stdin") from None
+    except OSError as exc:
+        raise StorageError(
+            f"cannot read {what} {path}: {exc.strerror or exc}", "check the path and its permissions"
+        ) from None
+
+
 def read_query_file(path: str) -> Any:
-    from ee.errors import NotFound
     from ee.query.document import MAX_DOCUMENT_BYTES, parse_document
 
+    handle = open_query_input(path, "query file")
     # Read one byte past the cap: a huge document (or /dev/zero) is refused without filling memory.
-    if path == "-":
-        return parse_document(sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1), "<stdin>")
     try:
-        with open(path, "rb") as handle:
-            return parse_document(handle.read(MAX_DOCUMENT_BYTES + 1), path)
-    except FileNotFoundError:
-        raise NotFound(f"no query file {path}", "check the path (or pass - to read stdin)") from None
-    except IsADirectoryError:
-        raise QueryError(
-            f"{path} is a folder, not a query file", "pass a JSON file, or - for stdin"
-        ) from None
+        return parse_document(handle.read(MAX_DOCUMENT_BYTES + 1), "<stdin>" if path == "-" else path)
+    finally:
+        if path != "-":
+            handle.close()
 
 
 def output_format(fmt: str | None, as_json: bool | None, query: Any) -> str:
@@ -87,11 +100,15 @@ def check_explain(query: Any, fmt: str, kind: str) -> None:
 @click.option("--fields", type=click.Choice(FIELDS))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped).")
 @click.option(
-    "--query-file", metavar="FILE", help="An ee.query.v1 document ('-' reads stdin); options override it."
+    "--query-file",
+    metavar="FILE",
+    type=click.Path(allow_dash=True),
+    help="An ee.query.v1 document ('-' reads stdin); options override it.",
 )
 @click.option(
     "--batch",
     metavar="FILE.jsonl",
+    type=click.Path(allow_dash=True),
     help="One query per line (text or document; options apply to each) → one JSON line each.",
 )
 @min_relevance_option
@@ -170,20 +187,34 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
 
     The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
     answers as of the moment it started, at the engine's speed."""
-    from ee.query.document import from_arguments, parse_document, with_options
+    from ee.query.document import MAX_DOCUMENT_BYTES, from_arguments, parse_document, with_options
     from ee.render import dumps, envelope, error_envelope
 
-    handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    handle = open_query_input(path, "batch file")
+    source = "<stdin>" if path == "-" else path
     code = 0
     views: dict[str | None, Any] = {}
     try:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+        # Lines as bytes, at most one document long each: a line that is not UTF-8 is that line's error,
+        # and a file without line breaks (/dev/zero) never fills memory.
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b""), start=1):
+            if not raw.strip():
                 continue
+            too_long = len(raw) > MAX_DOCUMENT_BYTES and not raw.endswith(b"\n")
             try:
-                stripped = line.strip()
+                if too_long:
+                    raise QueryError(
+                        f"{source}:{number}: longer than {MAX_DOCUMENT_BYTES} bytes; the batch stops here",
+                        "one query per line, each a text or a JSON document",
+                    )
+                try:
+                    stripped = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as exc:
+                    raise QueryError(
+                        f"{source}:{number}: not UTF-8 text ({exc.reason})", "save it as UTF-8"
+                    ) from None
                 if stripped.startswith("{"):
-                    query = parse_document(stripped, f"{path}:{number}")
+                    query = parse_document(stripped, f"{source}:{number}")
                 else:
                     query = from_arguments(stripped)
                 data = ws.search(with_options(query, **options), min_relevance, views)
@@ -192,7 +223,9 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
             except EeError as exc:
                 code = code or int(exc.exit_code)
                 click.echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
+                if too_long:
+                    break
     finally:
-        if handle is not sys.stdin:
+        if path != "-":
             handle.close()
     return code

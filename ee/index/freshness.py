@@ -185,7 +185,10 @@ class Stamps:
     @property
     def blobs(self) -> dict[str, str]:
         """Path → blob id ("" for a file that could not be read)."""
-        return dict(zip(split_strings(self.paths), split_strings(self.blob_ids), strict=True))
+        paths = split_strings(self.paths)
+        # One unreadable file alone joins to b"", which split_strings reads as no string at all.
+        blob_ids = split_strings(self.blob_ids) if self.blob_ids else [""] * len(paths)
+        return dict(zip(paths, blob_ids, strict=True))
 
 
 def _differences(saved: Stamps, found: Scan) -> tuple[set[str], list[str]]:
@@ -216,13 +219,20 @@ def _parse_stamps(value: Any) -> dict[str, Any]:
         raise ValueError("stamps damaged")
     if not isinstance(value.get("events"), dict) or not isinstance(value.get("racy"), list):
         raise ValueError("stamps damaged")
-    if len(value["stamps"]) % 32:
+    if len(value["stamps"]) % 32 or not _counts_agree(value["paths"], value["stamps"], value["blobs"]):
         raise ValueError("stamps damaged")
     return {
         "stamps": Stamps(value["paths"], value["stamps"], value["blobs"]),
         "events": value["events"],
         "racy": value["racy"],
     }
+
+
+def _counts_agree(paths: bytes, stamps: bytes, blob_ids: bytes) -> bool:
+    """One stamp and one blob id per path (counted, not split: every query reads the stamps)."""
+    count = paths.count(b"\0") + 1 if paths else 0
+    blob_count = blob_ids.count(b"\0") + 1 if blob_ids else min(count, 1)  # b"": no ids, or one ""
+    return len(stamps) == 32 * count and blob_count == count
 
 
 def scan(root: Path) -> Scan:
@@ -304,13 +314,21 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
 
 
 def is_fresh(
-    manifest: dict[str, Any] | None, head: str, found: Scan, model_id: str | None, trust_racy: bool = False
+    manifest: dict[str, Any] | None,
+    head: str,
+    found: Scan,
+    model_id: str | None,
+    max_bytes: int,
+    trust_racy: bool = False,
 ) -> bool:
-    """Does the saved index reflect this state? Racy files (see :func:`racy_files`) say no unless
-    ``trust_racy`` (``ee index status``: they are re-read by the next update, not stale)."""
+    """Does the saved index reflect this state, read with the size limit ``max_bytes`` (see
+    :func:`body_limit`)? Racy files (see :func:`racy_files`) say no unless ``trust_racy`` (``ee index
+    status``: they are re-read by the next update, not stale)."""
     if not manifest or manifest.get("corrupt"):
         return False
     if manifest["head"] != head or manifest["model_id"] != model_id or manifest["cache"] != CACHE_VERSION:
+        return False
+    if manifest.get("max_bytes") != max_bytes:
         return False
     saved: Stamps = manifest["stamps"]
     paths, stamps = found.key()
@@ -360,14 +378,20 @@ class Updater:
     """Brings the saved index up to the store's current state (call under :func:`index_lock`)."""
 
     def __init__(
-        self, root: Path, git: Any, embedder: Any, model_key: str | None, progress: Progress | None = None
+        self,
+        root: Path,
+        git: Any,
+        embedder: Any,
+        model_key: str | None,
+        progress: Progress | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.root = root
         self.git = git
         self.embedder = embedder  # None → lexical only
         self.model_key = model_key  # what the manifest compares; set even when the model failed to load
         self.cache = shared_cache(root / CACHE_PATH)
-        self.max_bytes = _max_body_bytes(root)
+        self.max_bytes = body_limit(root) if max_bytes is None else max_bytes
         self.progress = progress or _no_progress
 
     @property
@@ -421,6 +445,14 @@ class Updater:
             moved_stamps, gone = _differences(saved, found)
             old_present = present if not gone and saved.paths == found.key()[0] else set(saved.files)
         changed_set = moved_stamps | (old_racy & present) | set(gone)
+        limit_moved = (
+            not report.rebuilt and manifest is not None and manifest.get("max_bytes") != self.max_bytes
+        )
+        if limit_moved:
+            # store.max_body_bytes changed: the files it skipped are looked at again, and so are the ones
+            # it now skips (over the new limit), whatever their stamps say.
+            changed_set |= {rel for rel, blob in old_blobs.items() if not blob} & present
+            changed_set |= _larger_than(found, self.max_bytes)
         # A file skipped for a duplicate id is looked at again whenever anything changed: the file that
         # won may be the one that went away.
         dup_paths = (
@@ -431,13 +463,19 @@ class Updater:
         changed = sorted((changed_set & present) | dup_paths)
         datas = {rel: _read(self.root / rel, self.root / MEMORIES, self.max_bytes) for rel in changed}
         blobs = {rel: blob_id(data) for rel, data in datas.items() if data is not None}
+        # (An unreadable file is never "unchanged": why it is skipped is looked at again.)
         unchanged_blob = {
             rel
             for rel in changed
-            if rel in old_present and blobs.get(rel) == (old_blobs.get(rel) or None) and rel not in dup_paths
+            if rel in old_present
+            and rel in blobs
+            and blobs[rel] == old_blobs.get(rel)
+            and rel not in dup_paths
         }
         really = [rel for rel in changed if rel not in unchanged_blob and rel in blobs]
-        removed = gone + [rel for rel in really if rel in old_present]
+        # A file that became unreadable (grown past the limit, replaced by a FIFO) leaves the index too.
+        dropped = [rel for rel in changed if rel in old_present and rel not in blobs]
+        removed = gone + [rel for rel in really if rel in old_present] + dropped
         head_info = self._head_info(manifest, head, old_state, report)
         gone_blobs = {old_blobs.get(rel) or None: rel for rel in gone}
         for rel in really:
@@ -454,12 +492,21 @@ class Updater:
         recheck = [rel for rel in changed if rel not in unchanged_blob]
         event_map, event_problems = self._events(events, manifest, old_state, report)
         racy = racy_files(found, scanned_at)
-        if not (recheck or removed or report.events_changed or report.head_changed or report.rebuilt):
+        if not (
+            recheck
+            or removed
+            or report.events_changed
+            or report.head_changed
+            or report.rebuilt
+            or limit_moved
+        ):
             # Only stamps moved (a touch, a re-checked racy file): same generation, new stamps.
             return self._restamp(old_gen, old_state, manifest or {}, found, old_blobs, racy, report, started)
         entries = self._entries(really, datas, blobs, head_info["head_blobs"])
         positions = {p: i for i, p in enumerate(old_gen.paths)} if removed else {}
         remove = [positions[rel] for rel in removed if rel in positions]
+        if any(rel in positions for rel in dropped):
+            report.modified = sorted(report.modified + [rel for rel in dropped if rel in positions])
         dim = self.embedder.dim if self.embedder else None
         new_gen = old_gen.updated(remove, entries, dim)
         new_gen, dup_problems = _drop_duplicate_ids(new_gen, dim)
@@ -485,6 +532,8 @@ class Updater:
         }
         new_blobs = {rel: b for rel, b in old_blobs.items() if rel in present} if gone else dict(old_blobs)
         new_blobs.update(blobs)
+        for rel in dropped:
+            new_blobs.pop(rel)  # read no more: looked at again when the limit moves
         # The HEAD part of the state (provenance of every file) is shared with the previous generation
         # while HEAD does not move: linked, not written again.
         same_head = manifest is not None and not report.head_changed and not report.rebuilt
@@ -687,6 +736,7 @@ class Updater:
             "model_id": model_id,
             "cache": CACHE_VERSION,
             "head": head,
+            "max_bytes": self.max_bytes,
             "count": gen.size,
             "built": time.time(),
         }
@@ -814,7 +864,15 @@ def _skip_reason(path: Path, folder: Path, max_bytes: int) -> str | None:
     return None
 
 
-def _max_body_bytes(root: Path) -> int:
+def _larger_than(found: Scan, max_bytes: int) -> set[str]:
+    """The scanned files over ``max_bytes`` (their stamps hold their sizes)."""
+    sizes = np.frombuffer(found.stamps, dtype=np.int64)[2::4] if len(found) else np.zeros(0, np.int64)
+    return {found.paths[i] for i in np.flatnonzero(sizes > max_bytes).tolist()}
+
+
+def body_limit(root: Path) -> int:
+    """``store.max_body_bytes``, read now (a long-lived process sees a change): the size past which a
+    memory file is skipped. The index records the limit it was read with, and catches up when it moves."""
     from ee.config import load_config
     from ee.errors import ConfigError
 

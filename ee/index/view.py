@@ -20,6 +20,7 @@ from ee.index.freshness import (
     INDEX_DIR,
     Progress,
     SyncReport,
+    body_limit,
     index_lock,
     is_fresh,
     read_manifest,
@@ -149,12 +150,13 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
     root = ws.root
     folder, model_key, model_problem = model_folder(ws)
     degraded = [model_problem] if model_problem else []
+    limit = body_limit(root)
     for _attempt in range(3):
         manifest = read_manifest(root)
         scanned_at = time.time_ns()
         found = scan(root)
         head = ws.git.head_ref()
-        if catch_up and not is_fresh(manifest, head, found, model_key or None):
+        if catch_up and not is_fresh(manifest, head, found, model_key or None, limit):
             with index_lock(root):
                 seen = (manifest or {}).get("generation")
                 manifest = read_manifest(root)
@@ -162,12 +164,12 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                     scanned_at = time.time_ns()
                     found = scan(root)
                     head = ws.git.head_ref()
-                if not is_fresh(manifest, head, found, model_key or None):
+                if not is_fresh(manifest, head, found, model_key or None, limit):
                     embedder, problem = _load_embedder(folder, model_key)
                     if problem:
                         degraded.append(problem)
                         folder = None
-                    updater = Updater(root, ws.git, embedder, model_key or None, progress)
+                    updater = Updater(root, ws.git, embedder, model_key or None, progress, limit)
                     gen, manifest, report = updater.run(manifest, head, found, scanned_at=scanned_at)
                     state = manifest.pop("state")
                     if report.reason and report.reason != "full build":
@@ -339,7 +341,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         semantic, problems = _check_generation(gen_folder)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return out | {"state": "corrupt", "generation": manifest["generation"]}
-    fresh = is_fresh(manifest, ws.git.head_ref(), found, model_key or None, trust_racy=True)
+    fresh = is_fresh(manifest, ws.git.head_ref(), found, model_key or None, body_limit(root), trust_racy=True)
     if folder is not None and not semantic and manifest["count"] and not model_problem:
         out["degraded"].append(_model_unloadable(folder))
     return out | {

@@ -132,6 +132,16 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     """Arguments against the tool's input schema; the first violation as a usage error."""
     import jsonschema
 
+    from ee.schemas import unwritable
+
+    bad = unwritable(arguments)
+    if bad is not None:  # "\udcff" (no file, commit or tokenizer takes it), NaN (no strict JSON answer)
+        where = bad[0].strip("/").replace("/", ".") or "arguments"
+        raise UsageError(
+            f"{tool.name}: {where}: {bad[1]}",
+            "send UTF-8 text and finite numbers",
+            {"tool": tool.name, "path": where, "violations": 1},
+        )
     schema = input_schema(tool)
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.absolute_path), e.message))

@@ -36,10 +36,16 @@ counted from the later of creation and last confirmation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ee.errors import UsageError
+
+# Events are read and written in the one time form ee uses everywhere (a bad or out-of-range time is a
+# ValueError): ``YYYY-MM-DDTHH:MM:SSZ`` in UTC, naive meaning UTC.
+from ee.store.ids import as_utc as _as_utc
+from ee.store.ids import format_time as format_time
+from ee.store.ids import parse_time as parse_time
 
 SIGNALS: tuple[str, ...] = (
     "helpful",
@@ -139,16 +145,6 @@ def validate_signal(signal: str) -> str:
             details={"value": signal, "allowed": list(SIGNALS)},
         )
     return signal
-
-
-def parse_time(value: str) -> datetime:
-    """Parse an RFC 3339 time (``Z`` or an offset) into an aware UTC datetime; naive means UTC."""
-    return _as_utc(datetime.fromisoformat(value.strip()))
-
-
-def format_time(moment: datetime) -> str:
-    """Format as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (seconds precision), the form events are stored in."""
-    return _as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_event(
@@ -341,9 +337,3 @@ def freshness(
         start = max(start, _as_utc(last_confirmed))
     age_days = max(0.0, (_as_utc(now) - start).total_seconds() / _DAY)
     return float(0.5 ** (age_days / half_life))
-
-
-def _as_utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)

@@ -25,6 +25,7 @@ from typing import Literal
 
 from ee.errors import UsageError
 from ee.model import TRUST_CLASSES
+from ee.schemas import is_utf8
 
 Posture = Literal["authoritative", "advisory", "legacy_evidence"]
 
@@ -130,8 +131,12 @@ class Actor:
     @classmethod
     def from_env(cls, agent: str | None = None) -> Actor:
         name = agent if agent is not None else os.environ.get("EE_AGENT") or None
-        if name is not None and (not name.strip() or any(c in name for c in "\n\r\0")):
-            raise UsageError(f"agent name {name!r} is not usable", "use a short name such as 'codex'")
+        if name is not None and (not name.strip() or any(c in name for c in "\n\r\0") or not is_utf8(name)):
+            given = "" if agent is not None else " ($EE_AGENT)"
+            raise UsageError(
+                f"agent name {name!r}{given} is not usable",
+                "use a short UTF-8 name such as 'codex'",
+            )
         return cls(agent=name.strip() if name else None)
 
     @property

@@ -22,7 +22,7 @@ from ee.index.segment import Entry, Generation
 from ee.index.view import IndexView, model_folder
 from ee.model import CommitInfo
 from ee.store.files import EVENTS, MEMORIES
-from ee.store.ids import parse_time
+from ee.store.ids import TimeOutOfRange, parse_time
 
 if TYPE_CHECKING:
     from ee.model import Memory
@@ -41,8 +41,14 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
     if spec[:4].isdigit() and "-" in spec:
         try:
             as_time = parse_time(spec)
+        except TimeOutOfRange:
+            raise UsageError(
+                f"asOf {spec!r} {TimeOutOfRange.reason}", "pass a time such as 2026-12-01T09:00:00Z"
+            ) from None
         except ValueError:
             as_time = None
+    if as_time is not None and as_time.timestamp() < 0:
+        return None, as_time  # git keeps no commit dated before 1970 (and reads `--before=-…` as now)
     if as_time is not None:
         # One git process for the usual case; the checks below (empty repository) only when it finds none.
         found = ws.git.run(

@@ -85,9 +85,16 @@ def parse_document(raw: str | bytes, source: str = "query document") -> Query:
 
 
 def validate(doc: Any, source: str = "query document") -> Query:
-    from ee.schemas import validator
+    from ee.schemas import unwritable, validator
 
     too_deep = _too_deep(doc, MAX_DEPTH)
+    bad = None if too_deep else unwritable(doc)
+    if bad is not None:  # "\udcff" (no tokenizer takes it), NaN or 1e400 (no strict JSON answer echoes it)
+        raise QueryError(
+            f"{source}: {bad[0]}: {bad[1]}",
+            "send UTF-8 text and finite numbers",
+            {"pointer": bad[0], "expected": "UTF-8 text or a finite number", "errors": 1},
+        )
     if too_deep is not None:  # the schema validator (and json.dumps) recurse once per level
         raise QueryError(
             f"{source}: {too_deep}: nested more than {MAX_DEPTH} levels deep",
@@ -170,6 +177,13 @@ def from_arguments(
         raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"the query text is longer than {MAX_QUERY_CHARS} characters", "shorten it")
+    from ee.schemas import is_utf8
+
+    if not is_utf8(text):
+        raise QueryError(
+            "the query text holds bytes that are not UTF-8",
+            "convert it first, e.g. with: iconv -f latin1 -t utf-8",
+        )
     # click's choices already constrain every other argument: skip jsonschema (~110 ms of imports).
     return with_options(
         Query({"version": "ee.query.v1", "query": {"text": text, "mode": mode}}),

@@ -25,8 +25,11 @@ def error_envelope(error: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(value: Any, indent: int | None = 2) -> str:
-    """Deterministic JSON: key order as built, UTF-8 kept, no trailing spaces."""
-    return json.dumps(value, ensure_ascii=False, indent=indent, default=_default)
+    """Deterministic, strict JSON: key order as built, UTF-8 kept, no trailing spaces. Every JSON answer
+    goes through here (envelopes, JSON Lines, export, MCP): a NaN or Infinity, which strict parsers refuse,
+    is a bug that raises ValueError here, never output (what ee reads is checked: ee.schemas.unwritable, and
+    frontmatter carries a non-finite extra value as text)."""
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=_default, allow_nan=False)
 
 
 def _default(value: Any) -> Any:

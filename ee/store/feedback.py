@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ee.errors import UsageError
 from ee.store.files import EVENTS
 
 
@@ -58,7 +59,12 @@ def append_event(root: Path, event: dict[str, Any]) -> str:
     rel = events_path(event["memory"])
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    try:
+        line = (json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: bytes that were not UTF-8 where the text came from
+        raise UsageError(
+            "the feedback event holds text that is not UTF-8", "convert it first (e.g. with iconv)"
+        ) from None
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

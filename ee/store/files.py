@@ -186,7 +186,12 @@ class Store:
 
     def write(self, rel: str, text: str, *, durable: bool = True) -> None:
         """Write a memory file atomically; ``durable=False`` leaves the fsync to :func:`flush_to_disk`."""
-        data = text.encode("utf-8")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: bytes that were not UTF-8 where the text came from
+            raise UsageError(
+                f"the memory for {rel} holds text that is not UTF-8", "convert it first (e.g. with iconv)"
+            ) from None
         if len(data) > self.max_body_bytes:
             # Written, it could never be read back (read_bytes skips files over the cap).
             raise UsageError(

@@ -9,6 +9,7 @@ key order, quoting and blank lines survive byte for byte outside the keys that c
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ from typing import Any
 
 from ee.errors import MemoryFormatError, UsageError
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
-from ee.store.ids import format_time, is_valid_id, parse_time
+from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, parse_time
 
 
 class _LazyPattern:
@@ -504,17 +505,21 @@ def _dates() -> Any:
 
 def _check_time(key: str, raw: Any, path: str, line: int | None) -> str:
     dt = _dates()
-    if dt is not None and isinstance(raw, dt.datetime):
-        return format_time(raw)
-    if dt is not None and isinstance(raw, dt.date):
-        return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
-    if isinstance(raw, str):
-        try:
+    problem = "is not a date-time"
+    try:
+        if dt is not None and isinstance(raw, dt.datetime):
+            return format_time(raw)
+        if dt is not None and isinstance(raw, dt.date):
+            return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
+        if isinstance(raw, str):
             return format_time(parse_time(raw))
-        except ValueError:
-            pass
+    except TimeOutOfRange:
+        problem = TimeOutOfRange.reason
+    except ValueError:
+        pass
+    shown = raw.isoformat() if dt is not None and isinstance(raw, dt.date) else repr(raw)
     raise _problem_error(
-        f"{key} {raw!r} is not a date-time",
+        f"{key} {shown} {problem}",
         path,
         line,
         key,
@@ -613,7 +618,21 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
+# What JSON has no value for is carried as text in an extra key, as a date is: a non-finite number (YAML's
+# .nan, .inf, 1.0e+400) as YAML spells it, !!binary as its base64 text; a !!set becomes a sorted list.
+_NOT_FINITE = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
+
+
 def _jsonable(value: Any) -> Any:
+    """An extra key's YAML value as JSON-ready data (every answer is strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NOT_FINITE[repr(value)]
+    if isinstance(value, bytes):
+        import base64
+
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return sorted((_jsonable(v) for v in value), key=repr)
     dt = _dates()
     if dt is not None and isinstance(value, dt.datetime):
         return format_time(value)

@@ -47,24 +47,41 @@ def now_text() -> str:
 
 
 def format_time(value: datetime) -> str:
-    """RFC 3339 UTC with a ``Z``, to the second: the only form ee writes."""
+    """RFC 3339 UTC with a ``Z``, to the second: the only form ee writes. Raises :class:`TimeOutOfRange`
+    for a time whose UTC date is outside years 1-9999 (``0001-01-01T00:00:00+01:00``)."""
+    utc = as_utc(value)
+    # Not strftime: C's %Y does not pad years before 1000 ("999-…"), which no parser reads back.
+    return utc.replace(tzinfo=None, microsecond=0).isoformat() + "Z"
+
+
+class TimeOutOfRange(ValueError):
+    """A well-formed time whose UTC date falls outside years 1-9999, which Python cannot represent."""
+
+    reason = "is out of range: in UTC it falls outside years 1 to 9999"
+
+
+def as_utc(value: datetime) -> datetime:
+    """``value`` in UTC (naive means UTC already). Raises :class:`TimeOutOfRange` (a ValueError, not
+    Python's OverflowError) when the UTC date falls outside years 1-9999 (``9999-12-31T23:59:59-14:00``),
+    so every caller treats it as the bad time it is."""
     from datetime import UTC
 
     if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise TimeOutOfRange(f"{value.isoformat()} {TimeOutOfRange.reason}") from None
 
 
 def parse_time(value: str) -> datetime:
-    """Parse RFC 3339 / ISO 8601 (a date alone means midnight UTC). Raises ValueError."""
-    from datetime import UTC, datetime
+    """Parse RFC 3339 / ISO 8601 (a date alone means midnight UTC) into an aware UTC datetime. Raises
+    ValueError for anything else, a time out of range in UTC included."""
+    from datetime import datetime
 
     text = value.strip()
     if not text:
         raise ValueError("empty time")
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
-    parsed = datetime.fromisoformat(text)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return as_utc(datetime.fromisoformat(text))

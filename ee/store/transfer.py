@@ -12,6 +12,7 @@ from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
 from ee.model import KNOWN_KEYS, TRUST_CLASSES, Link, Memory, Progress
 from ee.policy.trust import Actor, capped
+from ee.schemas import unwritable
 from ee.store import frontmatter
 from ee.store.files import flush_to_disk
 from ee.store.ids import new_id
@@ -209,6 +210,9 @@ def _prepare(ws: Workspace, raw: str, actor: Actor, redact: bool) -> tuple[str, 
         raise UsageError(f"the line is nested more than {MAX_DEPTH} levels deep", "write flatter JSON")
     if not isinstance(record, dict):
         raise UsageError("a line must be a JSON object", 'write e.g. {"body": "…", "kind": "rule"}')
+    bad = unwritable(record)
+    if bad is not None:  # "\udcff" (no file or commit takes it), NaN or 1e400 (no strict JSON export)
+        raise UsageError(f"{bad[0]}: {bad[1]}", "write UTF-8 text and finite numbers")
     unknown = sorted(set(record) - _ALLOWED)
     if unknown:
         raise UsageError(f"unknown field(s): {', '.join(unknown)}", f"use: {', '.join(sorted(_ALLOWED))}")
