@@ -30,7 +30,6 @@ import ee.model
 from ee._crash import crash_point
 from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
-from ee.index.provenance import agent_ids
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
 from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, make_state_folder, named_for, shown_path
@@ -899,21 +898,23 @@ def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> N
         "head_commit": state["head_commit"],
         "provenance": PackedMap.of(state["provenance"]).to_record(),
         "head_blobs": PackedMap.of(state["head_blobs"]).to_record(),
-        "agent_memories": dict(state["agent_memories"]),
+        "agent_memories": PackedMap.of(state["agent_memories"]).to_record(),
+        "agent_ids": PackedMap.of(state["agent_ids"]).to_record(),
     }
     (folder / HEAD_STATE).write_bytes(marshal.dumps(head))
 
 
 def _load_state(folder: Path) -> dict[str, Any]:
-    """The state; what HEAD names for every file (``provenance``, ``head_blobs``) as :class:`PackedMap`
-    tables whose entries are decoded when looked up."""
+    """The state; what HEAD names for every file (``provenance``, ``head_blobs``, ``agent_memories``,
+    ``agent_ids``) as :class:`PackedMap` tables whose entries are decoded when looked up (a store whose
+    memories agents wrote holds one entry per memory in the last two: no query builds their dicts)."""
     state: dict[str, Any] = _load_marshal(folder / "state.marshal")
     head = _load_marshal(folder / HEAD_STATE)
     state["head_commit"] = head["head_commit"]
     state["provenance"] = PackedMap.from_record(head["provenance"])
     state["head_blobs"] = PackedMap.from_record(head["head_blobs"])
-    state["agent_memories"] = head["agent_memories"]
-    state["agent_ids"] = agent_ids(head["agent_memories"])
+    state["agent_memories"] = PackedMap.from_record(head["agent_memories"])
+    state["agent_ids"] = PackedMap.from_record(head["agent_ids"])
     return state
 
 
