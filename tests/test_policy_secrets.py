@@ -565,16 +565,6 @@ DISGUISED: list[tuple[str, str, str, str]] = [
         "private_key",
         "-----BEGIN RSA PRIVATE\nKEY-----\n" + "\n".join(rnd(f"split{i}", 64, B64) for i in range(3)),
     ),
-    (
-        "password-env-word",
-        "PASSWORD=correcthorsebatterystaple",
-        "password_assignment",
-        "correcthorsebatterystaple",
-    ),
-    ("password-stem-word", "db_password=supersecretvalue", "password_assignment", "supersecretvalue"),
-    ("passwd-short-word", "passwd=dragon", "password_assignment", "dragon"),
-    ("password-yaml-word", "password: letmein", "password_assignment", "letmein"),
-    ("password-yaml-quoted-word", 'db:\n  password: "letmein"\n', "password_assignment", "letmein"),
     ("curl-user", "curl -u admin:hunter2 https://x", "password_flag", "hunter2"),
     ("curl-user-long", "curl --user deploy:Dp7qLm2x https://x", "password_flag", "Dp7qLm2x"),
 ]
@@ -590,6 +580,11 @@ DISGUISE_LOOKALIKES: list[tuple[str, str]] = [
     ("password-placeholder-var", "password=${DB_PASSWORD}"),
     ("password-required", "password: required"),
     ("password-in-call", 'connect(host="db", password="correcthorse")'),
+    # One plain word under a password key is documentation's example: the guard's documented trade-off
+    # (ee/policy/secrets.py; refusing them refused 1 page of technical documentation in 1,338)
+    ("password-env-word", "PASSWORD=correcthorsebatterystaple"),
+    ("password-yaml-word", "password: letmein"),
+    ("password-doc-example", "password: 0penstack"),
     ("password-identifier", "password = new_password"),
     ("curl-example-user", "curl -u user:password https://x"),
     ("curl-vars", 'curl -u "$USER:$TOKEN" https://x'),

@@ -36,14 +36,14 @@ Decisions where reasonable people differ:
   api_key/access_key/private_key/… (``secret_assignment``, ≥ 8). A value must mix two character classes (a
   bare value may instead be ≥ 16 long), so ``password: stored in vault``, ``token: expired`` and
   ``"refresh_token": "NextMarker"`` stay prose; prose and flags follow the same test.
-* **Documentation's passwords are not secrets**: a stock example or its leet spelling (``s3cr3t``,
-  ``P@ssw0rd``, ``guest``, ``tiger``), one plain word quoted in a call's arguments
-  (``connect(password="correcthorse")``) or in prose and flags, stock credentials in a URL (``scott:tiger@``,
-  ``user:…@``), and password hashes (``pbkdf2_sha256$…``, ``$2y$…``, ``{SHA}…``, ``SCRAM-SHA-256$…``). Digits
-  or signs at the end (``hunter2x!``, ``Summer2024``) make a password of a word. **But a word assigned to a
-  password key is a password** (``passwd=dragon``, ``password: letmein``, ``db_password=supersecretvalue``):
-  a memory is not documentation, and a weak password leaked is still leaked. (Until 2026-12 one plain word
-  passed everywhere; ``letmein``, ``qwerty``, ``swordfish`` were stock examples. They are common passwords.)
+* **Documentation's passwords are not secrets**: one plain word, even spelt with digits inside
+  (``password="swordfish"``, ``0penstack``, ``superS3cret``), a leet spelling of a stock example
+  (``s3cr3t``, ``P@ssw0rd``), stock credentials in a URL (``scott:tiger@``, ``user:…@``), and password hashes
+  (``pbkdf2_sha256$…``, ``$2y$…``, ``{SHA}…``, ``SCRAM-SHA-256$…``). Digits or signs at the end
+  (``hunter2x!``, ``Summer2024``) make a password of a word. Refusing one word under a password key
+  (``passwd=dragon``, ``password: letmein``) was tried on 2026-12-05: it refused 21 more of the 37,451 pages
+  of ``python -m bench.secrets_fp`` (28 in all, 1 in 1,338, against the bar of 1 in 5,000): ``password:
+  0penstack``, ``password='mypassword'``, ``New password: parolam``, documentation's examples all.
 * **Disguises are seen through**: each text is also scanned NFKC-normalised with invisible characters
   removed (``ｇｈｐ_…``, ``g\u200dhp_…``), with token runs a line break splits joined up (vendor tokens and
   PEM headers only: a join must not invent context), and with base64/hex blobs that decode to text decoded.
@@ -173,7 +173,8 @@ _LEET = str.maketrans("013457@$!", "oieastasi")
 _EXAMPLE_PASSWORDS = frozenset(
     {
         *("secret", "sekrit", "sekret", "password", "passwd", "pass", "passw", "admin", "administrator"),
-        *("root", "guest", "test", "tester", "changeme", "default", "demo", "unset", "disabled", "blank"),
+        *("root", "guest", "test", "tester", "changeme", "letmein", "qwerty", "welcome", "default", "demo"),
+        *("opensesame", "swordfish", "hunter", "unset", "disabled", "blank"),
         *("foobar", "foo", "bar", "baz", "spam", "eggs", "tiger", "scott", "pwd", "hello", "world"),
         *("random", "generated", "rotated", "prompt", "prompted", "unknown", "missing", "invalid", "same"),
         *("encrypted", "hashed", "provided", "supplied", "configured", "mandatory", "ignored", "hidden"),
@@ -282,28 +283,9 @@ def _check_assignment(m: re.Match[str]) -> Span | None:
     if re.search(_HARMLESS_KEY_RE, m.group("key")):
         return None
     is_password = _assignment_cls(m) == "password_assignment"
-    if _plausible_value(value, quoted=group != "bare", min_len=6 if is_password else 8):
-        return start, end
-    return (start, end) if is_password and _word_password(m, value, end, quoted=group != "bare") else None
-
-
-def _word_password(m: re.Match[str], value: str, end: int, *, quoted: bool) -> bool:
-    """``passwd=dragon``, ``password: letmein``: one word under a password key, ending its statement, is
-    a password (weak, and leaked all the same). Not a placeholder or stock example (``changeme``, ``guest``,
-    ``s3cr3t``), not a name (``NextMarker``), not the first word of prose (``password: stored in vault``),
-    and not a quoted word in a call's arguments (``connect(password="correcthorse")``: a code example)."""
-    if (
-        len(value) < 6
-        or not _plain_word(value)
-        or _is_placeholder(value)
-        or re.fullmatch(_QUOTED_NAME_RE, value)
-    ):
-        return False
-    line_start = m.string.rfind("\n", 0, m.start()) + 1
-    if quoted and m.string.count("(", line_start, m.start()) > m.string.count(")", line_start, m.start()):
-        return False
-    rest = m.string[end : end + 40]
-    return not re.match(r"[\"'`]?[ \t]+[A-Za-z0-9(]", rest)
+    if not _plausible_value(value, quoted=group != "bare", min_len=6 if is_password else 8):
+        return None
+    return start, end
 
 
 def _plausible_value(value: str, *, quoted: bool, min_len: int) -> bool:
