@@ -282,6 +282,26 @@ def test_a_memory_file_holding_an_api_key_is_refused(tmp_path: Path) -> None:
     assert git(repo, "rev-parse", "HEAD") == head
 
 
+def test_a_memory_file_named_with_a_token_is_refused_with_a_rename_that_works(tmp_path: Path) -> None:
+    """The name is printed masked, so the repair is a rename whose ``?`` wildcards find the file."""
+    repo = hooked(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    token = "ghp_" + "iK2ZWeqhFWCEPyYngFb51yBMWXaSCrUZoL8g"
+    stage(repo, f"memories/{token}.md", "Deploy notes.\n")
+    proc = run_git(repo, "commit", "-m", "notes")
+    assert proc.returncode != 0
+    assert token not in proc.stderr
+    assert "it holds a secret (github_token" in proc.stderr
+    rename = proc.stderr.split("Rename it (", 1)[1].split(")", 1)[0]
+    assert rename.startswith("git mv memories/ghp_")
+    assert "?" in rename  # the secret's characters are wildcards
+    assert git(repo, "rev-parse", "HEAD") == head
+    subprocess.run(rename, shell=True, cwd=repo, check=True)  # the printed command, as a user runs it
+    proc = run_git(repo, "commit", "-m", "notes")
+    assert proc.returncode == 0, proc.stderr
+    assert token not in git(repo, "log", "-1", "--name-only", "--format=")
+
+
 def test_a_broken_config_lets_the_commit_through_with_a_notice(tmp_path: Path) -> None:
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN.replace("tags: [db]", "tags: [block]")})
     write(repo, ".ee/config.toml", "[hooks\nblock = = true\n")

@@ -398,6 +398,7 @@ def test_a_secret_in_a_file_or_folder_name_is_masked_reported_and_never_synced(
     error = error_of(cli("sync", "--json"))
     assert "github_token in path" in error["message"]
     assert GHP not in json.dumps(error)
+    assert "rename it: git mv memories/ghp_????" in error["repair"]  # the name is printed masked
     assert_nowhere(ws.root, GHP)
     assert_nowhere(tmp_path / "remote.git", GHP)
 

@@ -292,10 +292,15 @@ def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
 
 def _secret_refusal(found: dict[tuple[str, str], Any], outcome: str, repair: str) -> EeError:
     from ee.errors import SecretFound
-    from ee.policy.secrets import refusal
+    from ee.policy.secrets import refusal, rename_command
 
     where = "; ".join(f"{commit}{refusal(rel, hits)}" for (commit, rel), hits in list(found.items())[:5])
     classes = sorted({f.cls for hits in found.values() for f in hits})
+    # A name that holds a secret is printed masked: the rename finds the file with ? wildcards.
+    renames = sorted({r for _commit, rel in found if (r := rename_command(rel))})
+    if renames:
+        repair += "; a file or folder name holds one, rename it: " + "; ".join(renames[:5])
+        repair += " (mv while git does not track it yet)"
     return SecretFound(
         f"ee sync will not commit or push a secret, found in {where}; {outcome}",
         repair,

@@ -139,7 +139,7 @@ def refuse_secrets(hook: Hook, paths: list[str]) -> bool:
     wanted = [p for p in paths if p.startswith(folder) and p.endswith(".md")]
     if not wanted:
         return False
-    from ee.policy.secrets import file_secrets
+    from ee.policy.secrets import file_secrets, rename_command
 
     refused = False
     for path, data in sorted(gitinfo.staged_blobs(wanted, hook.top).items()):
@@ -149,9 +149,14 @@ def refuse_secrets(hook: Hook, paths: list[str]) -> bool:
         refused = True
         classes = ", ".join(sorted({f.cls for f in found}))
         lines = ", ".join(f"{f.line} ({f.field})" for f in found[:5])
+        renamed = rename_command(path)  # the name itself holds one: printed masked, so say how to rename it
         hook.say(
-            f"ee: refusing to commit {path}: it holds a secret ({classes}; line {lines}). Remove it "
-            f"(or write [REDACTED:{found[0].cls}] in its place), then: git add {path}"
+            f"ee: refusing to commit {path}: it holds a secret ({classes}; line {lines}). "
+            + (
+                f"Rename it ({renamed}) and rotate the secret"
+                if renamed
+                else f"Remove it (or write [REDACTED:{found[0].cls}] in its place), then: git add {path}"
+            )
         )
     return refused
 
