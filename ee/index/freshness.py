@@ -824,7 +824,7 @@ def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, l
                     "path": path,
                     "line": 2,
                     "key": "id",
-                    "message": f"id {memory_id} is also used by {first}; this file is not indexed",
+                    "message": f"id {memory_id} is also used by {first}",  # (answers add "not indexed")
                     "repair": f"give one of the files a new id: edit the 'id:' line of {path}",
                 }
             )

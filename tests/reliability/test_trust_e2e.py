@@ -173,6 +173,11 @@ def test_a_copy_under_another_name_does_not_displace_the_memory(root: Path) -> N
     assert (hit["trust"], "quarantined" in hit["flags"]) == ("agent_assertion", True)
     assert _listed_trust(root, memory_id) == ("agent_assertion", None)
     assert _path(root, memory_id) == path
+    degraded = json.loads(run_ee(root, "search", "billing", "--json").stdout)["degraded"]
+    messages = [d["message"] for d in degraded if "0-sorts-first.md" in d["message"]]
+    assert messages == [
+        f"memories/0-sorts-first.md:2: id {memory_id} is also used by memories/{path.name} (not indexed)"
+    ]
     doctor = run_ee(root, "doctor", "--json")
     assert doctor.returncode == 4, doctor.stdout + doctor.stderr
     dup = [p for p in json.loads(doctor.stdout)["data"]["problems"] if p["code"] == "duplicate_id"]
