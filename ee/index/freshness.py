@@ -146,6 +146,12 @@ class Scan:
             self._files = _stamp_map(self.paths, self.stamps)
         return self._files
 
+    def field(self, index: int) -> np.ndarray:
+        """One field of every file's stamp, in ``paths`` order: 0 mtime ns, 1 ctime ns, 2 size, 3 inode."""
+        if not self.paths:
+            return np.zeros(0, np.int64)
+        return np.frombuffer(self.stamps, dtype=np.int64)[index::4]
+
     def key(self) -> tuple[bytes, bytes]:
         """(paths, stamps) as the manifest stores them."""
         if self._key is None:
@@ -344,7 +350,7 @@ def racy_files(found: Scan, scanned_at: int) -> list[str]:
     size and inode all unchanged: such files are read again by the next update, whatever their stamp."""
     # ctime alone: every write sets it to the (coarse) present, whatever mtime says (touch -d, git).
     low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000
-    ctimes = np.frombuffer(found.stamps, dtype=np.int64)[1::4] if len(found) else np.zeros(0, np.int64)
+    ctimes = found.field(1)
     return sorted(found.paths[i] for i in np.flatnonzero((ctimes >= low) & (ctimes <= high)).tolist())
 
 
@@ -865,8 +871,7 @@ def _skip_reason(path: Path, folder: Path, max_bytes: int) -> str | None:
 
 def _larger_than(found: Scan, max_bytes: int) -> set[str]:
     """The scanned files over ``max_bytes`` (their stamps hold their sizes)."""
-    sizes = np.frombuffer(found.stamps, dtype=np.int64)[2::4] if len(found) else np.zeros(0, np.int64)
-    return {found.paths[i] for i in np.flatnonzero(sizes > max_bytes).tolist()}
+    return {found.paths[i] for i in np.flatnonzero(found.field(2) > max_bytes).tolist()}
 
 
 def body_limit(root: Path) -> int:
