@@ -32,7 +32,7 @@ from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
-from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, make_state_folder, named_for, shown_path
+from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, keep_order, make_state_folder, shown_path
 
 INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
@@ -806,8 +806,8 @@ def open_generation(folder: Path) -> tuple[Generation, dict[str, Any]]:
 
 
 def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
-    """Keep one file per memory id, as the store does (:func:`ee.store.files.add_unique`: the first path
-    named as ee names that id's file, else the first path); report the rest."""
+    """Keep one file per memory id, as the store does (:func:`ee.store.files.keep_order`); report the
+    rest."""
     if len(set(gen.ids)) == gen.size:
         return gen, []
     by_id: dict[str, list[int]] = {}
@@ -818,7 +818,7 @@ def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, l
     for memory_id, positions in by_id.items():
         if len(positions) < 2:
             continue
-        ordered = sorted(positions, key=lambda p: (not named_for(memory_id, gen.paths[p]), gen.paths[p]))
+        ordered = sorted(positions, key=lambda p: keep_order(memory_id, gen.paths[p]))
         first = gen.paths[ordered[0]]
         for pos in ordered[1:]:
             drop.append(pos)

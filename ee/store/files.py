@@ -214,14 +214,19 @@ def named_for(memory_id: str, rel: str) -> bool:
     return rel.endswith((f"-{memory_id[-8:].lower()}.md", f"/{memory_id}.md"))
 
 
+def keep_order(memory_id: str, rel: str) -> tuple[bool, str]:
+    """Of several files with one id, the store and the index keep the one that sorts first by this key:
+    the first named as ee names that id's file (where ``ee memory show`` looks first), else the first."""
+    return not named_for(memory_id, rel), rel
+
+
 def add_unique(snap: Snapshot, paths: dict[str, str], memory: Memory) -> None:
-    """Add ``memory`` unless its id is taken; the other file is reported. Added in path order: of several
-    files with one id, the store keeps the first named as ee names that id's file (where ``ee memory show``
-    looks first), else the first."""
+    """Add ``memory`` unless its id is taken by a file :func:`keep_order` puts first; the other file is
+    reported."""
     first = paths.get(memory.id)
     if first is not None:
         skipped = memory
-        if named_for(memory.id, memory.path) and not named_for(memory.id, first):
+        if keep_order(memory.id, memory.path) < keep_order(memory.id, first):
             skipped, first = snap.memories[memory.id], memory.path
             paths[memory.id] = memory.path
             snap.memories[memory.id] = memory
