@@ -54,14 +54,13 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
     if old_head and old_head != head and _is_ancestor(git, old_head, head):
         old = dict(old_state.get("provenance", {}))
         walk = f"{old_head}..{head}"
-    elif old_head == head and "agent_memories" in old_state:
-        agents = old_state["agent_memories"]
+    elif old_head == head and "agent_memories" in old_state and "agent_ids" in old_state:
         return {
             "head_commit": head,
             "head_blobs": head_blobs,
             "provenance": old_state.get("provenance", {}),
-            "agent_memories": agents,
-            "agent_ids": agent_ids(agents),
+            "agent_memories": old_state["agent_memories"],
+            "agent_ids": old_state["agent_ids"],
         }
     # core.quotePath=false: a path with non-ASCII letters is printed as it is, not C-quoted (which would
     # never match a path of ls-tree and leave the file without provenance).

@@ -173,6 +173,7 @@ def _build(
     from ee.index.freshness import CACHE_PATH
     from ee.index.provenance import provenance
     from ee.index.view import _load_embedder
+    from ee.policy.secrets import name_record
     from ee.store.feedback import read_events_text
 
     files = ws.git.ls_tree(commit, MEMORIES)
@@ -214,8 +215,6 @@ def _build(
             problems += [{"code": "memory_invalid", "severity": "error", "path": rel, **e} for e in errors]
             continue
         record = dict(item.record)
-        from ee.policy.secrets import name_record
-
         name_record(record, rel)
         if record["id"] in seen:
             continue
