@@ -905,21 +905,16 @@ def mask_text(text: str) -> str:
 # Strings that cannot hold a secret, skipped by :func:`mask_output`: git object ids, ULID memory ids, times,
 # numbers, and short lower-case words (kinds, trust classes, codes).
 _PLAIN_OUTPUT_RE = r"[0-9a-f]{7,64}|mem_[0-9A-Z]{26}|\d{4}-\d\d-\d\d(?:T[\d:.]+Z)?|[\d.]+|[a-z_-]{0,24}"
-_KEPT = frozenset({"body"})  # already masked when indexed; unmasked only as the workspace allows (bypass)
 
 
 def mask_output(value: Any) -> Any:
-    """``value`` (a response's data, its degradations or an error) with every secret in every string
-    masked, keys included, except a memory's ``body``: the last net under everything ee prints, for the
-    names no write guard saw (a file or folder name and the ids and paths derived from it, a commit's
-    author or trailer, a value an error quotes)."""
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        value = to_dict()
+    """``value`` (an answer's degradations, an error, doctor's problems: JSON-ready data that quotes file
+    names and values) with every secret in every string masked, keys included. An answer's own data is
+    masked where its values come from (:func:`name_record`, ee.index.provenance), not walked here."""
     if isinstance(value, str):
         return value if re.fullmatch(_PLAIN_OUTPUT_RE, value) else mask_text(value)
     if isinstance(value, dict):
-        return {mask_output(key): item if key in _KEPT else mask_output(item) for key, item in value.items()}
+        return {mask_output(key): mask_output(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [mask_output(item) for item in value]
     return value
