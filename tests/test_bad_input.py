@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ import pytest
 from ee.errors import ExitCode
 from ee.schemas import validator
 from ee.workspace import Workspace
-from tests.conftest import Result, git
+from tests.conftest import Result, git, run_ee_process
 
 Cli = Callable[..., Result]
 
@@ -504,3 +505,46 @@ def test_every_json_writer_writes_strict_json_for_non_finite_values(cli: Cli, ws
     refused = call_tool(tools["search"], {"text": "x", "limit": float("nan")}, str(ws.root))
     assert refused.document["error"]["code"] == "usage"
     strict_json(refused.text)
+
+
+def test_an_events_file_that_links_out_is_never_read_or_written_through(
+    ws: Workspace, tmp_path: Path, cli: Cli
+) -> None:
+    # A teammate's commit can hold a symlink where an events file belongs (git checks links out as
+    # links): ee outcome used to append to its target outside the repository, and memory list to read it.
+    memory = ws.remember("Run make lint before pushing.")
+    outside = tmp_path / "outside.jsonl"
+    harmful = {"signal": "harmful", "at": "2026-12-01T00:00:00Z", "source": "x"}
+    text = "".join(json.dumps({"id": f"evt_{n}", **harmful}) + "\n" for n in range(3))
+    outside.write_text(text)
+    (ws.root / "memories" / ".events" / f"{memory.id}.jsonl").symlink_to(outside)
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "-m", "events")
+    doc = check(cli("outcome", memory.id, "--signal", "helpful", "--json"), ExitCode.STORAGE)
+    assert "is a symlink" in doc["error"]["message"]
+    assert f"rm memories/.events/{memory.id}.jsonl" in doc["error"]["repair"]
+    assert outside.read_text() == text
+    listed = check(cli("memory", "list", "--json"))["data"]["memories"]
+    assert listed[0]["effective_confidence"] == 0.85  # the outside file's harmful events do not count
+    # A folder link: the same, for every events file.
+    events = ws.root / "memories" / ".events"
+    git(ws.root, "rm", "-q", "-r", "memories/.events")
+    shutil.rmtree(events, ignore_errors=True)
+    folder = tmp_path / "events-folder"
+    folder.mkdir()
+    events.symlink_to(folder)
+    doc = check(cli("outcome", memory.id, "--signal", "helpful", "--json"), ExitCode.STORAGE)
+    assert "the events folder memories/.events/ is a symlink" in doc["error"]["message"]
+    assert list(folder.iterdir()) == []
+
+
+def test_a_fifo_in_place_of_an_events_file_never_blocks(ws: Workspace) -> None:
+    memory = ws.remember("Run make lint before pushing.")
+    os.mkfifo(ws.root / "memories" / ".events" / f"{memory.id}.jsonl")
+    for args in (["outcome", memory.id, "--signal", "helpful"], ["memory", "list"], ["why", memory.id]):
+        proc = run_ee_process(*args, "--json", cwd=ws.root, timeout=60)
+        if args[0] == "outcome":
+            assert proc.returncode == ExitCode.STORAGE, proc.stderr
+            assert "not a regular file" in json.loads(proc.stdout)["error"]["message"]
+        else:
+            assert proc.returncode == 0, proc.stderr
