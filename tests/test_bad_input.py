@@ -548,3 +548,36 @@ def test_a_fifo_in_place_of_an_events_file_never_blocks(ws: Workspace) -> None:
             assert "not a regular file" in json.loads(proc.stdout)["error"]["message"]
         else:
             assert proc.returncode == 0, proc.stderr
+
+
+def test_every_id_derived_from_a_file_name_is_one_ee_accepts(ws: Workspace, cli: Cli) -> None:
+    # Such names used to give ids that memory list showed and every command taking an id refused
+    # ("is not a memory id"); a name of 250 characters or a deep folder made memory list fail outright
+    # (the events file name, <id>.jsonl, was too long for the file system).
+    folder = ws.root / "memories"
+    deep = folder.joinpath(*["d"] * 120)
+    deep.mkdir(parents=True)
+    names = {
+        "notes.md": "notes",  # a valid id stays as it was
+        "_draft.md": None,
+        "v1..2.md": None,
+        ":x.md": None,
+        "a" * 240 + ".md": None,
+    }
+    for name in names:
+        (folder / name).write_text(f"body of {name[:20]}\n")
+    (deep / "deep.md").write_text("the deep one\n")
+    listed = check(cli("memory", "list", "--json"))["data"]["memories"]
+    ids = {m["path"]: m["id"] for m in listed}
+    assert len(ids) == 6
+    assert len(set(ids.values())) == 6
+    assert ids["memories/notes.md"] == "notes"
+    assert ids["memories/_draft.md"].startswith("draft-")
+    assert ids["memories/v1..2.md"].startswith("v1.2-")
+    for memory_id in ids.values():
+        assert len(memory_id) <= 128
+        shown = check(cli("memory", "show", memory_id, "--json"))
+        assert shown["data"]["id"] == memory_id
+        check(cli("outcome", memory_id, "--signal", "helpful", "--json"))
+    hits = check(cli("search", "the deep one", "--json"))["data"]["hits"]
+    assert hits[0]["id"] == ids[(deep / "deep.md").relative_to(ws.root).as_posix()]

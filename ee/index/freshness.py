@@ -40,8 +40,9 @@ CACHE_PATH = ".ee/cache/derived.sqlite"
 # 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT);
 # 8: generations of layout 5 only (an index written before is built again, from the derived cache);
 # 9: head.marshal names the memories agents wrote (agent_memories);
-# 10: an id derived from a path holding a secret is masked (ee.policy.secrets.path_id)
-FORMAT = 10
+# 10: an id derived from a path holding a secret is masked (ee.policy.secrets.path_id);
+# 11: an id derived from a path is always a valid id (ee.store.frontmatter.fit_id)
+FORMAT = 11
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
