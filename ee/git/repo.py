@@ -471,11 +471,12 @@ class Git:
     # ------------------------------------------------------------------------------------ reading
 
     def resolve(self, spec: str) -> str:
-        """A commit-ish → a full commit id, or NotFound."""
-        if spec.startswith("-"):
+        """A commit-ish → a full commit id, or NotFound. An option or a range (``A..B``, ``A...B``: git
+        reads it as several commits, and no ref name holds ``..``) is a UsageError."""
+        if not is_commitish(spec):
             raise UsageError(f"{spec!r} is not a commit-ish", "name a commit, tag, branch or HEAD~N")
         out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).strip()
-        if not out:
+        if not out or "\n" in out:
             raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
         return out
 
@@ -629,6 +630,11 @@ def _mtime(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
+
+
+def is_commitish(spec: str) -> bool:
+    """Can ``spec`` name one commit? Not an option (``-…``) nor a range (``A..B``, ``A...B``)."""
+    return not spec.startswith("-") and ".." not in spec
 
 
 def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[str, os.stat_result]]:
