@@ -115,6 +115,19 @@ def test_sync_report_names_what_came_in_and_went_out(clones: list[Path]) -> None
     assert "up-to-date" not in human
 
 
+def test_a_token_in_the_remote_url_is_never_printed(clones: list[Path], remote: Path) -> None:
+    # CI clones with https://x-access-token:TOKEN@host/…; the report's url printed it as it was.
+    a, _, _ = clones
+    token = "ghp_" + "R8f2kQ9vLx3mZp7Wt1Yc5Nb0Hs4Jd6Ga2Ue8"
+    git(a, "remote", "set-url", "origin", f"file://ci:{token}@{remote}")
+    remember(a, "a writes one")
+    result = ee(a, "sync")
+    assert result.code == 0, result.err
+    assert result.data["pushed"] is True
+    assert result.data["url"] == f"file://ci:[REDACTED:github_token]@{remote}"
+    assert token not in result.out + result.err
+
+
 def test_no_push_integrates_but_leaves_the_remote_alone(clones: list[Path], remote: Path) -> None:
     a, b, _ = clones
     remember(a, "a's memory")

@@ -398,6 +398,8 @@ class Session:
         self.tracking = f"refs/remotes/{remote}/{self.remote_branch}"
 
     def _describe(self, remote: str) -> tuple[str, str, str]:
+        from ee.policy.secrets import mask_text
+
         repo = git_python_repo(self.git.repo)
         names = [r.name for r in repo.remotes]
         if remote not in names:
@@ -407,7 +409,9 @@ class Session:
                 f"add it: git remote add {remote} <url>  (or pass --remote NAME, or set [sync] remote "
                 "in .ee/config.toml)",
             )
-        url = next(iter(repo.remote(remote).urls), "")
+        # Shown in every report and error: a token or password in the URL (https://user:TOKEN@host/…,
+        # as CI sets up) is masked here, where the value comes from.
+        url = mask_text(next(iter(repo.remote(remote).urls), ""))
         if repo.head.is_detached:
             raise UsageError(
                 "HEAD is detached: ee sync shares a branch", "check out a branch: git switch main"
