@@ -581,3 +581,68 @@ def test_every_id_derived_from_a_file_name_is_one_ee_accepts(ws: Workspace, cli:
         check(cli("outcome", memory_id, "--signal", "helpful", "--json"))
     hits = check(cli("search", "the deep one", "--json"))["data"]["hits"]
     assert hits[0]["id"] == ids[(deep / "deep.md").relative_to(ws.root).as_posix()]
+
+
+@pytest.mark.parametrize("folder", ["memories", ".ee"])
+def test_a_committed_link_out_of_the_repository_is_refused(tmp_path: Path, folder: str) -> None:
+    # git checks a committed symlink out as a link. memories -> a home folder: ee used to index and print
+    # every *.md below it, and ee init wrote into it. .ee -> a folder: ee wrote its index, cache, lock
+    # (truncating a file named "lock" there) and logs into it.
+    outside = tmp_path / "home"
+    (outside / "notes").mkdir(parents=True)
+    (outside / "notes" / "private.md").write_text("PRIVATE notes of the person who cloned\n")
+    (outside / "lock").write_text("precious\n")
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "init", "-q", "-b", "main", str(upstream))
+    (upstream / folder).symlink_to(outside)
+    (upstream / "notes").mkdir()
+    (upstream / "notes" / "a.md").write_text("A memory of the repository.\n")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "link")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    if folder == ".ee":
+        (clone / "memories").mkdir()
+    before = sorted(
+        (p.relative_to(outside), p.read_bytes() if p.is_file() else b"") for p in outside.rglob("*")
+    )
+    for args in (
+        ["init"],
+        ["search", "private notes"],
+        ["context", "private notes"],
+        ["memory", "list"],
+        ["index", "status"],
+        ["doctor"],
+        ["remember", "a new memory"],
+    ):
+        res = run_ee_process(*args, "--json", cwd=clone, timeout=60, env={"EE_NO_SERVER": ""})
+        assert res.returncode == ExitCode.STORAGE, (args, res.stdout, res.stderr)
+        doc = json.loads(res.stdout)
+        validator("ee.error.v1").validate(doc)
+        message = f"{folder}/ is a symlink, committed to git, to a folder outside the repository"
+        assert message in doc["error"]["message"]
+        assert f"git rm {folder}" in doc["error"]["repair"]
+        assert "PRIVATE" not in res.stdout + res.stderr
+    after = sorted(
+        (p.relative_to(outside), p.read_bytes() if p.is_file() else b"") for p in outside.rglob("*")
+    )
+    assert after == before  # nothing written there
+    # The repair, as printed, gives a working store.
+    git(clone, "rm", "-q", folder)
+    git(clone, "commit", "-q", "-m", f"{folder}: a folder, not a link")
+    assert run_ee_process("init", cwd=clone).returncode == 0
+    res = run_ee_process("remember", "a new memory", "--json", cwd=clone)
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_link_a_person_made_to_a_store_elsewhere_is_followed(
+    ws: Workspace, tmp_path: Path, cli: Cli
+) -> None:
+    # Only a link git tracks is refused: one made here (the store kept elsewhere on this machine) is theirs.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "kept.md").write_text("Kept in a folder of my own.\n")
+    shutil.rmtree(ws.root / "memories")
+    (ws.root / "memories").symlink_to(elsewhere)
+    listed = check(cli("memory", "list", "--json"))["data"]["memories"]
+    assert [m["body"] for m in listed] == ["Kept in a folder of my own."]

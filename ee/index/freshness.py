@@ -28,7 +28,7 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
-from ee.git.repo import blob_id, holds_nothing
+from ee.git.repo import blob_id, check_own_folder, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
@@ -251,6 +251,7 @@ def scan(root: Path) -> Scan:
     one name instead of the whole path: ~8 % less than ``scandir``); the stat says which are folders.
     Stamps go straight into one int64 buffer. Folders are walked in the order ``scandir`` met them.
     """
+    check_own_folder(root)  # (a link out of the workspace: a StorageError, nothing walked)
     paths: list[str] = []
     stamps = array("q")
     add_path, add_stamp, lstat, is_dir = paths.append, stamps.extend, os.stat, stat.S_ISDIR
