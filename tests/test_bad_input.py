@@ -646,3 +646,28 @@ def test_a_link_a_person_made_to_a_store_elsewhere_is_followed(
     (ws.root / "memories").symlink_to(elsewhere)
     listed = check(cli("memory", "list", "--json"))["data"]["memories"]
     assert [m["body"] for m in listed] == ["Kept in a folder of my own."]
+
+
+def test_control_characters_are_shown_not_obeyed_by_a_terminal(ws: Workspace, cli: Cli) -> None:
+    # A pulled memory's text reached the terminal as it was: ESC ] 52 sets the clipboard, ESC ] 0 the
+    # window title, ESC [ 2J clears the screen. Text formats show each control as its escape; JSON, which
+    # escapes them itself, keeps the text as it is.
+    body = "Deploy \x1b[2J\x1b]0;pwned\x07 with \x1b]52;c;ZWNobyBoaQ==\x07 make release\rhidden"
+    folder = ws.root / "memories"
+    (folder / "ansi.md").write_text(f'---\nkind: rule\ntags: ["t\\e[31mred"]\n---\n{body}\n')
+    (folder / "bad\x1b]0;T\x07.md").write_text("---\nkind: [\n---\nx\n")
+    for args in (
+        ["search", "deploy", "--human"],
+        ["context", "deploy", "--format", "markdown"],
+        ["context", "deploy", "--format", "compact"],
+        ["memory", "show", "ansi", "--human"],
+        ["memory", "list", "--human"],
+        ["doctor", "--human"],
+        ["import", "jsonl", "missing\x1b]0;T\x07.jsonl", "--human"],
+    ):
+        res = cli(*args)
+        assert not any(c in res.out + res.err for c in "\x1b\x07\r"), (args, res.out, res.err)
+        assert "\\x1b]" in res.out + res.err, args
+    shown = check(cli("memory", "show", "ansi", "--json"))["data"]
+    assert shown["body"] == body
+    assert shown["tags"] == ["t\x1b[31mred"]

@@ -82,8 +82,9 @@ class Hook:
 
     def say(self, line: str) -> None:
         from ee.policy.secrets import redact  # a file name it quotes may hold a secret: masked, as ee prints
+        from ee.render import visible  # and a control character, shown rather than obeyed
 
-        print(redact(line), file=sys.stderr, flush=True)
+        print(visible(redact(line)), file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pre-commit
