@@ -21,7 +21,7 @@ from ee.errors import (
     UsageError,
     WorkspaceNotFound,
 )
-from ee.git.repo import Git, format_message
+from ee.git.repo import Git, check_own_folder, format_message
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
 from ee.policy.trust import Actor
 from ee.store import frontmatter
@@ -45,7 +45,14 @@ AGENT_CONFIDENCE = 0.50
 
 def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
     """The workspace root: ``explicit``, else ``$EE_WORKSPACE``, else the nearest folder up from ``cwd``
-    holding ``.ee/`` or ``memories/``."""
+    holding ``.ee/`` or ``memories/``. A ``.ee/`` that links out of it is a StorageError
+    (:func:`ee.git.repo.check_own_folder`)."""
+    root = _find_root(explicit, cwd)
+    check_own_folder(root, STATE_DIR)
+    return root
+
+
+def _find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
     given = explicit or os.environ.get("EE_WORKSPACE")
     if given:
         root = Path(given).expanduser().resolve()
@@ -166,6 +173,8 @@ class Workspace:
                 f"cannot create the workspace folder {root}: {exc.strerror or exc}",
                 "choose a folder you can write to",
             ) from None
+        for folder in (MEMORIES, STATE_DIR):  # (init would write memories/.events/, .ee/ through a link)
+            check_own_folder(root, folder)
         ws = cls(root)
         code = Git(root)  # (ws.git is the memory branch's worktree once there is one)
         created: list[str] = []

@@ -146,6 +146,16 @@ def test_invalid_commit_ish_is_a_clear_error(history: dict[str, Any]) -> None:
     assert res.code == 2
 
 
+def test_a_range_of_commits_is_no_commit_ish(history: dict[str, Any]) -> None:
+    # git reads A..B and A...B as several commits: one was a git error (exit 4), the other a traceback.
+    root = str(history["root"])
+    for spec in ("HEAD~2..HEAD", "HEAD~2...HEAD", "main..HEAD"):
+        for args in (["search", "x"], ["memory", "show", history["id"]]):
+            res = run_cli("-W", root, *args, "--as-of", spec, "--json")
+            assert res.code == 2, (spec, args, res.out, res.err)
+            assert f"{spec!r} is not a commit-ish" in res.json["error"]["message"]
+
+
 def test_as_of_reuses_its_cached_view(history: dict[str, Any]) -> None:
     first = search_as_of(history["root"], "HEAD~2")
     views = list((history["root"] / ".ee" / "index" / "asof").iterdir())

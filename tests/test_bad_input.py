@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ import pytest
 from ee.errors import ExitCode
 from ee.schemas import validator
 from ee.workspace import Workspace
-from tests.conftest import Result, git
+from tests.conftest import Result, git, run_ee_process
 
 Cli = Callable[..., Result]
 
@@ -504,3 +505,169 @@ def test_every_json_writer_writes_strict_json_for_non_finite_values(cli: Cli, ws
     refused = call_tool(tools["search"], {"text": "x", "limit": float("nan")}, str(ws.root))
     assert refused.document["error"]["code"] == "usage"
     strict_json(refused.text)
+
+
+def test_an_events_file_that_links_out_is_never_read_or_written_through(
+    ws: Workspace, tmp_path: Path, cli: Cli
+) -> None:
+    # A teammate's commit can hold a symlink where an events file belongs (git checks links out as
+    # links): ee outcome used to append to its target outside the repository, and memory list to read it.
+    memory = ws.remember("Run make lint before pushing.")
+    outside = tmp_path / "outside.jsonl"
+    harmful = {"signal": "harmful", "at": "2026-12-01T00:00:00Z", "source": "x"}
+    text = "".join(json.dumps({"id": f"evt_{n}", **harmful}) + "\n" for n in range(3))
+    outside.write_text(text)
+    (ws.root / "memories" / ".events" / f"{memory.id}.jsonl").symlink_to(outside)
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "-m", "events")
+    doc = check(cli("outcome", memory.id, "--signal", "helpful", "--json"), ExitCode.STORAGE)
+    assert "is a symlink" in doc["error"]["message"]
+    assert f"rm memories/.events/{memory.id}.jsonl" in doc["error"]["repair"]
+    assert outside.read_text() == text
+    listed = check(cli("memory", "list", "--json"))["data"]["memories"]
+    assert listed[0]["effective_confidence"] == 0.85  # the outside file's harmful events do not count
+    # A folder link: the same, for every events file.
+    events = ws.root / "memories" / ".events"
+    git(ws.root, "rm", "-q", "-r", "memories/.events")
+    shutil.rmtree(events, ignore_errors=True)
+    folder = tmp_path / "events-folder"
+    folder.mkdir()
+    events.symlink_to(folder)
+    doc = check(cli("outcome", memory.id, "--signal", "helpful", "--json"), ExitCode.STORAGE)
+    assert "the events folder memories/.events/ is a symlink" in doc["error"]["message"]
+    assert list(folder.iterdir()) == []
+
+
+def test_a_fifo_in_place_of_an_events_file_never_blocks(ws: Workspace) -> None:
+    memory = ws.remember("Run make lint before pushing.")
+    os.mkfifo(ws.root / "memories" / ".events" / f"{memory.id}.jsonl")
+    for args in (["outcome", memory.id, "--signal", "helpful"], ["memory", "list"], ["why", memory.id]):
+        proc = run_ee_process(*args, "--json", cwd=ws.root, timeout=60)
+        if args[0] == "outcome":
+            assert proc.returncode == ExitCode.STORAGE, proc.stderr
+            assert "not a regular file" in json.loads(proc.stdout)["error"]["message"]
+        else:
+            assert proc.returncode == 0, proc.stderr
+
+
+def test_every_id_derived_from_a_file_name_is_one_ee_accepts(ws: Workspace, cli: Cli) -> None:
+    # Such names used to give ids that memory list showed and every command taking an id refused
+    # ("is not a memory id"); a name of 250 characters or a deep folder made memory list fail outright
+    # (the events file name, <id>.jsonl, was too long for the file system).
+    folder = ws.root / "memories"
+    deep = folder.joinpath(*["d"] * 120)
+    deep.mkdir(parents=True)
+    names = {
+        "notes.md": "notes",  # a valid id stays as it was
+        "_draft.md": None,
+        "v1..2.md": None,
+        ":x.md": None,
+        "a" * 240 + ".md": None,
+    }
+    for name in names:
+        (folder / name).write_text(f"body of {name[:20]}\n")
+    (deep / "deep.md").write_text("the deep one\n")
+    listed = check(cli("memory", "list", "--json"))["data"]["memories"]
+    ids = {m["path"]: m["id"] for m in listed}
+    assert len(ids) == 6
+    assert len(set(ids.values())) == 6
+    assert ids["memories/notes.md"] == "notes"
+    assert ids["memories/_draft.md"].startswith("draft-")
+    assert ids["memories/v1..2.md"].startswith("v1.2-")
+    for memory_id in ids.values():
+        assert len(memory_id) <= 128
+        shown = check(cli("memory", "show", memory_id, "--json"))
+        assert shown["data"]["id"] == memory_id
+        check(cli("outcome", memory_id, "--signal", "helpful", "--json"))
+    hits = check(cli("search", "the deep one", "--json"))["data"]["hits"]
+    assert hits[0]["id"] == ids[(deep / "deep.md").relative_to(ws.root).as_posix()]
+
+
+@pytest.mark.parametrize("folder", ["memories", ".ee"])
+def test_a_committed_link_out_of_the_repository_is_refused(tmp_path: Path, folder: str) -> None:
+    # git checks a committed symlink out as a link. memories -> a home folder: ee used to index and print
+    # every *.md below it, and ee init wrote into it. .ee -> a folder: ee wrote its index, cache, lock
+    # (truncating a file named "lock" there) and logs into it.
+    outside = tmp_path / "home"
+    (outside / "notes").mkdir(parents=True)
+    (outside / "notes" / "private.md").write_text("PRIVATE notes of the person who cloned\n")
+    (outside / "lock").write_text("precious\n")
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "init", "-q", "-b", "main", str(upstream))
+    (upstream / folder).symlink_to(outside)
+    (upstream / "notes").mkdir()
+    (upstream / "notes" / "a.md").write_text("A memory of the repository.\n")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-q", "-m", "link")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    if folder == ".ee":
+        (clone / "memories").mkdir()
+    before = sorted(
+        (p.relative_to(outside), p.read_bytes() if p.is_file() else b"") for p in outside.rglob("*")
+    )
+    for args in (
+        ["init"],
+        ["search", "private notes"],
+        ["context", "private notes"],
+        ["memory", "list"],
+        ["index", "status"],
+        ["doctor"],
+        ["remember", "a new memory"],
+    ):
+        res = run_ee_process(*args, "--json", cwd=clone, timeout=60, env={"EE_NO_SERVER": ""})
+        assert res.returncode == ExitCode.STORAGE, (args, res.stdout, res.stderr)
+        doc = json.loads(res.stdout)
+        validator("ee.error.v1").validate(doc)
+        message = f"{folder}/ is a symlink, committed to git, to a folder outside the repository"
+        assert message in doc["error"]["message"]
+        assert f"git rm {folder}" in doc["error"]["repair"]
+        assert "PRIVATE" not in res.stdout + res.stderr
+    after = sorted(
+        (p.relative_to(outside), p.read_bytes() if p.is_file() else b"") for p in outside.rglob("*")
+    )
+    assert after == before  # nothing written there
+    # The repair, as printed, gives a working store.
+    git(clone, "rm", "-q", folder)
+    git(clone, "commit", "-q", "-m", f"{folder}: a folder, not a link")
+    assert run_ee_process("init", cwd=clone).returncode == 0
+    res = run_ee_process("remember", "a new memory", "--json", cwd=clone)
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_link_a_person_made_to_a_store_elsewhere_is_followed(
+    ws: Workspace, tmp_path: Path, cli: Cli
+) -> None:
+    # Only a link git tracks is refused: one made here (the store kept elsewhere on this machine) is theirs.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "kept.md").write_text("Kept in a folder of my own.\n")
+    shutil.rmtree(ws.root / "memories")
+    (ws.root / "memories").symlink_to(elsewhere)
+    listed = check(cli("memory", "list", "--json"))["data"]["memories"]
+    assert [m["body"] for m in listed] == ["Kept in a folder of my own."]
+
+
+def test_control_characters_are_shown_not_obeyed_by_a_terminal(ws: Workspace, cli: Cli) -> None:
+    # A pulled memory's text reached the terminal as it was: ESC ] 52 sets the clipboard, ESC ] 0 the
+    # window title, ESC [ 2J clears the screen. Text formats show each control as its escape; JSON, which
+    # escapes them itself, keeps the text as it is.
+    body = "Deploy \x1b[2J\x1b]0;pwned\x07 with \x1b]52;c;ZWNobyBoaQ==\x07 make release\rhidden"
+    folder = ws.root / "memories"
+    (folder / "ansi.md").write_text(f'---\nkind: rule\ntags: ["t\\e[31mred"]\n---\n{body}\n')
+    (folder / "bad\x1b]0;T\x07.md").write_text("---\nkind: [\n---\nx\n")
+    for args in (
+        ["search", "deploy", "--human"],
+        ["context", "deploy", "--format", "markdown"],
+        ["context", "deploy", "--format", "compact"],
+        ["memory", "show", "ansi", "--human"],
+        ["memory", "list", "--human"],
+        ["doctor", "--human"],
+        ["import", "jsonl", "missing\x1b]0;T\x07.jsonl", "--human"],
+    ):
+        res = cli(*args)
+        assert not any(c in res.out + res.err for c in "\x1b\x07\r"), (args, res.out, res.err)
+        assert "\\x1b]" in res.out + res.err, args
+    shown = check(cli("memory", "show", "ansi", "--json"))["data"]
+    assert shown["body"] == body
+    assert shown["tags"] == ["t\x1b[31mred"]

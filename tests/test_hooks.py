@@ -282,6 +282,20 @@ def test_a_memory_file_holding_an_api_key_is_refused(tmp_path: Path) -> None:
     assert git(repo, "rev-parse", "HEAD") == head
 
 
+def test_an_events_file_holding_a_token_is_refused(tmp_path: Path) -> None:
+    # A hand edit of an outcome's reason (ee outcome itself refuses one) must not reach git either.
+    repo = hooked(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    token = "ghp_" + "R8f2kQ9vLx3mZp7Wt1Yc5Nb0Hs4Jd6Ga2Ue8"
+    event = {"id": "evt_1", "memory": "m1", "signal": "helpful", "at": "2026-12-01T00:00:00Z"}
+    stage(repo, "memories/.events/m1.jsonl", json.dumps({**event, "reason": f"used {token}"}) + "\n")
+    proc = run_git(repo, "commit", "-m", "feedback")
+    assert proc.returncode != 0
+    assert "ee: refusing to commit memories/.events/m1.jsonl: it holds a secret (github_token" in proc.stderr
+    assert token not in proc.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_a_memory_file_named_with_a_token_is_refused_with_a_rename_that_works(tmp_path: Path) -> None:
     """The name is printed masked, so the repair is a rename whose ``?`` wildcards find the file."""
     repo = hooked(tmp_path)

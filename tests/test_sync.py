@@ -115,6 +115,44 @@ def test_sync_report_names_what_came_in_and_went_out(clones: list[Path]) -> None
     assert "up-to-date" not in human
 
 
+def test_a_token_in_the_remote_url_is_never_printed(clones: list[Path], remote: Path) -> None:
+    # CI clones with https://x-access-token:TOKEN@host/…; the report's url printed it as it was.
+    a, _, _ = clones
+    token = "ghp_" + "R8f2kQ9vLx3mZp7Wt1Yc5Nb0Hs4Jd6Ga2Ue8"
+    git(a, "remote", "set-url", "origin", f"file://ci:{token}@{remote}")
+    remember(a, "a writes one")
+    result = ee(a, "sync")
+    assert result.code == 0, result.err
+    assert result.data["pushed"] is True
+    assert result.data["url"] == f"file://ci:[REDACTED:github_token]@{remote}"
+    assert token not in result.out + result.err
+
+
+def test_a_secret_in_an_events_file_is_neither_committed_nor_pushed(clones: list[Path], remote: Path) -> None:
+    # `ee outcome --reason` is guarded; a hand edit of the events file (or another tool's) was not, and
+    # ee sync committed and pushed it.
+    a, _, _ = clones
+    memory_id = remember(a, "Run make lint before pushing.")
+    assert sync(a)["pushed"] is True
+    before = git(remote, "rev-parse", "main")
+    event = {"id": "evt_1", "memory": memory_id, "signal": "helpful", "at": "2026-12-01T00:00:00Z"}
+    token = "ghp_" + "R8f2kQ9vLx3mZp7Wt1Yc5Nb0Hs4Jd6Ga2Ue8"
+    events = a / "memories" / ".events" / f"{memory_id}.jsonl"
+    with events.open("a") as handle:
+        handle.write(json.dumps({**event, "reason": f"used {token}"}) + "\n")
+    result = ee(a, "sync")
+    assert result.code == 6, result.out
+    assert f"memories/.events/{memory_id}.jsonl:1 github_token" in result.json["error"]["message"]
+    assert token not in result.out + result.err
+    assert git(a, "status", "--porcelain").strip() == f"?? memories/.events/{memory_id}.jsonl"
+    git(a, "add", "memories")
+    git(a, "commit", "-q", "--no-verify", "-m", "by hand")
+    result = ee(a, "sync")
+    assert result.code == 6, result.out
+    assert "nothing was pushed" in result.json["error"]["message"]
+    assert git(remote, "rev-parse", "main") == before
+
+
 def test_no_push_integrates_but_leaves_the_remote_alone(clones: list[Path], remote: Path) -> None:
     a, b, _ = clones
     remember(a, "a's memory")

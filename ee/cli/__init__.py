@@ -187,18 +187,21 @@ class Output:
 
             click.echo(dumps(envelope(data, degraded), indent=json_indent()))
             return
+        from ee.render import visible
+
         text = human() if callable(human) else human
         if text:
-            click.echo(text)
+            click.echo(visible(text))
         report_degraded(degraded or [])
 
 
 def report_degraded(degraded: list[dict[str, Any]]) -> None:
     """Each degradation of a text answer on stderr, with its repair (JSON carries them in the envelope)."""
     from ee.policy.secrets import mask_output
+    from ee.render import visible
 
     for item in mask_output(degraded):
-        click.echo(f"degraded: {item['message']} (repair: {item['repair']})", err=True)
+        click.echo(visible(f"degraded: {item['message']} (repair: {item['repair']})"), err=True)
 
 
 # ``--json`` / ``--human`` on every command (default: JSON when stdout is not a terminal).
@@ -229,15 +232,15 @@ def wants_json(argv: list[str]) -> bool:
 def report_error(exc: EeError, as_json: bool) -> int:
     """``exc`` on stderr (and its envelope on stdout for ``as_json``); its exit code. A value the message
     quotes is masked, on stderr too."""
-    from ee.render import dumps, error_envelope
+    from ee.render import dumps, error_envelope, visible
 
     error = error_envelope(exc.to_dict())
     with reader_may_be_gone():
         if as_json:
             click.echo(dumps(error, indent=json_indent()))
-        click.echo(f"error: {error['error']['message']}", err=True)
+        click.echo(visible(f"error: {error['error']['message']}"), err=True)
         if error["error"]["repair"]:
-            click.echo(f"  repair: {error['error']['repair']}", err=True)
+            click.echo(visible(f"  repair: {error['error']['repair']}"), err=True)
     return int(exc.exit_code)
 
 

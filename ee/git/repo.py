@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ee._crash import crash_point
-from ee.errors import GitError, NotFound, UsageError
+from ee.errors import GitError, NotFound, StorageError, UsageError
 from ee.git import runner
 
 if TYPE_CHECKING:
@@ -471,11 +471,12 @@ class Git:
     # ------------------------------------------------------------------------------------ reading
 
     def resolve(self, spec: str) -> str:
-        """A commit-ish → a full commit id, or NotFound."""
-        if spec.startswith("-"):
+        """A commit-ish → a full commit id, or NotFound. An option or a range (``A..B``, ``A...B``: git
+        reads it as several commits, and no ref name holds ``..``) is a UsageError."""
+        if not is_commitish(spec):
             raise UsageError(f"{spec!r} is not a commit-ish", "name a commit, tag, branch or HEAD~N")
         out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).strip()
-        if not out:
+        if not out or "\n" in out:
             raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
         return out
 
@@ -631,11 +632,49 @@ def _mtime(path: Path) -> int:
         return 0
 
 
+def is_commitish(spec: str) -> bool:
+    """Can ``spec`` name one commit? Not an option (``-…``) nor a range (``A..B``, ``A...B``)."""
+    return not spec.startswith("-") and ".." not in spec
+
+
+def check_own_folder(root: Path | str, folder: str = "memories") -> None:
+    """A StorageError when ``root/folder`` (``memories`` or ``.ee``) is a symlink that git tracks and that
+    leads out of the repository.
+
+    git checks a committed link out as a link: a teammate's commit could point ``memories`` at ``..``, a
+    home folder or ``/``, and ee would read, index and hand to agents every ``*.md`` below it (and walk
+    all of ``/``); or point ``.ee`` at a folder where ee's index, lock, logs and ``context.md`` would
+    overwrite what is there. Every lister of memory files, and every way into a workspace, calls this
+    first: one ``lstat`` when the folder is no link. A link a person made here and git does not track
+    (the store kept elsewhere on this machine) is theirs, and is followed.
+    """
+    path = os.path.join(root, folder)
+    if not os.path.islink(path):
+        return
+    target = Path(os.path.realpath(path))
+    if target.is_relative_to(os.path.realpath(root)):
+        return  # (a link inside the workspace, or a loop: each holds nothing ee would read from outside)
+    listed = runner.run(["ls-files", "--stage", "--", folder], root).stdout.decode("utf-8", "replace")
+    if not any(line.startswith("120000 ") and line.endswith(f"\t{folder}") for line in listed.splitlines()):
+        return
+    top = runner.run(["rev-parse", "--show-toplevel"], root).stdout.decode("utf-8", "replace").strip()
+    if top and target.is_relative_to(os.path.realpath(top)):
+        return
+    raise StorageError(
+        f"{folder}/ is a symlink, committed to git, to a folder outside the repository; ee reads and "
+        "writes nothing through it",
+        f"replace the link with a folder of its own: git rm {folder} && git commit -m '{folder}: a "
+        f"folder, not a link', then ee init; `git log -- {folder}` names the commit that made it a link",
+    )
+
+
 def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[str, os.stat_result]]:
     """``(workspace-relative path, stat)`` of every ``*.md`` below ``root/folder``, symlinks included.
 
-    Hidden files and folders (editor swap files, ``.git``) are skipped. Sorted for determinism.
+    Hidden files and folders (editor swap files, ``.git``) are skipped. Sorted for determinism. A
+    ``root/folder`` that links out of the workspace is a StorageError (:func:`check_own_folder`).
     """
+    check_own_folder(root, folder)
     base = root / folder
     stack = [base]
     found: list[tuple[str, os.stat_result]] = []

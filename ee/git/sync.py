@@ -237,13 +237,16 @@ def commit_pending(ws: Workspace, actor: Actor | None = None) -> tuple[str | Non
 
 
 def refuse_pending_secrets(ws: Workspace, paths: list[str]) -> None:
-    """``ee sync`` never commits a memory file holding a secret, whatever git hooks are installed."""
+    """``ee sync`` never commits a memory or events file holding a secret, whatever git hooks are
+    installed."""
     from ee.policy.secrets import file_secrets
 
     found = {}
     for rel in paths:
-        if _is_memory_file(rel) and (ws.root / rel).is_file():
-            text = (ws.root / rel).read_bytes().decode("utf-8", "replace")
+        path = ws.root / rel
+        # (a symlink is committed as its target's name: never read through it)
+        if _holds_text(rel) and path.is_file() and not path.is_symlink():
+            text = path.read_bytes().decode("utf-8", "replace")
             if hits := file_secrets(text, rel):
                 found[("", rel)] = hits
     if found:
@@ -256,8 +259,8 @@ def refuse_pending_secrets(ws: Workspace, paths: list[str]) -> None:
 
 
 def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
-    """Nor pushes one: every memory file version in the commits the remote lacks (a hand commit made
-    without ee's hooks, or with ``--no-verify``) is scanned before the push."""
+    """Nor pushes one: every memory and events file version in the commits the remote lacks (a hand
+    commit made without ee's hooks, or with ``--no-verify``) is scanned before the push."""
     from ee.policy.secrets import file_secrets
 
     spec = [f"{upstream}..HEAD"] if upstream else ["HEAD"]
@@ -274,7 +277,7 @@ def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
             meta, _tab, path = line.partition("\t")
             blob = meta.split()[3]
             rel = git.workspace_path(path)
-            if set(blob) != {"0"} and _is_memory_file(rel):
+            if set(blob) != {"0"} and _holds_text(rel):
                 versions.setdefault(blob, (commit, rel))
     blobs = git.read_blobs(versions)
     found = {}
@@ -346,6 +349,12 @@ def _is_event_file(rel: str) -> bool:
     )
 
 
+def _holds_text(rel: str) -> bool:
+    """A file of ee's whose text is shared and must hold no secret: a memory file or an events file (a
+    hand edit of one, or another tool's, can put one in a ``reason``)."""
+    return _is_memory_file(rel) or (_is_event_file(rel) and rel.endswith(".jsonl"))
+
+
 def _is_memory_file(rel: str) -> bool:
     inner = rel.removeprefix(MEMORIES + "/").split("/")
     return rel.endswith(".md") and not any(part.startswith(".") for part in inner)
@@ -398,6 +407,8 @@ class Session:
         self.tracking = f"refs/remotes/{remote}/{self.remote_branch}"
 
     def _describe(self, remote: str) -> tuple[str, str, str]:
+        from ee.policy.secrets import mask_text
+
         repo = git_python_repo(self.git.repo)
         names = [r.name for r in repo.remotes]
         if remote not in names:
@@ -407,7 +418,9 @@ class Session:
                 f"add it: git remote add {remote} <url>  (or pass --remote NAME, or set [sync] remote "
                 "in .ee/config.toml)",
             )
-        url = next(iter(repo.remote(remote).urls), "")
+        # Shown in every report and error: a token or password in the URL (https://user:TOKEN@host/…,
+        # as CI sets up) is masked here, where the value comes from.
+        url = mask_text(next(iter(repo.remote(remote).urls), ""))
         if repo.head.is_detached:
             raise UsageError(
                 "HEAD is detached: ee sync shares a branch", "check out a branch: git switch main"

@@ -339,6 +339,13 @@ def workspace_root(cwd: StrPath) -> str | None:
 
 
 def _holds_workspace(folder: str) -> bool:
+    """Does ``folder`` hold ``.ee/`` or ``memories/``? A StorageError when either links out of it (the hook
+    fails open; see :func:`ee.git.repo.check_own_folder`)."""
+    for name in (".ee", "memories"):
+        if os.path.islink(os.path.join(folder, name)):
+            from ee.git.repo import check_own_folder
+
+            check_own_folder(folder, name)
     return os.path.isdir(os.path.join(folder, ".ee")) or os.path.isdir(os.path.join(folder, "memories"))
 
 

@@ -408,6 +408,10 @@ def memory_digest(root: StrPath) -> str:
     import hashlib
 
     top = os.fspath(root)
+    if os.path.islink(os.path.join(top, "memories")):  # never walk a folder outside the workspace
+        from ee.git.repo import check_own_folder
+
+        check_own_folder(top)  # (a StorageError: the hook fails open)
     cut = len(top) + 1
     lines = []
     stack = [os.path.join(top, "memories")]

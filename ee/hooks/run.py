@@ -82,8 +82,9 @@ class Hook:
 
     def say(self, line: str) -> None:
         from ee.policy.secrets import redact  # a file name it quotes may hold a secret: masked, as ee prints
+        from ee.render import visible  # and a control character, shown rather than obeyed
 
-        print(redact(line), file=sys.stderr, flush=True)
+        print(visible(redact(line)), file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pre-commit
@@ -134,9 +135,11 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
 
 
 def refuse_secrets(hook: Hook, paths: list[str]) -> bool:
-    """Print each staged memory file holding a secret; True when there is one."""
+    """Print each staged memory or events file holding a secret; True when there is one."""
     folder = hook.memories + "/"
+    events = folder + ".events/"
     wanted = [p for p in paths if p.startswith(folder) and p.endswith(".md")]
+    wanted += [p for p in paths if p.startswith(events) and p.endswith(".jsonl")]
     if not wanted:
         return False
     from ee.policy.secrets import file_secrets, rename_command

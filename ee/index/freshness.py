@@ -28,7 +28,7 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
-from ee.git.repo import blob_id, holds_nothing
+from ee.git.repo import blob_id, check_own_folder, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
@@ -40,8 +40,9 @@ CACHE_PATH = ".ee/cache/derived.sqlite"
 # 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT);
 # 8: generations of layout 5 only (an index written before is built again, from the derived cache);
 # 9: head.marshal names the memories agents wrote (agent_memories);
-# 10: an id derived from a path holding a secret is masked (ee.policy.secrets.path_id)
-FORMAT = 10
+# 10: an id derived from a path holding a secret is masked (ee.policy.secrets.path_id);
+# 11: an id derived from a path is always a valid id (ee.store.frontmatter.fit_id)
+FORMAT = 11
 STAMPS = "stamps.marshal"
 KEEP_GENERATIONS = 2
 _EMBED_CHUNK = 1024  # texts per encode call: progress steps (the result does not depend on it)
@@ -250,6 +251,7 @@ def scan(root: Path) -> Scan:
     one name instead of the whole path: ~8 % less than ``scandir``); the stat says which are folders.
     Stamps go straight into one int64 buffer. Folders are walked in the order ``scandir`` met them.
     """
+    check_own_folder(root)  # (a link out of the workspace: a StorageError, nothing walked)
     paths: list[str] = []
     stamps = array("q")
     add_path, add_stamp, lstat, is_dir = paths.append, stamps.extend, os.stat, stat.S_ISDIR

@@ -1129,14 +1129,14 @@ def shown_path(record: Mapping[str, Any]) -> str:
 def path_id(path: str) -> str:
     """The id of a memory file without an ``id`` key: derived from its path, a secret in the path masked
     (with a short digest of the path, so two such files keep two ids)."""
-    from ee.store.frontmatter import _id_from_path
+    from ee.store.frontmatter import _id_from_path, fit_id
 
     masked = mask_text(path)
     if masked == path:
         return _id_from_path(path)
     import hashlib
 
-    return f"{_id_from_path(masked)}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+    return fit_id(f"{_id_from_path(masked)}-{hashlib.sha256(path.encode()).hexdigest()[:8]}", path)
 
 
 def rename_command(path: str) -> str | None:

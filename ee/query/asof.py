@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.errors import NotFound, UsageError
+from ee.git.repo import is_commitish
 from ee.index.freshness import INDEX_DIR
 from ee.index.segment import Entry, Generation
 from ee.index.view import IndexView, model_folder
@@ -61,7 +62,7 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
             check=False,
         ).strip()
         return (found or ws.git.commit_at_or_before(int(as_time.timestamp()))), as_time
-    if not spec.startswith("-"):  # the commit and its date in one git process
+    if is_commitish(spec):  # the commit and its date in one git process
         out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).strip()
         commit, _, date = out.partition("\x00")
         if len(commit) >= 40 and date:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ee.pack.profiles import SECTION_TITLES
-from ee.render import dumps, envelope
+from ee.render import dumps, envelope, visible
 from ee.render.pack_text import blocks, explain_lines
 
 HOOK_EVENT_ENV = "EE_HOOK_EVENT"
@@ -29,7 +29,12 @@ def render(kind: str, data: dict[str, Any], fmt: str, *, indent: int | None = 2)
     text = renderer(kind, data, degraded)
     if not text and fmt == "hook":
         return text
+    if fmt in _TEXT_FORMATS:
+        text = visible(text)
     return text if text.endswith("\n") else text + "\n"
+
+
+_TEXT_FORMATS = ("human", "markdown", "compact", "toon")  # (jsonl and hook are JSON: escaped already)
 
 
 def items_of(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -221,6 +221,14 @@ def peer_uid(sock: socket.socket) -> int:
 def check_state_dir(root: str) -> bool:
     """Whether ``ROOT/.ee`` exists and may hold a server; raises :class:`Untrusted` when others control it."""
     path = os.path.join(root, STATE_DIR)
+    if os.path.islink(path):
+        from ee.errors import StorageError
+        from ee.git.repo import check_own_folder
+
+        try:
+            check_own_folder(root, STATE_DIR)
+        except StorageError:  # a link committed to git, out of the repository: the command reports it
+            return False
     try:
         info = os.stat(path)
     except OSError:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
-from ee.errors import UsageError
-from ee.store.files import EVENTS
+from ee.errors import StorageError, UsageError
+from ee.store.files import EVENTS, MEMORIES
 
 
 def events_path(memory_id: str) -> str:
@@ -23,10 +24,53 @@ def events_path(memory_id: str) -> str:
 def read_events_file(path: Path, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The events of one file, sorted by (at, id), and a problem for each unreadable line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with os.fdopen(open_events(path, rel, os.O_RDONLY), "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except StorageError as exc:
+        return [], [_problem(rel, None, exc.message, exc.hint)]
     except (OSError, UnicodeDecodeError) as exc:
         return [], [_problem(rel, None, f"unreadable events file: {exc}")]
     return read_events_text(text, rel)
+
+
+def open_events(path: Path, rel: str, flags: int) -> int:
+    """A file descriptor of the events file ``path`` (``rel`` names it), opened with ``flags``.
+
+    Refused with a StorageError: a symlink (the file's own, or a ``memories/.events`` folder that leads out
+    of ``memories/``), so a link a teammate committed never makes ee read or append to a file outside the
+    repository; and anything but a regular file (a FIFO would block ee forever). ``FileNotFoundError``
+    passes through."""
+    folder = os.path.realpath(path.parent)
+    memories = os.path.realpath(path.parent.parent)
+    if path.parent.parent.name != MEMORIES or os.path.dirname(folder) != memories:
+        raise StorageError(
+            f"{rel}: the events folder {EVENTS}/ is a symlink out of memories/; ee reads and writes "
+            "feedback events only inside memories/",
+            f"replace the link with a folder: rm {EVENTS} && git checkout -- {EVENTS}",
+        )
+    # O_NOFOLLOW and O_NONBLOCK: what is opened is checked, not the name (it may change in between).
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        fd, why = -1, exc.strerror or str(exc)
+    else:
+        why = "" if stat.S_ISREG(os.fstat(fd).st_mode) else "not a regular file"
+    if why:
+        if fd >= 0:
+            os.close(fd)
+        if os.path.islink(path):
+            raise StorageError(
+                f"{rel} is a symlink; ee reads and writes feedback events only in a regular file",
+                f"replace the link with a regular file: rm {rel} (or git rm {rel}), then run the command "
+                "again",
+            )
+        if not os.path.isfile(path):
+            why = "not a regular file (a FIFO, socket, device or folder)"
+        raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {EVENTS}/ (rm {rel})")
+    os.set_blocking(fd, True)
+    return fd
 
 
 def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -65,7 +109,7 @@ def append_event(root: Path, event: dict[str, Any]) -> str:
         raise UsageError(
             "the feedback event holds text that is not UTF-8", "convert it first (e.g. with iconv)"
         ) from None
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_events(path, rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         os.write(fd, line)
         os.fsync(fd)
@@ -74,12 +118,12 @@ def append_event(root: Path, event: dict[str, Any]) -> str:
     return rel
 
 
-def _problem(rel: str, line: int | None, message: str) -> dict[str, Any]:
+def _problem(rel: str, line: int | None, message: str, repair: str = "") -> dict[str, Any]:
     return {
         "code": "event_invalid",
         "severity": "warning",
         "path": rel,
         "line": line,
         "message": message,
-        "repair": f"fix or delete the line in {rel}",
+        "repair": repair or f"fix or delete the line in {rel}",
     }

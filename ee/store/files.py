@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ee._crash import crash_point
 from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
-from ee.git.repo import iter_memory_files
+from ee.git.repo import check_own_folder, iter_memory_files
 from ee.model import Memory, Problem
 from ee.store import frontmatter
 from ee.store.ids import is_valid_id
@@ -180,6 +180,7 @@ class Store:
         known = self._inside_cache.get(folder)
         if known is None:
             if self._folder_resolved is None:
+                check_own_folder(self.root)  # (a write must not land outside the workspace either)
                 self._folder_resolved = _resolved(self.folder)
             known = self._inside_cache[folder] = _resolved(folder).is_relative_to(self._folder_resolved)
         return known

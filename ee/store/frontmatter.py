@@ -646,9 +646,26 @@ def _jsonable(value: Any) -> Any:
 
 
 def _id_from_path(path: str) -> str:
-    """A stable id for a file without one: its path below memories/, without the suffix."""
+    """A stable id for a file without one: its path below memories/, without the suffix, with every run of
+    other characters than ``[A-Za-z0-9_.:-]`` as ``-`` (see :func:`fit_id`)."""
     stem = path.removeprefix("memories/").removesuffix(".md")
-    return re.sub(r"[^A-Za-z0-9_.:-]+", "-", stem).strip("-.") or "memory"
+    return fit_id(re.sub(r"[^A-Za-z0-9_.:-]+", "-", stem).strip("-.") or "memory", path)
+
+
+def fit_id(derived: str, path: str) -> str:
+    """``derived``, an id made from ``path``, when every command accepts it (:func:`is_valid_id`); else a
+    valid one: what is left after its first letter or digit, ``..`` as ``.``, cut to 119 characters, then
+    ``-`` and a digest of the path (two such files keep two ids). A name such as ``_draft.md``, ``v1..2.md``
+    or one of 200 characters would otherwise give a memory that is listed but no command can name (and
+    whose events file name is too long for the file system)."""
+    if is_valid_id(derived):
+        return derived
+    import hashlib
+
+    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    start = re.search(r"[A-Za-z0-9]", derived)
+    head = re.sub(r"\.{2,}", ".", derived[start.start() :] if start else "")[:119].rstrip("-.:_")
+    return f"{head}-{digest}" if head else f"memory-{digest}"
 
 
 # ---------------------------------------------------------------------------------------------- writing
