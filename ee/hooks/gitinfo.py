@@ -231,26 +231,9 @@ def _section_path(header: str) -> str:
 
 
 def staged_blobs(paths: Iterable[str], cwd: StrPath | None = None) -> dict[str, bytes]:
-    """The staged content (``git show :PATH``) of each path, read by one ``git cat-file --batch``."""
-    wanted = list(dict.fromkeys(paths))
-    if not wanted:
-        return {}
-    request = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
-    proc = runner.run(["cat-file", "--batch"], cwd, input=request)
-    if proc.returncode != 0:
-        raise RuntimeError("git cat-file: " + proc.stderr.decode("utf-8", "replace").strip())
-    out: dict[str, bytes] = {}
-    data, pos = proc.stdout, 0
-    for path in wanted:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or header[1] == b"missing":
-            continue
-        size = int(header[2])
-        out[path] = data[pos : pos + size]
-        pos += size + 1
-    return out
+    """The staged content (``git show :PATH``) of each path that has one (:func:`runner.read_objects`)."""
+    found = runner.read_objects([f":{p}" for p in paths], cwd)
+    return {p: data for p in dict.fromkeys(paths) if (data := found[f":{p}"]) is not None}
 
 
 def terms_of(paths: Sequence[str], text: str = "") -> list[str]:
