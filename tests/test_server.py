@@ -19,7 +19,7 @@ from typing import IO
 import pytest
 from conftest import git, read_terminal, run_cli
 
-from ee.serve.client import is_read_only, parse_argv, try_server
+from ee.serve.client import is_read_only, names_own_stream, parse_argv, try_server
 from ee.workspace import Workspace
 
 DEADLINE = 60.0
@@ -175,6 +175,58 @@ def test_requests_are_really_served(
     assert (
         served_directly(["--workspace", str(served_ws.root), "search", "--help"], monkeypatch, capfd) is None
     )
+
+
+@pytest.mark.parametrize("how", ["stdin", "fd"])
+def test_a_query_file_of_the_clients_own_is_read_by_the_client(served_ws: Workspace, how: str) -> None:
+    """``--query-file /dev/stdin`` or ``<(…)`` (``/dev/fd/N``) name the client's own streams: the server
+    would open its own instead (another file, or nothing), so the client runs such a command itself."""
+    local = ee("search", "--query-file", "-", "--json", cwd=served_ws.root, served=False, stdin=QUERY)
+    assert local.returncode == 0, local.stderr
+    if how == "stdin":
+        served = ee(
+            "search", "--query-file", "/dev/stdin", "--json", cwd=served_ws.root, served=True, stdin=QUERY
+        )
+    else:
+        read, write = os.pipe()
+        os.write(write, QUERY.encode())
+        os.close(write)
+        env = {k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"}
+        served = subprocess.run(
+            [sys.executable, "-m", "ee", "search", "--query-file", f"/dev/fd/{read}", "--json"],
+            cwd=served_ws.root,
+            capture_output=True,
+            env=env,
+            pass_fds=(read,),
+            timeout=DEADLINE,
+            check=False,
+        )
+        os.close(read)
+    assert served.returncode == 0, served.stderr
+    assert served.stdout == local.stdout
+
+
+def test_arguments_naming_a_fifo_a_device_or_proc_are_not_served(tmp_path: Path) -> None:
+    """A FIFO opened by the server would hold the lock every served command takes until someone writes."""
+    fifo = tmp_path / "query.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "query.json").write_text(QUERY)
+    cwd = str(tmp_path)
+    for argv in (
+        ["search", "--query-file", "query.fifo"],
+        ["search", f"--query-file={fifo}"],
+        ["search", "--batch", "/dev/stdin"],
+        ["search", "--query-file", "/proc/self/environ"],
+        ["search", "--query-file", "/dev/null"],
+    ):
+        assert names_own_stream(argv, cwd), argv
+    for argv in (
+        ["search", "--query-file", "query.json"],
+        ["search", "alpha", "--json"],
+        ["search", "-", "--json"],
+        ["--workspace", cwd, "search", "x\0y"],
+    ):
+        assert not names_own_stream(argv, cwd), argv
 
 
 def test_a_hook_check_is_served_with_its_standard_input(served_ws: Workspace) -> None:

@@ -3,9 +3,10 @@
 ``ee`` calls :func:`try_server` first. It finds the workspace (``--workspace`` / ``-W``, else
 ``$EE_WORKSPACE``, else the nearest folder up holding ``.ee/`` or ``memories/``), connects to
 ``.ee/serve.sock`` and, when a server answers, prints its stdout and stderr byte for byte and returns its
-exit code. Otherwise (no server, a stale socket, a command the server does not run, ``EE_NO_SERVER=1``)
-it returns None and the command runs in-process; when no server runs at all, it first starts one in the
-background (:func:`autostart`), so the next command is served warm.
+exit code. Otherwise (no server, a stale socket, a command the server does not run, an argument naming
+a pipe or a file of this process (:func:`names_own_stream`), ``EE_NO_SERVER=1``) it returns None and the
+command runs in-process; when no server runs at all, it first starts one in the background
+(:func:`autostart`), so the next command is served warm.
 
 **Trust.** The client talks only to a server of its own user: ``.ee/`` must be this user's and not
 writable by others (:func:`state_dir_problem`), the socket file must be a socket of this user's
@@ -301,6 +302,8 @@ def try_server(argv: list[str] | None = None) -> int | None:
     if not (served or _listed(command, STARTS_SERVER)):
         return None
     cwd = os.getcwd()
+    if served and names_own_stream(args, cwd):
+        return None
     root = find_root(workspace, cwd)
     if root is None:
         return None
@@ -333,6 +336,27 @@ def try_server(argv: list[str] | None = None) -> int | None:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     return code
+
+
+def names_own_stream(args: list[str], cwd: str) -> bool:
+    """Whether an argument names a file only this process can open as it means: a pipe or a FIFO
+    (``--query-file <(…)``, ``/dev/stdin``), a device, a socket, or anything below ``/dev`` or ``/proc``
+    (``/dev/fd/N``, ``/proc/self/…``: the server's own). The server would open another file, or block on
+    the FIFO holding the lock every served command takes; such a command runs here."""
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        if not value or value == "-":
+            continue
+        path = os.path.join(cwd, value)
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):  # no such file (a search text), or a NUL in it
+            continue
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return True
+        if any(p.startswith(("/dev/", "/proc/")) for p in (os.path.abspath(path), os.path.realpath(path))):
+            return True
+    return False
 
 
 def passed_environment(environ: dict[str, str] | os._Environ[str], write: bool) -> dict[str, str]:
