@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -585,3 +586,109 @@ def test_the_warm_up_runs_the_queries_and_both_hook_checks(
     assert server.served == 4
     assert [name for name, _change in answered] == ["pre-commit", "prepare-commit-msg"]
     assert all(change.startswith("1\0README.md\0") for _name, change in answered)
+
+
+# ------------------------------------------------------------------------------------------ hostile requests
+
+
+def _request(root: Path, **fields: object) -> bytes:
+    from ee import __version__
+    from ee.serve.client import PROTOCOL
+
+    doc: dict[str, object] = {
+        "protocol": PROTOCOL,
+        "version": __version__,
+        "argv": ["search", "alpha", "--json"],
+        "cwd": str(root),
+        "env": {},
+        "stdin": None,
+        "tty": {},
+    }
+    return json.dumps(doc | fields).encode()
+
+
+def _ask(path: Path, data: bytes) -> dict[str, object]:
+    """Send one request frame; the server's first answer frame (its header), decoded."""
+    from ee.serve.client import recv_frame, send_frame
+
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(DEADLINE)
+        conn.connect(str(path))
+        send_frame(conn, data)
+        answer: dict[str, object] = json.loads(recv_frame(conn))
+        return answer
+
+
+def test_a_request_of_the_wrong_shape_is_told_to_run_in_process(ws: Workspace) -> None:
+    """Each field of the wrong type gets the fallback answer (it used to kill the connection's thread with
+    a traceback in the log, the client getting no answer at all); a good request is served after them."""
+    from ee.serve.server import Server
+
+    logged: list[str] = []
+    server = Server(ws.root, log=logged.append)
+    server.start(warm=False)
+    try:
+        for fields in (
+            {"argv": [1, 2]},
+            {"argv": [{"a": 1}, "search"]},
+            {"env": ["PATH"]},
+            {"env": {"EE_AGENT": {"x": 1}}},
+            {"tty": [1]},
+            {"cwd": 5},
+            {"stdin": 5, "argv": ["search", "-", "--json"]},
+            {"argv": ["remember", "a fact"], "umask": True},
+        ):
+            assert _ask(server.path, _request(ws.root, **fields)) == {"fallback": True}, fields
+        with socket.socket(socket.AF_UNIX) as conn:  # JSON nested too deeply to parse: closed, logged
+            conn.settimeout(DEADLINE)
+            conn.connect(str(server.path))
+            deep = b"[" * 100_000 + b"]" * 100_000
+            conn.sendall(len(deep).to_bytes(4, "big") + deep)
+            assert conn.recv(1) == b""
+        assert _ask(server.path, _request(ws.root)) == {"code": 0}
+    finally:
+        server.close()
+    assert any("RecursionError" in line for line in logged)
+
+
+def test_slow_clients_do_not_hold_the_server_past_the_read_timeout(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client trickling its request a byte at a time is cut off after READ_TIMEOUT in all, not per byte:
+    clients that take every slot that way (slowloris) used to send every other command in-process."""
+    import threading
+
+    from ee.serve import server as ee_server
+
+    monkeypatch.setattr(ee_server, "MAX_CLIENTS", 2)
+    monkeypatch.setattr(ee_server, "READ_TIMEOUT", 1.0)
+    server = ee_server.Server(ws.root)
+    server.start(warm=False)
+    done = threading.Event()
+    slow = [socket.socket(socket.AF_UNIX) for _ in range(2)]
+
+    def trickle() -> None:
+        while not done.wait(0.1):
+            for conn in slow:
+                with contextlib.suppress(OSError):
+                    conn.send(b" ")  # (JSON may start with blanks: never a complete request)
+
+    try:
+        for conn in slow:
+            conn.connect(str(server.path))
+            conn.send((1 << 20).to_bytes(4, "big"))  # a request of 1 MiB, to be sent a byte at a time
+        thread = threading.Thread(target=trickle, daemon=True)
+        thread.start()
+
+        def served() -> bool:
+            try:
+                return _ask(server.path, _request(ws.root)) == {"code": 0}
+            except OSError:  # told to run in-process before the request was all sent
+                return False
+
+        wait_for(served, "a served answer")
+    finally:
+        done.set()
+        for conn in slow:
+            conn.close()
+        server.close()

@@ -442,16 +442,25 @@ def send_frame(sock: socket.socket, data: bytes) -> None:
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def recv_frame(sock: socket.socket) -> bytes:
-    size = _HEADER.unpack(_recv_exact(sock, 4))[0]
+def recv_frame(sock: socket.socket, deadline: float | None = None) -> bytes:
+    """One frame; by ``deadline`` (a ``time.monotonic()`` value) when given, else within the socket's
+    timeout for each read."""
+    size = _HEADER.unpack(_recv_exact(sock, 4, deadline))[0]
     if size > MAX_FRAME:
         raise ValueError("frame too large")
-    return _recv_exact(sock, size)
+    return _recv_exact(sock, size, deadline)
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
+def _recv_exact(sock: socket.socket, size: int, deadline: float | None = None) -> bytes:
     chunks, left = [], size
     while left:
+        if deadline is not None:
+            import time
+
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the peer was too slow")
+            sock.settimeout(remaining)
         chunk = sock.recv(min(left, 1 << 20))
         if not chunk:
             raise ConnectionError("the server closed the connection")
