@@ -3,6 +3,7 @@ and no damage — the other memories still load and no file changes."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import pytest
 from ee.errors import ExitCode
 from ee.schemas import validator
 from ee.workspace import Workspace
-from tests.conftest import Result, git
+from tests.conftest import Result, git, run_ee_process
 
 Cli = Callable[..., Result]
 
@@ -504,3 +505,42 @@ def test_every_json_writer_writes_strict_json_for_non_finite_values(cli: Cli, ws
     refused = call_tool(tools["search"], {"text": "x", "limit": float("nan")}, str(ws.root))
     assert refused.document["error"]["code"] == "usage"
     strict_json(refused.text)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A 1 MiB tmpfs (root only, where mounts are allowed), unmounted after the test."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
+        ).returncode
+        != 0
+    ):
+        pytest.skip("needs root and a mountable tmpfs")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_or_read_only_disk_is_a_storage_error_not_a_traceback(small_disk: Path) -> None:
+    root = small_disk / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    Workspace.init(root)
+    (root / "memories" / "release.md").write_text("Release with make release.\n")  # never indexed yet
+    with (small_disk / "filler").open("wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while True:  # fill the disk to the last block
+            filler.write(b"\0" * 4096)
+    proc = run_ee_process("search", "release", "--json", cwd=root)
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr
+    assert json.loads(proc.stdout)["error"]["message"].startswith("no space left on the device")
+    assert "Traceback" not in proc.stderr
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    proc = run_ee_process("remember", "Another fact.", cwd=root)
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr
+    assert "error: the file system is read-only" in proc.stderr
+    assert "Traceback" not in proc.stderr
