@@ -544,3 +544,11 @@ def test_a_full_or_read_only_disk_is_a_storage_error_not_a_traceback(small_disk:
     assert proc.returncode == ExitCode.STORAGE, proc.stderr
     assert "error: the file system is read-only" in proc.stderr
     assert "Traceback" not in proc.stderr
+    from ee.mcp.invoke import call_tool  # the MCP server's tool call: the same error, not "internal"
+    from ee.mcp.mapping import available_tools
+
+    remember = next(tool for tool in available_tools() if tool.name == "remember")
+    outcome = call_tool(remember, {"text": "Another fact."}, str(root), "agent")
+    assert not outcome.ok
+    assert outcome.document["error"]["code"] == "storage"
+    assert outcome.document["error"]["message"].startswith("the file system is read-only")
