@@ -276,7 +276,11 @@ def branch_task(cwd: StrPath | None = None) -> str:
     """The task a branch stands for: its name in words, then its recent commit subjects."""
     import re
 
-    branch = branch_name(cwd)
+    from ee.policy.secrets import mask_text
+
+    # A token in a branch's name is left out: split into words, it would no longer read as one, and the
+    # pack would show it (the subjects are masked with the rest of the task, where the pack shows it).
+    branch = re.sub(r"\[REDACTED:[a-z0-9_]+\]", "/", mask_text(branch_name(cwd)))
     words = " ".join(w for w in re.split(r"[/_\-.]+", branch) if w and w != "HEAD")
     parts = [words] if words else []
     parts += recent_subjects(cwd)
