@@ -147,6 +147,16 @@ def test_a_pid_file_that_is_not_a_file_never_blocks_a_command(store: Workspace, 
         assert stop_server(root)
 
 
+def test_a_log_that_is_a_fifo_never_blocks_a_command(store: Workspace) -> None:
+    """The starter opened ``.ee/serve.log`` for writing, waiting for a FIFO's reader for ever."""
+    root = store.root
+    os.mkfifo(root / ".ee/serve.log")
+    first = ee("search", "alpha", "--json", cwd=root, served=True)  # (DEADLINE guards a hang)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == ee("search", "alpha", "--json", cwd=root, served=False).stdout
+    assert watcher_pid(root) is None  # no server started with nowhere to log
+
+
 def test_the_server_stops_when_idle(store: Workspace) -> None:
     root = store.root
     (root / ".ee/config.toml").write_text("[server]\nidle_timeout = 1\n")

@@ -549,11 +549,19 @@ def _spawn(root: str, lock_fd: int) -> bool:
     import subprocess  # (only the command that starts a server needs it)
 
     log_path = os.path.join(root, LOG)
+    try:  # (without waiting: a FIFO there would block this command for ever)
+        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError:
+        return False
     try:
-        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        if os.fstat(log).st_size > MAX_LOG:
+        info = os.fstat(log)
+        if not stat.S_ISREG(info.st_mode):  # a FIFO with a reader, a device: no server started there
+            os.close(log)
+            return False
+        if info.st_size > MAX_LOG:
             os.ftruncate(log, 0)
     except OSError:
+        os.close(log)
         return False
     try:
         subprocess.Popen(
