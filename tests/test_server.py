@@ -226,6 +226,7 @@ def test_arguments_naming_a_fifo_a_device_or_proc_are_not_served(tmp_path: Path)
         ["search", "alpha", "--json"],
         ["search", "-", "--json"],
         ["--workspace", cwd, "search", "x\0y"],
+        ["--workspace", "/dev/shm", "search", "x"],  # (a workspace on a tmpfs: anyone's path)
     ):
         assert not names_own_stream(argv, cwd), argv
 

@@ -340,9 +340,9 @@ def try_server(argv: list[str] | None = None) -> int | None:
 
 def names_own_stream(args: list[str], cwd: str) -> bool:
     """Whether an argument names a file only this process can open as it means: a pipe or a FIFO
-    (``--query-file <(…)``, ``/dev/stdin``), a device, a socket, or anything below ``/dev`` or ``/proc``
-    (``/dev/fd/N``, ``/proc/self/…``: the server's own). The server would open another file, or block on
-    the FIFO holding the lock every served command takes; such a command runs here."""
+    (``--query-file <(…)``, ``/dev/stdin``), a device, a socket, or a path of its own (``/dev/fd/N``,
+    ``/proc/self/…``). The server would open its own file instead, or block on the FIFO holding the lock
+    every served command takes: such a command runs here."""
     for arg in args:
         value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
         if not value or value == "-":
@@ -354,9 +354,13 @@ def names_own_stream(args: list[str], cwd: str) -> bool:
             continue
         if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
             return True
-        if any(p.startswith(("/dev/", "/proc/")) for p in (os.path.abspath(path), os.path.realpath(path))):
+        if os.path.abspath(path).startswith(_OWN_PATHS) or os.path.realpath(path).startswith("/proc/"):
             return True
     return False
+
+
+# Paths that name a file of the process that opens them (a workspace or a file in /dev/shm is anyone's).
+_OWN_PATHS = ("/proc/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr")
 
 
 def passed_environment(environ: dict[str, str] | os._Environ[str], write: bool) -> dict[str, str]:
