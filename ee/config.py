@@ -166,12 +166,29 @@ def load_config(root: Path) -> Config:
             f"{CONFIG_PATH}: [server] idle_timeout = {idle!r} must be a positive number of seconds",
             f"set idle_timeout to e.g. 900 in {path}, or turn the server off with autostart = false",
         )
+    # A wait of NaN seconds never ends (no time is past it); a negative one is no wait; neither is meant.
+    for dotted in ("lock.timeout", "hooks.timeout"):
+        seconds = values.get(dotted, 0.0)
+        if not 0 <= seconds < math.inf:
+            section, key = dotted.split(".")
+            raise ConfigError(
+                f"{CONFIG_PATH}: [{section}] {key} = {seconds!r} must be a number of seconds, 0 or more",
+                f"set {key} to e.g. {_SCHEMA[dotted][1]:g} in {path}",
+            )
+    if values.get("store.max_body_bytes", 1) < 1:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [store] max_body_bytes = {values['store.max_body_bytes']!r} must be positive",
+            f"set max_body_bytes to e.g. {_SCHEMA['store.max_body_bytes'][1]} in {path}",
+        )
     env_timeout = os.environ.get("EE_LOCK_TIMEOUT")
     if env_timeout:
         try:
             values["lock.timeout"] = float(env_timeout)
         except ValueError:
+            values["lock.timeout"] = math.nan
+        if not 0 <= values["lock.timeout"] < math.inf:
             raise ConfigError(
-                f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number", "unset EE_LOCK_TIMEOUT"
+                f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number of seconds, 0 or more",
+                "set it to e.g. 30, or unset EE_LOCK_TIMEOUT",
             ) from None
     return Config(values=values, sections=raw)

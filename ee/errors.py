@@ -157,3 +157,22 @@ class LockTimeout(ConflictError):
 class EvalFailed(EeError):
     code = "eval_failed"
     exit_code = ExitCode.EVAL_FAILED
+
+
+def disk_failure(exc: BaseException) -> StorageError | None:
+    """A full or read-only disk, wherever ee met it (a file, git, the SQLite cache): a storage error with
+    its repair, not a crash with a traceback. None for anything else."""
+    import errno
+
+    code = getattr(exc, "errno", None)
+    sqlite = getattr(exc, "sqlite_errorcode", None)  # SQLITE_FULL 13, SQLITE_READONLY 8
+    if code in (errno.ENOSPC, errno.EDQUOT) or sqlite == 13:
+        return StorageError(
+            f"no space left on the device: {exc}",
+            "free some space, then try again (.ee/ holds only derived data: ee index rebuild remakes it)",
+        )
+    if code == errno.EROFS or sqlite == 8:
+        return StorageError(
+            f"the file system is read-only: {exc}", "run ee where it may write the workspace and its .ee/"
+        )
+    return None

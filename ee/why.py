@@ -176,12 +176,12 @@ def history_report(ws: Workspace, memory_id: str, path: str) -> dict[str, Any]:
 def query_report(ctx: Any, pos: int, profile_name: str, ws: Workspace) -> dict[str, Any]:
     from ee.pack import choose
     from ee.pack.profiles import resolve_profile
-    from ee.query.engine import rank, split_at_floor
+    from ee.query.engine import echoed, rank, split_at_floor
     from ee.query.explain import hit_dict, relevance_of
 
     everything = rank(ctx)[0]
     ranked, dropped = split_at_floor(ctx, everything)
-    out: dict[str, Any] = {"text": ctx.query.text, "total": len(ranked)}
+    out: dict[str, Any] = {"text": echoed(ctx.query.text), "total": len(ranked)}
     below = next((s for s in dropped if s.pos == pos), None)
     if below is not None:  # retrieved, but not relevant enough to be an answer
         relevance = relevance_of(ctx, below)

@@ -126,6 +126,37 @@ def test_a_killed_server_never_blocks_a_command_and_is_replaced(store: Workspace
         assert stop_server(root)
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_pid_file_that_is_not_a_file_never_blocks_a_command(store: Workspace, kind: str) -> None:
+    """``.ee/watch.pid`` a FIFO used to block every command that starts a server (and every warm git hook)
+    in its open, for ever; a link to a device was written to. The server replaces it with a file."""
+    root = store.root
+    pid_file = root / ".ee/watch.pid"
+    if kind == "fifo":
+        os.mkfifo(pid_file)
+    else:
+        pid_file.symlink_to("/dev/null")
+    try:
+        first = ee("search", "alpha", "--json", cwd=root, served=True)  # (DEADLINE guards a hang)
+        assert first.returncode == 0, first.stderr
+        served_pid(root)
+        assert pid_file.is_file()
+        assert not pid_file.is_symlink()
+        assert ee("search", "alpha", "--json", cwd=root, served=True).stdout == first.stdout
+    finally:
+        assert stop_server(root)
+
+
+def test_a_log_that_is_a_fifo_never_blocks_a_command(store: Workspace) -> None:
+    """The starter opened ``.ee/serve.log`` for writing, waiting for a FIFO's reader for ever."""
+    root = store.root
+    os.mkfifo(root / ".ee/serve.log")
+    first = ee("search", "alpha", "--json", cwd=root, served=True)  # (DEADLINE guards a hang)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == ee("search", "alpha", "--json", cwd=root, served=False).stdout
+    assert watcher_pid(root) is None  # no server started with nowhere to log
+
+
 def test_the_server_stops_when_idle(store: Workspace) -> None:
     root = store.root
     (root / ".ee/config.toml").write_text("[server]\nidle_timeout = 1\n")

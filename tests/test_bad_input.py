@@ -3,6 +3,7 @@ and no damage — the other memories still load and no file changes."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -671,3 +672,50 @@ def test_control_characters_are_shown_not_obeyed_by_a_terminal(ws: Workspace, cl
     shown = check(cli("memory", "show", "ansi", "--json"))["data"]
     assert shown["body"] == body
     assert shown["tags"] == ["t\x1b[31mred"]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A 1 MiB tmpfs (root only, where mounts are allowed), unmounted after the test."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
+        ).returncode
+        != 0
+    ):
+        pytest.skip("needs root and a mountable tmpfs")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_or_read_only_disk_is_a_storage_error_not_a_traceback(small_disk: Path) -> None:
+    root = small_disk / "ws"
+    root.mkdir()
+    git(root, "init", "-q")
+    Workspace.init(root)
+    (root / "memories" / "release.md").write_text("Release with make release.\n")  # never indexed yet
+    with (small_disk / "filler").open("wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while True:  # fill the disk to the last block
+            filler.write(b"\0" * 4096)
+    proc = run_ee_process("search", "release", "--json", cwd=root)
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr
+    assert json.loads(proc.stdout)["error"]["message"].startswith("no space left on the device")
+    assert "Traceback" not in proc.stderr
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    proc = run_ee_process("remember", "Another fact.", cwd=root)
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr
+    assert "error: the file system is read-only" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    from ee.mcp.invoke import call_tool  # the MCP server's tool call: the same error, not "internal"
+    from ee.mcp.mapping import available_tools
+
+    remember = next(tool for tool in available_tools() if tool.name == "remember")
+    outcome = call_tool(remember, {"text": "Another fact."}, str(root), "agent")
+    assert not outcome.ok
+    assert outcome.document["error"]["code"] == "storage"
+    assert outcome.document["error"]["message"].startswith("the file system is read-only")

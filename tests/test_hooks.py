@@ -296,6 +296,21 @@ def test_an_events_file_holding_a_token_is_refused(tmp_path: Path) -> None:
     assert git(repo, "rev-parse", "HEAD") == head
 
 
+def test_a_memory_file_named_with_a_newline_is_still_checked(tmp_path: Path) -> None:
+    """git reads one name a line in ``cat-file --batch``: a newline in a file's name must not let the
+    file (or the staged files after it) skip the secret check."""
+    repo = hooked(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    key = "AKIA" + "Q7XK2M4N6P8R3T5V"
+    stage(repo, "memories/a\nb.md", f"aws_access_key_id = {key}\n")
+    stage(repo, "memories/z.md", f"aws_access_key_id = {key}\n")
+    proc = run_git(repo, "commit", "-m", "deploy note")
+    assert proc.returncode != 0
+    assert "ee: refusing to commit memories/a\nb.md: it holds a secret (" in proc.stderr
+    assert "ee: refusing to commit memories/z.md: it holds a secret (" in proc.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
 def test_a_memory_file_named_with_a_token_is_refused_with_a_rename_that_works(tmp_path: Path) -> None:
     """The name is printed masked, so the repair is a rename whose ``?`` wildcards find the file."""
     repo = hooked(tmp_path)

@@ -536,6 +536,24 @@ def test_corrupt_index_files_are_detected_and_rebuilt(ws: Workspace, damage: str
     assert open_index(ws).degraded == []  # reported once, when it was repaired
 
 
+def test_a_manifest_that_is_a_fifo_is_corrupt_not_a_hang(ws: Workspace) -> None:
+    """Reading the manifest waited for a FIFO's writer for ever, in every command; it is damage like any
+    other now: the index is rebuilt, and the FIFO replaced."""
+    from conftest import run_ee_process
+
+    write(ws, "memories/a.md", "alpha rollback", "mem_a")
+    expected = picture(open_index(ws))
+    manifest = ws.root / INDEX_DIR / "manifest.json"
+    manifest.unlink()
+    os.mkfifo(manifest)
+    proc = run_ee_process("search", "alpha", "--json", cwd=ws.root, env={"EE_NO_SERVER": "1"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "index_repaired" in proc.stdout
+    assert manifest.is_file()
+    freshness._WARM.clear()
+    assert picture(open_index(ws)) == expected
+
+
 def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) -> None:
     """An index written by an older ee (format 6: whole-list marshal files, stamps as a dict) is not read:
     the next query builds the current layout from the files."""

@@ -437,3 +437,44 @@ def test_remember_redact_masks_a_split_token_in_the_file_name_and_subject_too(
     assert GHP[4:12] not in json.dumps(json.loads(result.out)["data"])
     assert all(GHP[4:12] not in p.name for p in memory_files(ws))
     assert GHP[4:12] not in git(ws.root, "log", "-p", "--all")
+
+
+QUERY_ECHOES = [
+    ("search", f"deploy notes {GHP}", "--json"),
+    ("context", f"deploy notes {GHP}", "--json", "--min-relevance", "0"),
+    ("context", f"deploy notes {GHP}", "--format", "markdown", "--min-relevance", "0"),
+    ("context", f"deploy notes {GHP}", "--format", "toon", "--min-relevance", "0"),
+    ("context", f"deploy notes {GHP}", "--format", "jsonl", "--min-relevance", "0"),
+]
+
+
+@pytest.mark.parametrize("args", QUERY_ECHOES, ids=lambda a: " ".join(a[:1] + a[2:4]))
+def test_a_secret_in_a_query_is_never_echoed(cli: Any, ws: Workspace, args: tuple[str, ...]) -> None:
+    """The answer quotes its query (``query.text``, a pack's ``task`` and title): masked."""
+    assert cli("remember", "Deploy notes: run make deploy from main.").code == 0
+    result = cli(*args)
+    assert result.code == 0, result.err
+    assert GHP not in result.out + result.err
+    assert "deploy notes [REDACTED:github_token]" in result.out
+
+
+def test_a_secret_in_a_prompt_or_a_branch_is_never_injected(cli: Any, ws: Workspace) -> None:
+    """Claude Code's UserPromptSubmit hook sends the prompt; SessionStart packs for the branch's name and
+    commit subjects: the context injected into the agent holds none of their secrets."""
+    memory_id = ws.remember("Deploy notes: run make deploy from main.").id
+    prompt = json.dumps({"prompt": f"deploy notes with {GHP}", "hook_event_name": "UserPromptSubmit"})
+    result = cli("context", "-", "--format", "hook", "--min-relevance", "0", input=prompt)
+    assert result.code == 0, result.err
+    injected = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
+    assert memory_id in injected
+    assert GHP not in result.out + result.err
+    git(ws.root, "checkout", "-q", "-b", f"deploy/{GHP}")
+    git(ws.root, "commit", "-q", "--allow-empty", "-m", f"deploy notes: token {GHP}")
+    result = cli("context", "--for-branch", "--format", "hook", "--min-relevance", "0")
+    assert result.code == 0, result.err
+    assert memory_id in result.out
+    assert GHP not in result.out + result.err
+    assert GHP[4:] not in result.out  # (the name's words: not the token without its prefix either)
+    result = cli("why", memory_id, "--query", f"deploy {GHP}", "--json")
+    assert result.code == 0, result.err
+    assert GHP not in result.out + result.err

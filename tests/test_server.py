@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -19,7 +20,7 @@ from typing import IO
 import pytest
 from conftest import git, read_terminal, run_cli
 
-from ee.serve.client import is_read_only, parse_argv, try_server
+from ee.serve.client import is_read_only, names_own_stream, parse_argv, try_server
 from ee.workspace import Workspace
 
 DEADLINE = 60.0
@@ -175,6 +176,59 @@ def test_requests_are_really_served(
     assert (
         served_directly(["--workspace", str(served_ws.root), "search", "--help"], monkeypatch, capfd) is None
     )
+
+
+@pytest.mark.parametrize("how", ["stdin", "fd"])
+def test_a_query_file_of_the_clients_own_is_read_by_the_client(served_ws: Workspace, how: str) -> None:
+    """``--query-file /dev/stdin`` or ``<(…)`` (``/dev/fd/N``) name the client's own streams: the server
+    would open its own instead (another file, or nothing), so the client runs such a command itself."""
+    local = ee("search", "--query-file", "-", "--json", cwd=served_ws.root, served=False, stdin=QUERY)
+    assert local.returncode == 0, local.stderr
+    if how == "stdin":
+        served = ee(
+            "search", "--query-file", "/dev/stdin", "--json", cwd=served_ws.root, served=True, stdin=QUERY
+        )
+    else:
+        read, write = os.pipe()
+        os.write(write, QUERY.encode())
+        os.close(write)
+        env = {k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"}
+        served = subprocess.run(
+            [sys.executable, "-m", "ee", "search", "--query-file", f"/dev/fd/{read}", "--json"],
+            cwd=served_ws.root,
+            capture_output=True,
+            env=env,
+            pass_fds=(read,),
+            timeout=DEADLINE,
+            check=False,
+        )
+        os.close(read)
+    assert served.returncode == 0, served.stderr
+    assert served.stdout == local.stdout
+
+
+def test_arguments_naming_a_fifo_a_device_or_proc_are_not_served(tmp_path: Path) -> None:
+    """A FIFO opened by the server would hold the lock every served command takes until someone writes."""
+    fifo = tmp_path / "query.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "query.json").write_text(QUERY)
+    cwd = str(tmp_path)
+    for argv in (
+        ["search", "--query-file", "query.fifo"],
+        ["search", f"--query-file={fifo}"],
+        ["search", "--batch", "/dev/stdin"],
+        ["search", "--query-file", "/proc/self/environ"],
+        ["search", "--query-file", "/dev/null"],
+    ):
+        assert names_own_stream(argv, cwd), argv
+    for argv in (
+        ["search", "--query-file", "query.json"],
+        ["search", "alpha", "--json"],
+        ["search", "-", "--json"],
+        ["--workspace", cwd, "search", "x\0y"],
+        ["--workspace", "/dev/shm", "search", "x"],  # (a workspace on a tmpfs: anyone's path)
+    ):
+        assert not names_own_stream(argv, cwd), argv
 
 
 def test_a_hook_check_is_served_with_its_standard_input(served_ws: Workspace) -> None:
@@ -533,3 +587,109 @@ def test_the_warm_up_runs_the_queries_and_both_hook_checks(
     assert server.served == 4
     assert [name for name, _change in answered] == ["pre-commit", "prepare-commit-msg"]
     assert all(change.startswith("1\0README.md\0") for _name, change in answered)
+
+
+# ------------------------------------------------------------------------------------------ hostile requests
+
+
+def _request(root: Path, **fields: object) -> bytes:
+    from ee import __version__
+    from ee.serve.client import PROTOCOL
+
+    doc: dict[str, object] = {
+        "protocol": PROTOCOL,
+        "version": __version__,
+        "argv": ["search", "alpha", "--json"],
+        "cwd": str(root),
+        "env": {},
+        "stdin": None,
+        "tty": {},
+    }
+    return json.dumps(doc | fields).encode()
+
+
+def _ask(path: Path, data: bytes) -> dict[str, object]:
+    """Send one request frame; the server's first answer frame (its header), decoded."""
+    from ee.serve.client import recv_frame, send_frame
+
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(DEADLINE)
+        conn.connect(str(path))
+        send_frame(conn, data)
+        answer: dict[str, object] = json.loads(recv_frame(conn))
+        return answer
+
+
+def test_a_request_of_the_wrong_shape_is_told_to_run_in_process(ws: Workspace) -> None:
+    """Each field of the wrong type gets the fallback answer (it used to kill the connection's thread with
+    a traceback in the log, the client getting no answer at all); a good request is served after them."""
+    from ee.serve.server import Server
+
+    logged: list[str] = []
+    server = Server(ws.root, log=logged.append)
+    server.start(warm=False)
+    try:
+        for fields in (
+            {"argv": [1, 2]},
+            {"argv": [{"a": 1}, "search"]},
+            {"env": ["PATH"]},
+            {"env": {"EE_AGENT": {"x": 1}}},
+            {"tty": [1]},
+            {"cwd": 5},
+            {"stdin": 5, "argv": ["search", "-", "--json"]},
+            {"argv": ["remember", "a fact"], "umask": True},
+        ):
+            assert _ask(server.path, _request(ws.root, **fields)) == {"fallback": True}, fields
+        with socket.socket(socket.AF_UNIX) as conn:  # JSON nested too deeply to parse: closed, logged
+            conn.settimeout(DEADLINE)
+            conn.connect(str(server.path))
+            deep = b"[" * 100_000 + b"]" * 100_000
+            conn.sendall(len(deep).to_bytes(4, "big") + deep)
+            assert conn.recv(1) == b""
+        assert _ask(server.path, _request(ws.root)) == {"code": 0}
+    finally:
+        server.close()
+    assert any("RecursionError" in line for line in logged)
+
+
+def test_slow_clients_do_not_hold_the_server_past_the_read_timeout(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client trickling its request a byte at a time is cut off after READ_TIMEOUT in all, not per byte:
+    clients that take every slot that way (slowloris) used to send every other command in-process."""
+    import threading
+
+    from ee.serve import server as ee_server
+
+    monkeypatch.setattr(ee_server, "MAX_CLIENTS", 2)
+    monkeypatch.setattr(ee_server, "READ_TIMEOUT", 1.0)
+    server = ee_server.Server(ws.root)
+    server.start(warm=False)
+    done = threading.Event()
+    slow = [socket.socket(socket.AF_UNIX) for _ in range(2)]
+
+    def trickle() -> None:
+        while not done.wait(0.1):
+            for conn in slow:
+                with contextlib.suppress(OSError):
+                    conn.send(b" ")  # (JSON may start with blanks: never a complete request)
+
+    try:
+        for conn in slow:
+            conn.connect(str(server.path))
+            conn.send((1 << 20).to_bytes(4, "big"))  # a request of 1 MiB, to be sent a byte at a time
+        thread = threading.Thread(target=trickle, daemon=True)
+        thread.start()
+
+        def served() -> bool:
+            try:
+                return _ask(server.path, _request(ws.root)) == {"code": 0}
+            except OSError:  # told to run in-process before the request was all sent
+                return False
+
+        wait_for(served, "a served answer")
+    finally:
+        done.set()
+        for conn in slow:
+            conn.close()
+        server.close()

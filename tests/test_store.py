@@ -15,6 +15,7 @@ from ee.config import load_config
 from ee.errors import (
     ConfigError,
     ConflictError,
+    ExitCode,
     GitError,
     LockTimeout,
     NotFound,
@@ -28,7 +29,7 @@ from ee.git.repo import parse_trailers
 from ee.policy.trust import Actor
 from ee.store.files import atomic_write, lock_is_held, workspace_lock
 from ee.workspace import Workspace, find_root
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, run_ee_process
 
 
 def commits(root: Path) -> list[str]:
@@ -608,6 +609,10 @@ def test_config_errors_name_the_file_and_the_key(ws: Workspace, monkeypatch: pyt
         "[lock]\ntimeout = 'soon'\n",
         "[hooks]\nblock = 1\n",
         "[sync]\nstrategy = 'yolo'\n",
+        "[lock]\ntimeout = nan\n",
+        "[lock]\ntimeout = -5\n",
+        "[hooks]\ntimeout = inf\n",
+        "[store]\nmax_body_bytes = -1\n",
     ):
         config.write_text(text)
         with pytest.raises(ConfigError) as info:
@@ -623,6 +628,16 @@ def test_config_errors_name_the_file_and_the_key(ws: Workspace, monkeypatch: pyt
         load_config(ws.root)
     monkeypatch.setenv("EE_LOCK_TIMEOUT", "2.5")
     assert load_config(ws.root).get("lock.timeout") == 2.5
+
+
+@pytest.mark.parametrize("timeout", ["nan", "-1", "inf"])
+def test_a_lock_timeout_that_never_ends_is_refused_not_waited(ws: Workspace, timeout: str) -> None:
+    """A deadline of NaN is never reached: a writer behind another would have waited forever."""
+    with workspace_lock(ws.root):  # another writer holds the lock (a real flock, seen by the process)
+        proc = run_ee_process("remember", "a fact", cwd=ws.root, env={"EE_LOCK_TIMEOUT": timeout})
+    assert proc.returncode == ExitCode.CONFIG, proc.stderr
+    assert f"EE_LOCK_TIMEOUT={timeout!r}" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_history_never_wanders_into_a_similar_memory(ws: Workspace) -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ee import __version__
-from ee.errors import EeError, ExitCode
+from ee.errors import EeError, ExitCode, disk_failure
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
@@ -331,4 +331,9 @@ def _run(args: list[str]) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        storage = disk_failure(exc)
+        if storage is None:
+            raise
+        return report_error(storage, wants_json(args))
     return result if isinstance(result, int) else 0

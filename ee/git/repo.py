@@ -417,29 +417,7 @@ class Git:
 
         One ``git cat-file --batch`` process for all of them.
         """
-        wanted = list(dict.fromkeys(specs))
-        if not wanted:
-            return {}
-        request = "".join(s + "\n" for s in wanted).encode("utf-8", "surrogateescape")
-        proc = runner.run(["cat-file", "--batch"], self.toplevel, input=request)
-        if proc.returncode != 0:
-            raise GitError(
-                "git cat-file failed: " + proc.stderr.decode("utf-8", "replace").strip(),
-                "run `ee doctor --full` to check the repository",
-            )
-        out: dict[str, bytes | None] = {}
-        data, pos = proc.stdout, 0
-        for spec in wanted:
-            end = data.index(b"\n", pos)
-            header = data[pos:end].split()
-            pos = end + 1
-            if len(header) != 3 or header[1] == b"missing":
-                out[spec] = None
-                continue
-            size = int(header[2])
-            out[spec] = data[pos : pos + size]
-            pos += size + 1
-        return out
+        return runner.read_objects(specs, self.toplevel)
 
     def _commit_tree(self, tree: str, parent: str | None, message: str) -> str:
         args = ["commit-tree", tree, "-F", "-"]

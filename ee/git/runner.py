@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from ee.errors import GitError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from _typeshed import StrPath
 
@@ -92,3 +92,39 @@ def _finish(proc: subprocess.Popen[bytes]) -> None:
         except (OSError, ValueError):  # its pipes are gone: wait for the process alone
             proc.wait()
             return
+
+
+def read_objects(specs: Iterable[str], cwd: StrPath | None) -> dict[str, bytes | None]:
+    """The content of each object named in ``specs`` (``<commit-ish>:<path>``, ``:<path>`` for git's
+    index, a blob id), None where there is none: one ``git cat-file --batch`` for them all.
+
+    That batch reads one name a line, so a name holding a newline (a file may be called so) would be read
+    as two other names, and the answers of every later name would shift: such a name is asked for alone,
+    as an argument (``git cat-file blob``). A staged memory file named so must not escape the secret check."""
+    wanted = list(dict.fromkeys(specs))
+    out: dict[str, bytes | None] = {}
+    batch = [spec for spec in wanted if "\n" not in spec]
+    if batch:
+        request = "".join(spec + "\n" for spec in batch).encode("utf-8", "surrogateescape")
+        proc = run(["cat-file", "--batch"], cwd, input=request)
+        if proc.returncode != 0:
+            raise GitError(
+                "git cat-file failed: " + proc.stderr.decode("utf-8", "replace").strip(),
+                "run `ee doctor --full` to check the repository",
+            )
+        data, pos = proc.stdout, 0
+        for spec in batch:
+            end = data.index(b"\n", pos)
+            header = data[pos:end].split()
+            pos = end + 1
+            if len(header) != 3 or header[1] == b"missing":
+                out[spec] = None
+                continue
+            size = int(header[2])
+            out[spec] = data[pos : pos + size]
+            pos += size + 1
+    for spec in wanted:
+        if spec not in out:
+            alone = run(["cat-file", "blob", spec], cwd)
+            out[spec] = alone.stdout if alone.returncode == 0 else None
+    return out

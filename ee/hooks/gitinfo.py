@@ -231,26 +231,9 @@ def _section_path(header: str) -> str:
 
 
 def staged_blobs(paths: Iterable[str], cwd: StrPath | None = None) -> dict[str, bytes]:
-    """The staged content (``git show :PATH``) of each path, read by one ``git cat-file --batch``."""
-    wanted = list(dict.fromkeys(paths))
-    if not wanted:
-        return {}
-    request = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
-    proc = runner.run(["cat-file", "--batch"], cwd, input=request)
-    if proc.returncode != 0:
-        raise RuntimeError("git cat-file: " + proc.stderr.decode("utf-8", "replace").strip())
-    out: dict[str, bytes] = {}
-    data, pos = proc.stdout, 0
-    for path in wanted:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or header[1] == b"missing":
-            continue
-        size = int(header[2])
-        out[path] = data[pos : pos + size]
-        pos += size + 1
-    return out
+    """The staged content (``git show :PATH``) of each path that has one (:func:`runner.read_objects`)."""
+    found = runner.read_objects([f":{p}" for p in paths], cwd)
+    return {p: data for p in dict.fromkeys(paths) if (data := found[f":{p}"]) is not None}
 
 
 def terms_of(paths: Sequence[str], text: str = "") -> list[str]:
@@ -293,7 +276,11 @@ def branch_task(cwd: StrPath | None = None) -> str:
     """The task a branch stands for: its name in words, then its recent commit subjects."""
     import re
 
-    branch = branch_name(cwd)
+    from ee.policy.secrets import mask_text
+
+    # A token in a branch's name is left out: split into words, it would no longer read as one, and the
+    # pack would show it (the subjects are masked with the rest of the task, where the pack shows it).
+    branch = re.sub(r"\[REDACTED:[a-z0-9_]+\]", "/", mask_text(branch_name(cwd)))
     words = " ".join(w for w in re.split(r"[/_\-.]+", branch) if w and w != "HEAD")
     parts = [words] if words else []
     parts += recent_subjects(cwd)

@@ -275,9 +275,10 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
 def manifest_generation(root: StrPath) -> str | None:
     import json
 
+    from ee.config import read_settings_file  # (a FIFO in its place must not block the hook)
+
     try:
-        with open(os.path.join(root, MANIFEST), encoding="utf-8") as file:
-            generation = json.load(file).get("generation")
+        generation = json.loads(read_settings_file(os.path.join(root, MANIFEST))).get("generation")
     except (OSError, ValueError, AttributeError):
         return None
     return generation if isinstance(generation, str) else None

@@ -37,7 +37,7 @@ def watcher_alive(root: StrPath) -> bool:
     import fcntl
 
     try:
-        fd = os.open(os.path.join(root, PID_FILE), os.O_RDONLY)
+        fd = os.open(os.path.join(root, PID_FILE), os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO: no blocking)
     except OSError:
         return False
     try:

@@ -28,6 +28,7 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
+from ee.config import read_settings_file
 from ee.git.repo import blob_id, check_own_folder, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
@@ -303,7 +304,7 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     path = root / INDEX_DIR / "manifest.json"
     for _attempt in range(3):
         try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
+            manifest = json.loads(read_settings_file(path))  # (a FIFO there: corrupt, not a hang)
         except FileNotFoundError:
             return None
         except (OSError, ValueError):

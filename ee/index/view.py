@@ -288,7 +288,9 @@ class _KeyedEmbedder:
 def _mark_corrupt(root: Path) -> None:
     path = root / INDEX_DIR / "manifest.json"
     if path.exists():
-        path.write_text("{}", encoding="utf-8")
+        from ee.store.files import atomic_write
+
+        atomic_write(path, b"{}")  # (replaced, not written into: it may be a FIFO)
 
 
 def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport, list[dict[str, Any]]]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ee.errors import EeError, QueryError, UsageError
+from ee.errors import EeError, QueryError, UsageError, disk_failure
 from ee.mcp.mapping import check_arguments
 from ee.mcp.tools import Tool
 
@@ -47,6 +47,8 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
     except EeError as exc:
         return failure(exc.to_dict())
     except Exception as exc:  # a bug in ee: report it as an internal error and keep serving
+        if (storage := disk_failure(exc)) is not None:  # (not a bug: a full or read-only disk)
+            return failure(storage.to_dict())
         traceback.print_exc(file=sys.stderr)
         return failure(
             {

@@ -110,13 +110,13 @@ def pack_view(
     min_relevance: float | None = None,
 ) -> dict[str, Any]:
     """The pack over one index view (the working tree, or a past commit)."""
-    from ee.query.engine import note_nothing_relevant, prepare, query_block, rank, split_at_floor
+    from ee.query.engine import echoed, note_nothing_relevant, prepare, query_block, rank, split_at_floor
 
     ctx = prepare(view, query, reference, allow_bypass, min_relevance)
     ranked, _total = rank(ctx)
     note_nothing_relevant(ctx, *split_at_floor(ctx, ranked))
     chosen, cands, similarity, budget = choose(ctx, ranked, profile)
-    head = {"task": query.text, "query": query_block(ctx)}
+    head = {"task": echoed(query.text), "query": query_block(ctx)}
     return (
         head | assemble(ctx, ranked, profile, chosen, cands, similarity, budget) | {"degraded": ctx.degraded}
     )

@@ -250,7 +250,7 @@ def query_block(ctx: Context) -> dict[str, Any]:
     """The ``query`` object of a response, as ``run_search`` writes it."""
     view, query = ctx.view, ctx.query
     return {
-        "text": query.text,
+        "text": echoed(query.text),
         "mode": query.mode,
         "effective_mode": _effective_mode(ctx),
         "speed": query.speed,
@@ -258,6 +258,14 @@ def query_block(ctx: Context) -> dict[str, Any]:
         if view.commit
         else None,
     }
+
+
+def echoed(text: str) -> str:
+    """A query's text as an answer shows it: with any secret in it masked. A prompt or a branch name may
+    hold one (a hook packs for them), and the answer goes into an agent's context or ``.ee/context.md``."""
+    from ee.policy.secrets import mask_text
+
+    return mask_text(text)
 
 
 def _effective_mode(ctx: Context) -> str:

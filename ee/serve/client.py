@@ -3,9 +3,10 @@
 ``ee`` calls :func:`try_server` first. It finds the workspace (``--workspace`` / ``-W``, else
 ``$EE_WORKSPACE``, else the nearest folder up holding ``.ee/`` or ``memories/``), connects to
 ``.ee/serve.sock`` and, when a server answers, prints its stdout and stderr byte for byte and returns its
-exit code. Otherwise (no server, a stale socket, a command the server does not run, ``EE_NO_SERVER=1``)
-it returns None and the command runs in-process; when no server runs at all, it first starts one in the
-background (:func:`autostart`), so the next command is served warm.
+exit code. Otherwise (no server, a stale socket, a command the server does not run, an argument naming
+a pipe or a file of this process (:func:`names_own_stream`), ``EE_NO_SERVER=1``) it returns None and the
+command runs in-process; when no server runs at all, it first starts one in the background
+(:func:`autostart`), so the next command is served warm.
 
 **Trust.** The client talks only to a server of its own user: ``.ee/`` must be this user's and not
 writable by others (:func:`state_dir_problem`), the socket file must be a socket of this user's
@@ -309,6 +310,8 @@ def try_server(argv: list[str] | None = None) -> int | None:
     if not (served or _listed(command, STARTS_SERVER)):
         return None
     cwd = os.getcwd()
+    if served and names_own_stream(args, cwd):
+        return None
     root = find_root(workspace, cwd)
     if root is None:
         return None
@@ -341,6 +344,31 @@ def try_server(argv: list[str] | None = None) -> int | None:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     return code
+
+
+def names_own_stream(args: list[str], cwd: str) -> bool:
+    """Whether an argument names a file only this process can open as it means: a pipe or a FIFO
+    (``--query-file <(…)``, ``/dev/stdin``), a device, a socket, or a path of its own (``/dev/fd/N``,
+    ``/proc/self/…``). The server would open its own file instead, or block on the FIFO holding the lock
+    every served command takes: such a command runs here."""
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        if not value or value == "-":
+            continue
+        path = os.path.join(cwd, value)
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):  # no such file (a search text), or a NUL in it
+            continue
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return True
+        if os.path.abspath(path).startswith(_OWN_PATHS) or os.path.realpath(path).startswith("/proc/"):
+            return True
+    return False
+
+
+# Paths that name a file of the process that opens them (a workspace or a file in /dev/shm is anyone's).
+_OWN_PATHS = ("/proc/", "/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr")
 
 
 def passed_environment(environ: dict[str, str] | os._Environ[str], write: bool) -> dict[str, str]:
@@ -426,16 +454,25 @@ def send_frame(sock: socket.socket, data: bytes) -> None:
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def recv_frame(sock: socket.socket) -> bytes:
-    size = _HEADER.unpack(_recv_exact(sock, 4))[0]
+def recv_frame(sock: socket.socket, deadline: float | None = None) -> bytes:
+    """One frame; by ``deadline`` (a ``time.monotonic()`` value) when given, else within the socket's
+    timeout for each read."""
+    size = _HEADER.unpack(_recv_exact(sock, 4, deadline))[0]
     if size > MAX_FRAME:
         raise ValueError("frame too large")
-    return _recv_exact(sock, size)
+    return _recv_exact(sock, size, deadline)
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
+def _recv_exact(sock: socket.socket, size: int, deadline: float | None = None) -> bytes:
     chunks, left = [], size
     while left:
+        if deadline is not None:
+            import time
+
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the peer was too slow")
+            sock.settimeout(remaining)
         chunk = sock.recv(min(left, 1 << 20))
         if not chunk:
             raise ConnectionError("the server closed the connection")
@@ -524,11 +561,19 @@ def _spawn(root: str, lock_fd: int) -> bool:
     import subprocess  # (only the command that starts a server needs it)
 
     log_path = os.path.join(root, LOG)
+    try:  # (without waiting: a FIFO there would block this command for ever)
+        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError:
+        return False
     try:
-        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        if os.fstat(log).st_size > MAX_LOG:
+        info = os.fstat(log)
+        if not stat.S_ISREG(info.st_mode):  # a FIFO with a reader, a device: no server started there
+            os.close(log)
+            return False
+        if info.st_size > MAX_LOG:
             os.ftruncate(log, 0)
     except OSError:
+        os.close(log)
         return False
     try:
         subprocess.Popen(

@@ -45,7 +45,7 @@ from ee.serve.client import (
 )
 
 MAX_CLIENTS = 32  # connections handled at once; more are told to run in-process
-READ_TIMEOUT = 10.0  # seconds a client has to send its request
+READ_TIMEOUT = 10.0  # seconds a client has to send its whole request (not each byte: no slowloris)
 
 
 class Server:
@@ -140,8 +140,7 @@ class Server:
             self._active += 1
         try:
             with conn:
-                conn.settimeout(READ_TIMEOUT)
-                request = json.loads(recv_frame(conn))
+                request = json.loads(recv_frame(conn, time.monotonic() + READ_TIMEOUT))
                 conn.settimeout(None)
                 answer = self.answer(request)
                 if answer is None:
@@ -152,7 +151,7 @@ class Server:
                 send_frame(conn, out)
                 send_frame(conn, err)
             self.settle()
-        except (OSError, ValueError, struct.error) as exc:
+        except (OSError, ValueError, struct.error, RecursionError) as exc:  # (JSON nested too deeply)
             if not isinstance(exc, ConnectionError | TimeoutError):  # (a client gone: it runs it itself)
                 self.log(f"serve: a request failed: {exc!r}")
         finally:
@@ -167,10 +166,10 @@ class Server:
         """Run one request; None when the client should run it itself (not ours to serve)."""
         if not _acceptable(request):
             return None
-        argv = [str(a) for a in request["argv"]]
+        argv = list(request["argv"])
         _workspace, command = parse_argv(argv)
         write = is_served_write(command)
-        if not (write or is_read_only(command)) or not os.path.isdir(str(request.get("cwd", ""))):
+        if not (write or is_read_only(command)) or not os.path.isdir(request["cwd"]):
             return None
         umask = request.get("umask")
         if write and not (isinstance(umask, int) and 0 <= umask <= 0o777):
@@ -178,7 +177,7 @@ class Server:
         tty = bool((request.get("tty") or {}).get("stdout"))
         client_env = request.get("env") or {}
         env = _environment(client_env, write=write)
-        stdin = request.get("stdin") if isinstance(request.get("stdin"), str) else None
+        stdin = request.get("stdin")
         from ee.index.segment import no_gc
 
         with self.exec_lock, no_gc():  # no cyclic collection in the middle of a request (see settle)
@@ -303,13 +302,27 @@ def _environment(client: dict[str, Any], *, write: bool = False) -> dict[str, st
 
 
 def _acceptable(request: Any) -> bool:
-    return (
+    """A request of this protocol and version, of the shape :func:`ee.serve.client._request` sends
+    (anything else is answered with a fallback, never with a traceback in the log)."""
+    if not (
         isinstance(request, dict)
         and request.get("protocol") == PROTOCOL
         and request.get("version") == _version()
-        and isinstance(request.get("argv"), list)
-        and "--help" not in request["argv"]
-        and "-h" not in request["argv"]
+    ):
+        return False
+    argv, env, tty = request.get("argv"), request.get("env") or {}, request.get("tty") or {}
+    umask = request.get("umask")
+    return (
+        isinstance(argv, list)
+        and all(isinstance(a, str) for a in argv)
+        and "--help" not in argv
+        and "-h" not in argv
+        and isinstance(request.get("cwd"), str)
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and isinstance(tty, dict)
+        and isinstance(request.get("stdin"), str | None)
+        and (umask is None or (isinstance(umask, int) and not isinstance(umask, bool)))
     )
 
 

@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -62,7 +63,12 @@ def watch_lock(root: Path) -> Iterator[None]:
     path = root / PID_FILE
     path.parent.mkdir(exist_ok=True)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device, a link to one: not ours to write
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -94,7 +100,7 @@ def watcher_pid(root: Path) -> int | None:
     """The pid of the watcher running for ``root``, or None (a leftover file without its lock is stale)."""
     path = root / PID_FILE
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO there must not block every command)
     except OSError:
         return None
     try:
