@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import marshal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ee.index.segment import LAYOUT
+from ee.workspace import Workspace
 from tests.conftest import git, run_cli
 
 TIMES = [
@@ -165,3 +167,53 @@ def test_an_as_of_view_in_an_older_layout_is_built_again(history: dict[str, Any]
     assert search_as_of(history["root"], "HEAD~2") == first
     assert json.loads((view / "DONE").read_text())["layout"] == LAYOUT
     assert (view / "records.bin").exists()
+
+
+def _search_both(root: Path, text: str) -> tuple[Any, Any]:
+    """(the HEAD index's answer, the answer asOf HEAD): the same files, so the same answer."""
+    now = run_cli("-W", str(root), "search", text, "--mode", "lexical", "--json")
+    then = run_cli("-W", str(root), "search", text, "--mode", "lexical", "--as-of", "HEAD", "--json")
+    assert now.code == 0, now.out + now.err
+    assert then.code == 0, then.out + then.err
+    return now.json, then.json
+
+
+def test_as_of_keeps_the_file_of_a_duplicate_id_the_index_keeps(ws: Workspace) -> None:
+    """Of two files with one id, asOf kept the first in path order while the index (and a fresh workspace
+    at that commit) keep the one named as ee names that id's file; and asOf did not report the other."""
+    root = ws.root
+    memory_id = "mem_01AAAAAAAAAAAAAAAAAAAAAAAA"
+    (root / "memories" / "a-copy.md").write_text(f"---\nid: {memory_id}\n---\nThe copy of the rule\n")
+    (root / "memories" / "rule-aaaaaaaa.md").write_text(f"---\nid: {memory_id}\n---\nThe rule itself\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a copy")
+    now, then = _search_both(root, "rule")
+    assert [h["path"] for h in now["data"]["hits"]] == ["memories/rule-aaaaaaaa.md"]
+    assert [h["path"] for h in then["data"]["hits"]] == ["memories/rule-aaaaaaaa.md"]
+    assert [d for d in then["degraded"] if d["code"] == "duplicate_id"] == [
+        d for d in now["degraded"] if d["code"] == "duplicate_id"
+    ]
+    assert any("memories/a-copy.md" in d["message"] for d in then["degraded"])
+    shown = run_cli("-W", str(root), "memory", "show", memory_id, "--as-of", "HEAD", "--json")
+    assert shown.data["body"] == "The rule itself"
+    # A view an older ee saved (its state without this layout: the other file kept) is built again.
+    (view,) = (root / ".ee" / "index" / "asof").iterdir()
+    state = marshal.loads((view / "state.marshal").read_bytes())
+    (view / "state.marshal").write_bytes(marshal.dumps({k: v for k, v in state.items() if k != "layout"}))
+    assert _search_both(root, "rule")[1] == then
+    assert marshal.loads((view / "state.marshal").read_bytes())["layout"] == state["layout"]
+
+
+def test_as_of_reports_the_files_it_leaves_out(ws: Workspace) -> None:
+    """A file that does not parse at that commit is named with its line, as the HEAD index names it."""
+    root = ws.root
+    (root / "memories" / "good.md").write_text("A good rule about the release\n")
+    (root / "memories" / "bad.md").write_text("---\nlevel: nonsense\n---\nA broken rule about the release\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one good, one broken")
+    now, then = _search_both(root, "release")
+    assert [h["path"] for h in then["data"]["hits"]] == [h["path"] for h in now["data"]["hits"]]
+    invalid = [d for d in then["degraded"] if d["code"] == "memory_invalid"]
+    assert invalid == [d for d in now["degraded"] if d["code"] == "memory_invalid"]
+    assert invalid
+    assert invalid[0]["message"].startswith("memories/bad.md:2: ")

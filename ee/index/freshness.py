@@ -514,7 +514,7 @@ class Updater:
             report.modified = sorted(report.modified + [rel for rel in dropped if rel in positions])
         dim = self.embedder.dim if self.embedder else None
         new_gen = old_gen.updated(remove, entries, dim)
-        new_gen, dup_problems = _drop_duplicate_ids(new_gen, dim)
+        new_gen, dup_problems = drop_duplicate_ids(new_gen, dim)
         if report.head_changed:  # a commit of a hand edit changes only this flag (kept records keep theirs
             head_blobs = head_info["head_blobs"]  # while HEAD stays: the same path and blob, the same HEAD)
             pairs = zip(new_gen.paths, new_gen.blobs, strict=True)
@@ -805,7 +805,7 @@ def open_generation(folder: Path) -> tuple[Generation, dict[str, Any]]:
     return gen, state
 
 
-def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
+def drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
     """Keep one file per memory id, as the store does (:func:`ee.store.files.keep_order`); report the
     rest."""
     if len(set(gen.ids)) == gen.size:

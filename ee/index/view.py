@@ -221,13 +221,20 @@ def _view(
             # on every query after, until the model changes and the index is rebuilt).
             degraded.append(_model_unloadable(folder))
         folder = None
-    view = IndexView(
+    degraded += problem_notes(state)
+    return IndexView(
         gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git, model_key=model_key
     )
+
+
+def problem_notes(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a response says of the files a view left out: each error of its state, as a warning naming
+    ``file:line`` (the HEAD index and an asOf view alike)."""
+    notes = []
     for problem in state.get("problems", []):
         if problem.get("severity") == "error":
             where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
-            view.degraded.append(
+            notes.append(
                 {
                     "code": problem.get("code", "memory_invalid"),
                     "severity": "warning",
@@ -235,7 +242,7 @@ def _view(
                     "repair": problem.get("repair") or "ee doctor",
                 }
             )
-    return view
+    return notes
 
 
 _EMBEDDERS: dict[str, Any] = {}  # model key → loaded embedder: a long-lived process (ee watch) loads it once
