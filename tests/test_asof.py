@@ -148,6 +148,20 @@ def test_invalid_commit_ish_is_a_clear_error(history: dict[str, Any]) -> None:
     assert res.code == 2
 
 
+@pytest.mark.parametrize("spec", ["HEAD~2..HEAD", "HEAD~2...HEAD", "^HEAD", "HEAD..HEAD"])
+@pytest.mark.parametrize("command", [["search", "build server"], ["memory", "show", "ID"]])
+def test_a_range_is_a_usage_error_not_a_traceback(
+    history: dict[str, Any], spec: str, command: list[str]
+) -> None:
+    """A range names several commits (or none): git printed its ends and ee read them as a date, or ran
+    `git show` on them (a traceback, or a storage error quoting git)."""
+    args = [history["id"] if arg == "ID" else arg for arg in command]
+    res = run_cli("-W", str(history["root"]), *args, "--as-of", spec, "--json")
+    assert res.code == 2, res.out + res.err
+    assert res.json["error"]["message"] == f"{spec!r} is a range, not one commit"
+    assert "Traceback" not in res.err
+
+
 def test_as_of_reuses_its_cached_view(history: dict[str, Any]) -> None:
     first = search_as_of(history["root"], "HEAD~2")
     views = list((history["root"] / ".ee" / "index" / "asof").iterdir())

@@ -491,10 +491,12 @@ class Git:
         """A commit-ish → a full commit id, or NotFound."""
         if spec.startswith("-"):
             raise UsageError(f"{spec!r} is not a commit-ish", "name a commit, tag, branch or HEAD~N")
-        out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).strip()
-        if not out:
-            raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
-        return out
+        out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).split()
+        if len(out) == 1 and len(out[0]) >= 40 and _is_hex(out[0]):
+            return out[0]
+        if out:  # a range (A..B, A...B, ^A): rev-parse prints its ends, and fails
+            raise UsageError(f"{spec!r} is a range, not one commit", "name a commit, tag, branch or HEAD~N")
+        raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
 
     def commit_at_or_before(self, when_epoch: int) -> str | None:
         """The last commit on the current history at or before a time (committer date), or None."""

@@ -63,8 +63,8 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
         ).strip()
         return (found or ws.git.commit_at_or_before(int(as_time.timestamp()))), as_time
     if not spec.startswith("-"):  # the commit and its date in one git process
-        out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).strip()
-        commit, _, date = out.partition("\x00")
+        out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).split()
+        commit, _, date = out[0].partition("\x00") if len(out) == 1 else ("", "", "")  # (a range: several)
         if len(commit) >= 40 and date:
             return commit, parse_time(date)
     if ws.git.head() is None:
