@@ -77,6 +77,18 @@ class IndexView:
             return None
         return self.embedder().encode([text])[0]
 
+    def cosines(self, vector: np.ndarray) -> np.ndarray:
+        """Every memory's cosine with the query ``vector`` (float32, rows in generation order).
+
+        Each row's value depends on that row alone. BLAS's matrix-vector product rounds the rows of a
+        final partial block differently, so a memory scored a last digit apart in an index grown by
+        updates and in one rebuilt from the files (its row elsewhere): not the same JSON, and a near tie
+        could change order. ``einsum`` sums every row the same way, at the same speed."""
+        import numpy as np
+
+        assert self.gen.vectors is not None
+        return np.einsum("ij,j->i", self.gen.vectors, vector.astype(np.float32, copy=False))
+
 
 def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None]:
     """(folder, cheap key, degradation) of the configured model, without loading it."""
