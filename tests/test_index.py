@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -278,6 +279,26 @@ def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Works
     expected = picture(changed)
     rebuild(ws)
     assert picture(open_index(ws)) == expected
+
+
+def test_a_stamp_in_whole_seconds_stays_racy_for_its_whole_tick() -> None:
+    """On a file system that keeps whole seconds (ext4 with 128-byte inodes, ext3, HFS+; FAT keeps two),
+    a write at 10.0 s and a same-size rewrite at 10.9 s both stamp 10 s: an update that stat'ed the file
+    at 10.4 s must read it again next time. It was trusted (the window was 50 ms before the stat), and
+    that rewrite was never seen: ``ee search`` answered with the old text until the file changed again.
+    (Reproduced on a loop-mounted ``mkfs.ext4 -I 128``.)"""
+    second = 1_000_000_000
+    stamps = array(
+        "q", [10 * second, 10 * second, 42, 7, 10 * second + 300_000_123, 10 * second + 300_000_123, 42, 8]
+    )
+    found = freshness.Scan(["memories/coarse.md", "memories/fine.md"], stamps, {})
+    assert freshness.racy_files(found, 10 * second + 400_000_000) == ["memories/coarse.md"]
+    assert freshness.racy_files(found, 11 * second + 900_000_000) == ["memories/coarse.md"]
+    assert freshness.racy_files(found, 12 * second + 100_000_000) == []
+    assert freshness.racy_files(found, 10 * second + 330_000_000) == [
+        "memories/coarse.md",
+        "memories/fine.md",
+    ]
 
 
 def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Workspace) -> None:

@@ -342,16 +342,23 @@ def is_fresh(
 
 
 RACY_NS = 50_000_000  # a file changed this close before its stat may change again with the same stamp
+# A file system that keeps whole seconds (ext4 with 128-byte inodes, ext3, HFS+, some network mounts; FAT
+# keeps two) gives every write of the same second one stamp: such a stamp is trusted two seconds after it.
+COARSE_TICK_NS = 2_000_000_000
 
 
 def racy_files(found: Scan, scanned_at: int) -> list[str]:
     """Files whose stamp is too recent to trust (git calls them racily clean). With a coarse file-system
-    clock (one tick is 1-10 ms on many kernels), a write right after the stat can leave mtime, ctime,
-    size and inode all unchanged: such files are read again by the next update, whatever their stamp."""
+    clock (one tick is 1-10 ms on many kernels, a second or two on some file systems), a write right
+    after the stat can leave mtime, ctime, size and inode all unchanged: such files are read again by
+    the next update, whatever their stamp."""
     # ctime alone: every write sets it to the (coarse) present, whatever mtime says (touch -d, git).
     low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000
     ctimes = found.field(1)
-    return sorted(found.paths[i] for i in np.flatnonzero((ctimes >= low) & (ctimes <= high)).tolist())
+    # A stamp in whole seconds stands for any moment of its tick: seen as the tick's end. (On a file system
+    # with finer stamps, one in a billion falls on a second and is read once more: no harm.)
+    ends = ctimes + np.where(ctimes % 1_000_000_000 == 0, COARSE_TICK_NS, 0)
+    return sorted(found.paths[i] for i in np.flatnonzero((ends >= low) & (ctimes <= high)).tolist())
 
 
 @contextlib.contextmanager
