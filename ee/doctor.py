@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH, load_config
-from ee.errors import ConfigError, GitError
-from ee.model import Problem
+from ee.errors import ConfigError, EeError, GitError
+from ee.model import Memory, Problem
 from ee.store.files import EVENTS, MEMORIES, Store, lock_is_held
 from ee.workspace import GITATTRIBUTES_LINES, GITIGNORE_LINES
 
@@ -235,6 +235,40 @@ def _check_layout(ws: Workspace) -> list[Problem]:
     return out
 
 
+def _conflicted(ws: Workspace, memory: Memory) -> Problem:
+    """A memory a merge left several versions of. git's own markers (a merge without ee's driver) are
+    named at the line of the first, with a repair that works for them: they carry git's labels, not this
+    clone's commits, so ``--pick local|remote`` cannot tell the sides apart."""
+    import shlex
+
+    from ee.git.conflict import git_marker_line, has_git_markers
+    from ee.git.merge import versions_of
+
+    if not has_git_markers(memory.body):
+        return Problem(
+            "memory_conflicted",
+            "error",
+            f"{memory.id} holds several versions of its text from a merge",
+            memory.path,
+            repair=f"ee memory resolve {memory.id} --pick local|remote|both",
+        )
+    try:
+        line = git_marker_line(ws.store.read_bytes(memory.path).decode("utf-8", "replace"))
+    except EeError:  # (gone or unreadable since the snapshot read it)
+        line = None
+    labels = [shlex.quote(v.author) for v in versions_of(memory.body) or []]
+    after = f"ee memory resolve {memory.id} --pick {'|'.join([*labels, 'both'])}" if labels else "commit it"
+    return Problem(
+        "memory_conflicted",
+        "error",
+        f"{memory.id} holds git's conflict markers from a merge",
+        memory.path,
+        line=line,
+        repair=f"keep one version in {memory.path} and delete the marker lines (during a merge: then "
+        f"git add it and finish the merge); once the merge is committed: {after}",
+    )
+
+
 def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
     """Links to memories that do not exist, and conflicted memories left by a merge."""
     from ee.git.merge import is_conflicted
@@ -255,15 +289,7 @@ def _extra_checks(ws: Workspace, snap: Any) -> list[Problem]:
                     )
                 )
         if is_conflicted(memory):
-            out.append(
-                Problem(
-                    "memory_conflicted",
-                    "error",
-                    f"{memory.id} holds several versions of its text from a merge",
-                    memory.path,
-                    repair=f"ee memory resolve {memory.id} --pick local|remote|both",
-                )
-            )
+            out.append(_conflicted(ws, memory))
         out += _policy_checks(memory, granted.get(memory.path) or _granted(memory, ""))
     return out
 

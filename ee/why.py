@@ -248,7 +248,7 @@ def _not_retrieved(ctx: Any, pos: int) -> str:
     parts = [f"lexical score {lexical:.4f}" if lexical > 0 else "no query term matches"]
     vector = ctx.view.query_vector(ctx.query.text) if ctx.query.mode in ("hybrid", "semantic") else None
     if vector is not None and gen.vectors is not None:
-        cosine = float(gen.vectors[pos] @ vector)
+        cosine = float(ctx.view.cosines(vector)[pos])  # (as the search computed it)
         parts.append(f"cosine {cosine:.4f}")
     return ", ".join(parts) + f": outside the top {ctx.query.pool} of each retrieval arm"
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import marshal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ee.index.segment import LAYOUT
+from ee.workspace import Workspace
 from tests.conftest import git, run_cli
 
 TIMES = [
@@ -146,14 +148,18 @@ def test_invalid_commit_ish_is_a_clear_error(history: dict[str, Any]) -> None:
     assert res.code == 2
 
 
-def test_a_range_of_commits_is_no_commit_ish(history: dict[str, Any]) -> None:
-    # git reads A..B and A...B as several commits: one was a git error (exit 4), the other a traceback.
-    root = str(history["root"])
-    for spec in ("HEAD~2..HEAD", "HEAD~2...HEAD", "main..HEAD"):
-        for args in (["search", "x"], ["memory", "show", history["id"]]):
-            res = run_cli("-W", root, *args, "--as-of", spec, "--json")
-            assert res.code == 2, (spec, args, res.out, res.err)
-            assert f"{spec!r} is not a commit-ish" in res.json["error"]["message"]
+@pytest.mark.parametrize("spec", ["HEAD~2..HEAD", "HEAD~2...HEAD", "main..HEAD", "^HEAD", "HEAD..HEAD"])
+@pytest.mark.parametrize("command", [["search", "build server"], ["memory", "show", "ID"]])
+def test_a_range_is_a_usage_error_not_a_traceback(
+    history: dict[str, Any], spec: str, command: list[str]
+) -> None:
+    """A range names several commits (or none): git printed its ends and ee read them as a date, or ran
+    `git show` on them (a traceback, or a storage error quoting git)."""
+    args = [history["id"] if arg == "ID" else arg for arg in command]
+    res = run_cli("-W", str(history["root"]), *args, "--as-of", spec, "--json")
+    assert res.code == 2, res.out + res.err
+    assert res.json["error"]["message"] == f"{spec!r} is a range, not one commit"
+    assert "Traceback" not in res.err
 
 
 def test_as_of_reuses_its_cached_view(history: dict[str, Any]) -> None:
@@ -175,3 +181,53 @@ def test_an_as_of_view_in_an_older_layout_is_built_again(history: dict[str, Any]
     assert search_as_of(history["root"], "HEAD~2") == first
     assert json.loads((view / "DONE").read_text())["layout"] == LAYOUT
     assert (view / "records.bin").exists()
+
+
+def _search_both(root: Path, text: str) -> tuple[Any, Any]:
+    """(the HEAD index's answer, the answer asOf HEAD): the same files, so the same answer."""
+    now = run_cli("-W", str(root), "search", text, "--mode", "lexical", "--json")
+    then = run_cli("-W", str(root), "search", text, "--mode", "lexical", "--as-of", "HEAD", "--json")
+    assert now.code == 0, now.out + now.err
+    assert then.code == 0, then.out + then.err
+    return now.json, then.json
+
+
+def test_as_of_keeps_the_file_of_a_duplicate_id_the_index_keeps(ws: Workspace) -> None:
+    """Of two files with one id, asOf kept the first in path order while the index (and a fresh workspace
+    at that commit) keep the one named as ee names that id's file; and asOf did not report the other."""
+    root = ws.root
+    memory_id = "mem_01AAAAAAAAAAAAAAAAAAAAAAAA"
+    (root / "memories" / "a-copy.md").write_text(f"---\nid: {memory_id}\n---\nThe copy of the rule\n")
+    (root / "memories" / "rule-aaaaaaaa.md").write_text(f"---\nid: {memory_id}\n---\nThe rule itself\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a copy")
+    now, then = _search_both(root, "rule")
+    assert [h["path"] for h in now["data"]["hits"]] == ["memories/rule-aaaaaaaa.md"]
+    assert [h["path"] for h in then["data"]["hits"]] == ["memories/rule-aaaaaaaa.md"]
+    assert [d for d in then["degraded"] if d["code"] == "duplicate_id"] == [
+        d for d in now["degraded"] if d["code"] == "duplicate_id"
+    ]
+    assert any("memories/a-copy.md" in d["message"] for d in then["degraded"])
+    shown = run_cli("-W", str(root), "memory", "show", memory_id, "--as-of", "HEAD", "--json")
+    assert shown.data["body"] == "The rule itself"
+    # A view an older ee saved (its state without this layout: the other file kept) is built again.
+    (view,) = (root / ".ee" / "index" / "asof").iterdir()
+    state = marshal.loads((view / "state.marshal").read_bytes())
+    (view / "state.marshal").write_bytes(marshal.dumps({k: v for k, v in state.items() if k != "layout"}))
+    assert _search_both(root, "rule")[1] == then
+    assert marshal.loads((view / "state.marshal").read_bytes())["layout"] == state["layout"]
+
+
+def test_as_of_reports_the_files_it_leaves_out(ws: Workspace) -> None:
+    """A file that does not parse at that commit is named with its line, as the HEAD index names it."""
+    root = ws.root
+    (root / "memories" / "good.md").write_text("A good rule about the release\n")
+    (root / "memories" / "bad.md").write_text("---\nlevel: nonsense\n---\nA broken rule about the release\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one good, one broken")
+    now, then = _search_both(root, "release")
+    assert [h["path"] for h in then["data"]["hits"]] == [h["path"] for h in now["data"]["hits"]]
+    invalid = [d for d in then["degraded"] if d["code"] == "memory_invalid"]
+    assert invalid == [d for d in now["degraded"] if d["code"] == "memory_invalid"]
+    assert invalid
+    assert invalid[0]["message"].startswith("memories/bad.md:2: ")

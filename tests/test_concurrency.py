@@ -138,3 +138,63 @@ def test_a_user_commit_racing_ee_never_loses_either(ws: Workspace) -> None:
         if code == 0:
             assert memory_id in landed
             assert ws.get(memory_id).body.startswith("Racing memory")
+
+
+def _diverged(root: Path) -> str:
+    """The branch checked out and ``feat`` changed one line of code each: rebasing or merging one on the
+    other conflicts. Returns the branch's name."""
+    branch = git(root, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    (root / "code.txt").write_text("base\n")
+    git(root, "add", "code.txt")
+    git(root, "commit", "-qm", "base")
+    git(root, "checkout", "-qb", "feat")
+    (root / "code.txt").write_text("feat\n")
+    git(root, "commit", "-qam", "feat")
+    git(root, "checkout", "-q", branch)
+    (root / "code.txt").write_text("main\n")
+    git(root, "commit", "-qam", "main")
+    return branch
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        (["checkout", "-q", "feat", "&&", "rebase", "BRANCH"], ["rebase", "--abort"]),
+        (["bisect", "start", "HEAD", "HEAD~2"], ["bisect", "reset"]),
+    ],
+    ids=["rebase", "bisect"],
+)
+def test_a_write_during_a_rebase_or_bisect_is_refused_not_dropped_later(
+    ws: Workspace, start: list[str], end: list[str]
+) -> None:
+    """A rebase or a bisect has HEAD on a commit it leaves when it ends: ee's commit there was dropped
+    by ``git rebase --abort`` / ``git bisect reset`` after ``ee remember`` had said it was saved."""
+    root = ws.root
+    branch = _diverged(root)
+    for step in " ".join(start).replace("BRANCH", branch).split(" && "):
+        subprocess.run(["git", *step.split()], cwd=root, capture_output=True, check=False)
+    proc = run_ee_process("remember", "Learned while the rebase was stopped.", "--json", cwd=root)
+    assert proc.returncode == 8, proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "conflict"
+    assert "in progress" in error["message"]
+    assert "Traceback" not in proc.stderr
+    assert git(root, "status", "--porcelain", "--untracked-files=all", "--", "memories") == ""
+    git(root, *end)
+    git(root, "checkout", "-q", branch)
+    proc = run_ee_process("remember", "Learned once it was over.", "--json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert ws.get(json.loads(proc.stdout)["data"]["id"]).body == "Learned once it was over."
+
+
+def test_a_write_during_a_merge_is_kept(ws: Workspace) -> None:
+    """A merge stopped on a conflict keeps HEAD: ee's commit survives ``git merge --abort``."""
+    root = ws.root
+    _diverged(root)
+    subprocess.run(["git", "merge", "feat"], cwd=root, capture_output=True, check=False)
+    proc = run_ee_process("remember", "Learned during the merge.", "--json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    memory_id = json.loads(proc.stdout)["data"]["id"]
+    git(root, "merge", "--abort")
+    assert ws.get(memory_id).body == "Learned during the merge."
+    assert memory_id in git(root, "log", "-1", "--format=%(trailers:key=Ee-Memory,valueonly)")

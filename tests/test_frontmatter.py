@@ -808,3 +808,20 @@ def test_the_fast_reader_never_disagrees_with_pyyaml(lines: list[str]) -> None:
     except (yaml.YAMLError, ValueError) as exc:
         raise AssertionError(f"fast path read what YAML refuses: {fm_text!r}") from exc
     assert _yaml_view(loaded or {}) == _yaml_view(fast), fm_text
+
+
+def test_git_conflict_markers_in_the_frontmatter_are_named_at_their_line() -> None:
+    """A text merge of two tag edits left git's markers among the keys: the error was the YAML one they
+    cause ("duplicate key 'tags'", or a scanner error), which does not say what happened."""
+    text = (
+        "---\nid: mem_01AAAAAAAAAAAAAAAAAAAAAAAA\n<<<<<<< HEAD\ntags: [ci]\n=======\ntags: [release]\n"
+        ">>>>>>> feat\n---\nRelease on Tuesdays.\n"
+    )
+    with pytest.raises(MemoryFormatError) as caught:
+        fm.parse(text, "memories/release.md")
+    assert caught.value.line == 3
+    assert caught.value.reason == "git's conflict markers in the frontmatter: a merge kept both sides"
+    one_sided = text.replace("tags: [release]\n", "")
+    with pytest.raises(MemoryFormatError) as caught:
+        fm.parse(one_sided, "memories/release.md")
+    assert caught.value.line == 3

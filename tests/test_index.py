@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +281,26 @@ def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Works
     assert picture(open_index(ws)) == expected
 
 
+def test_a_stamp_in_whole_seconds_stays_racy_for_its_whole_tick() -> None:
+    """On a file system that keeps whole seconds (ext4 with 128-byte inodes, ext3, HFS+; FAT keeps two),
+    a write at 10.0 s and a same-size rewrite at 10.9 s both stamp 10 s: an update that stat'ed the file
+    at 10.4 s must read it again next time. It was trusted (the window was 50 ms before the stat), and
+    that rewrite was never seen: ``ee search`` answered with the old text until the file changed again.
+    (Reproduced on a loop-mounted ``mkfs.ext4 -I 128``.)"""
+    second = 1_000_000_000
+    stamps = array(
+        "q", [10 * second, 10 * second, 42, 7, 10 * second + 300_000_123, 10 * second + 300_000_123, 42, 8]
+    )
+    found = freshness.Scan(["memories/coarse.md", "memories/fine.md"], stamps, {})
+    assert freshness.racy_files(found, 10 * second + 400_000_000) == ["memories/coarse.md"]
+    assert freshness.racy_files(found, 11 * second + 900_000_000) == ["memories/coarse.md"]
+    assert freshness.racy_files(found, 12 * second + 100_000_000) == []
+    assert freshness.racy_files(found, 10 * second + 330_000_000) == [
+        "memories/coarse.md",
+        "memories/fine.md",
+    ]
+
+
 def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Workspace) -> None:
     """A coarse file-system clock can leave a same-size rewrite with the very stamp the index saw."""
     path = write(ws, "memories/a.md", "alpha", "mem_a")
@@ -352,6 +373,37 @@ def test_incremental_updates_equal_a_full_rebuild(ws: Workspace) -> None:
     report, _ = rebuild(ws)
     assert report.rebuilt
     assert picture(open_index(ws)) == incremental
+
+
+def test_an_updated_index_answers_byte_for_byte_as_a_rebuilt_one(ws: Workspace) -> None:
+    """Same files, same query, same JSON, whatever order updates left the index's rows in. A memory's
+    cosine came out a last digit apart (semantic_norm, fused) when BLAS put its row in a final partial
+    block in one index and not in the other."""
+    topics = [
+        "deploys go out on Tuesdays after the release train",
+        "the flaky upload test needs a retry",
+        "cargo clippy runs with pedantic lints",
+        "rollback window is thirty minutes",
+        "snake_case_helper names are enforced in review",
+    ]
+    for n in range(51):  # (not a multiple of BLAS's block of rows)
+        write(ws, f"memories/m{n:02}.md", f"{topics[n % 5]}, note {n}", f"mem_t{n:02}")
+    commit(ws)
+    open_index(ws)
+    for n in range(0, 51, 4):  # each edited file's row moves to the end of the updated index
+        write(ws, f"memories/m{n:02}.md", f"{topics[n % 5]}, note {n} (revised)", f"mem_t{n:02}")
+
+    def answers() -> list[str]:
+        return [
+            run_cli("-W", str(ws.root), "search", text, "--limit", "50", "--min-relevance", "0", "--json").out
+            for text in QUERIES + [" ".join(topic.split()[i : i + 2]) for topic in topics for i in (0, 3)]
+        ]
+
+    updated = answers()
+    assert not open_index(ws).report  # (answered by the updated index, not a rebuilt one)
+    report, _ = rebuild(ws)
+    assert report.rebuilt
+    assert answers() == updated
 
 
 def test_a_large_batch_is_derived_in_worker_processes_with_the_same_result(

@@ -591,3 +591,35 @@ def test_plain_git_pull_without_the_driver_is_parseable_or_a_clear_conflict(clon
     result = ee(b, "sync")
     assert result.code == 8  # ee does not step into an unfinished merge
     assert "git merge --abort" in result.json["error"]["repair"]
+
+
+def test_git_markers_from_a_merge_without_ee_s_driver_are_named_at_their_line(ws: Workspace) -> None:
+    """A clone that never ran `ee init` merges memory files as text: ``ee doctor`` said the memory held
+    several versions (no line) and repaired with ``--pick local|remote``, which cannot tell git's two
+    sides apart, and which is refused while the merge is going on. It now names the first marker's
+    line and the labels to pick, and that repair works once the merge is committed."""
+    root = ws.root
+    git(root, "config", "--remove-section", "merge.ee-memory")
+    branch = git(root, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    rel = "memories/deploy.md"
+    memory_id = "mem_01AAAAAAAAAAAAAAAAAAAAAAAA"
+    (root / rel).write_text(f"---\nid: {memory_id}\n---\nDeploy on Tuesdays.\n")
+    git(root, "add", rel)
+    git(root, "commit", "-qm", "deploy")
+    git(root, "checkout", "-qb", "feat")
+    (root / rel).write_text(f"---\nid: {memory_id}\n---\nDeploy on Wednesdays.\n")
+    git(root, "commit", "-qam", "feat")
+    git(root, "checkout", "-q", branch)
+    (root / rel).write_text(f"---\nid: {memory_id}\n---\nDeploy on Thursdays.\n")
+    git(root, "commit", "-qam", "main")
+    subprocess.run(["git", "merge", "feat"], cwd=root, capture_output=True, check=False)
+    assert (root / rel).read_text().splitlines()[3] == "<<<<<<< HEAD"
+    res = run_cli("-W", str(root), "doctor", "--json")
+    (problem,) = [p for p in res.json["data"]["problems"] if p["code"] == "memory_conflicted"]
+    assert problem["path"] == rel
+    assert problem["line"] == 4
+    assert problem["repair"].endswith(f"ee memory resolve {memory_id} --pick HEAD|feat|both")
+    git(root, "commit", "-qam", "merge feat, markers and all")
+    res = run_cli("-W", str(root), "memory", "resolve", memory_id, "--pick", "HEAD", "--json")
+    assert res.code == 0, res.out + res.err
+    assert res.data["memory"]["body"] == "Deploy on Thursdays."

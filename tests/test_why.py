@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ee.workspace import Workspace
-from tests.conftest import git, run_cli
+from tests.conftest import git, make_repo, run_cli
 from tests.memory_corpus import shared_store
 
 TASK = "fix the CI cache with the curl repair script"
@@ -191,3 +192,15 @@ def test_history_uses_the_index_and_falls_back_to_the_files_without_one(ws: Work
     (ws.root / moved).write_text(other, encoding="utf-8")
     os.utime(ws.root / moved, ns=(1, 1))  # (whatever its stamp, the id is read from the file)
     assert indexed_path(ws, memory.id) is None
+
+
+def test_why_and_history_in_a_repository_without_a_commit(tmp_path: Path) -> None:
+    """Before the first commit `git log` fails: `ee why` stopped with a storage error quoting git, and
+    `ee memory history` too, instead of saying the memory is not committed yet."""
+    root = make_repo(tmp_path / "fresh", {"memories/release.md": "Release on Tuesdays.\n"}, commit=False)
+    res = run_cli("--workspace", str(root), "why", "release", "--json")
+    assert res.code == 0, res.out + res.err
+    assert res.data["history"] == {"versions": 0, "first": None, "last": None, "note": "not committed yet"}
+    res = run_cli("--workspace", str(root), "memory", "history", "release", "--json")
+    assert res.code == 7, res.out + res.err
+    assert res.json["error"]["message"] == "memory release has no committed history"

@@ -106,6 +106,12 @@ def unite(*groups: list[Version]) -> list[Version]:
     return out
 
 
+def git_marker_line(text: str) -> int | None:
+    """The line (from 1) of git's first conflict marker in ``text``, or None."""
+    found = _GIT_MARKER_RE.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
 def has_git_markers(text: str) -> bool:
     """Whether ``text`` holds git's conflict markers (a text merge that stopped)."""
     return _GIT_MARKER_RE.search(text) is not None

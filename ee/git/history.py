@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ee.errors import MemoryFormatError, NotFound
+from ee.errors import GitError, MemoryFormatError, NotFound
 from ee.model import KNOWN_KEYS, Memory, Version
 from ee.store import frontmatter
 from ee.store.files import MEMORIES, check_id
@@ -24,16 +24,21 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
     check_id(memory_id)
     path = path or _current_or_last_path(ws, memory_id)
     git = ws.git
-    out = git.run(
-        "log",
-        "--follow",
-        "--name-status",
-        "-M",
-        "--format=%x1e%H%x00%aI%x00%an%x00%B%x00",
-        "--",
-        git.repo_path(path),
-        cwd=git.toplevel,
-    )
+    try:
+        out = git.run(
+            "log",
+            "--follow",
+            "--name-status",
+            "-M",
+            "--format=%x1e%H%x00%aI%x00%an%x00%B%x00",
+            "--",
+            git.repo_path(path),
+            cwd=git.toplevel,
+        )
+    except GitError:
+        if git.head() is not None:
+            raise
+        out = ""  # a repository without a commit yet (git log fails there): nothing is committed
     commits: list[tuple[str, str, str, str, str, bool]] = []
     for record in out.split("\x1e"):
         if not record.strip():

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ee._crash import crash_point
-from ee.errors import GitError, NotFound, StorageError, UsageError
+from ee.errors import ConflictError, GitError, NotFound, StorageError, UsageError
 from ee.git import runner
 
 if TYPE_CHECKING:
@@ -37,6 +37,10 @@ _FALLBACK_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "ee@localhost",
 }
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+# What git leaves in its folder while a rebase or a bisect has HEAD on a commit it will leave: `git rebase
+# --abort` and `git bisect reset` put the branch back where it was, dropping any commit made on top
+# meanwhile. (A merge, cherry-pick or revert keeps one: aborting resets to the current HEAD.)
+_LEAVES_HEAD = {"rebase-merge": "rebase", "rebase-apply": "rebase", "BISECT_LOG": "bisect"}
 _AUTO_GC_LOOSE = (6700 + 255) // 256  # git's estimate: more loose objects than this in objects/17
 BULK_PATHS = 200  # from this many paths a commit packs their blobs with fast-import
 
@@ -228,6 +232,7 @@ class Git:
         Returns the new commit id (HEAD's when nothing changed). The caller holds the workspace lock.
         """
         parent, parent_tree = self.head_state()  # first: it also learns the top level, for repo_path
+        self._refuse_leaving_head()
         fixed = {self.repo_path(p): sha for p, sha in (blobs or {}).items()}
         repo_paths = sorted({self.repo_path(p) for p in paths} - set(fixed))
         if not repo_paths and not fixed:
@@ -265,6 +270,18 @@ class Git:
             raise
         self._auto_gc()
         return sha
+
+    def _refuse_leaving_head(self) -> None:
+        """No commit on a HEAD a rebase or a bisect in progress will leave: its abort (or reset) would
+        drop ee's commit, and with it the memory, after ee had said it was saved."""
+        for marker, operation in _LEAVES_HEAD.items():
+            if (self.git_dir / marker).exists():
+                end = "git rebase --continue, or --abort" if operation == "rebase" else "git bisect reset"
+                raise ConflictError(
+                    f"a git {operation} is in progress in this repository: a commit made now would be "
+                    "dropped when it ends",
+                    f"end it first ({end}), then run the command again",
+                )
 
     def _auto_gc(self) -> None:
         """What ``git commit`` does once it has committed: ``git gc --auto``. ee commits with plumbing,
@@ -449,14 +466,18 @@ class Git:
     # ------------------------------------------------------------------------------------ reading
 
     def resolve(self, spec: str) -> str:
-        """A commit-ish → a full commit id, or NotFound. An option or a range (``A..B``, ``A...B``: git
-        reads it as several commits, and no ref name holds ``..``) is a UsageError."""
-        if not is_commitish(spec):
+        """A commit-ish → a full commit id, or NotFound. An option, or a range (``A..B``, ``A...B``,
+        ``^A``: git reads it as several commits, or none), is a UsageError."""
+        if spec.startswith("-"):
             raise UsageError(f"{spec!r} is not a commit-ish", "name a commit, tag, branch or HEAD~N")
-        out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).strip()
-        if not out or "\n" in out:
-            raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
-        return out
+        if not is_commitish(spec):  # (no ref name holds "..": it is a range before git sees it)
+            raise UsageError(f"{spec!r} is a range, not one commit", "name a commit, tag, branch or HEAD~N")
+        out = self.run("rev-parse", "-q", "--verify", spec + "^{commit}", check=False).split()
+        if len(out) == 1 and len(out[0]) >= 40 and _is_hex(out[0]):
+            return out[0]
+        if out:  # a range (A..B, A...B, ^A): rev-parse prints its ends, and fails
+            raise UsageError(f"{spec!r} is a range, not one commit", "name a commit, tag, branch or HEAD~N")
+        raise NotFound(f"no commit {spec!r} in this repository", "see `git log --oneline` for commits")
 
     def commit_at_or_before(self, when_epoch: int) -> str | None:
         """The last commit on the current history at or before a time (committer date), or None."""

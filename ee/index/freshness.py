@@ -345,16 +345,23 @@ def is_fresh(
 
 
 RACY_NS = 50_000_000  # a file changed this close before its stat may change again with the same stamp
+# A file system that keeps whole seconds (ext4 with 128-byte inodes, ext3, HFS+, some network mounts; FAT
+# keeps two) gives every write of the same second one stamp: such a stamp is trusted two seconds after it.
+COARSE_TICK_NS = 2_000_000_000
 
 
 def racy_files(found: Scan, scanned_at: int) -> list[str]:
     """Files whose stamp is too recent to trust (git calls them racily clean). With a coarse file-system
-    clock (one tick is 1-10 ms on many kernels), a write right after the stat can leave mtime, ctime,
-    size and inode all unchanged: such files are read again by the next update, whatever their stamp."""
+    clock (one tick is 1-10 ms on many kernels, a second or two on some file systems), a write right
+    after the stat can leave mtime, ctime, size and inode all unchanged: such files are read again by
+    the next update, whatever their stamp."""
     # ctime alone: every write sets it to the (coarse) present, whatever mtime says (touch -d, git).
     low, high = scanned_at - RACY_NS, scanned_at + 1_000_000_000
     ctimes = found.field(1)
-    return sorted(found.paths[i] for i in np.flatnonzero((ctimes >= low) & (ctimes <= high)).tolist())
+    # A stamp in whole seconds stands for any moment of its tick: seen as the tick's end. (On a file system
+    # with finer stamps, one in a billion falls on a second and is read once more: no harm.)
+    ends = ctimes + np.where(ctimes % 1_000_000_000 == 0, COARSE_TICK_NS, 0)
+    return sorted(found.paths[i] for i in np.flatnonzero((ends >= low) & (ctimes <= high)).tolist())
 
 
 @contextlib.contextmanager
@@ -517,7 +524,7 @@ class Updater:
             report.modified = sorted(report.modified + [rel for rel in dropped if rel in positions])
         dim = self.embedder.dim if self.embedder else None
         new_gen = old_gen.updated(remove, entries, dim)
-        new_gen, dup_problems = _drop_duplicate_ids(new_gen, dim)
+        new_gen, dup_problems = drop_duplicate_ids(new_gen, dim)
         if report.head_changed:  # a commit of a hand edit changes only this flag (kept records keep theirs
             head_blobs = head_info["head_blobs"]  # while HEAD stays: the same path and blob, the same HEAD)
             pairs = zip(new_gen.paths, new_gen.blobs, strict=True)
@@ -808,7 +815,7 @@ def open_generation(folder: Path) -> tuple[Generation, dict[str, Any]]:
     return gen, state
 
 
-def _drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
+def drop_duplicate_ids(gen: Generation, dim: int | None) -> tuple[Generation, list[dict[str, Any]]]:
     """Keep one file per memory id, as the store does (:func:`ee.store.files.keep_order`); report the
     rest."""
     if len(set(gen.ids)) == gen.size:

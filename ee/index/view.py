@@ -77,6 +77,18 @@ class IndexView:
             return None
         return self.embedder().encode([text])[0]
 
+    def cosines(self, vector: np.ndarray) -> np.ndarray:
+        """Every memory's cosine with the query ``vector`` (float32, rows in generation order).
+
+        Each row's value depends on that row alone. BLAS's matrix-vector product rounds the rows of a
+        final partial block differently, so a memory scored a last digit apart in an index grown by
+        updates and in one rebuilt from the files (its row elsewhere): not the same JSON, and a near tie
+        could change order. ``einsum`` sums every row the same way, at the same speed."""
+        import numpy as np
+
+        assert self.gen.vectors is not None
+        return np.einsum("ij,j->i", self.gen.vectors, vector.astype(np.float32, copy=False))
+
 
 def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None]:
     """(folder, cheap key, degradation) of the configured model, without loading it."""
@@ -221,13 +233,20 @@ def _view(
             # on every query after, until the model changes and the index is rebuilt).
             degraded.append(_model_unloadable(folder))
         folder = None
-    view = IndexView(
+    degraded += problem_notes(state)
+    return IndexView(
         gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git, model_key=model_key
     )
+
+
+def problem_notes(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a response says of the files a view left out: each error of its state, as a warning naming
+    ``file:line`` (the HEAD index and an asOf view alike)."""
+    notes = []
     for problem in state.get("problems", []):
         if problem.get("severity") == "error":
             where = problem["path"] + (f":{problem['line']}" if problem.get("line") else "")
-            view.degraded.append(
+            notes.append(
                 {
                     "code": problem.get("code", "memory_invalid"),
                     "severity": "warning",
@@ -235,7 +254,7 @@ def _view(
                     "repair": problem.get("repair") or "ee doctor",
                 }
             )
-    return view
+    return notes
 
 
 _EMBEDDERS: dict[str, Any] = {}  # model key → loaded embedder: a long-lived process (ee watch) loads it once

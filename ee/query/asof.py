@@ -20,7 +20,7 @@ from ee.errors import NotFound, UsageError
 from ee.git.repo import is_commitish
 from ee.index.freshness import INDEX_DIR
 from ee.index.segment import Entry, Generation
-from ee.index.view import IndexView, model_folder
+from ee.index.view import IndexView, model_folder, problem_notes
 from ee.model import CommitInfo
 from ee.store.files import EVENTS, MEMORIES
 from ee.store.ids import TimeOutOfRange, parse_time
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 ASOF_DIR = f"{INDEX_DIR}/asof"
 KEEP_VIEWS = 8
+LAYOUT = 2  # 2: duplicate ids kept and reported as the HEAD index does (a view saved before is built again)
 
 
 def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
@@ -63,8 +64,8 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
         ).strip()
         return (found or ws.git.commit_at_or_before(int(as_time.timestamp()))), as_time
     if is_commitish(spec):  # the commit and its date in one git process
-        out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).strip()
-        commit, _, date = out.partition("\x00")
+        out = ws.git.run("show", "-s", "--format=%H%x00%cI", f"{spec}^{{commit}}", "--", check=False).split()
+        commit, _, date = out[0].partition("\x00") if len(out) == 1 else ("", "", "")  # (a range: several)
         if len(commit) >= 40 and date:
             return commit, parse_time(date)
     if ws.git.head() is None:
@@ -115,7 +116,7 @@ def open_as_of(ws: Workspace, commit: str | None) -> IndexView:
         {},
         state,
         folder if gen.vectors is not None else None,
-        degraded,
+        degraded + problem_notes(state),
         None,
         commit=commit,
         root=ws.root,
@@ -143,7 +144,7 @@ def _load(
     try:
         gen = Generation.load(target)
         state = marshal.loads((target / "state.marshal").read_bytes())  # noqa: S302 - our own file
-        if not isinstance(state, dict) or "agent_ids" not in state:
+        if not isinstance(state, dict) or state.get("layout") != LAYOUT:
             raise ValueError("a view of an older layout")
     except (OSError, ValueError, EOFError, KeyError, TypeError):  # damaged, or an older layout: build again
         shutil.rmtree(target, ignore_errors=True)
@@ -155,7 +156,7 @@ def _load(
         {},
         state,
         folder if gen.vectors is not None else None,
-        degraded,
+        degraded + problem_notes(state),
         None,
         commit=commit,
         root=ws.root,
@@ -171,7 +172,7 @@ def _build(
 
     from ee.index.cache import DerivedCache
     from ee.index.derive import derive, embed_text
-    from ee.index.freshness import CACHE_PATH
+    from ee.index.freshness import CACHE_PATH, drop_duplicate_ids
     from ee.index.provenance import provenance
     from ee.index.view import _load_embedder
     from ee.policy.secrets import name_record
@@ -206,7 +207,7 @@ def _build(
         cache.put_many(fresh, vector_key)
     finally:
         cache.close()
-    entries, problems, seen = [], [], set()
+    entries, problems = [], []
     for rel in sorted(files):
         item = derived.get(files[rel])
         if item is None or "error" in item.record:
@@ -217,13 +218,12 @@ def _build(
             continue
         record = dict(item.record)
         name_record(record, rel)
-        if record["id"] in seen:
-            continue
-        seen.add(record["id"])
         vector = np.frombuffer(item.vector, dtype=np.float32) if item.vector is not None else None
         entries.append(Entry(rel, files[rel], True, record, item.body, item.tokens, vector))
     dim = embedder.dim if embedder and all(e.vector is not None for e in entries) else None
-    gen = Generation().updated([], entries, dim)
+    # Of several files with one id, the one the HEAD index keeps (ee.store.files.keep_order), reported alike.
+    gen, duplicates = drop_duplicate_ids(Generation().updated([], entries, dim), dim)
+    problems += duplicates
     event_blobs = ws.git.ls_tree(commit, EVENTS, ".jsonl")
     texts = ws.git.read_blobs(event_blobs.values())
     events = {}
@@ -234,7 +234,8 @@ def _build(
         problems.extend(bad)
     prov = provenance(ws.git, {}, commit)
     state = {
-        "problems": problems,
+        "layout": LAYOUT,
+        "problems": sorted(problems, key=lambda p: (p["path"], p.get("line") or 0)),
         "events": events,
         "provenance": prov["provenance"],
         "head_blobs": prov["head_blobs"],

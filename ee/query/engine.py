@@ -443,7 +443,7 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         lex_top = _top(lex_scores, pool, ids, eligible)
     if mode in ("hybrid", "semantic"):
         vector = ctx.view.query_vector(query.text)
-        sem_scores = np.asarray(gen.vectors, dtype=np.float32) @ vector
+        sem_scores = ctx.view.cosines(vector)
         sem_top = _top(sem_scores, pool, ids, eligible)  # (float32: the same order, half the bytes)
     lex_rank = {p: (s, i + 1) for i, (p, s) in enumerate(lex_top)}
     sem_rank = {p: (s, i + 1) for i, (p, s) in enumerate(sem_top)}

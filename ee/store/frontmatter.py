@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ee.errors import MemoryFormatError, UsageError
+from ee.git.conflict import git_marker_line
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
 from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, parse_time
 
@@ -140,7 +141,19 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
                 "the file is empty", path, 1, hint="write the memory's text in it, or delete it"
             )
         return Memory(id=fallback_id, body=body_clean, path=path, has_frontmatter=False), []
-    data = _load_mapping(fm_text, path)
+    try:
+        data = _load_mapping(fm_text, path)
+    except MemoryFormatError:
+        marker = git_marker_line(fm_text)
+        if marker is None:
+            raise
+        # What a text merge leaves: reported as that, at its line, not as the YAML error it causes.
+        raise MemoryFormatError(
+            "git's conflict markers in the frontmatter: a merge kept both sides",
+            path,
+            marker + 1,  # (the frontmatter starts on line 2)
+            hint="keep one side's lines, delete the marker lines (<<<<<<<, =======, >>>>>>>) and commit",
+        ) from None
     key_lines = top_level_key_lines(fm_text)
     problems: list[Problem] = []
     errors: list[MemoryFormatError] = []  # every key is checked: the file's problems are reported at once
