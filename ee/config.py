@@ -102,20 +102,35 @@ def _toml() -> Any:
     return tomllib
 
 
-def read_settings_file(path: Path | str) -> str:
-    """The text of a settings file; an OSError when it is anything but a regular file. Opened without
-    waiting, so a FIFO (or a device) planted in its place is refused at once instead of blocking every
-    command on its read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+class NotRegularFile(OSError):
+    """What :func:`open_regular` found is a FIFO, a socket, a device or a folder."""
+
+
+def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
+    """A file descriptor of ``path`` opened with ``flags`` (I/O blocking as usual), or NotRegularFile when
+    it is anything but a regular file.
+
+    For a file someone may have replaced (settings, the index manifest, feedback events, the server's pid
+    file and log): opened without waiting (``O_NONBLOCK``), so a FIFO in its place is refused at once
+    instead of blocking the command on the open or the read; what was opened is checked, not the name.
+    (Memory files are read by ee.store.files, which also tells a folder from a FIFO in its message.)"""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, "Is a directory" if stat.S_ISDIR(mode) else "Not a regular file")
-        file = open(fd, encoding="utf-8")  # noqa: SIM115 - it owns fd from here on
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            raise NotRegularFile(
+                errno.EINVAL, "Is a directory" if stat.S_ISDIR(kind) else "Not a regular file"
+            )
+        os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    with file:
+    return fd
+
+
+def read_settings_file(path: Path | str) -> str:
+    """The text of a settings file; an OSError when it is not a regular file (:func:`open_regular`)."""
+    with open(open_regular(path, os.O_RDONLY), encoding="utf-8") as file:
         return file.read()
 
 

@@ -560,17 +560,15 @@ def _spawn(root: str, lock_fd: int) -> bool:
     """``ee watch --on-demand FD`` detached (own session and process group), logging to ``.ee/serve.log``."""
     import subprocess  # (only the command that starts a server needs it)
 
+    from ee.config import open_regular
+
     log_path = os.path.join(root, LOG)
-    try:  # (without waiting: a FIFO there would block this command for ever)
-        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    try:  # (a FIFO or a device there: no server started, and this command never waits on it)
+        log = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     except OSError:
         return False
     try:
-        info = os.fstat(log)
-        if not stat.S_ISREG(info.st_mode):  # a FIFO with a reader, a device: no server started there
-            os.close(log)
-            return False
-        if info.st_size > MAX_LOG:
+        if os.fstat(log).st_size > MAX_LOG:
             os.ftruncate(log, 0)
     except OSError:
         os.close(log)

@@ -23,7 +23,6 @@ import contextlib
 import fcntl
 import os
 import signal
-import stat
 import sys
 import threading
 import time
@@ -31,6 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ee.config import NotRegularFile, open_regular
 from ee.errors import ConflictError, EeError
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR
 
@@ -63,9 +63,9 @@ def watch_lock(root: Path) -> Iterator[None]:
     path = root / PID_FILE
     path.parent.mkdir(exist_ok=True)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device, a link to one: not ours to write
-            os.close(fd)
+        try:
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        except NotRegularFile:  # a FIFO, a device, a link to one: not ours to write
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             continue

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
+from ee.config import open_regular
 from ee.errors import StorageError, UsageError
 from ee.store.files import EVENTS, MEMORIES
 
@@ -48,29 +48,20 @@ def open_events(path: Path, rel: str, flags: int) -> int:
             "feedback events only inside memories/",
             f"replace the link with a folder: rm {EVENTS} && git checkout -- {EVENTS}",
         )
-    # O_NOFOLLOW and O_NONBLOCK: what is opened is checked, not the name (it may change in between).
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+        return open_regular(path, flags | os.O_NOFOLLOW)  # (O_NOFOLLOW: a link fails the open itself)
     except FileNotFoundError:
         raise
     except OSError as exc:
-        fd, why = -1, exc.strerror or str(exc)
-    else:
-        why = "" if stat.S_ISREG(os.fstat(fd).st_mode) else "not a regular file"
-    if why:
-        if fd >= 0:
-            os.close(fd)
-        if os.path.islink(path):
-            raise StorageError(
-                f"{rel} is a symlink; ee reads and writes feedback events only in a regular file",
-                f"replace the link with a regular file: rm {rel} (or git rm {rel}), then run the command "
-                "again",
-            )
-        if not os.path.isfile(path):
-            why = "not a regular file (a FIFO, socket, device or folder)"
-        raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {EVENTS}/ (rm {rel})")
-    os.set_blocking(fd, True)
-    return fd
+        why = exc.strerror or str(exc)
+    if os.path.islink(path):
+        raise StorageError(
+            f"{rel} is a symlink; ee reads and writes feedback events only in a regular file",
+            f"replace the link with a regular file: rm {rel} (or git rm {rel}), then run the command again",
+        )
+    if not os.path.isfile(path):
+        why = "not a regular file (a FIFO, socket, device or folder)"
+    raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {EVENTS}/ (rm {rel})")
 
 
 def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
