@@ -253,6 +253,7 @@ def query_block(ctx: Context) -> dict[str, Any]:
         "text": echoed(query.text),
         "mode": query.mode,
         "effective_mode": _effective_mode(ctx),
+        "semantic_arm": view.arm if _effective_mode(ctx) in ("hybrid", "semantic") else None,
         "speed": query.speed,
         "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)}
         if view.commit
@@ -422,7 +423,7 @@ def _created(ctx: Context, memo: dict[str, Any]) -> tuple[list[str | None], tupl
 
 
 def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
-    from ee.query.fusion import fuse_arrays
+    from ee.query.fusion import fuse_arrays, semantic_weight
 
     gen, query = ctx.view.gen, ctx.query
     ids = ctx.ids
@@ -465,7 +466,10 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         sem_rank.update(_ranks_of(sem_scores, [p for p in union if p not in sem_rank]))
         lex_values, sem_values = lex_scores[union], sem_scores[union].astype(np.float64)
     # Min-max fusion over the candidates, as ee.query.fusion.fuse computes it, one array per component.
-    lex_norm, sem_norm, fused = fuse_arrays(lex_values, sem_values, lambda i: ids[union[i]])
+    weight = semantic_weight(ctx.view.arm)
+    lex_norm, sem_norm, fused = fuse_arrays(
+        lex_values, sem_values, lambda i: ids[union[i]], weight_semantic=weight
+    )
     out = [
         Scored(p, f, lex_rank.get(p), sem_rank.get(p), ln, sn)
         for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)

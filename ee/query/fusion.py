@@ -52,9 +52,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RRF_K", "WEIGHT_SEMANTIC", "FusedScore", "fuse", "fuse_arrays", "minmax", "rrf"]
+__all__ = [
+    "RRF_K",
+    "WEIGHT_SEMANTIC",
+    "WEIGHT_TRANSFORMER",
+    "FusedScore",
+    "fuse",
+    "fuse_arrays",
+    "minmax",
+    "rrf",
+    "semantic_weight",
+]
 
 WEIGHT_SEMANTIC = 0.3
+# The transformer arm is a stronger witness, so it weighs more (fitted on the development set with
+# scripts/tune_retrieval.py --arm transformer; see its docstring).
+WEIGHT_TRANSFORMER = 0.5
+
+
+def semantic_weight(arm: str) -> float:
+    """The semantic arm's weight in the fusion for the arm that answers (``static`` or ``transformer``)."""
+    return WEIGHT_TRANSFORMER if arm == "transformer" else WEIGHT_SEMANTIC
+
+
 RRF_K = 60
 
 

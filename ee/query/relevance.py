@@ -57,6 +57,7 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "features", "relevan
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
 HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
 AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
+TRANSFORMER = HYBRID  # the same terms, fitted on the transformer arm's cosines
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
 # Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
@@ -140,10 +141,12 @@ def features(coverage: Any, z: Any | None, affinity: float = 0.0) -> tuple[Any, 
     return (1.0, coverage, z, coverage * z, a, coverage * a)
 
 
-def relevance(coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0) -> np.ndarray:
+def relevance(
+    coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0, arm: str = "static"
+) -> np.ndarray:
     """The calibrated relevance of candidates from their coverage, their (damped) cosine evidence and the
-    query's store affinity."""
-    weights = LEXICAL if z is None else HYBRID
+    query's store affinity, with the coefficients of the semantic ``arm`` that measured the cosines."""
+    weights = LEXICAL if z is None else (TRANSFORMER if arm == "transformer" else HYBRID)
     return _logistic(sum(w * x for w, x in zip(weights, features(coverage, z, affinity), strict=True)))
 
 
@@ -192,9 +195,8 @@ def evidence(
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
-    return Evidence(
-        terms, coverage, matched, cos, z, familiar, null, affinity, relevance(coverage, z, affinity)
-    )
+    found = relevance(coverage, z, affinity, view.arm)
+    return Evidence(terms, coverage, matched, cos, z, familiar, null, affinity, found)
 
 
 def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], list[float], list[Any]]:
