@@ -102,3 +102,24 @@ def run_cmd(
         "rerun one with: ee eval run --scenario ID",
         {"report": report},
     )
+
+
+@eval_group.command("relevance")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default 0.8).",
+)
+@json_option
+def relevance_cmd(folder: str, min_relevance: float | None, as_json: bool | None) -> None:
+    """Measure what the relevance floor keeps and drops, for the static and the transformer arm: on each
+    store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, and the share of
+    unanswerable and off-topic questions that get nothing (tests/fixtures/relevance is ee's own set)."""
+    from ee.cli.progress import progress_on_a_terminal
+    from ee.eval.relevance import evaluate, table
+
+    with progress_on_a_terminal() as bar:
+        result = evaluate(Path(folder), min_relevance, progress=bar)
+    Output(as_json).emit(result, lambda: table(result))
