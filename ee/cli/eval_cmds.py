@@ -37,6 +37,14 @@ def eval_group() -> None:
     metavar="R",
     help="The relevance floor to measure with (default 0.8; 0 = off).",
 )
+@click.option(
+    "--arm",
+    type=click.Choice(["static", "transformer"]),
+    default="transformer",
+    show_default=True,
+    help="The semantic arm: the transformer (its vectors computed first, as ee index rebuild does) or the "
+    "static model (what answers until then).",
+)
 @json_option
 def beir_cmd(
     folder: str,
@@ -45,6 +53,7 @@ def beir_cmd(
     limit: int | None,
     offtopic: str | None,
     min_relevance: float | None,
+    arm: str,
     as_json: bool | None,
 ) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
@@ -63,6 +72,7 @@ def beir_cmd(
             progress=bar,
             offtopic=questions,
             min_relevance=min_relevance,
+            arm=arm,
         )
     Output(as_json).emit(result, lambda: table(result))
 

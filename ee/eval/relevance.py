@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -98,8 +97,7 @@ def _store(
 
     root = tmp / store["name"]
     shutil.copytree(store["memories"], root / "memories")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)  # noqa: S603,S607 - a temporary folder
-    Workspace.init(root)
+    Workspace.init(root)  # (makes the git repository)
     ws = Workspace(root)
     view = open_index(ws)
     by_stem = {Path(m.path).stem: m.id for m in ws.list()[0]}
