@@ -406,6 +406,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         "built": None,
         "model": folder.name if folder else None,
         "semantic": False,
+        "semantic_arm": None,
         "problems": [],
         "degraded": [model_problem] if model_problem else [],
         "repair": "ee index rebuild",
@@ -423,6 +424,7 @@ def status(ws: Workspace) -> dict[str, Any]:
     if folder is not None and not semantic and manifest["count"] and not model_problem:
         out["degraded"].append(_model_unloadable(folder))
     return out | {
+        "semantic_arm": _arm_of(ws, gen_folder, manifest["count"]) if semantic else None,
         "state": "ready" if fresh else "stale",
         "memories": manifest["count"],
         "generation": manifest["generation"],
@@ -431,6 +433,20 @@ def status(ws: Workspace) -> dict[str, Any]:
         "problems": mask_output(problems),  # (they quote file names)
         "repair": "" if fresh else "ee index rebuild  # or let the next query catch up",
     }
+
+
+def _arm_of(ws: Workspace, gen_folder: Path, size: int) -> str:
+    """Which semantic arm answers a query on this generation (its transformer matrix saved, or not)."""
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_matrix, transformer_key
+
+    key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    if (
+        not key
+        or not ws.config.get("model.transformer")
+        or size > ws.config.get("model.transformer_max_memories")
+    ):
+        return "static"
+    return "transformer" if load_matrix(gen_folder, key, size) is not None else "static"
 
 
 def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
