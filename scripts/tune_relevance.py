@@ -112,7 +112,7 @@ def candidates(view: Any, text: str) -> list[tuple[str, Candidate]]:
     return out
 
 
-def measure(devset: Path, arm: str, weights: list[float]) -> dict[str, Any]:
+def measure(devset: Path, arm: str, weights: list[float], work: Path | None = None) -> dict[str, Any]:
     """Every group's candidates: {"pos": {group: [[Candidate of each relevant candidate]]}, "neg": {group:
     [[Candidate of every candidate] per question]}} and the fusion-weight figures."""
     from ee.eval.beir import metrics
@@ -122,7 +122,11 @@ def measure(devset: Path, arm: str, weights: list[float]) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="ee-tune-") as name:
         tmp = Path(name)
-        dev_ws, ids = dev_store(devset, tmp)
+        if work is not None and (work / "dev" / ".ee").is_dir():  # kept by --work: its vectors are cached
+            corpus, _queries, _qrels = read_beir(devset)
+            dev_ws, ids = Workspace(work / "dev"), {doc: f"d{n:07d}" for n, doc in enumerate(corpus)}
+        else:
+            dev_ws, ids = dev_store(devset, work or tmp)
         ee_ws = copied_store(REPO / "memories", tmp / "ee")
         tc_ws = copied_store(REPO / "tests" / "fixtures" / "stores" / "tinycalc" / "memories", tmp / "tc")
         views = {}
@@ -195,12 +199,13 @@ def main() -> None:
     parser.add_argument("--negatives", type=int, default=8, help="best candidates per negative question")
     parser.add_argument("--cache", type=Path, help="keep the candidates' features in this JSON file")
     parser.add_argument("--weights", default="", help="fusion weights to measure, e.g. 0.3,0.4,0.5")
+    parser.add_argument("--work", type=Path, help="keep the dev-set store (and its cached vectors) here")
     args = parser.parse_args()
     weights = [float(w) for w in args.weights.split(",") if w]
     if args.cache and args.cache.exists():
         data = json.loads(args.cache.read_text(encoding="utf-8"))
     else:
-        data = measure(args.devset, args.arm, weights)
+        data = measure(args.devset, args.arm, weights, args.work)
         if args.cache:
             args.cache.write_text(json.dumps(data), encoding="utf-8")
     for weight, (recall, mrr) in data["fusion"].items():

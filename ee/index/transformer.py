@@ -167,9 +167,18 @@ def matrix_path(gen_folder: Path, key: str) -> Path:
     return gen_folder / f"transformer-{digest}.npy"
 
 
-def cache_model_id(key: str) -> str:
-    """The model name the derived cache files transformer vectors under (by the model file's key)."""
-    return "transformer:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+_IDS: dict[str, str] = {}  # folder key → model id (the model file's digest), computed once per process
+
+
+def cache_model_id(folder: Path, key: str) -> str:
+    """The name the derived cache files transformer vectors under: the model's id (``<folder name>@<first
+    12 hex of sha256(model.onnx)>``, as :func:`load_transformer` names it), so a reinstalled or moved
+    copy of the same model reuses them. Computed without loading the model (~20 ms), once per process."""
+    model_id = _IDS.get(key)
+    if model_id is None:
+        digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()
+        model_id = _IDS[key] = f"{folder.resolve().name}@{digest[:12]}"
+    return "transformer:" + model_id
 
 
 def generation_blobs(gen_folder: Path) -> list[str]:
@@ -197,14 +206,16 @@ def load_matrix(gen_folder: Path, key: str, size: int) -> np.ndarray | None:
     return matrix
 
 
-def assemble_from_cache(root: Path, gen_folder: Path, key: str, size: int) -> np.ndarray | None:
+def assemble_from_cache(
+    root: Path, gen_folder: Path, model_folder: Path, key: str, size: int
+) -> np.ndarray | None:
     """A generation's matrix from vectors the derived cache already holds, saved beside it; None when the
     cache lacks any (then ``transformer-pending`` is left there so the next query does not look again:
     only :func:`embed_pending` fills the gap, and it saves the matrix itself). No model is loaded."""
     pending = gen_folder / PENDING
     if pending.exists():
         return None
-    vectors = _cached_vectors(root, gen_folder, key)
+    vectors = _cached_vectors(root, gen_folder, model_folder, key)
     if vectors is None:
         return None
     blobs, found = vectors
@@ -240,7 +251,7 @@ def embed_pending(
         view.use_transformer(saved)
         return (gen.size, gen.size)
     assert view.root is not None
-    vectors = _cached_vectors(view.root, folder, key)
+    vectors = _cached_vectors(view.root, folder, view.transformer_folder, key)
     if vectors is None:
         return (0, gen.size)
     blobs, found = vectors
@@ -264,7 +275,7 @@ def embed_pending(
                     texts.append(embed_text(gen.body(pos), record.get("tags") or [], record.get("kind", "")))
                 matrix = model.encode_documents(texts)
                 rows = {blobs[p]: matrix[i].tobytes() for i, p in enumerate(chunk)}
-                cache.put_vectors(rows, cache_model_id(key))
+                cache.put_vectors(rows, cache_model_id(view.transformer_folder, key))
                 found.update({blob: np.frombuffer(row, dtype=np.float32) for blob, row in rows.items()})
                 done += len(chunk)
                 if progress is not None:
@@ -292,7 +303,9 @@ def _gen_folder(view: Any) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def _cached_vectors(root: Path, gen_folder: Path, key: str) -> tuple[list[str], dict[str, Any]] | None:
+def _cached_vectors(
+    root: Path, gen_folder: Path, model_folder: Path, key: str
+) -> tuple[list[str], dict[str, Any]] | None:
     """(each position's blob, blob → cached vector of those the cache holds), or None when the generation
     or the cache cannot be read (a writer pruned it meanwhile: the next call sees the new one)."""
     import numpy as np
@@ -302,11 +315,12 @@ def _cached_vectors(root: Path, gen_folder: Path, key: str) -> tuple[list[str], 
 
     try:
         blobs = generation_blobs(gen_folder)
+        model_id = cache_model_id(model_folder, key)
         cache = DerivedCache(root / CACHE_PATH)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return None
     try:
-        raw = cache.get_vectors(blobs, cache_model_id(key))
+        raw = cache.get_vectors(blobs, model_id)
     finally:
         cache.close()
     found = {blob: np.frombuffer(data, dtype=np.float32) for blob, data in raw.items()}

@@ -288,7 +288,7 @@ def _transformer_arm(view: IndexView, ws: Any) -> None:
     folder = ws.root / INDEX_DIR / view.manifest["generation"]
     matrix = load_matrix(folder, key, view.gen.size)
     if matrix is None:
-        matrix = assemble_from_cache(ws.root, folder, key, view.gen.size)
+        matrix = assemble_from_cache(ws.root, folder, DEFAULT_TRANSFORMER_DIR, key, view.gen.size)
     view.transformer_vectors = matrix
 
 

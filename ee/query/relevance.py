@@ -78,6 +78,7 @@ _FUNCTION_WORDS = """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 COVERAGE_TERMS = 5  # coverage is measured against the query's five most informative terms
 TERM_WEIGHT = 1.0  # added to a term's idf, less the share of memories that hold it (see evidence)
+SMALL_STORE = 50  # below this many memories, what a store lacks or shares says less (see _evidence)
 PART_TERMS = 2  # a part of a long task is judged on its own when it has at least this many terms
 _PARTS = re.compile(r"[.?!;:\n]+(?:\s+|$)|,\s+")
 
@@ -240,7 +241,16 @@ def _evidence(
     # ranking, but it still says what a memory is about (in a store about releases, "release" is in many
     # memories, and it is still what "how do we release" asks about). A word that most memories hold (the
     # project's own name) says little, so what it adds shrinks with the share of memories that hold it.
-    idfs = [idf + TERM_WEIGHT * (1.0 - share) for idf, share in zip(idfs, shares, strict=True)]
+    # In a small store, evidence is judged against what the store holds: that a word of the question is
+    # in none of its few memories, or in all of them, says little (two memories cannot hold the words of
+    # every question about them, and both may say "release"), so both effects shrink with its size.
+    size_factor = min(1.0, float(gen.lexical.n_docs if gen.lexical is not None else 0) / SMALL_STORE)
+    idfs = [
+        (idf + TERM_WEIGHT) * size_factor
+        if weight is None
+        else idf + TERM_WEIGHT * (1.0 - share * size_factor)
+        for idf, share, weight in zip(idfs, shares, weights, strict=True)
+    ]
     # A long task ("the CI cache is stale and the flaky upload test keeps failing") is about several
     # things: a memory that covers its most informative few terms covers it, whatever else it mentions.
     total = float(sum(sorted(idfs, reverse=True)[:COVERAGE_TERMS]))
