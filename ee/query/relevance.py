@@ -58,7 +58,9 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "features", "relevan
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
 HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
 AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
-TRANSFORMER = HYBRID  # the same terms, fitted on the transformer arm's cosines
+# The same terms fitted on the transformer arm's cosines (scripts/tune_relevance.py --arm transformer,
+# paraphrase weight 5: answers win over abstaining on in-domain questions the store cannot answer).
+TRANSFORMER = (-2.213, 5.201, 1.116, -0.061, -0.055, 0.384)
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
 # Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
