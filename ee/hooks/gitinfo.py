@@ -29,7 +29,6 @@ _KEYWORDS = (
     "and or not in is as of to the a an be do"
 )
 _CODE_WORDS = frozenset(_KEYWORDS.split())
-BUSY_MARKERS = ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD")
 
 
 class Git:
@@ -103,11 +102,12 @@ def git_dir(cwd: StrPath) -> str:
 
 
 def busy(git_folder: StrPath) -> str | None:
-    """The operation in progress (a rebase, cherry-pick or revert) when hooks should stay quiet, else None."""
-    for marker in BUSY_MARKERS:
-        if os.path.exists(os.path.join(git_folder, marker)):
-            return marker
-    return None
+    """The operation in progress (a rebase, cherry-pick or revert) when hooks should stay quiet, else None
+    (:mod:`ee.git.progress`)."""
+    from ee.git.progress import in_progress
+
+    operation = in_progress(git_folder)
+    return operation.marker if operation is not None and operation.quiet_hooks else None
 
 
 def staged_added_text(cwd: StrPath | None = None, exclude: Sequence[str] = ()) -> str:
