@@ -20,8 +20,8 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
     {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
-    {"store.ids", "config", "schemas", "git.runner", "install"},
-    {"store.frontmatter", "git.repo", "git.conflict"},
+    {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
+    {"store.frontmatter", "git.repo", "git.conflict", "discovery"},
     {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
     {"store.files", "git.merge", "store.feedback", "git.memory_branch"},
     {"index", "serve.sentinel"},
