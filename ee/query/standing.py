@@ -15,6 +15,7 @@ every memory has the same standing):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -200,17 +201,22 @@ def feedback_cutoff(now: datetime) -> datetime:
     return now.replace(hour=23, minute=59, second=59)
 
 
-def superseded_map(records: list[dict[str, Any]]) -> dict[str, str]:
+def superseded_map(records: list[dict[str, Any]], trust_of: Callable[[str], str | None]) -> dict[str, str]:
     """Memory id → the id of a memory that supersedes it (a ``supersedes`` link pointing at it).
 
     A superseded memory is treated like one outside its validity window: flagged and halved under the
-    relaxed posture, dropped under strict, left out of packs.
+    relaxed posture, dropped under strict, left out of packs. A link counts only from a memory trusted at
+    least as much as its target (:func:`ee.policy.trust.may_act_on`; ``trust_of`` gives the class ee
+    grants a memory id, None when it is not in the index): an agent's file cannot retire a person's rule.
     """
     out: dict[str, str] = {}
     for record in records:
         for link_type, target in record.get("links", ()):
-            if link_type == "supersedes" and target != record["id"]:
-                out.setdefault(target, record["id"])
+            if link_type not in trust.HIDING_LINKS or target == record["id"] or target in out:
+                continue
+            source_trust, target_trust = trust_of(record["id"]), trust_of(target)
+            if source_trust and target_trust and trust.may_act_on(source_trust, target_trust):
+                out[target] = record["id"]
     return out
 
 
