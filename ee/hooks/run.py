@@ -119,11 +119,17 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
         return 0
     found = table.findings(paths, added)
     block_all = bool(found) and bool(hook.setting("hooks.block"))
-    blocking = [f for f in found if block_all or f.entry.blocks]
+    # only a memory a person wrote or reviewed blocks: an agent's warns (issue 31)
+    blocking = [f for f in found if f.entry.human and (block_all or f.entry.blocks)]
     for finding in found:
         entry = finding.entry
         label = "blocked" if finding in blocking else "warning"
-        hook.say(f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path})')
+        agents = (
+            "" if entry.human or not entry.blocks else "; an agent's memory: it warns, only a person's blocks"
+        )
+        hook.say(
+            f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path}{agents})'
+        )
     if blocking:
         why = "[hooks] block = true in .ee/config.toml" if block_all else "its tags or frontmatter say block"
         hook.say(
