@@ -334,8 +334,14 @@ class Workspace:
         from ee.index.view import open_index
         from ee.query.standing import resolve_trust
 
-        state = open_index(self).state
-        return {m.id: resolve_trust({"trust": m.trust}, writer_of(state, m.path, m.id)) for m in memories}
+        view = open_index(self)
+
+        def record(memory: Memory) -> dict[str, Any]:
+            pos = view.gen.position(memory.id)
+            committed = bool(view.gen.records[pos]["committed"]) if pos is not None else True
+            return {"trust": memory.trust, "committed": committed}
+
+        return {m.id: resolve_trust(record(m), writer_of(view.state, m.path, m.id)) for m in memories}
 
     def may_change(
         self, actor: Actor, target: Memory, op: str, arguments: dict[str, Any], acting: str | None = None

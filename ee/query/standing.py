@@ -89,12 +89,15 @@ def resolve_trust(record: dict[str, Any], writer: str) -> str:
     Trust is decided by ee, not claimed: a memory an agent committed since a person last reviewed it
     (``ee memory trust``; ``writer``, from :func:`ee.index.provenance.writer_of`) is at most
     ``agent_assertion``, whatever its ``trust:`` key says and whoever committed it last (a person's tag
-    edit is no review), so the injection guard and the advisory posture still apply.
+    edit is no review), so the injection guard and the advisory posture still apply. So is a version
+    not committed yet (``record["committed"]`` False): no commit says who wrote it, and every agent
+    has a file tool. A person's hand edit counts once they commit it.
     """
+    by_agent = bool(writer) or record.get("committed") is False
     declared = record.get("trust")
     if declared:
-        return trust.capped(str(declared), by_agent=bool(writer))
-    return trust.AGENT_CEILING if writer else "human_explicit"
+        return trust.capped(str(declared), by_agent=by_agent)
+    return trust.AGENT_CEILING if by_agent else "human_explicit"
 
 
 def created_of(record: dict[str, Any], provenance: list[str] | None) -> str | None:
