@@ -166,6 +166,17 @@ def measure(devset: Path, arm: str, weights: list[float], work: Path | None = No
                 for q in questions(RELEVANCE / f"unanswerable-{key}.txt")
             ]
         fusion_rows = {}
+        back = {v: k for k, v in ids.items()}
+        floor = module_floor()
+        for mode, at in (("semantic", 0.0), ("hybrid", 0.0), ("semantic", floor), ("hybrid", floor)):
+            rows = []
+            for qid, text in queries.items():
+                query = from_arguments(text, mode=mode, limit=10, fields="minimal")
+                hits = run_search(views["dev"], query, min_relevance=at)["hits"]
+                rows.append(metrics([back[h["id"]] for h in hits], qrels[qid], 10))
+            fusion_rows[f"{mode} floor {at:g}"] = [
+                round(float(np.mean([r[j] for r in rows])), 4) for j in (0, 1)
+            ]
         for weight in weights:
             setattr(fusion, "WEIGHT_TRANSFORMER" if arm == "transformer" else "WEIGHT_SEMANTIC", weight)
             back = {v: k for k, v in ids.items()}
@@ -176,6 +187,12 @@ def measure(devset: Path, arm: str, weights: list[float], work: Path | None = No
                 rows.append(metrics([back[h["id"]] for h in hits], qrels[qid], 10))
             fusion_rows[str(weight)] = [round(float(np.mean([r[j] for r in rows])), 4) for j in (0, 1)]
     return {"pos": pos, "neg": neg, "fusion": fusion_rows}
+
+
+def module_floor() -> float:
+    from ee.config import DEFAULT_MIN_RELEVANCE
+
+    return DEFAULT_MIN_RELEVANCE
 
 
 def choose(beta: np.ndarray, candidate: Candidate) -> Features:
@@ -221,6 +238,9 @@ def main() -> None:
         if args.cache:
             args.cache.write_text(json.dumps(data), encoding="utf-8")
     for weight, (recall, mrr) in data["fusion"].items():
+        if "floor" in weight:  # (the arm's figures with the coefficients and weight in ee/query)
+            print(f"dev {weight}: recall@10 {recall:.4f}, MRR@10 {mrr:.4f}")
+            continue
         print(f"fusion weight {weight}: dev hybrid recall@10 {recall:.4f}, MRR@10 {mrr:.4f} (floor off)")
     fitted = {"dev": 1.0, "paraphrase": args.paraphrase_weight}
     negative_groups = {f"offtopic questions @{k}": 1.0 / 3 for k in ("dev", "ee", "tinycalc")}
