@@ -184,7 +184,16 @@ def test_the_warm_server_computes_the_vectors_in_idle_time(tmp_path: Path) -> No
     watcher = Watcher(Workspace(root))
     try:
         wait_for(lambda: "transformer vectors complete: 38" in watcher.log, "the vectors", watcher)
-        out = fresh_search(root, "what happens when you take the square root of minus four")
+        text = "what happens when you take the square root of minus four"
+        out = fresh_search(root, text)
         assert '"semantic_arm": "transformer"' in out  # saved beside the generation: any process uses them
+        served = subprocess.run(
+            [sys.executable, "-m", "ee", "-W", str(root), "search", text, "--json"],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"},
+            check=True,
+        )
+        assert served.stdout == out  # served by the warm server: the same bytes as in-process
     finally:
         assert watcher.stop() == 0
