@@ -97,6 +97,10 @@ def test_off_topic_questions_get_nothing_and_explain_why(tinycalc: Path) -> None
     assert all(n["explanation"]["passed"] is False for n in nearest)
     assert "coverage" in nearest[0]["explanation"]
     assert "cosine" in nearest[0]["explanation"]
+    human = run_cli(
+        "-W", str(tinycalc), "search", "how do I improve my marathon time", "--explain", "--human"
+    )
+    assert f"below the floor 0.8: {nearest[0]['id']}  relevance" in human.out
 
 
 def test_the_static_arm_answers_until_the_vectors_are_complete(tmp_path: Path) -> None:

@@ -193,9 +193,7 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
 
         return pack_human(data)
     hits = data.get("hits", [])
-    if not hits:
-        return f"no memories match {data['query']['text']!r}"
-    lines = []
+    lines = [] if hits else [f"no memories match {data['query']['text']!r}"]
     for hit in hits:
         tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
         flags = f"  ({', '.join(hit['flags'])})" if hit.get("flags") else ""
@@ -205,6 +203,7 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         if hit.get("why"):
             lines.append(f"     why: {hit['why']}")
         lines += explain_lines(hit, "     ")
+    lines += _nearest_lines(data)
     if data.get("next_cursor"):
         rest = data["total"] - data.get("offset", 0) - data["returned"]
         by = data.get("truncated_reason") or "budget.maxResults"
@@ -213,6 +212,23 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
             f"… {rest} more: cut by {by} ({raise_it}, or page with pagination.cursor {data['next_cursor']})"
         )
     return "\n".join(lines)
+
+
+def _nearest_lines(data: dict[str, Any]) -> list[str]:
+    """With --explain: the dropped hits nearest the relevance floor, each with its evidence."""
+    lines = []
+    for entry in data.get("omitted", []):
+        for near in entry.get("nearest", []):
+            found = near["explanation"]
+            evidence = f"coverage {found.get('coverage', 0):.2f}"
+            if "cosine" in found:
+                evidence += f", cosine {found['cosine']:.2f} (z {found.get('z', 0):.2f})"
+            part = f", from the part {found['from_part']!r}" if found.get("from_part") else ""
+            lines.append(
+                f"  below the floor {data.get('min_relevance', 0):g}: {near['id']}  relevance "
+                f"{near['relevance']:.2f} ({evidence}{part})"
+            )
+    return lines
 
 
 def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
