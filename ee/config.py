@@ -15,6 +15,7 @@ from typing import Any
 from ee.errors import ConfigError
 
 CONFIG_PATH = ".ee/config.toml"
+MAX_INT = 2**63 - 1  # the largest whole number ee reads from a file (ee.store.frontmatter.MAX_INT)
 # The relevance floor of queries and packs ([query] min_relevance; see ee.query.relevance for the scale).
 DEFAULT_MIN_RELEVANCE = 0.8
 
@@ -250,6 +251,12 @@ def load_config(root: Path) -> Config:
             raise ConfigError(
                 f"{CONFIG_PATH}: [{section}] {key} = {value!r} has the wrong type",
                 f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
+            )
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            # (a wait of 10**400 seconds cannot be added to a clock: no setting needs more than 64 bits)
+            raise ConfigError(
+                f"{CONFIG_PATH}: [{section}] {key} is a number beyond {MAX_INT}",
+                f"set {key} to e.g. {_SCHEMA[dotted][1]!r} in {path}",
             )
         values[dotted] = value
     floor = values.get("query.min_relevance", DEFAULT_MIN_RELEVANCE)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ee._crash import crash_point
-from ee.config import open_regular
+from ee.config import NotRegularFile, open_regular
 from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
 from ee.git.repo import check_own_folder, iter_memory_files
 from ee.model import Memory, Problem
@@ -444,7 +444,7 @@ def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
     path = root / STATE_DIR / "lock"
     try:
         fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-    except OSError as exc:  # a link (never followed), a FIFO, a folder, another user's file
+    except NotRegularFile as exc:  # a link (never followed), a FIFO, a folder, another user's file
         raise StorageError(
             f"cannot open the workspace lock {path}: {exc.strerror or exc}",
             f"remove it (rm {path}: ee makes a new one), then run the command again",
