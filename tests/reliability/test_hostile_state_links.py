@@ -10,6 +10,7 @@ by hand, untracked), every open under ``.ee/`` refuses to follow it (:func:`ee.c
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -305,3 +306,37 @@ def test_every_front_end_uses_the_one_root_finder(tmp_path: Path) -> None:
     os.chown(planted / "memories", 65534, 65534)
     (planted / "deep").mkdir()
     assert client_root(None, str(planted / "deep")) is None
+
+
+def test_a_link_arriving_by_ee_sync_is_refused_before_anything_writes_through_it(tmp_path: Path) -> None:
+    """A teammate pushes ``.ee/lock`` (and an index folder) as links: the victim's ``ee sync`` pulls them,
+    then refuses to go on (exit 4); its next command refuses too; the targets are untouched."""
+    victim = _victim(tmp_path)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    clones = []
+    for name in ("a", "b"):
+        dest = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(bare), str(dest)], check=True, capture_output=True)
+        Workspace.init(dest)
+        assert run_ee_process("sync", "--json", cwd=dest).returncode == 0
+        clones.append(dest)
+    a, b = clones
+    for rel, target in ((".ee/lock", victim), (".ee/index", victim.parent)):
+        path = a / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        path.symlink_to(target)
+        git(a, "add", "-f", rel)
+    git(a, "commit", "-q", "--no-verify", "-m", "tidy")
+    git(a, "push", "-q", "origin", "main")
+    before = sorted(p.name for p in victim.parent.iterdir())
+    assert run_ee_process("remember", "Teammate B's rule.", "--json", cwd=b).returncode == 0
+    synced = run_ee_process("sync", "--json", cwd=b)
+    _refused(synced, ".ee/lock")
+    assert (b / ".ee" / "lock").is_symlink()
+    _refused(run_ee_process("search", "rule", "--json", cwd=b), ".ee/index")
+    assert victim.read_text() == VICTIM_TEXT
+    assert sorted(p.name for p in victim.parent.iterdir()) == before
