@@ -599,11 +599,17 @@ def parse_trailers(message: str) -> dict[str, str]:
 
 
 def format_message(subject: str, trailers: Mapping[str, str], body: str = "") -> str:
-    subject = " ".join(subject.split())[:72]
+    """The message of every commit ee writes: a subject of at most 72 characters, a body, ``Key: value``
+    trailers; every part masked (:func:`ee.policy.secrets.mask_text`). A subject quotes a memory's title
+    and a hand-written file can hold a token that no write guard saw: pushed, it would publish it.
+    Masked before the cut, so a token the cut would split is still recognised."""
+    from ee.policy.secrets import mask_text
+
+    subject = " ".join(mask_text(" ".join(subject.split())).split())[:72]
     parts = [subject]
     if body:
-        parts.append(body.strip())
-    parts.append("\n".join(f"{k}: {v}" for k, v in trailers.items()))
+        parts.append(mask_text(body.strip()))
+    parts.append("\n".join(f"{k}: {mask_text(v)}" for k, v in trailers.items()))
     return "\n\n".join(parts) + "\n"
 
 

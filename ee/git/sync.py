@@ -267,10 +267,12 @@ def refuse_pending_secrets(ws: Workspace, paths: list[str]) -> None:
 
 def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
     """Nor pushes one: every memory and events file version in the commits the remote lacks (a hand
-    commit made without ee's hooks, or with ``--no-verify``) is scanned before the push."""
+    commit made without ee's hooks, or with ``--no-verify``) is scanned before the push, and so is each
+    of those commits' message, author and committer (:func:`refuse_secret_messages`)."""
     from ee.policy.secrets import file_secrets
 
     spec = [f"{upstream}..HEAD"] if upstream else ["HEAD"]
+    refuse_secret_messages(git, spec)
     out = git.run(
         "log", "--no-renames", "--raw", "--no-abbrev", "--format=commit %H", *spec, "--",
         git.repo_path(MEMORIES), cwd=git.toplevel,
@@ -298,6 +300,38 @@ def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
             "take the secret out of those commits (git rebase -i, or git commit --amend for the last one), "
             "rotate it, then run `ee sync` again",
         )
+
+
+_MESSAGE_FIELDS = ("author name", "author email", "committer name", "committer email", "message")
+
+
+def refuse_secret_messages(git: Git, spec: list[str]) -> None:
+    """Refuse to push commits whose message, author or committer holds a secret: ee masks the messages it
+    writes (:func:`ee.git.repo.format_message`), a hand commit (``git commit -m "use ghp_…"``) is not."""
+    from ee.errors import SecretFound
+    from ee.policy.secrets import find_secrets
+
+    out = git.run("log", "-z", "--format=%H%x00%an%x00%ae%x00%cn%x00%ce%x00%B", *spec, cwd=git.toplevel)
+    fields = out.split("\0")
+    found: list[tuple[str, str, list[str]]] = []  # (commit, field, classes)
+    for start in range(0, len(fields) - 5, 6):
+        commit, *values = fields[start : start + 6]
+        for name, value in zip(_MESSAGE_FIELDS, values, strict=True):
+            if hits := find_secrets(value):
+                found.append((commit.strip(), name, sorted({h.cls for h in hits})))
+    if not found:
+        return
+    where = "; ".join(f"commit {c[:12]} {name} ({', '.join(cls)})" for c, name, cls in found[:5])
+    raise SecretFound(
+        f"ee sync will not push a secret, found in {where}; nothing was pushed",
+        "reword those commits without the secret (git commit --amend for the last one, git rebase -i "
+        f"{spec[0].partition('..')[0] if '..' in spec[0] else '--root'} for older ones; an author: "
+        "git commit --amend --reset-author), rotate the secret, then run `ee sync` again",
+        {
+            "classes": sorted({c for _commit, _name, cls in found for c in cls}),
+            "commits": sorted({c for c, _name, _cls in found}),
+        },
+    )
 
 
 def _secret_refusal(found: dict[tuple[str, str], Any], outcome: str, repair: str) -> EeError:

@@ -152,9 +152,11 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
 
         query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
         text = render("context", Workspace(root).context(query), "markdown")
-    task_line = " ".join(task.split())
+    from ee.pack.pieces import inert
+
+    task_line = inert(" ".join(task.split()))  # a subject's "-->" must not close the comment
     header = (
-        f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "
+        f"<!-- ee: context for branch {inert(gitinfo.branch_name(top))}, written after {name}. Task: "
         f"{task_line}. Again: ee context --for-branch --format markdown -->\n\n"
     )
     _write(root / CONTEXT_FILE, header + text)
