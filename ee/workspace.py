@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
+from ee.discovery import check_state_untracked, find_root
 from ee.errors import (
     ConfigError,
     ConflictError,
     PolicyError,
     StorageError,
     UsageError,
-    WorkspaceNotFound,
 )
 from ee.git.repo import Git, check_own_folder, format_message
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
@@ -41,34 +41,6 @@ GITATTRIBUTES_LINES = (
 )
 HUMAN_CONFIDENCE = 0.85
 AGENT_CONFIDENCE = 0.50
-
-
-def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """The workspace root: ``explicit``, else ``$EE_WORKSPACE``, else the nearest folder up from ``cwd``
-    holding ``.ee/`` or ``memories/``. A ``.ee/`` that links out of it is a StorageError
-    (:func:`ee.git.repo.check_own_folder`)."""
-    root = _find_root(explicit, cwd)
-    check_own_folder(root, STATE_DIR)
-    return root
-
-
-def _find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    given = explicit or os.environ.get("EE_WORKSPACE")
-    if given:
-        root = Path(given).expanduser().resolve()
-        if not root.is_dir():
-            raise WorkspaceNotFound(f"workspace {root} does not exist", f"create it with: ee init {root}")
-        if not ((root / STATE_DIR).is_dir() or (root / MEMORIES).is_dir()):
-            raise WorkspaceNotFound(f"{root} is not an ee workspace", f"run: ee init {root}")
-        return root
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STATE_DIR).is_dir() or (folder / MEMORIES).is_dir():
-            return folder
-    raise WorkspaceNotFound(
-        f"no ee workspace in {here} or any folder above it",
-        "run `ee init` here, pass --workspace DIR, or set EE_WORKSPACE",
-    )
 
 
 class Workspace:
@@ -175,6 +147,7 @@ class Workspace:
             ) from None
         for folder in (MEMORIES, STATE_DIR):  # (init would write memories/.events/, .ee/ through a link)
             check_own_folder(root, folder)
+        check_state_untracked(root)  # (a clone's .ee/lock linked out: init would write through it)
         ws = cls(root)
         code = Git(root)  # (ws.git is the memory branch's worktree once there is one)
         created: list[str] = []
