@@ -94,9 +94,19 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
     (
         "role_override",
         0.5,
-        r"\b(?:obey|follow)\s+(?:only\s+)?(?:the|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
-        r"(?:below|that follow|instead)\b",
+        r"\bobey\s+(?:only\s+)?(?:the|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
+        r"(?:below|that follow|instead)\b"
+        r"|\bfollow\s+(?:only\s+(?:the|these|my)|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
+        r"(?:below|that follow|instead)\b"
+        r"|\bfollow\s+the\s+(?:text|instructions?|commands?|orders?)\s+(?:below\s+|that follow\s+)?instead\b",
         ("below", "follow", "instead"),
+    ),
+    # "follow the instructions below" is how documentation introduces its steps: weak alone
+    (
+        "role_override",
+        0.3,
+        r"\bfollow\s+the\s+(?:text|instructions?|commands?|orders?)\s+(?:below|that follow)\b",
+        ("below", "follow"),
     ),
     (
         "role_override",
