@@ -38,6 +38,7 @@ GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
 GITATTRIBUTES_LINES = (
     "memories/**/*.md merge=ee-memory",
     "memories/.events/*.jsonl merge=union",
+    "memories/.curate/*.jsonl merge=union",
 )
 HUMAN_CONFIDENCE = 0.85
 AGENT_CONFIDENCE = 0.50
@@ -209,7 +210,10 @@ class Workspace:
                 created.append(CONFIG_PATH)
             head, _tree = code.head_state()
             own = [CONFIG_PATH] if branch else [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
-            shared = {".gitignore": GITIGNORE_LINES, ".gitattributes": GITATTRIBUTES_LINES}
+            shared: dict[str, tuple[str, ...]] = {
+                ".gitignore": GITIGNORE_LINES,
+                ".gitattributes": GITATTRIBUTES_LINES,
+            }
             if branch:  # the memory branch has its own .gitattributes; the code branch ignores memories/
                 shared = {".gitignore": (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)}
             specs = [
@@ -284,8 +288,11 @@ class Workspace:
         for link in fields["links"]:  # (after the secret guard: an error never echoes a secret)
             self.get(link.to)  # each target exists, as `ee memory link` requires
         rel = self.store.new_path(fields["id"], body)
-        content = frontmatter.render_new(fields, body)
+        cites = self._cites(fields["paths"])
+        content = frontmatter.render_new(fields, body, cites)
         memory = frontmatter.new_memory(fields, body, rel)
+        if cites:  # (new_memory knows no extra key: read back what was rendered)
+            memory = frontmatter.parse(content, rel)[0]
         with self.lock():
             self.store.write(rel, content)
             try:
@@ -300,6 +307,16 @@ class Workspace:
                 self.store.delete(rel)  # a failed remember leaves nothing behind
                 raise
         return memory
+
+    def _cites(self, paths: Sequence[str]) -> dict[str, Any]:
+        """The ``cites:`` key for a new memory's ``paths``: the hash of each cited file or line range as it
+        is now (:mod:`ee.curate.citations`), so a pack can tell when the code it cites changed."""
+        if not paths:
+            return {}
+        from ee.curate.citations import hashes_for
+
+        hashes = hashes_for(self.root, list(paths))
+        return {frontmatter.CITES_KEY: hashes} if hashes else {}
 
     def get(self, memory_id: str) -> Memory:
         return self.store.find(memory_id)

@@ -22,8 +22,15 @@ LAYERS: list[set[str]] = [
     {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
     {"store.ids", "config", "schemas", "git.runner", "install"},
     {"store.frontmatter", "git.repo", "git.conflict"},
-    {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
-    {"store.files", "git.merge", "store.feedback", "git.memory_branch"},
+    {"policy", "curate.similar"},  # pure rules: trust, feedback math, secrets, the injection guard
+    {
+        "store.files",
+        "git.merge",
+        "store.feedback",
+        "git.memory_branch",
+        "curate.decisions",
+        "curate.citations",
+    },
     {"index", "serve.sentinel"},
     {"query"},
     {"pack"},
@@ -31,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
     {"workspace"},  # the façade the commands call
-    {"store.transfer", "git.sync", "doctor"},
+    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
     {"cli", "mcp", "hooks", "serve", "__main__", "ee"},
