@@ -73,7 +73,7 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
     return {"memories": len(memories), "scanned": len(unique)} | list_data(queue), degraded
 
 
-def _ref(memory: Memory) -> EvidenceRef:
+def memory_ref(memory: Memory) -> EvidenceRef:
     from ee.policy.secrets import mask_text
 
     body = " ".join(memory.body.split())
@@ -94,7 +94,7 @@ def _candidate(
         [m.id for m in memories] + list(extra),
         title=title,
         reason=reason,
-        evidence=[_ref(m) for m in memories],
+        evidence=[memory_ref(m) for m in memories],
         default_action=ACTIONS[kind][0],
         actions=ACTIONS[kind],
         created=now,

@@ -112,7 +112,10 @@ def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    memory = ws.remember(
+    from ee.curate.intake import remember
+
+    data, degraded = remember(
+        ws,
         args["text"],
         level=args.get("level", "semantic"),
         kind=args.get("kind", "fact"),
@@ -126,7 +129,7 @@ def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         actor=_actor(args, agent),
         redact=bool(args.get("redact")),
     )
-    return memory.to_dict(), ws.branch_notes()
+    return data, [*degraded, *ws.branch_notes()]
 
 
 def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:

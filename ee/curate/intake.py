@@ -1,0 +1,126 @@
+"""Duplicates at write time: ``ee remember`` (and MCP ``remember``) of what the store already holds.
+
+The same text (:func:`ee.curate.similar.normalise`: case, punctuation and spacing ignored) writes no file:
+the answer names the existing memory in ``duplicate_of``, says so in ``degraded``, and records a
+``confirmation`` feedback event on it (counted once per actor: :mod:`ee.policy.feedback`, so an agent cannot
+raise its own memory's confidence by repeating it). A near-duplicate (:data:`ee.curate.similar.MERGE_BAR`) is
+written, and a ``merge`` candidate goes to the review queue for a person to decide.
+
+Candidates are looked up through the lexical index (the few memories sharing the most words), not by reading
+every file.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ee.model import Memory
+    from ee.policy.trust import Actor
+    from ee.workspace import Workspace
+
+LOOKUP_HITS = 8
+MAX_LOOKUP_CHARS = 2000
+
+
+def similar_memories(ws: Workspace, body: str) -> list[dict[str, Any]]:
+    """The hits (id, body, …) that share the most words with ``body``, best first."""
+    from ee.query.document import from_arguments
+
+    text = body[:MAX_LOOKUP_CHARS]
+    query = from_arguments(text, mode="lexical", limit=LOOKUP_HITS)
+    hits: list[dict[str, Any]] = ws.search(query, min_relevance=0.0)["hits"]
+    return hits
+
+
+def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str, float]]]:
+    """(the id of a memory with the same text, or None; [(id, word overlap)] of near-duplicates)."""
+    from ee.curate.similar import MERGE_BAR, content_tokens, jaccard, normalise
+
+    key = normalise(body)
+    words = content_tokens(body)
+    near: list[tuple[str, float]] = []
+    for hit in similar_memories(ws, body):
+        text = str(hit.get("body") or "")
+        if normalise(text) == key:
+            return str(hit["id"]), []
+        score = jaccard(words, content_tokens(text))
+        if score >= MERGE_BAR:
+            near.append((str(hit["id"]), round(score, 4)))
+    return None, near
+
+
+def remember(
+    ws: Workspace, text: str, actor: Actor, redact: bool = False, **fields: Any
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``ee remember``: write a new memory, or confirm the one that already says it. The answer's data and
+    ``degraded``."""
+    from ee.policy.secrets import guard
+    from ee.workspace import check_text
+
+    body = check_text(text)
+    guard({"body": body}, redact=redact)  # refused before the store is even searched
+    duplicate, near = find_duplicate(ws, body)
+    if duplicate is not None:
+        return _confirm(ws, duplicate, actor)
+    memory = ws.remember(text, actor=actor, redact=redact, **fields)
+    data = memory.to_dict()
+    degraded: list[dict[str, Any]] = []
+    if near:
+        data["merge_candidates"] = [c.id for c in _propose_merges(ws, memory, near)]
+        degraded.append(
+            {
+                "code": "near_duplicate",
+                "severity": "info",
+                "message": f"written; it is nearly the same as {', '.join(i for i, _ in near)}: "
+                "a merge is proposed for review",
+                "repair": "ee curate list --type merge",
+            }
+        )
+    return data, degraded
+
+
+def _confirm(ws: Workspace, memory_id: str, actor: Actor) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from ee.feedback import record_outcome
+
+    outcome = record_outcome(ws, memory_id, "confirmation", None, actor)
+    existing = ws.show(memory_id)[1]
+    data = existing | {
+        "duplicate_of": memory_id,
+        "written": False,
+        "confirmation": {"event": outcome["event"]["id"], "commit": outcome["commit"]},
+        "effective_confidence": outcome["effective_confidence"],
+    }
+    degraded = [
+        {
+            "code": "duplicate",
+            "severity": "info",
+            "message": f"the store already holds this as {memory_id}: no new file; a confirmation was "
+            "recorded on it (one per actor counts)",
+            "repair": f"ee memory show {memory_id}",
+        }
+    ]
+    return data, degraded
+
+
+def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, float]]) -> list[Any]:
+    from ee.curate.model import Candidate
+    from ee.curate.queue import ACTIONS, propose
+    from ee.curate.scan import memory_ref
+
+    candidates = []
+    for other_id, score in near:
+        other = ws.get(other_id)
+        candidates.append(
+            Candidate.make(
+                "merge",
+                [other.id, memory.id],
+                title=f"{memory.title}  ⟷  {other.title}",
+                reason=f"{score:.0%} of their words are the same (found when {memory.id} was written)",
+                evidence=[memory_ref(other), memory_ref(memory)],
+                default_action=ACTIONS["merge"][0],
+                actions=ACTIONS["merge"],
+                proposed_by="ee",
+            )
+        )
+    return propose(ws, candidates)
