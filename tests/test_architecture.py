@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
     {"workspace"},  # the façade the commands call
-    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs"},
+    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
     {"cli", "mcp", "hooks", "serve", "__main__", "ee"},
