@@ -74,6 +74,11 @@ def cite_hash(root: Path, entry: str) -> str | None:
             data = handle.read()
     except OSError:
         return None
+    return text_hash(data, start, end)
+
+
+def text_hash(data: bytes, start: int | None, end: int | None) -> str | None:
+    """The hash of lines ``start``..``end`` of ``data`` (all of it for None), trailing blanks dropped."""
     lines = data.decode("utf-8", "replace").splitlines()
     if start is not None and end is not None:
         if start > len(lines):
@@ -106,7 +111,10 @@ def hashes_for(root: Path, paths: list[str]) -> list[str]:
 
 def recorded(memory: Memory) -> dict[str, str]:
     """The hashes the memory's frontmatter recorded, by citation."""
-    raw = dict(memory.extra).get(CITES_KEY)
+    return _parse(dict(memory.extra).get(CITES_KEY))
+
+
+def _parse(raw: object) -> dict[str, str]:
     if not isinstance(raw, list):
         return {}
     out: dict[str, str] = {}
@@ -120,5 +128,14 @@ def recorded(memory: Memory) -> dict[str, str]:
 def changed(root: Path, memory: Memory) -> list[str]:
     """The citations whose text changed (or vanished) since their hash was recorded; a citation with no
     recorded hash is not judged (it was never reviewed)."""
-    known = recorded(memory)
-    return [entry for entry in citations(memory) if entry in known and cite_hash(root, entry) != known[entry]]
+    return changed_cites(root, list(memory.paths), dict(memory.extra).get(CITES_KEY))
+
+
+def changed_cites(root: Path, paths: list[str], cites: object) -> list[str]:
+    """:func:`changed` over a memory's ``paths`` and ``cites`` values (as an index record holds them)."""
+    known = _parse(cites)
+    return [
+        entry
+        for entry in paths
+        if entry in known and not is_scope(entry) and cite_hash(root, entry) != known[entry]
+    ]

@@ -17,7 +17,6 @@ decision line together; only a person accepts, rejects or snoozes (an agent is r
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from ee.curate.decisions import DECISIONS, Decision, append_decision, check_reason, read_decisions
 from ee.curate.model import TYPES, Candidate
-from ee.errors import NotFound, PolicyError, StorageError, UsageError
+from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state, write_state
+from ee.errors import NotFound, PolicyError, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,9 +34,6 @@ if TYPE_CHECKING:
     from ee.policy.trust import Actor
     from ee.workspace import Workspace
 
-STATE = ".ee/curate"
-SCAN_FILE = f"{STATE}/scan.json"
-PROPOSALS_FILE = f"{STATE}/proposals.json"
 MAX_PROPOSALS = 10_000  # private state an agent fills: bounded, so a loop cannot grow it without end
 
 # Each type's actions, the default first (what `ee curate accept ID` does without --action).
@@ -101,37 +98,6 @@ class Plan:
 
 
 # ------------------------------------------------------------------------------------ state
-
-
-def read_state(root: Path, rel: str) -> dict[str, Candidate]:
-    """The candidates of one private state file, by id; a broken file is a StorageError naming it."""
-    from ee.config import open_regular
-
-    path = root / rel
-    try:
-        with open(open_regular(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StorageError(
-            f"{rel} cannot be read: {exc}",
-            f"remove it (rm {rel}); `ee curate scan` rebuilds the scan, agents propose again",
-        ) from None
-    try:
-        found = [Candidate.from_dict(item) for item in raw["candidates"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StorageError(f"{rel} is not a candidate list: {exc}", f"remove it (rm {rel})") from None
-    return {c.id: c for c in found if not c.problems()}
-
-
-def write_state(root: Path, rel: str, candidates: Iterable[Candidate]) -> None:
-    from ee.store.files import atomic_write, make_state_folder
-
-    make_state_folder(root / STATE)
-    items = sorted(candidates, key=lambda c: c.id)
-    data = json.dumps({"candidates": [c.to_dict() for c in items]}, ensure_ascii=False, sort_keys=True)
-    atomic_write(root / rel, data.encode("utf-8"))
 
 
 def _now() -> str:

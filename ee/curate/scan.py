@@ -25,7 +25,8 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.model import Candidate, EvidenceRef
-from ee.curate.queue import ACTIONS, SCAN_FILE, list_data, pending, write_state
+from ee.curate.queue import ACTIONS, list_data, pending
+from ee.curate.state import SCAN_FILE, write_state
 
 if TYPE_CHECKING:
     from ee.model import Memory
