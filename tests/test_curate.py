@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import Result, git, run_cli
 
@@ -17,6 +18,7 @@ from ee.curate.decisions import DECISIONS
 from ee.curate.model import TYPES, Candidate, EvidenceRef, NewMemory
 from ee.curate.queue import propose
 from ee.policy.trust import Actor
+from ee.schemas import load_schema
 from ee.workspace import Workspace
 
 
@@ -25,8 +27,12 @@ def ee(root: Path, *args: str, input: str | None = None) -> Result:  # noqa: A00
 
 
 def ok(root: Path, *args: str) -> Any:
+    """The data of a successful answer; an ``ee curate`` one checked against its schema."""
     result = ee(root, *args)
     assert result.code == 0, result.err + result.out
+    jsonschema.validate(result.json, load_schema("ee.response.v1"))
+    if args[0] == "curate":
+        jsonschema.validate(result.data, load_schema("ee.curate.v1"))
     return result.data
 
 
@@ -319,7 +325,7 @@ def test_an_agent_may_list_show_and_propose_but_not_decide(
             "derived_from": ["ev_9"],
         },
     }
-    result = ee(ws.root, "curate", "propose", "-", input=json.dumps(proposal))
+    result = ee(ws.root, "curate", "propose", "--candidates", "-", input=json.dumps(proposal))
     assert result.code == 0, result.err
     proposed = result.data
     assert proposed["candidates"][0]["proposed_by"] == "agent:codex"
@@ -455,3 +461,49 @@ def test_a_broken_decision_line_is_reported_and_the_rest_still_counts(ws: Worksp
     result = ee(ws.root, "curate", "list")
     assert result.data["count"] == 0
     assert any(f"{DECISIONS}:2" in d["message"] for d in result.json["degraded"])
+
+
+# ------------------------------------------------------------------------------------ MCP
+
+
+def test_mcp_lists_shows_and_proposes_like_the_cli_and_refuses_decisions(ws: Workspace) -> None:
+    from ee.mcp.invoke import call_tool
+    from ee.mcp.tools import find_tool
+
+    def tool(name: str, arguments: dict[str, Any]) -> Any:
+        found = find_tool(name)
+        assert found is not None
+        return call_tool(found, arguments, str(ws.root), agent="claude")
+
+    _update(ws)
+    candidate = queued(ws, "update")
+    assert (
+        tool("curate_list", {"type": "update"}).document
+        == ee(ws.root, "curate", "list", "--type", "update").json
+    )
+    shown = tool("curate_show", {"candidate_id": candidate["id"]}).document
+    expected = ee(ws.root, "curate", "show", candidate["id"]).json
+    for doc in (shown, expected):  # (its diff stamps the expiry "now", to the second)
+        assert doc["data"].pop("would_change")["files"]
+    assert shown == expected
+    before = head(ws.root)
+    for verb in ("accept", "reject", "snooze"):
+        refused = tool(f"curate_{verb}", {"candidate_id": candidate["id"]})
+        assert not refused.ok
+        assert refused.document["error"]["code"] == "policy_denied"
+    assert head(ws.root) == before
+    proposal = {
+        "type": "session",
+        "subjects": ["ev_mcp"],
+        "title": "Prefer ruff over flake8",
+        "reason": "the person said so in the session",
+        "new_memory": {"body": "Prefer ruff over flake8.", "kind": "convention", "derived_from": ["ev_mcp"]},
+    }
+    proposed = tool("curate_propose", {"candidates": [proposal]})
+    assert proposed.ok, proposed.text
+    assert proposed.document["data"]["candidates"][0]["proposed_by"] == "agent:claude"
+    accepted = ok(ws.root, "curate", "accept", proposed.document["data"]["candidates"][0]["id"])
+    body = (ws.root / accepted["changed"]["files"][0]).read_text()
+    assert "Prefer ruff over flake8." in body
+    assert "source: evidence:ev_mcp" in body
+    assert "trust: human_explicit" in body

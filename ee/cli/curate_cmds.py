@@ -164,12 +164,18 @@ def scan_cmd(ctx: click.Context, docs: bool, as_json: bool | None) -> None:
 
 
 @curate_group.command("propose")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--candidates",
+    "file",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="A JSON file of candidates (a list, or one object); - reads stdin.",
+)
 @AGENT_OPTION
 @json_option
 @click.pass_context
 def propose_cmd(ctx: click.Context, file: str, agent: str | None, as_json: bool | None) -> None:
-    """Propose candidates (a JSON list, or one object; - reads stdin) for a person to review."""
+    """Propose candidates for a person to review (type, subjects, title, reason, new_memory, …)."""
     from ee.curate.queue import list_data, propose_documents
     from ee.policy.trust import Actor
     from ee.render.curate_text import proposed_human
@@ -190,5 +196,5 @@ def _read_json(file: str) -> Any:
             return json.load(handle)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(
-            f"{file}: not a JSON candidate list: {exc}", "see schemas/ee.curate.candidate.v1.json"
+            f"{file}: not a JSON candidate list: {exc}", "see schemas/ee.curate.v1.json"
         ) from None

@@ -668,6 +668,6 @@ def propose_documents(ws: Workspace, raw: Any, actor: Actor) -> list[Candidate]:
         except (KeyError, TypeError, ValueError) as exc:
             raise UsageError(
                 f"candidate {number}: {exc}",
-                "give type, subjects, title and reason (see schemas/ee.curate.candidate.v1.json)",
+                "give type, subjects, title and reason (see schemas/ee.curate.v1.json)",
             ) from None
     return propose(ws, built)
