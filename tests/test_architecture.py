@@ -30,6 +30,8 @@ LAYERS: list[set[str]] = [
         "git.memory_branch",
         "curate.decisions",
         "curate.citations",
+        "curate.state",
+        "curate.marks",
     },
     {"index", "serve.sentinel"},
     {"query"},

@@ -6,8 +6,7 @@ the answer names the existing memory in ``duplicate_of``, says so in ``degraded`
 raise its own memory's confidence by repeating it). A near-duplicate (:data:`ee.curate.similar.MERGE_BAR`) is
 written, and a ``merge`` candidate goes to the review queue for a person to decide.
 
-Candidates are looked up through the lexical index (the few memories sharing the most words), not by reading
-every file.
+The lookup reads the memory files' bodies once (no index, no model: ``ee remember`` stays light).
 """
 
 from __future__ import annotations
@@ -19,35 +18,42 @@ if TYPE_CHECKING:
     from ee.policy.trust import Actor
     from ee.workspace import Workspace
 
-LOOKUP_HITS = 8
-MAX_LOOKUP_CHARS = 2000
-
-
-def similar_memories(ws: Workspace, body: str) -> list[dict[str, Any]]:
-    """The hits (id, body, …) that share the most words with ``body``, best first."""
-    from ee.query.document import from_arguments
-
-    text = body[:MAX_LOOKUP_CHARS]
-    query = from_arguments(text, mode="lexical", limit=LOOKUP_HITS)
-    hits: list[dict[str, Any]] = ws.search(query, min_relevance=0.0)["hits"]
-    return hits
-
 
 def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str, float]]]:
-    """(the id of a memory with the same text, or None; [(id, word overlap)] of near-duplicates)."""
+    """(the id of a memory with the same text, or None; [(id, word overlap)] of near-duplicates).
+
+    One pass over the memory files' bodies (no index, no YAML: the frontmatter is only split off, and parsed
+    for the one file that matches), so a cold ``ee remember`` imports nothing heavy."""
     from ee.curate.similar import MERGE_BAR, content_tokens, jaccard, normalise
+    from ee.errors import EeError
+    from ee.store.frontmatter import split
 
     key = normalise(body)
     words = content_tokens(body)
-    near: list[tuple[str, float]] = []
-    for hit in similar_memories(ws, body):
-        text = str(hit.get("body") or "")
-        if normalise(text) == key:
-            return str(hit["id"]), []
-        score = jaccard(words, content_tokens(text))
+    near: list[str] = []
+    scores: dict[str, float] = {}
+    for rel, _stat in ws.store.files():
+        try:
+            text = ws.store.read_bytes(rel).decode("utf-8", "replace")
+        except EeError:
+            continue  # (a broken file is reported by ee doctor, not here)
+        other = split(text)[1]
+        other_key = normalise(other)
+        if other_key == key:
+            return _id_of(ws, rel), []
+        # Jaccard ≥ MERGE_BAR needs texts of comparable length: most files are ruled out without tokenising.
+        if min(len(other_key), len(key)) < MERGE_BAR * max(len(other_key), len(key)) * 0.5:
+            continue
+        score = jaccard(words, content_tokens(other))
         if score >= MERGE_BAR:
-            near.append((str(hit["id"]), round(score, 4)))
-    return None, near
+            near.append(rel)
+            scores[rel] = round(score, 4)
+    return None, [(_id_of(ws, rel), scores[rel]) for rel in near]
+
+
+def _id_of(ws: Workspace, rel: str) -> str:
+    memory, _problems = ws.store.read(rel)
+    return memory.id
 
 
 def remember(
