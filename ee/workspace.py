@@ -345,12 +345,26 @@ class Workspace:
         """The trust class ee grants each of ``memories``, by id: its ``trust:`` key capped by who wrote the
         file since a person last reviewed it (:func:`ee.query.standing.resolve_trust`, as search and packs
         decide it). What the file claims is only a claim."""
+        return {memory_id: facts[0] for memory_id, facts in self.standing_facts(memories).items()}
+
+    def standing_facts(self, memories: Sequence[Memory]) -> dict[str, tuple[str, str, bool]]:
+        """(the trust class ee grants, the agent that wrote it since a person's review or "", whether the
+        injection guard quarantines it) of each of ``memories``, by id, as search and packs decide them."""
         from ee.index.provenance import writer_of
         from ee.index.view import open_index
+        from ee.policy.trust import is_human
         from ee.query.standing import resolve_trust
 
-        state = open_index(self).state
-        return {m.id: resolve_trust({"trust": m.trust}, writer_of(state, m.path, m.id)) for m in memories}
+        view = open_index(self)
+        out: dict[str, tuple[str, str, bool]] = {}
+        for m in memories:
+            writer = writer_of(view.state, m.path, m.id)
+            cls = resolve_trust({"trust": m.trust}, writer)
+            pos = view.gen.position(m.id)
+            record = view.gen.records[pos] if pos is not None else {}
+            flagged = bool(record.get("injection", {}).get("flagged"))
+            out[m.id] = (cls, writer, flagged and not is_human(cls))
+        return out
 
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
@@ -484,21 +498,46 @@ class Workspace:
         kind: str | None = None,
         tag: Sequence[str] = (),
         limit: int | None = None,
+        agent: str | None = None,
+        trust: str | None = None,
+        since: str | None = None,
+        quarantined: bool = False,
     ) -> tuple[Sequence[Memory], dict[str, Any], Sequence[dict[str, Any]]]:
         """``ee memory list``: the memories (sorted by id, masked), the answer's data (each with the trust
-        ee grants, its effective confidence and whether a merge left it in conflict), and ``degraded`` (the
-        files that failed to load)."""
+        ee grants, who wrote it since a person last reviewed it (``writer``: ``agent:<name>`` or
+        ``human``), whether the injection guard quarantines it, its effective confidence and whether a merge
+        left it in conflict), and ``degraded`` (the files that failed to load). Filters: ``agent`` (that
+        agent wrote it), ``trust`` (the class ee grants), ``since`` (created at or after), ``quarantined``."""
         from ee.feedback import effective_confidences
         from ee.git.merge import is_conflicted
 
-        memories, problems = self.list(level=level, kind=kind, tag=tag, limit=limit)
-        granted = self.granted_trust(memories)
+        if trust is not None:
+            from ee.policy.trust import rank
+
+            rank(trust)  # an unknown class is a usage error naming the allowed ones
+        start = normalise_time(since, "--since") if since else None
+        memories, problems = self.list(level=level, kind=kind, tag=tag)
+        facts = self.standing_facts(memories)
+        memories = [
+            m
+            for m in memories
+            if (agent is None or facts[m.id][1] == f"agent:{agent}")
+            and (trust is None or facts[m.id][0] == trust)
+            and (start is None or (m.created or "") >= start)
+            and (not quarantined or facts[m.id][2])
+        ][:limit]
         effective = effective_confidences(self, memories)
         data = {
             "count": len(memories),
             "memories": [
-                with_granted(m, granted[m.id])
-                | {"title": m.title, "conflict": is_conflicted(m), "effective_confidence": effective[m.id]}
+                with_granted(m, facts[m.id][0])
+                | {
+                    "title": m.title,
+                    "writer": facts[m.id][1] or "human",
+                    "quarantined": facts[m.id][2],
+                    "conflict": is_conflicted(m),
+                    "effective_confidence": effective[m.id],
+                }
                 for m in memories
             ],
         }

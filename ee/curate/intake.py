@@ -72,6 +72,19 @@ def remember(
     memory = ws.remember(text, actor=actor, redact=redact, **fields)
     data = memory.to_dict()
     degraded: list[dict[str, Any]] = []
+    if actor.agent:
+        from ee.policy.injection import scan_memory_injection
+
+        if scan_memory_injection(memory).flagged:  # (as ee.query.standing quarantines it)
+            degraded.append(
+                {
+                    "code": "quarantined",
+                    "severity": "warning",
+                    "message": f"written, but quarantined: {memory.id} reads like an instruction to an "
+                    "agent, so no pack will include it until a person reviews it",
+                    "repair": f"a person reviews it: ee memory trust {memory.id} --class human_explicit",
+                }
+            )
     if near:
         data["merge_candidates"] = [c.id for c in _propose_merges(ws, memory, near)]
         degraded.append(
