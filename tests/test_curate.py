@@ -507,3 +507,35 @@ def test_mcp_lists_shows_and_proposes_like_the_cli_and_refuses_decisions(ws: Wor
     assert "Prefer ruff over flake8." in body
     assert "source: evidence:ev_mcp" in body
     assert "trust: human_explicit" in body
+
+
+def test_an_agents_refused_change_to_a_persons_memory_waits_in_the_queue(ws: Workspace) -> None:
+    memory = ws.remember("Releases are cut from the main branch on Tuesdays.")
+    before = head(ws.root)
+    refused = run_cli(
+        "--workspace", str(ws.root), "memory", "expire", memory.id, "--agent", "codex", "--json"
+    )
+    assert refused.code == 6
+    error = refused.json["error"]
+    assert error["code"] == "needs_a_person"
+    candidate_id = error["details"]["candidate"]
+    assert f"ee curate show {candidate_id}" in error["repair"]
+    assert head(ws.root) == before
+    listed = ok(ws.root, "curate", "list", "--type", "agent-write")
+    assert [c["id"] for c in listed["candidates"]] == [candidate_id]
+    assert listed["candidates"][0]["default_action"] == "expire"
+    assert listed["candidates"][0]["proposed_by"] == "agent:codex"
+    accepted = ok(ws.root, "curate", "accept", candidate_id)
+    assert accepted["decision"]["action"] == "expire"
+    assert ws.get(memory.id).valid_to is not None
+    assert "Ee-Actor: human" in trailers(ws.root)
+
+
+def test_attesting_an_agents_memory_is_a_persons_trust_review(ws: Workspace) -> None:
+    _agent_write(ws)
+    candidate = queued(ws, "agent-write")
+    memory_id = candidate["subjects"][0]
+    assert ok(ws.root, "memory", "show", memory_id)["trust"] == "agent_assertion"
+    ok(ws.root, "curate", "accept", candidate["id"])
+    assert "Ee-Op: trust" in trailers(ws.root)
+    assert ok(ws.root, "memory", "show", memory_id)["trust"] == "peer_human_attested"

@@ -104,7 +104,7 @@ def extract(text: str) -> list[tuple[int, str, str]]:
 
 
 def docs_candidates(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
-    from ee.curate.queue import ACTIONS
+    from ee.curate.model import ACTIONS
     from ee.curate.similar import normalise
     from ee.policy.secrets import find_secrets
 

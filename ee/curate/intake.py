@@ -123,8 +123,8 @@ def _confirm(ws: Workspace, memory_id: str, actor: Actor) -> tuple[dict[str, Any
 
 
 def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, float]]) -> list[Any]:
-    from ee.curate.model import Candidate
-    from ee.curate.queue import ACTIONS, propose
+    from ee.curate.model import ACTIONS, Candidate
+    from ee.curate.queue import propose
     from ee.curate.scan import memory_ref
 
     candidates = []

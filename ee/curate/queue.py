@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.decisions import DECISIONS, Decision, append_decision, check_reason, read_decisions
-from ee.curate.model import TYPES, Candidate
-from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state, write_state
+from ee.curate.model import ACTIONS, TYPES, Candidate
+from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, propose, read_state
 from ee.errors import NotFound, PolicyError, UsageError
 
 if TYPE_CHECKING:
@@ -34,23 +34,7 @@ if TYPE_CHECKING:
     from ee.policy.trust import Actor
     from ee.workspace import Workspace
 
-MAX_PROPOSALS = 10_000  # private state an agent fills: bounded, so a loop cannot grow it without end
 
-# Each type's actions, the default first (what `ee curate accept ID` does without --action).
-ACTIONS: dict[str, tuple[str, ...]] = {
-    "duplicate": ("forget", "link"),
-    "merge": ("forget", "link"),
-    "contradiction": ("link", "expire-older", "expire-newer"),
-    "update": ("expire-older", "link"),
-    "stale-path": ("expire", "forget", "keep"),
-    "stale-citation": ("refresh", "expire", "forget"),
-    "expired": ("forget", "keep"),
-    "harmful": ("expire", "forget"),
-    "unused": ("expire", "forget"),
-    "agent-write": ("attest", "expire", "forget"),
-    "session": ("write",),
-    "docs": ("write",),
-}
 ACTION_HELP = {
     "forget": "delete the memory file (the newer one, for a pair); history keeps it",
     "link": "link the pair (the newer memory gets a link to the older one)",
@@ -62,7 +46,6 @@ ACTION_HELP = {
     "attest": "a person vouches for the agent's memory: trust peer_human_attested",
     "write": "write the proposed memory as an ordinary memory file",
 }
-assert set(ACTIONS) == set(TYPES)
 
 
 @dataclass(slots=True)
@@ -104,71 +87,6 @@ def _now() -> str:
     from ee.store.ids import now_text
 
     return now_text()
-
-
-def masked(candidate: Candidate) -> Candidate:
-    """Every text of a candidate with its secrets masked: what the queue stores and shows."""
-    from ee.curate.model import EvidenceRef
-    from ee.policy.secrets import mask_output, mask_text
-
-    new = candidate.new_memory
-    if new is not None:
-        new = replace(new, body=mask_text(new.body))
-    return replace(
-        candidate,
-        title=mask_text(candidate.title),
-        reason=mask_text(candidate.reason),
-        evidence=tuple(
-            EvidenceRef(e.kind, e.ref, mask_text(e.excerpt), mask_output(dict(e.provenance)))
-            for e in candidate.evidence
-        ),
-        new_memory=new,
-    )
-
-
-# ------------------------------------------------------------------------------------ proposing
-
-
-def propose(ws: Workspace, candidates: Iterable[Candidate]) -> list[Candidate]:
-    """Store ``candidates`` as pending proposals (private, under ``.ee/``), idempotently: one already
-    pending, or decided (rejected, accepted, or snoozed until later), is skipped. The candidates that are
-    pending after the call, in the order given. A malformed candidate is a UsageError naming its problem."""
-    given = list(candidates)
-    for candidate in given:
-        problems = candidate.problems()
-        if problems:
-            raise UsageError(
-                f"candidate {candidate.id or '(no id)'} is not valid: {'; '.join(problems)}",
-                "build it with Candidate.make(type, subjects, …) (ee.curate.model)",
-            )
-        unknown = [a for a in candidate.actions if a not in ACTIONS[candidate.type]]
-        if unknown:
-            raise UsageError(
-                f"candidate {candidate.id}: {candidate.type} offers no action {unknown[0]!r}",
-                f"use: {', '.join(ACTIONS[candidate.type])}",
-            )
-    now = _now()
-    with ws.lock():
-        decisions, _ = read_decisions(ws.root)
-        stored = read_state(ws.root, PROPOSALS_FILE)
-        out: list[Candidate] = []
-        changed = False
-        for candidate in given:
-            decision = decisions.get(candidate.id)
-            if decision is not None and decision.hides(now):
-                continue
-            if candidate.id not in stored:
-                stored[candidate.id] = masked(replace(candidate, created=candidate.created or now))
-                changed = True
-            out.append(stored[candidate.id])
-        if len(stored) > MAX_PROPOSALS:
-            raise UsageError(
-                f"the review queue holds {len(stored)} proposals (at most {MAX_PROPOSALS})",
-                "review or reject some first: ee curate list",
-            )
-        if changed:
-            write_state(ws.root, PROPOSALS_FILE, stored.values())
-    return out
 
 
 # ------------------------------------------------------------------------------------ reading

@@ -24,8 +24,8 @@ from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from ee.curate.model import Candidate, EvidenceRef
-from ee.curate.queue import ACTIONS, list_data, pending
+from ee.curate.model import ACTIONS, Candidate, EvidenceRef
+from ee.curate.queue import list_data, pending
 from ee.curate.state import SCAN_FILE, write_state
 
 if TYPE_CHECKING:
