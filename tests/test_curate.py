@@ -539,3 +539,52 @@ def test_attesting_an_agents_memory_is_a_persons_trust_review(ws: Workspace) -> 
     ok(ws.root, "curate", "accept", candidate["id"])
     assert "Ee-Op: trust" in trailers(ws.root)
     assert ok(ws.root, "memory", "show", memory_id)["trust"] == "peer_human_attested"
+
+
+# ------------------------------------------------------------------------------------ docs
+
+
+def test_docs_rules_and_commands_are_found_with_their_line() -> None:
+    from ee.curate.docs import extract
+
+    text = (
+        "# Contributing\n"
+        "\n"
+        "- Always run make lint before pushing a branch.\n"
+        "- We like coffee.\n"
+        "Never commit generated files under build/.\n"
+        "```sh\n"
+        "$ make test\n"
+        "# a comment\n"
+        "```\n"
+        "```python\n"
+        "print('not a command')\n"
+        "```\n"
+        "* Use snake_case for function names.\n"
+    )
+    assert extract(text) == [
+        (3, "rule", "Always run make lint before pushing a branch."),
+        (5, "rule", "Never commit generated files under build/."),
+        (7, "command", "make test"),
+        (13, "convention", "Use snake_case for function names."),
+    ]
+
+
+def test_docs_scan_never_follows_a_link_out_of_the_repository(ws: Workspace, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("- Always deploy on Fridays from the secret branch.\n")
+    (ws.root / "AGENTS.md").symlink_to(outside)
+    ok(ws.root, "curate", "scan", "--docs")
+    assert ok(ws.root, "curate", "list", "--type", "docs")["count"] == 0
+
+
+def test_accepting_a_docs_candidate_writes_a_memory_with_its_source(ws: Workspace) -> None:
+    _docs(ws)
+    candidate = queued(ws, "docs")
+    assert candidate["evidence"][0]["ref"] == "AGENTS.md:3"
+    accepted = ok(ws.root, "curate", "accept", candidate["id"])
+    text = (ws.root / accepted["changed"]["files"][0]).read_text()
+    assert "file://AGENTS.md#L3" in text
+    assert "Always run make lint before pushing a branch." in text
+    ok(ws.root, "curate", "scan", "--docs")  # now in the store: not proposed again
+    assert ok(ws.root, "curate", "list", "--type", "docs")["count"] == 0
