@@ -454,10 +454,17 @@ class Workspace:
         quotas: dict[str, Any] | None = None,
         min_relevance: float | None = None,
     ) -> dict[str, Any]:
-        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile."""
+        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
+        What it included is recorded for the review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
+        from ee.curate.usage import record_retrieval
         from ee.pack import build_pack
 
-        return build_pack(self, as_query(query), quotas, min_relevance=min_relevance)
+        document = as_query(query)
+        pack = build_pack(self, document, quotas, min_relevance=min_relevance)
+        if not document.get("asOf"):
+            ids = [item["id"] for section in pack.get("sections", ()) for item in section["items"]]
+            record_retrieval(self.root, ids, now_text()[:10])
+        return pack
 
     def why(
         self,

@@ -122,6 +122,15 @@ def _agent_write(ws: Workspace) -> None:
     ws.remember("The release branch is cut on Thursdays.", actor=Actor("codex"))
 
 
+def _unused(ws: Workspace) -> None:
+    hand_write(
+        ws, "billing", "The legacy billing service is deployed by hand.", "created: 2025-01-01T00:00:00Z\n"
+    )
+    log = ws.root / ".ee" / "curate" / "retrieved.jsonl"  # this clone's packs since early 2025
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text('{"day":"2025-01-02","ids":["another-memory"]}\n')
+
+
 def _session(ws: Workspace) -> None:
     propose(ws, [session_candidate()])
 
@@ -160,12 +169,13 @@ SCENARIOS: dict[str, Callable[[Workspace], None]] = {
     "expired": _expired,
     "harmful": _harmful,
     "agent-write": _agent_write,
+    "unused": _unused,
     "session": _session,
     "docs": _docs,
 }
 # What --edit edits: the default action, except where the default deletes the only memory.
 EDIT_ACTION = {"expired": "keep"}
-NOT_BUILT = {"unused"}  # see docs/curate.md: ee records no retrievals yet
+NOT_BUILT: set[str] = set()
 
 
 def test_every_type_has_a_scenario() -> None:
@@ -588,3 +598,30 @@ def test_accepting_a_docs_candidate_writes_a_memory_with_its_source(ws: Workspac
     assert "Always run make lint before pushing a branch." in text
     ok(ws.root, "curate", "scan", "--docs")  # now in the store: not proposed again
     assert ok(ws.root, "curate", "list", "--type", "docs")["count"] == 0
+
+
+def test_a_memory_a_pack_included_is_not_unused(ws: Workspace) -> None:
+    _unused(ws)
+    assert queued(ws, "unused")["subjects"] == ["billing"]
+    result = run_cli(
+        "--workspace",
+        str(ws.root),
+        "context",
+        "how is the legacy billing service deployed",
+        "--min-relevance",
+        "0",
+        "--json",
+    )
+    assert "billing" in result.out
+    lines = (ws.root / ".ee" / "curate" / "retrieved.jsonl").read_text().splitlines()
+    assert "billing" in json.loads(lines[-1])["ids"]
+    ok(ws.root, "curate", "scan")
+    assert ok(ws.root, "curate", "list", "--type", "unused")["count"] == 0
+
+
+def test_nothing_is_unused_before_the_retrieval_log_is_old_enough(ws: Workspace) -> None:
+    hand_write(
+        ws, "billing", "The legacy billing service is deployed by hand.", "created: 2025-01-01T00:00:00Z\n"
+    )
+    ok(ws.root, "curate", "scan")  # no log at all: a fresh clone
+    assert ok(ws.root, "curate", "list", "--type", "unused")["count"] == 0
