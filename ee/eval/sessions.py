@@ -15,7 +15,8 @@ rank. The report (all over answerable questions, unless said otherwise):
 - ``newest_first``: over knowledge updates naming two or more sessions (the newest first, by convention), the
   share whose first right hit is that newest session;
 - ``pack_terms``: the share whose 2,000-token pack holds at least 60 % of the answer's key terms (content
-  words: stop words aside, words of 4+ letters, capitalised words and numbers).
+  words: stop words aside, words of 4+ letters, capitalised words and numbers; an answer without any is left
+  out).
 
 How the transcripts get into the workspace is the ``importer``'s business: ``ee import session`` by default;
 the baseline of ``bench/sessions_bench.py`` imports one memory per exchange instead, measured the same way.
@@ -210,15 +211,15 @@ def judge(question: Question, ranked: Sequence[set[str]], pack: str | None) -> d
     }
     if question.type == "knowledge-update" and len(question.sessions) > 1:
         row["newest_first"] = question.sessions[0] in first
-    if pack is not None and not question.abstain:
-        terms = key_terms(question.answer)
-        found = [t for t in terms if holds(pack, t)]
+    terms = key_terms(question.answer) if pack is not None and not question.abstain else []
+    if terms:  # an answer without key terms (a short lower-case word) gives a pack nothing to be checked for
+        found = [t for t in terms if holds(pack or "", t)]
         row["pack_terms"] = {
             "found": len(found),
             "of": len(terms),
             "missing": [t for t in terms if t not in found],
         }
-        row["pack_ok"] = bool(terms) and len(found) >= PACK_SHARE * len(terms)
+        row["pack_ok"] = len(found) >= PACK_SHARE * len(terms)
     return row
 
 
