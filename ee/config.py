@@ -47,6 +47,12 @@ DEFAULT_CONFIG_TEXT = """\
 
 [query]
 # min_relevance = 0.8          # drop hits whose calibrated relevance is lower (0 = keep everything)
+
+[sessions]
+# import = true                # `ee import session` and the agent hooks import transcripts
+# search = true                # search and context return session evidence beside memories
+# retention_days = 0           # evidence older than this is deleted at the next import (0 = keep it)
+# max_file_bytes = 268435456   # a larger transcript is refused
 """
 
 # section.key → (type, default)
@@ -63,6 +69,10 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "server.autostart": (bool, True),
     "server.idle_timeout": ((int, float), 900.0),
     "query.min_relevance": ((int, float), DEFAULT_MIN_RELEVANCE),
+    "sessions.import": (bool, True),
+    "sessions.search": (bool, True),
+    "sessions.retention_days": ((int, float), 0),
+    "sessions.max_file_bytes": (int, 256 * 1024 * 1024),
 }
 
 

@@ -1,0 +1,233 @@
+"""Evidence for a query: ranked as memories are (BM25 + static cosine, fused, calibrated relevance), with
+time deciding between sessions that say nearly the same thing, and merged into the memories' ranked list.
+
+**Ranking.** The best ``candidatePool`` of each arm are fused (:func:`ee.query.fusion.fuse_arrays`) and
+each candidate gets the calibrated relevance of :mod:`ee.query.relevance` (the same scale as memories):
+below the relevance floor it is dropped. **Time.** Two candidates from different sessions that are about
+the same subject (cosine of their vectors ≥ :data:`SAME_SUBJECT`) and both close to the query (the newer
+scores at least :data:`CLOSE` of the older) are ordered newest first, and the older is marked
+``superseded_by_time`` (the newer's id): for a question about the present the latest statement wins. A
+question about the past ("why did we change", "before", "originally") keeps the relevance order, marks
+included. **Merge.** Memory hits keep their order; each evidence hit goes before the first memory hit whose
+relevance is lower than its own times :data:`EVIDENCE_WEIGHT` (the trust class ``cass_evidence`` ranks
+below a memory a person wrote at equal relevance).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ee.sessions.evidence import TRUST
+
+SAME_SUBJECT = 0.55
+CLOSE = 0.5
+EVIDENCE_WEIGHT = 0.9
+CONFIDENCE = 0.45  # the initial confidence of cass_evidence (DESIGN.md §5)
+_PAST = re.compile(
+    r"\b(why did (we|you|i)|before|originally|previously|used to|earlier|at first|initially|"
+    r"in the beginning|first (chose|choose|picked|used)|old|switch(ed)? from|change[sd]? from)\b",
+    re.IGNORECASE,
+)
+
+
+class _Gen:
+    __slots__ = ("lexical",)
+
+    def __init__(self, lexical: Any) -> None:
+        self.lexical = lexical
+
+
+class _RelevanceView:
+    """What :func:`ee.query.relevance.evidence` reads of a view, over the evidence index."""
+
+    __slots__ = ("gen", "model_folder", "view")
+
+    def __init__(self, lexical: Any, view: Any) -> None:
+        self.gen = _Gen(lexical)
+        self.view = view
+        self.model_folder = view.model_folder if view is not None else None
+
+    def model_profile(self) -> Any:
+        return self.view.model_profile()
+
+
+def rank_evidence(
+    root: Path, view: Any, text: str, pool: int, floor: float, mode: str
+) -> list[dict[str, Any]]:
+    """The evidence of the workspace at ``root`` for the query ``text``, best first, each a hit dict
+    (without ``rank``). ``view`` is the memories' index view: its embedding model embeds the query."""
+    from ee.index.tokenize import tokenize
+    from ee.query.fusion import fuse_arrays
+    from ee.query.relevance import evidence
+    from ee.sessions import index, store
+
+    embedder = view.embedder() if view is not None and view.model_folder is not None else None
+    idx = index.fresh(root, embedder, view.model_key if view is not None else "")
+    if idx is None or idx.size == 0 or not text.strip():
+        return []
+    lexical_on = mode in ("hybrid", "lexical", "exact")
+    semantic_on = mode in ("hybrid", "semantic") and embedder is not None and idx.vectors is not None
+    lex = idx.lexical.scores(tokenize(text)) if lexical_on else np.zeros(idx.size)
+    sem: np.ndarray | None = None
+    if semantic_on and embedder is not None and idx.vectors is not None:
+        query_vector = embedder.encode([text])[0].astype(np.float32)
+        sem = _cosines(idx.vectors, query_vector)
+    union = _top(lex, pool, idx.ids)
+    if sem is not None:
+        union = sorted(set(union) | set(_top(sem, pool, idx.ids)))
+    if not union:
+        return []
+    lex_values = lex[union] if lexical_on else None
+    sem_values = sem[union].astype(np.float64) if sem is not None else None
+    _ln, _sn, fused = fuse_arrays(lex_values, sem_values, lambda i: idx.ids[union[i]])
+    found = evidence(_RelevanceView(idx.lexical, view), text, union, sem_values, sem)
+    relevance = found.relevance
+    order = sorted(range(len(union)), key=lambda i: (-round(float(fused[i]), 12), idx.ids[union[i]]))
+    kept = [i for i in order if floor <= 0 or relevance[i] >= floor]
+    positions = [union[i] for i in kept]
+    superseded = _by_time(idx, positions, [float(fused[i]) for i in kept], text)
+    order_pos = _newest_first(positions, superseded) if not _PAST.search(text) else positions
+    with store.connect(root) as db:
+        rows = store.get_many(db, [idx.ids[p] for p in order_pos]) if db is not None else {}
+    at = {union[i]: i for i in kept}
+    hits = []
+    for pos in order_pos:
+        item = rows.get(idx.ids[pos])
+        if item is None:
+            continue
+        i = at[pos]
+        newer = superseded.get(pos)
+        hits.append(
+            _hit(
+                item,
+                float(fused[i]),
+                float(relevance[i]),
+                found.matched[i],
+                idx.ids[newer] if newer is not None else None,
+            )
+        )
+    return hits
+
+
+def _cosines(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Every piece's cosine with the query (rows are unit vectors), in blocks to bound the float32 copy."""
+    out = np.empty(len(vectors), dtype=np.float32)
+    for start in range(0, len(vectors), 65536):
+        block = np.asarray(vectors[start : start + 65536], dtype=np.float32)
+        out[start : start + len(block)] = np.einsum("ij,j->i", block, query)
+    return out
+
+
+def _top(scores: np.ndarray, k: int, ids: list[str]) -> list[int]:
+    candidates = np.flatnonzero(scores > 0)
+    if candidates.size > k:
+        values = scores[candidates]
+        threshold = np.partition(values, values.size - k)[values.size - k]
+        candidates = candidates[values >= threshold]
+    return sorted(candidates.tolist(), key=lambda p: (-float(scores[p]), ids[p]))[:k]
+
+
+def _by_time(idx: Any, positions: list[int], scores: list[float], text: str) -> dict[int, int]:
+    """Older position → the newest position that supersedes it (same subject, close score, later time,
+    another session's or a later turn's)."""
+    if idx.vectors is None or len(positions) < 2:
+        return {}
+    head = positions[:30]
+    vectors = np.asarray(idx.vectors[head], dtype=np.float32)
+    similar = vectors @ vectors.T
+    out: dict[int, int] = {}
+    for a, older in enumerate(head):
+        best: int | None = None
+        for b, newer in enumerate(head):
+            if a == b or idx.times[newer] <= idx.times[older]:
+                continue
+            if similar[a, b] < SAME_SUBJECT:
+                continue
+            low, high = sorted((scores[a], scores[b]))
+            if high <= 0 or low / high < CLOSE:
+                continue
+            if best is None or idx.times[newer] > idx.times[best]:
+                best = newer
+        if best is not None:
+            out[older] = best
+    return out
+
+
+def _newest_first(positions: list[int], superseded: dict[int, int]) -> list[int]:
+    """The order with each superseded piece moved just after the newest one that supersedes it."""
+    order = [p for p in positions if p not in superseded]
+    for older in positions:
+        if older in superseded:
+            newer = superseded[older]
+            while newer in superseded:  # (a chain: after the newest)
+                newer = superseded[newer]
+            where = order.index(newer) if newer in order else len(order) - 1
+            order.insert(where + 1, older)
+    return order
+
+
+def _hit(item: Any, fused: float, relevance: float, matched: list[str], newer: str | None) -> dict[str, Any]:
+    flags = []
+    if item.secrets:
+        flags.append("secret_masked")
+    if item.flagged:
+        flags.append("quarantined")
+    if newer:
+        flags.append("superseded_by_time")
+    if item.sidechain:
+        flags.append("sidechain")
+    shown = ", ".join(matched[:4]) or "its meaning"
+    why = f"session evidence ({item.file_name} turn {item.turn}, {item.time}) matching {shown}"
+    if newer:
+        why += f"; superseded by time by {newer}"
+    hit: dict[str, Any] = {
+        "type": "evidence",
+        "id": item.id,
+        "score": round(fused * CONFIDENCE, 6),
+        "relevance": round(relevance, 4),
+        "title": _title(item.text),
+        "kind": "evidence",
+        "trust": TRUST,
+        "posture": "advisory",
+        "time": item.time,
+        "why": why,
+        "flags": flags,
+        "body": item.text,
+        "provenance": item.provenance(),
+    }
+    if newer:
+        hit["superseded_by"] = newer
+    return hit
+
+
+def _title(text: str) -> str:
+    from ee.model import title_of
+
+    return title_of(text)
+
+
+def merge(
+    memory_hits: list[dict[str, Any]], evidence_hits: list[dict[str, Any]], limit: int
+) -> list[dict[str, Any]]:
+    """One ranked list: memories in their order, each evidence hit before the first memory whose relevance
+    is lower than its own × :data:`EVIDENCE_WEIGHT`; at most ``limit``, ranked from 1."""
+    out: list[dict[str, Any]] = []
+    memories = [dict(h, type="memory") for h in memory_hits]
+    evidence = list(evidence_hits)
+    while (memories or evidence) and len(out) < limit:
+        if not evidence:
+            out.append(memories.pop(0))
+        elif not memories:
+            out.append(evidence.pop(0))
+        else:
+            mem = memories[0].get("relevance")
+            ev = float(evidence[0]["relevance"]) * EVIDENCE_WEIGHT
+            out.append(evidence.pop(0) if mem is not None and ev > float(mem) else memories.pop(0))
+    return [
+        {"rank": rank, **hit} if "rank" not in hit else dict(hit, rank=rank)
+        for rank, hit in enumerate(out, 1)
+    ]
