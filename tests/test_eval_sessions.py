@@ -22,6 +22,7 @@ from ee.eval.sessions import (
     summarise,
     table,
 )
+from ee.schemas import validator
 from tests.conftest import REPO_ROOT, run_cli
 
 TINY = REPO_ROOT / "tests" / "fixtures" / "sessions-tiny"
@@ -248,3 +249,21 @@ def test_a_set_without_questions_or_transcripts_is_refused(tmp_path: Path) -> No
     (root / "questions.jsonl").unlink()
     with pytest.raises(NotFound, match=r"questions\.jsonl does not exist"):
         evaluate(root, baseline_importer)
+
+
+def test_the_command_imports_with_ee_import_session_and_reports_json() -> None:
+    """The real path: ``ee eval sessions`` imports the tiny set with ``ee import session`` (evidence, not
+    memories). Which of two right sessions ranks first is the ranking's business; these figures are not."""
+    res = run_cli("eval", "sessions", str(TINY), "--json")
+    assert res.code == 0, res.out + res.err
+    doc = res.json
+    validator("ee.response.v1").validate(doc)
+    data = doc["data"]
+    assert (data["transcripts"], data["questions"], data["k"], data["max_tokens"]) == (3, 6, 10, 2000)
+    overall = data["overall"]
+    assert (overall["hit@5"], overall["hit@10"]) == (0.75, 0.75)  # t1, t2, t3; never t4
+    assert overall["answerable_no_hit"] == 0.0
+    assert overall["unanswerable_no_hit"] == 1.0
+    assert overall["pack_terms"] == 0.75
+    assert 0.15 <= overall["mrr"] <= 0.75  # three questions within the top 5, one never found
+    assert [r["id"] for r in data["misses"] if r["rank"] is None] == ["t4"]

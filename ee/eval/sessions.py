@@ -327,15 +327,7 @@ def evaluate(
 
 def import_sessions(ws: Workspace, paths: list[Path], progress: Progress | None) -> None:
     """``ee import session PATH...``: the library call the command makes."""
-    from ee.errors import ConfigError
-
-    importer = getattr(ws, "import_session", None)
-    if importer is None:
-        raise ConfigError(
-            "this ee cannot import sessions yet (no Workspace.import_session)",
-            "install an ee with `ee import session`",
-        )
-    importer([str(p) for p in paths])
+    ws.import_sessions(paths)
 
 
 # ---- the table -----------------------------------------------------------------------------------------
