@@ -12,9 +12,11 @@ the latest state: any two answers to it are a pair (cosine ≥ :data:`SAME_SUBJE
 multiplied by ``1 + RECENCY × age`` (1 for the newest candidate, 0 for the oldest). A question about the
 past ("why did we change", "before", "originally") keeps the relevance order, marks included. Tuned on the
 session dev set (``ee eval sessions tests/fixtures/sessions``): newest-session-first for knowledge updates
-0.22 → 0.78, MRR 0.79 → 0.81. **Merge.** Memory hits keep their order; each evidence hit goes before the first memory hit whose
-relevance is lower than its own times :data:`EVIDENCE_WEIGHT` (the trust class ``cass_evidence`` ranks
-below a memory a person wrote at equal relevance).
+0.22 → 0.78, MRR 0.79 → 0.81.
+
+**Merge.** Memory hits keep their order; each evidence hit goes before the first memory hit whose relevance
+is lower than its own times :data:`EVIDENCE_WEIGHT` (the trust class ``cass_evidence`` ranks below a memory
+a person wrote at equal relevance).
 """
 
 from __future__ import annotations
