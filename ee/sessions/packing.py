@@ -42,9 +42,13 @@ def wanted(ws: Any, query: Any) -> bool:
 
 
 def _floor(ws: Any, given: float | None) -> float:
-    from ee.query import min_relevance
-
-    return min_relevance(ws, given)
+    """Evidence's relevance floor: ``--min-relevance`` when given (it sets both kinds), else
+    ``[sessions] min_relevance``. It is lower than the memories' because a question about a project's
+    sessions shares their words whether they hold its answer or not: on the session dev set no floor keeps
+    ≤ 3 % of answerable questions without a hit and drops the unanswerable ones, and answers win
+    (0.02: 0.7 % of answerable questions without a hit, 4 % of unanswerable ones; 0.8, the memories'
+    floor: 25 % and 44 %)."""
+    return float(ws.config.get("sessions.min_relevance") if given is None else given)
 
 
 def search_with_evidence(
