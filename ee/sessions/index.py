@@ -93,7 +93,7 @@ def load(root: Path) -> EvidenceIndex | None:
 
 def fresh(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
     """The index, rebuilt first when the store moved on or the model changed (None: no evidence)."""
-    with store.connect(root) as db:
+    with store.connect(root, write=False) as db:
         if db is None:
             return None
         generation = store.generation(db)

@@ -112,7 +112,7 @@ def rank_evidence(
     subject = SAME_SUBJECT_NOW if present else SAME_SUBJECT
     superseded = _by_time(idx, positions, [float(relevance[i]) for i in kept], subject)
     order_pos = positions if past else _newest_first(positions, superseded)
-    with store.connect(root) as db:
+    with store.connect(root, write=False) as db:
         rows = store.get_many(db, [idx.ids[p] for p in order_pos]) if db is not None else {}
     at = {union[i]: i for i in kept}
     hits = []
