@@ -21,12 +21,12 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 LAYERS: list[set[str]] = [
     {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
     {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
-    {"git.conflict", "discovery"},
+    {"git.conflict"},
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
     # to a file (a secret in an id is a malformed file)
     {"policy", "store.frontmatter"},
     # git.repo: the one commit path masks every message it writes with the secret policy
-    {"store.files", "git.repo", "git.merge", "store.feedback", "git.memory_branch"},
+    {"store.files", "git.repo", "git.merge", "store.feedback", "git.memory_branch", "discovery"},
     {"index", "serve.sentinel"},
     {"query"},
     {"pack"},
