@@ -318,3 +318,18 @@ def test_candidates_reach_the_review_queue_and_accepting_writes_a_memory(ws: Wor
     assert len(written) == 1
     assert "No module named 'alembic'" in written[0]
     assert fix.new_memory.derived_from[0] in written[0]
+
+
+def test_a_link_in_place_of_the_evidence_folder_is_refused(ws: Workspace, cli: Any, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws.root / ".ee/sessions").symlink_to(elsewhere)  # as a cloned repository could commit it
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert result.code == 4
+    assert "symbolic link" in result.err
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    # a search over memories does not fail for it: the evidence is left out, and it says so
+    ws.remember("The staging database is reset every Monday.")
+    search = cli("search", "staging database reset", "--json")
+    assert search.code == 0
+    assert [d["code"] for d in search.json["degraded"]] == ["sessions_unavailable"]

@@ -65,9 +65,11 @@ _LOADED: dict[str, EvidenceIndex] = {}  # folder → index: a long-lived process
 
 
 def pointer(root: Path) -> dict[str, Any] | None:
+    from ee.config import read_settings_file
+
     try:
-        value = json.loads((store.folder_of(root) / POINTER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = json.loads(read_settings_file(store.folder_of(root) / POINTER))
+    except (OSError, ValueError):  # (a link or a FIFO there is an OSError: no index, built again)
         return None
     return value if isinstance(value, dict) else None
 
@@ -158,10 +160,12 @@ def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
-    pointer_temp = base / f".{POINTER}.{os.getpid()}"
-    pointer_temp.write_text(
-        json.dumps({"folder": target.name, "generation": generation, "model": model_key}), encoding="utf-8"
-    )
+    from ee.config import open_regular
+
+    pointer_temp = base / f".{POINTER}.{os.getpid()}.{os.urandom(4).hex()}"
+    text = json.dumps({"folder": target.name, "generation": generation, "model": model_key})
+    with open(open_regular(pointer_temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+        file.write(text)
     os.replace(pointer_temp, base / POINTER)
     for stale in base.glob("index-*"):
         if stale != target and stale.is_dir() and not stale.is_symlink():
