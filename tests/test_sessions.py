@@ -215,9 +215,11 @@ def test_forget_purges_evidence_and_its_index(ws: Workspace, cli: Any) -> None:
     assert cli("sessions", "show", "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c").code == 7
 
 
-def test_evidence_survives_an_index_rebuild(ws: Workspace, cli: Any) -> None:
+def test_evidence_survives_an_index_rebuild_and_doctor_fix(ws: Workspace, cli: Any) -> None:
     cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
     assert cli("index", "rebuild").code == 0
+    assert cli("doctor", "--fix").code == 0
+    assert ws.sessions()[0]["session_id"] == "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
     for stale in (ws.root / ".ee/sessions").glob("index-*"):
         shutil.rmtree(stale)  # the evidence index is derived: it comes back from the database
     assert _hits(cli, "alembic migrations")[0]["type"] == "evidence"
