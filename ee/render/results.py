@@ -43,6 +43,12 @@ def items_of(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for section in data.get("sections", []) for item in section.get("items", [])]
 
 
+def _item_line(item: dict[str, Any]) -> dict[str, Any]:
+    if "type" not in item:
+        return {"type": "item", **item}
+    return {"type": "item", "item_type": item["type"], **{k: v for k, v in item.items() if k != "type"}}
+
+
 def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
     """A header line, one line per hit / pack item, a footer line (each a JSON object with a ``type``)."""
     items = items_of(kind, data)
@@ -53,7 +59,8 @@ def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         k: v for k, v in data.items() if k not in ("hits", "sections") and (k, kind) != ("omitted", "context")
     }
     lines = [dumps(header, indent=None)]
-    lines += [dumps({"type": "item", **item}, indent=None) for item in items]
+    # (an item's own ``type``, memory or evidence, is its ``item_type`` here: ``type`` names the line)
+    lines += [dumps(_item_line(item), indent=None) for item in items]
     footer: dict[str, Any] = {"type": "footer", "count": len(items), "degraded": degraded}
     if kind == "context":
         footer["omitted"] = data.get("omitted", [])

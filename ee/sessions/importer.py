@@ -47,7 +47,7 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
     if prior is not None:
         size = path.stat().st_size
         same = size >= prior["offset"] and _digest(path, prior["offset"]) == prior["digest"]
-        if same and size == prior["offset"] and (fmt is None or fmt == prior["format"]):
+        if same and size == prior["size"] and (fmt is None or fmt == prior["format"]):
             return {
                 "path": key,
                 "status": "unchanged",

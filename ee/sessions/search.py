@@ -4,8 +4,8 @@ time deciding between sessions that say nearly the same thing, and merged into t
 **Ranking.** The best ``candidatePool`` of each arm are fused (:func:`ee.query.fusion.fuse_arrays`) and
 each candidate gets the calibrated relevance of :mod:`ee.query.relevance` (the same scale as memories):
 below the relevance floor it is dropped. **Time.** Two candidates from different sessions that are about
-the same subject (cosine of their vectors ≥ :data:`SAME_SUBJECT`) and both close to the query (the newer
-scores at least :data:`CLOSE` of the older) are ordered newest first, and the older is marked
+the same subject (cosine of their vectors ≥ :data:`SAME_SUBJECT`) and both close to the query (the newer's
+calibrated relevance at least :data:`CLOSE` of the older's) are ordered newest first, and the older is marked
 ``superseded_by_time`` (the newer's id): for a question about the present the latest statement wins. A
 question about the past ("why did we change", "before", "originally") keeps the relevance order, marks
 included. **Merge.** Memory hits keep their order; each evidence hit goes before the first memory hit whose
@@ -24,7 +24,7 @@ import numpy as np
 from ee.sessions.evidence import TRUST
 
 SAME_SUBJECT = 0.55
-CLOSE = 0.5
+CLOSE = 0.75
 EVIDENCE_WEIGHT = 0.9
 CONFIDENCE = 0.45  # the initial confidence of cass_evidence (DESIGN.md §5)
 _PAST = re.compile(
@@ -89,7 +89,7 @@ def rank_evidence(
     order = sorted(range(len(union)), key=lambda i: (-round(float(fused[i]), 12), idx.ids[union[i]]))
     kept = [i for i in order if floor <= 0 or relevance[i] >= floor]
     positions = [union[i] for i in kept]
-    superseded = _by_time(idx, positions, [float(fused[i]) for i in kept], text)
+    superseded = _by_time(idx, positions, [float(relevance[i]) for i in kept])
     order_pos = _newest_first(positions, superseded) if not _PAST.search(text) else positions
     with store.connect(root) as db:
         rows = store.get_many(db, [idx.ids[p] for p in order_pos]) if db is not None else {}
@@ -131,9 +131,9 @@ def _top(scores: np.ndarray, k: int, ids: list[str]) -> list[int]:
     return sorted(candidates.tolist(), key=lambda p: (-float(scores[p]), ids[p]))[:k]
 
 
-def _by_time(idx: Any, positions: list[int], scores: list[float], text: str) -> dict[int, int]:
-    """Older position → the newest position that supersedes it (same subject, close score, later time,
-    another session's or a later turn's)."""
+def _by_time(idx: Any, positions: list[int], relevance: list[float]) -> dict[int, int]:
+    """Older position → the newest position that supersedes it (same subject, a relevance close to its
+    own, a later time)."""
     if idx.vectors is None or len(positions) < 2:
         return {}
     head = positions[:30]
@@ -147,8 +147,7 @@ def _by_time(idx: Any, positions: list[int], scores: list[float], text: str) -> 
                 continue
             if similar[a, b] < SAME_SUBJECT:
                 continue
-            low, high = sorted((scores[a], scores[b]))
-            if high <= 0 or low / high < CLOSE:
+            if relevance[b] < CLOSE * relevance[a]:
                 continue
             if best is None or idx.times[newer] > idx.times[best]:
                 best = newer
