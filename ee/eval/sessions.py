@@ -127,10 +127,15 @@ def parse_question(line: str, where: str) -> Question:
 
 
 def transcripts(folder: Path) -> list[Path]:
-    """The files of ``folder`` (sorted; hidden files aside): whatever ``ee import session`` should read."""
+    """The files under ``folder``, sub-folders too (Codex keeps its rollouts in YYYY/MM/DD/), sorted, hidden
+    ones aside: whatever ``ee import session`` should read."""
     if not folder.is_dir():
         raise NotFound(f"{folder} is not a folder", "put the transcripts in DIR/sessions/")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
     if not files:
         raise UsageError(f"{folder} holds no transcript", "put the transcripts in DIR/sessions/")
     return files
