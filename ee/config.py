@@ -51,6 +51,7 @@ DEFAULT_CONFIG_TEXT = """\
 [sessions]
 # import = true                # `ee import session` and the agent hooks import transcripts
 # search = true                # search and context return session evidence beside memories
+# min_relevance = 0.02        # the relevance floor of evidence (--min-relevance sets both)
 # retention_days = 0           # evidence older than this is deleted at the next import (0 = keep it)
 # max_file_bytes = 268435456   # a larger transcript is refused
 """
@@ -71,6 +72,7 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "query.min_relevance": ((int, float), DEFAULT_MIN_RELEVANCE),
     "sessions.import": (bool, True),
     "sessions.search": (bool, True),
+    "sessions.min_relevance": ((int, float), 0.02),
     "sessions.retention_days": ((int, float), 0),
     "sessions.max_file_bytes": (int, 256 * 1024 * 1024),
 }
@@ -181,6 +183,12 @@ def load_config(root: Path) -> Config:
     if not 0.0 <= floor <= 1.0:
         raise ConfigError(
             f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",
+            f"set min_relevance between 0 (keep everything) and 1 in {path}",
+        )
+    evidence_floor = values.get("sessions.min_relevance", 0.02)
+    if not 0.0 <= evidence_floor <= 1.0:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [sessions] min_relevance = {evidence_floor!r} is outside [0, 1]",
             f"set min_relevance between 0 (keep everything) and 1 in {path}",
         )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):

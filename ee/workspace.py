@@ -432,20 +432,12 @@ class Workspace:
     # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
 
     def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> dict[str, Any]:
-        """Import agent transcripts as evidence, incrementally (``ee import session``); the candidates they
-        hold go to the review queue (``ee curate``), never straight into memories."""
-        from ee.sessions.ops import import_sessions, session_candidates
+        """Import agent transcripts as evidence, incrementally (``ee import session``). The candidates they
+        hold (ee.sessions.candidates) go to the review queue through ee.hooks.sessions.propose_candidates,
+        which the command and the hook call: the queue sits above the façade."""
+        from ee.sessions.ops import import_sessions
 
-        report = import_sessions(self, list(paths), fmt)
-        candidates = session_candidates(self, report)
-        report["candidates"] = {"found": len(candidates), "proposed": []}
-        if candidates:
-            try:
-                from ee.curate.queue import propose
-            except ImportError:  # a build without the review queue: the evidence is kept, nothing proposed
-                return report
-            report["candidates"]["proposed"] = [c.id for c in propose(self, candidates)]
-        return report
+        return import_sessions(self, list(paths), fmt)
 
     def sessions(self) -> builtins.list[dict[str, Any]]:
         """The imported sessions (``ee sessions list``)."""

@@ -56,7 +56,10 @@ def import_session_cmd(
         files += harness_transcripts("codex", ws.root)
     if not files and not (claude_code or codex):
         raise UsageError("no transcript given", "give PATH..., or --claude-code / --codex")
+    from ee.hooks.sessions import propose_candidates
+
     report = ws.import_sessions(list(dict.fromkeys(files)), fmt)
+    report["candidates"] = propose_candidates(ws, report)
     Output(as_json).emit(report, lambda: _import_human(report))
     if report["errors"]:
         from ee.errors import ExitCode

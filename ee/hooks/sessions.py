@@ -93,6 +93,23 @@ def start(root: Path, transcript: Path) -> int:
     return 0
 
 
+def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
+    """The candidates of the sessions an import added to, proposed to the review queue (``ee curate``):
+    ``{"found": N, "proposed": [ids pending now]}``. Nothing becomes a memory until a person accepts it."""
+    from ee.sessions.ops import session_candidates
+
+    candidates = session_candidates(ws, report)
+    out: dict[str, Any] = {"found": len(candidates), "proposed": []}
+    if not candidates:
+        return out
+    try:
+        from ee.curate.queue import propose
+    except ImportError:  # a build without the review queue: the evidence is kept, nothing is proposed
+        return out
+    out["proposed"] = [c.id for c in propose(ws, candidates)]
+    return out
+
+
 def job(argv: list[str]) -> int:
     """The detached job: ``ROOT TRANSCRIPT TOKEN``."""
     import signal
@@ -103,7 +120,9 @@ def job(argv: list[str]) -> int:
     root, transcript, token = Path(argv[0]), Path(argv[1]), argv[2]
     signal.alarm(TIME_LIMIT)
     try:
-        report = Workspace(root).import_sessions([transcript], "claude-code")
+        ws = Workspace(root)
+        report = ws.import_sessions([transcript], "claude-code")
+        report["candidates"] = propose_candidates(ws, report)
         for error in report["errors"]:
             print(f"ee: {error['path']}: {error['message']}", file=sys.stderr)
         print(f"ee: {transcript.name}: {report['added']} new piece(s) of evidence", file=sys.stderr)

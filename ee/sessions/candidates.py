@@ -52,38 +52,25 @@ def extract(evidence: list[Evidence]) -> list[Any]:
     for piece in evidence:
         if piece.flagged or piece.sidechain:
             continue  # instruction-like text or a sub-agent's side trip: not a person's statement
-        for role, sentence in _sentences(piece.text):
+        for number, (role, sentence) in enumerate(_sentences(piece.text), start=1):
+            where = f"{piece.id}:{number}"  # the piece and the sentence in it, as "file:line" names a line
             if DECISION.search(sentence):
-                _add(out, model, "decision", sentence, [piece], "a decision stated in a session")
+                _add(out, model, "decision", sentence, [piece], "a decision stated in a session", where)
             elif role == "user" and PREFERENCE.search(sentence):
-                _add(
-                    out,
-                    model,
-                    "preference",
-                    sentence,
-                    [piece],
-                    "a preference or convention the person stated",
-                )
+                reason = "a preference or convention the person stated"
+                _add(out, model, "preference", sentence, [piece], reason, where)
     for failed, fixed, files in _fixes(evidence):
         command = fixed.commands[0][0] if fixed.commands else ""
-        error = _error_of(failed)
-        body = f"`{_command_in(failed, fixed)}` failed with: {error}"
+        body = f"`{_command_in(failed, fixed)}` failed with: {_error_of(failed)}"
         if files:
             body += f"\nFixed by changing {', '.join(files[:5])}; then it passed."
         else:
             body += "\nIt passed when run again after the fix in the session."
-        _add(
-            out, model, "failure", body, [failed, fixed], "an error followed by the change that made it pass"
-        )
+        reason = "an error followed by the change that made it pass"
+        _add(out, model, "failure", body, [failed, fixed], reason, f"{failed.id}:fix")
         if command and _TOOLS.match(command):
-            _add(
-                out,
-                model,
-                "command",
-                f"`{command}` works here (it passed after the fix).",
-                [fixed],
-                "a command that worked",
-            )
+            body = f"`{command}` works here (it passed after the fix)."
+            _add(out, model, "command", body, [fixed], "a command that worked", f"{fixed.id}:command")
     return [out[k] for k in sorted(out)]
 
 
@@ -131,9 +118,13 @@ def _error_of(piece: Evidence) -> str:
     return "an error"
 
 
-def _add(out: dict[str, Any], model: Any, kind: str, body: str, pieces: list[Evidence], reason: str) -> None:
-    subjects = tuple(sorted({p.id for p in pieces}))
-    key = model.candidate_id("session", (*subjects, kind, body))
+def _add(
+    out: dict[str, Any], model: Any, kind: str, body: str, pieces: list[Evidence], reason: str, where: str
+) -> None:
+    """One candidate; its subjects are its pieces' ids and ``where`` (the sentence, or the fix, in them)."""
+    evidence_ids = tuple(sorted({p.id for p in pieces}))
+    subjects = tuple(sorted({*evidence_ids, where}))
+    key = model.candidate_id("session", subjects)
     if key in out:
         return
     refs = tuple(model.EvidenceRef("evidence", p.id, p.text[:280], p.provenance()) for p in pieces)
@@ -145,13 +136,13 @@ def _add(out: dict[str, Any], model: Any, kind: str, body: str, pieces: list[Evi
         title=f"{kind}: {body.splitlines()[0][:100]}",
         reason=f"{reason} (session {first.session_id}, turn {first.turn}, {first.time})",
         evidence=refs,
-        default_action="accept",
-        actions=("accept", "reject", "snooze"),
+        default_action="write",  # the queue's one action for a session candidate (reject: a decision)
+        actions=("write",),
         new_memory=model.NewMemory(
             body=body,
             kind=kind,
             tags=("session",),
-            derived_from=subjects,
+            derived_from=evidence_ids,
             source=f"session:{first.session_id}",
         ),
         created=first.time,

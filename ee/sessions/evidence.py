@@ -49,6 +49,13 @@ class Evidence:
         }
 
 
+def index_text(item: Evidence) -> str:
+    """What the lexical index reads of a piece: its text, then the branch it was said on, which a
+    question may name ("what was done on feat/x?") though the exchange itself does not. (The project's
+    folder name as well cost the dev set's MRR 0.005: every piece of a project would hold it.)"""
+    return f"{item.text}\n{item.branch}"
+
+
 def exchanges(turns: list[Turn]) -> list[list[Turn]]:
     """The turns grouped into exchanges: a new one starts at each user turn."""
     out: list[list[Turn]] = []

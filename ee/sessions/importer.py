@@ -17,7 +17,7 @@ from typing import Any
 
 from ee.errors import EeError, PolicyError
 from ee.sessions import store
-from ee.sessions.evidence import exchanges, pieces
+from ee.sessions.evidence import exchanges, index_text, pieces
 from ee.sessions.read import read_transcript
 
 
@@ -61,7 +61,7 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
     )
     groups = exchanges(list(read.turns))
     items = [piece for group in groups for piece in pieces(group, key, path.name)]
-    tokens = [tokenize(item.text) for item in items]
+    tokens = [tokenize(index_text(item)) for item in items]
     before = store.ids_from(db, key, first_index) if grown else set()
     if grown:
         store.drop_from(db, key, first_index)

@@ -23,6 +23,7 @@ import numpy as np
 from ee.sessions import store
 
 POINTER = "index.json"
+EMBED_CHARS = 1500  # what the vector of a piece is computed from (its first characters)
 
 
 class EvidenceIndex:
@@ -93,7 +94,7 @@ def load(root: Path) -> EvidenceIndex | None:
 
 def fresh(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
     """The index, rebuilt first when the store moved on or the model changed (None: no evidence)."""
-    with store.connect(root) as db:
+    with store.connect(root, write=False) as db:
         if db is None:
             return None
         generation = store.generation(db)
@@ -129,7 +130,10 @@ def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
                 new_rows, old_rows = zip(*reuse, strict=True)
                 vectors[list(new_rows)] = old.vectors[list(old_rows)]
         if missing:
-            fresh_vectors = embedder.encode_documents(texts).astype(np.float16)
+            # A static model averages its tokens: past a few hundred words a text's vector hardly moves,
+            # and tokenizing the rest was half of a 10 MB transcript's import.
+            heads = [text[:EMBED_CHARS] for text in texts]
+            fresh_vectors = embedder.encode_documents(heads).astype(np.float16)
             where = {i: pos for pos, i in enumerate(ids)}
             vectors[[where[i] for i in missing]] = fresh_vectors
     base = store.folder_of(root)

@@ -44,14 +44,14 @@ def session_candidates(ws: Any, report: dict[str, Any]) -> list[Any]:
 def list_sessions(ws: Any) -> list[dict[str, Any]]:
     from ee.sessions import store
 
-    with store.connect(ws.root) as db:
+    with store.connect(ws.root, write=False) as db:
         return store.sessions(db) if db is not None else []
 
 
 def show_session(ws: Any, ident: str) -> dict[str, Any]:
     from ee.sessions import store
 
-    with store.connect(ws.root) as db:
+    with store.connect(ws.root, write=False) as db:
         if db is not None and ident.startswith("ev_"):
             found = store.get_many(db, [ident])
             items = list(found.values())

@@ -18,6 +18,7 @@ from typing import Any
 from ee.sessions.evidence import TRUST
 
 EVIDENCE_SHARE = 0.5
+MAX_ITEM_CHARS = 1200  # a pack item's text (about 300 tokens): a longer exchange is focused (focus)
 SECTION = "sessions"
 _MINIMAL = ("rank", "type", "id", "score", "title")
 _SUMMARY = (*_MINIMAL, "kind", "trust", "posture", "time", "why", "flags")
@@ -42,9 +43,13 @@ def wanted(ws: Any, query: Any) -> bool:
 
 
 def _floor(ws: Any, given: float | None) -> float:
-    from ee.query import min_relevance
-
-    return min_relevance(ws, given)
+    """Evidence's relevance floor: ``--min-relevance`` when given (it sets both kinds), else
+    ``[sessions] min_relevance``. It is lower than the memories' because a question about a project's
+    sessions shares their words whether they hold its answer or not: on the session dev set no floor keeps
+    ≤ 3 % of answerable questions without a hit and drops the unanswerable ones, and answers win
+    (0.02: 0.7 % of answerable questions without a hit, 4 % of unanswerable ones; 0.8, the memories'
+    floor: 25 % and 44 %)."""
+    return float(ws.config.get("sessions.min_relevance") if given is None else given)
 
 
 def search_with_evidence(
@@ -134,7 +139,7 @@ def context_with_evidence(
     found = [dict(hit, rank=i + 1) for i, hit in enumerate(found)]
     max_tokens = max_tokens_of(query)
     heads = count_tokens(block_piece(False)) + count_tokens(section_piece(SECTION))
-    texts = [_item_text(hit) for hit in found]
+    texts = [_item_text(hit, query.text) for hit in found]
     costs = [
         count_tokens(item_text("evidence", t, h["id"], TRUST, 0.45))
         for t, h in zip(texts, found, strict=True)
@@ -184,13 +189,36 @@ def _title() -> str:
     return SECTION_TITLES[SECTION]
 
 
-def _item_text(hit: dict[str, Any]) -> str:
-    """The evidence as the pack prints it: where it comes from, then what was said."""
+def _item_text(hit: dict[str, Any], task: str) -> str:
+    """The evidence as the pack prints it: where it comes from, then what was said (:func:`focus`)."""
     prov = hit["provenance"]
     where = f"[session {prov['session_id']} · turn {prov['turn']} · {prov['time']} · {prov['file_name']}]"
     if hit.get("superseded_by"):
         where += f" (superseded by time by {hit['superseded_by']})"
-    return f"{where}\n{hit['body']}"
+    return f"{where}\n{focus(hit['body'], task)}"
+
+
+def focus(body: str, task: str, limit: int = MAX_ITEM_CHARS) -> str:
+    """A long exchange cut to what the task is about: its first line (what was asked), then the lines
+    holding the task's terms, best first, in their order, within ``limit`` characters; what is left out
+    is stated (``[…N lines cut]``). The whole exchange is one ``ee sessions show ID`` away."""
+    if len(body) <= limit:
+        return body
+    from ee.index.tokenize import tokenize
+
+    lines = body.splitlines()
+    wanted = set(tokenize(task))
+    scored = sorted(range(1, len(lines)), key=lambda i: (-len(wanted & set(tokenize(lines[i]))), i))
+    keep = {0}
+    size = len(lines[0])
+    for i in scored:
+        if not wanted & set(tokenize(lines[i])) or size + len(lines[i]) > limit:
+            continue
+        keep.add(i)
+        size += len(lines[i]) + 1
+    shown = [lines[i] if len(lines[i]) <= limit else lines[i][:limit] + " […]" for i in sorted(keep)]
+    cut = len(lines) - len(keep)
+    return "\n".join(shown) + (f"\n[…{cut} lines cut]" if cut else "")
 
 
 def _pack_item(hit: dict[str, Any], text: str, cost: int, fields: str) -> dict[str, Any]:

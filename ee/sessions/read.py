@@ -154,9 +154,10 @@ def _lines(
     out: list[tuple[int, int, dict[str, Any]]] = []
     at = 0
     number = first_line
+    content_end = len(data.rstrip())  # past it, only whitespace: the line ending there is the last
     while at < len(data):
         newline = data.find(b"\n", at)
-        last = newline < 0 or data[newline + 1 :].strip() == b""
+        last = newline < 0 or newline + 1 >= content_end
         stop = len(data) if newline < 0 else newline + 1
         raw = data[at:stop].strip()
         if raw:

@@ -76,9 +76,10 @@ def _check_folder(path: Path, create: bool) -> bool:
 
 
 @contextmanager
-def connect(root: Path, *, create: bool = False) -> Iterator[sqlite3.Connection | None]:
+def connect(root: Path, *, create: bool = False, write: bool = True) -> Iterator[sqlite3.Connection | None]:
     """The evidence database of the workspace at ``root`` (None when there is none and ``create`` is
-    False); each ``with`` block is one transaction, committed when it ends without an error."""
+    False); each ``with`` block is one transaction, committed when it ends without an error. ``write``
+    False: a read-only snapshot (a query never waits for an import, nor blocks one)."""
     ee_dir = root / ".ee"
     if not _check_folder(ee_dir, create) or not _check_folder(folder_of(root), create):
         yield None
@@ -87,17 +88,19 @@ def connect(root: Path, *, create: bool = False) -> Iterator[sqlite3.Connection 
     if not create and not path.exists():
         yield None
         return
+    mode = "" if write else "&mode=ro"
     try:
-        db = sqlite3.connect(f"{path.as_uri()}?nofollow=1", uri=True, timeout=30, isolation_level=None)
+        db = sqlite3.connect(f"{path.as_uri()}?nofollow=1{mode}", uri=True, timeout=30, isolation_level=None)
     except sqlite3.Error as exc:
         raise StorageError(
             f"{path}: cannot be opened ({exc})", f"check {path} is ee's own database"
         ) from None
     try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
-        db.execute("BEGIN IMMEDIATE")
+        if write:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         yield db
         db.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
