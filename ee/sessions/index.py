@@ -29,7 +29,7 @@ EMBED_CHARS = 1500  # what the vector of a piece is computed from (its first cha
 class EvidenceIndex:
     """One built index: the arrays, and each position's id and time."""
 
-    __slots__ = ("folder", "generation", "ids", "lexical", "model_key", "times", "vectors")
+    __slots__ = ("_matrix", "folder", "generation", "ids", "lexical", "model_key", "times", "vectors")
 
     def __init__(
         self,
@@ -47,7 +47,14 @@ class EvidenceIndex:
         self.ids = ids
         self.times = times
         self.lexical = lexical
-        self.vectors = vectors
+        self.vectors = vectors  # float16, as stored
+        self._matrix: np.ndarray | None = None
+
+    def matrix(self) -> np.ndarray:
+        """The vectors as float32, converted once per loaded index (a warm server keeps it)."""
+        if self._matrix is None:
+            self._matrix = np.asarray(self.vectors, dtype=np.float32)
+        return self._matrix
 
     @property
     def size(self) -> int:

@@ -63,7 +63,7 @@ def search_with_evidence(
     if data.get("offset", 0) or not wanted(ws, query):
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data
-    found = rank_evidence(ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode)
+    found = rank_evidence(ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode, query.limit)
     if not found:
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data

@@ -71,7 +71,7 @@ class _RelevanceView:
 
 
 def rank_evidence(
-    root: Path, view: Any, text: str, pool: int, floor: float, mode: str
+    root: Path, view: Any, text: str, pool: int, floor: float, mode: str, limit: int | None = None
 ) -> list[dict[str, Any]]:
     """The evidence of the workspace at ``root`` for the query ``text``, best first, each a hit dict
     (without ``rank``). ``view`` is the memories' index view: its embedding model embeds the query."""
@@ -90,7 +90,7 @@ def rank_evidence(
     sem: np.ndarray | None = None
     if semantic_on and embedder is not None and idx.vectors is not None:
         query_vector = embedder.encode([text])[0].astype(np.float32)
-        sem = _cosines(idx.vectors, query_vector)
+        sem = _cosines(idx.matrix(), query_vector)
     union = _top(lex, pool, idx.ids)
     if sem is not None:
         union = sorted(set(union) | set(_top(sem, pool, idx.ids)))
@@ -113,6 +113,7 @@ def rank_evidence(
     superseded = _by_time(idx, positions, [float(relevance[i]) for i in kept], subject)
     order_pos = positions if past else _newest_first(positions, superseded)
     with store.connect(root, write=False) as db:
+        order_pos = order_pos[:limit] if limit is not None else order_pos
         rows = store.get_many(db, [idx.ids[p] for p in order_pos]) if db is not None else {}
     at = {union[i]: i for i in kept}
     hits = []
@@ -135,11 +136,8 @@ def rank_evidence(
 
 
 def _cosines(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Every piece's cosine with the query (rows are unit vectors), in blocks to bound the float32 copy."""
-    out = np.empty(len(vectors), dtype=np.float32)
-    for start in range(0, len(vectors), 65536):
-        block = np.asarray(vectors[start : start + 65536], dtype=np.float32)
-        out[start : start + len(block)] = np.einsum("ij,j->i", block, query)
+    """Every piece's cosine with the query (rows are unit vectors; einsum sums each row alike)."""
+    out: np.ndarray = np.einsum("ij,j->i", vectors, query)
     return out
 
 
