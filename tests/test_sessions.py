@@ -318,3 +318,69 @@ def test_candidates_reach_the_review_queue_and_accepting_writes_a_memory(ws: Wor
     assert len(written) == 1
     assert "No module named 'alembic'" in written[0]
     assert fix.new_memory.derived_from[0] in written[0]
+
+
+def test_a_link_in_place_of_the_evidence_folder_is_refused(ws: Workspace, cli: Any, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws.root / ".ee/sessions").symlink_to(elsewhere)  # as a cloned repository could commit it
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert result.code == 4
+    assert "symbolic link" in result.err
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    # a search over memories does not fail for it: the evidence is left out, and it says so
+    ws.remember("The staging database is reset every Monday.")
+    search = cli("search", "staging database reset", "--json")
+    assert search.code == 0
+    assert [d["code"] for d in search.json["degraded"]] == ["sessions_unavailable"]
+
+
+def test_claude_code_and_codex_folders_are_searched_for_this_workspace(ws: Workspace, cli: Any) -> None:
+    home = Path.home()
+    where = str(ws.root.resolve())
+    claude = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
+    _copy(ws, "claude-code.jsonl", claude)
+    _copy(ws, "claude-code.jsonl", home / ".claude" / "projects" / "-some-other-project")
+    codex_day = home / ".codex" / "sessions" / "2026" / "11" / "03"
+    rollout = codex_day / "rollout-2026-11-03T14-00-00-0199a1b2.jsonl"
+    lines = (FIXTURES / "codex.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    meta["payload"]["cwd"] = where
+    codex_day.mkdir(parents=True)
+    rollout.write_text(json.dumps(meta) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    (codex_day / "rollout-2026-11-03T15-00-00-other.jsonl").write_text(
+        "".join(lines),
+        encoding="utf-8",  # another folder's session (cwd /home/dev/shop)
+    )
+    result = cli("import", "session", "--claude-code", "--codex", "--json")
+    assert result.code == 0, result.err
+    assert sorted(Path(f["path"]).name for f in result.data["files"]) == [
+        "claude-code.jsonl",
+        rollout.name,
+    ]
+
+
+def test_retention_bounds_the_age_of_evidence(ws: Workspace, cli: Any) -> None:
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    path = ws.root.parent / "old-and-new.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "role": "user",
+                    "content": "Long ago we chose Flask for the admin site.",
+                    "timestamp": "2001-01-01T00:00:00Z",
+                },
+                {
+                    "role": "user",
+                    "content": "Today the admin site moved to Litestar.",
+                    "timestamp": "2999-01-01T00:00:00Z",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
+    result = cli("import", "session", str(path), "--json")
+    assert result.data["pruned"] == 1
+    texts = [e["text"] for e in ws.session("old-and-new")["evidence"]]
+    assert texts == ["user: Today the admin site moved to Litestar."]

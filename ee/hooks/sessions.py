@@ -85,8 +85,10 @@ def start(root: Path, transcript: Path) -> int:
 
     with connect(root, create=True):  # (the folder, created and checked here: the log goes there)
         pass
+    from ee.config import open_regular
+
     argv = [sys.executable, "-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns())]
-    with open(root / LOG, "ab") as log:
+    with open(open_regular(root / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
         subprocess.Popen(
             argv, cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
@@ -129,7 +131,10 @@ def job(argv: list[str]) -> int:
     except EeError as exc:
         print(f"ee: {transcript.name}: {exc.message}", file=sys.stderr)
     finally:
-        tmp = root / (DONE + ".tmp")
-        tmp.write_text(token + "\n", encoding="utf-8")
+        from ee.config import open_regular
+
+        tmp = root / f"{DONE}.{os.getpid()}.tmp"
+        with open(open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
+            file.write(token + "\n")
         os.replace(tmp, root / DONE)
     return 0

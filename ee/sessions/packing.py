@@ -57,13 +57,13 @@ def search_with_evidence(
 ) -> dict[str, Any]:
     """``data`` (a search answer over memories) with evidence merged in."""
     from ee.query.engine import count_tokens, encode_cursor
-    from ee.sessions.search import merge, rank_evidence
+    from ee.sessions.search import merge
 
     fields = str(query.get("output.fields", "standard"))
     if data.get("offset", 0) or not wanted(ws, query):
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data
-    found = rank_evidence(ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode, query.limit)
+    found = _evidence(ws, view, query, floor, query.limit, data["degraded"])
     if not found:
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data
@@ -94,6 +94,28 @@ def search_with_evidence(
     memory_more = memories < data["total"] - len(found)
     data["next_cursor"] = encode_cursor(query.binding(), memories) if memory_more else None
     return data
+
+
+def _evidence(
+    ws: Any, view: Any, query: Any, floor: float | None, limit: int | None, degraded: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The query's evidence; when the evidence store cannot be read, none, and a ``degraded`` entry (a
+    search over memories never fails for it)."""
+    from ee.errors import StorageError
+    from ee.sessions.search import rank_evidence
+
+    try:
+        return rank_evidence(ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode, limit)
+    except StorageError as exc:
+        degraded.append(
+            {
+                "code": "sessions_unavailable",
+                "severity": "warning",
+                "message": f"session evidence left out: {exc.message}",
+                "repair": exc.hint,
+            }
+        )
+        return []
 
 
 def _typed(hit: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -128,14 +150,16 @@ def context_with_evidence(
     from ee.pack.pieces import block_piece, item_text, section_piece
     from ee.query import open_view
     from ee.query.engine import count_tokens
-    from ee.sessions.search import rank_evidence
 
     if not wanted(ws, query):
         return build_pack(ws, query, quotas, min_relevance=floor)
     view, _reference = open_view(ws, None)
-    found = rank_evidence(ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode)
+    problems: list[dict[str, Any]] = []
+    found = _evidence(ws, view, query, floor, None, problems)
     if not found:
-        return build_pack(ws, query, quotas, min_relevance=floor)
+        pack = build_pack(ws, query, quotas, min_relevance=floor)
+        pack["degraded"] += problems
+        return pack
     found = [dict(hit, rank=i + 1) for i, hit in enumerate(found)]
     max_tokens = max_tokens_of(query)
     heads = count_tokens(block_piece(False)) + count_tokens(section_piece(SECTION))

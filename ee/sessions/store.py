@@ -20,7 +20,6 @@ import json
 import marshal
 import os
 import sqlite3
-import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,20 +57,21 @@ def folder_of(root: Path) -> Path:
     return root / FOLDER
 
 
-def _check_folder(path: Path, create: bool) -> bool:
-    """Whether ``path`` is a real folder (created when asked); a link or a file there is refused."""
+def _check_folder(root: Path, create: bool) -> bool:
+    """Whether ``.ee/sessions/`` is there (made when ``create``), every folder on the way a real folder of
+    this user (:func:`ee.config.state_folder`): a link or a file there is refused."""
+    from ee.config import NotRegularFile, state_folder
+
+    folder = folder_of(root)
+    if not create and not os.path.lexists(folder):
+        return False
     try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        if not create:
-            return False
-        path.mkdir(mode=0o700)
-        return True
-    if not stat.S_ISDIR(mode):
+        state_folder(folder)
+    except (NotRegularFile, NotADirectoryError, FileExistsError) as exc:
         raise StorageError(
-            f"{path} is not a folder (a symbolic link or a file is there)",
-            f"remove {path}: ee keeps its private session evidence in a folder of its own",
-        )
+            f"{folder}: {getattr(exc, 'strerror', None) or exc}",
+            f"remove {folder}: ee keeps its private session evidence in a folder of its own",
+        ) from None
     return True
 
 
@@ -80,8 +80,7 @@ def connect(root: Path, *, create: bool = False, write: bool = True) -> Iterator
     """The evidence database of the workspace at ``root`` (None when there is none and ``create`` is
     False); each ``with`` block is one transaction, committed when it ends without an error. ``write``
     False: a read-only snapshot (a query never waits for an import, nor blocks one)."""
-    ee_dir = root / ".ee"
-    if not _check_folder(ee_dir, create) or not _check_folder(folder_of(root), create):
+    if not _check_folder(root, create):
         yield None
         return
     path = folder_of(root) / DATABASE
