@@ -135,7 +135,7 @@ def exchanges(path: Path) -> Iterator[Exchange]:
         yield current
 
 
-def baseline_importer(ws: Any, paths: list[Path], progress: Any = None) -> None:
+def baseline_importer(ws: Any, paths: list[Path], progress: Any = None) -> list[dict[str, Any]]:
     """One memory per exchange through ``ee import jsonl`` (one commit), its session in ``derived_from``."""
     from ee.policy.trust import Actor
     from ee.store.transfer import import_jsonl
@@ -154,6 +154,7 @@ def baseline_importer(ws: Any, paths: list[Path], progress: Any = None) -> None:
             lines.append(json.dumps(record, ensure_ascii=False))
     # Transcripts quote keys and passwords; the baseline keeps them as placeholders, as a careful team would.
     import_jsonl(ws, lines, redact=True, actor=Actor(), source_name="exchanges.jsonl", progress=progress)
+    return []
 
 
 def run_baseline(folder: Path, as_json: bool, misses: bool) -> int:

@@ -260,6 +260,7 @@ def test_the_command_imports_with_ee_import_session_and_reports_json() -> None:
     validator("ee.response.v1").validate(doc)
     data = doc["data"]
     assert (data["transcripts"], data["questions"], data["k"], data["max_tokens"]) == (3, 6, 10, 2000)
+    assert data["import_errors"] == []
     overall = data["overall"]
     assert (overall["hit@5"], overall["hit@10"]) == (0.75, 0.75)  # t1, t2, t3; never t4
     assert overall["answerable_no_hit"] == 0.0
@@ -267,3 +268,29 @@ def test_the_command_imports_with_ee_import_session_and_reports_json() -> None:
     assert overall["pack_terms"] == 0.75
     assert 0.15 <= overall["mrr"] <= 0.75  # three questions within the top 5, one never found
     assert [r["id"] for r in data["misses"] if r["rank"] is None] == ["t4"]
+
+
+def test_transcripts_in_sub_folders_count_and_hidden_files_do_not(tmp_path: Path) -> None:
+    root = tmp_path / "set"
+    shutil.copytree(TINY / "sessions", root / "sessions" / "2026" / "10")
+    (root / "sessions" / ".DS_Store").write_text("junk", encoding="utf-8")
+    (root / "sessions" / ".cache").mkdir()
+    (root / "sessions" / ".cache" / "x.jsonl").write_text("junk\n", encoding="utf-8")
+    (root / "questions.jsonl").write_text(
+        (TINY / "questions.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    data = run_cli("eval", "sessions", str(root), "--json").data
+    assert data["transcripts"] == 3
+    assert data["import_errors"] == []
+    assert data["overall"]["hit@10"] == 0.75
+
+
+def test_a_transcript_that_cannot_be_imported_is_reported(tmp_path: Path) -> None:
+    root = write_set(tmp_path / "set", (TINY / "questions.jsonl").read_text(encoding="utf-8"))
+    (root / "sessions" / "notes.jsonl").write_text("this is not a transcript\n", encoding="utf-8")
+    res = run_cli("eval", "sessions", str(root), "--human")
+    assert res.code == 0, res.err
+    assert f"not imported: {root / 'sessions' / 'notes.jsonl'}" in res.out
+    data = run_cli("eval", "sessions", str(root), "--json").data
+    assert [Path(e["path"]).name for e in data["import_errors"]] == ["notes.jsonl"]
+    assert data["overall"]["hit@10"] == 0.75  # the other three transcripts are measured as before

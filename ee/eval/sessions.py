@@ -45,8 +45,9 @@ MAX_TOKENS = 2000
 PACK_SHARE = 0.6
 QUESTION_KEYS = ("id", "type", "question", "answer", "sessions", "abstain")
 
-# Imports ``paths`` (the transcripts) into the workspace; ``progress(phase, done, total)`` may hear of it.
-Importer = Callable[["Workspace", list[Path], Progress | None], None]
+# Imports ``paths`` (the transcripts) into the workspace; ``progress(phase, done, total)`` may hear of it. It
+# returns the files it could not import, each ``{path, message}``: the report lists them.
+Importer = Callable[["Workspace", list[Path], Progress | None], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +127,15 @@ def parse_question(line: str, where: str) -> Question:
 
 
 def transcripts(folder: Path) -> list[Path]:
-    """The files of ``folder`` (sorted; hidden files aside): whatever ``ee import session`` should read."""
+    """The files under ``folder``, sub-folders too (Codex keeps its rollouts in YYYY/MM/DD/), sorted, hidden
+    ones aside: whatever ``ee import session`` should read."""
     if not folder.is_dir():
         raise NotFound(f"{folder} is not a folder", "put the transcripts in DIR/sessions/")
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
     if not files:
         raise UsageError(f"{folder} holds no transcript", "put the transcripts in DIR/sessions/")
     return files
@@ -304,7 +310,7 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="ee-eval-sessions-") as tmp:
         ws, _ = Workspace.init(Path(tmp) / "ws")
         started = time.perf_counter()
-        importer(ws, files, progress)
+        out["import_errors"] = importer(ws, files, progress)
         out["import_seconds"] = round(time.perf_counter() - started, 2)
         started = time.perf_counter()
         rows = []
@@ -325,9 +331,10 @@ def evaluate(
     return out | report(rows)
 
 
-def import_sessions(ws: Workspace, paths: list[Path], progress: Progress | None) -> None:
+def import_sessions(ws: Workspace, paths: list[Path], progress: Progress | None) -> list[dict[str, Any]]:
     """``ee import session PATH...``: the library call the command makes."""
-    ws.import_sessions(paths)
+    report = ws.import_sessions(paths)
+    return [{"path": e.get("path"), "message": e.get("message")} for e in report.get("errors", [])]
 
 
 # ---- the table -----------------------------------------------------------------------------------------
@@ -362,6 +369,8 @@ def table(result: dict[str, Any], misses: bool = False) -> str:
         f"updates whose newest session ranks first ({overall['newest_first_questions']}); "
         "pack: packs holding ≥ 60 % of the answer's key terms"
     )
+    for error in result.get("import_errors", []):
+        lines.append(f"not imported: {error['path']}: {error['message']}")
     if misses:
         lines.append(f"\nmisses ({len(result['misses'])}):")
         lines += [describe(row) for row in result["misses"]]
