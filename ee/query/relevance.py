@@ -266,11 +266,14 @@ def _evidence(
             matched[i].append(term)
     if total > 0:
         coverage = np.minimum(1.0, coverage / total)
-    if cosines is None or not view.semantic_ready:
+    if cosines is None or view.model_folder is None:
         found = Evidence(terms, coverage, matched, None, None, None, None, None, relevance(coverage, None))
         found.text = text
         return found
-    profile = view.model_profile()
+    # The arm that measured the cosines: a query's (ee.index.view.IndexView.arm), or the static model's
+    # for what has no arm of its own (session evidence: ee.sessions.search).
+    arm = getattr(view, "arm", "static")
+    profile = view.arm_profile() if arm == "transformer" else view.model_profile()
     null = (profile.null_mean, profile.null_spread)
     familiar = familiarity(text, profile.words, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
@@ -281,7 +284,7 @@ def _evidence(
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
-    value = relevance(coverage, z, affinity, view.arm)
+    value = relevance(coverage, z, affinity, arm)
     found = Evidence(terms, coverage, matched, cos, z, familiar, null, affinity, value)
     found.text = text
     return found
