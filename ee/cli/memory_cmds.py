@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.errors import UsageError
 from ee.model import Memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
@@ -91,7 +92,6 @@ def tags_cmd(
     as_json: bool | None,
 ) -> None:
     """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept)."""
-    from ee.errors import UsageError
     from ee.policy.trust import Actor
 
     if not add and not remove:
@@ -223,7 +223,13 @@ def resolve_cmd(
     from ee.git.sync import resolve_memory
     from ee.policy.trust import Actor
 
-    text = text_file.read() if text_file is not None else None
+    try:
+        text = text_file.read() if text_file is not None else None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--text {text_file.name}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            "save the new body as UTF-8 text",
+        ) from None
     ws = workspace(ctx)
     memory, commit = resolve_memory(ws, memory_id, pick, text, Actor.from_env(agent))
     Output(as_json).emit(

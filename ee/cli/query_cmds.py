@@ -188,7 +188,7 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
     The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
     answers as of the moment it started, at the engine's speed."""
     from ee.query.document import MAX_DOCUMENT_BYTES, from_arguments, parse_document, with_options
-    from ee.render import dumps, envelope, error_envelope
+    from ee.render import dumps, envelope, error_envelope, visible
 
     handle = open_query_input(path, "batch file")
     source = "<stdin>" if path == "-" else path
@@ -222,7 +222,9 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
                 click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:
                 code = code or int(exc.exit_code)
-                click.echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
+                error = error_envelope(exc.to_dict() | {"line": number})
+                click.echo(dumps(error, indent=None))
+                click.echo(visible(f"error: {error['error']['message']}"), err=True)  # for a person too
                 if too_long:
                     break
     finally:

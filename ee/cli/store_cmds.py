@@ -133,6 +133,8 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
     """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`."""
     from ee.store.transfer import export_records
 
+    if not output:
+        raise UsageError("--output is empty", "name a file, or leave --output out to print to stdout")
     ws = workspace(ctx)
     snap = ws.store.snapshot()
     from ee.policy.secrets import mask_memory

@@ -86,9 +86,9 @@ def _human(data: dict[str, Any]) -> str:
 
 
 @click.command("merge-driver")
-@click.argument("base", type=click.Path(dir_okay=False))
-@click.argument("ours", type=click.Path(dir_okay=False))
-@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.argument("base", type=click.Path(exists=True, dir_okay=False))
+@click.argument("ours", type=click.Path(exists=True, dir_okay=False))
+@click.argument("theirs", type=click.Path(exists=True, dir_okay=False))
 @click.argument("path", default="", type=click.Path())
 def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
     """Merge a memory file (git calls this: `ee merge-driver %O %A %B %P`); the result goes into OURS.
