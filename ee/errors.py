@@ -117,6 +117,12 @@ class MemoryFormatError(StorageError):
         return (self, *self.also)
 
 
+class DoctorFound(StorageError):
+    """``ee doctor`` found errors: its whole report is the details."""
+
+    code = "doctor_found_problems"
+
+
 class GitError(StorageError):
     code = "git"
 

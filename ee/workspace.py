@@ -519,7 +519,7 @@ class Workspace:
             raise PolicyError(
                 f"an agent ({actor.agent}) cannot set a memory's trust: only a person's review raises it",
                 "ask a person to review the memory and run `ee memory trust ID --class CLASS` "
-                "without EE_AGENT or --agent",
+                "with EE_AGENT unset",
                 {"agent": actor.agent, "memory": memory_id},
             )
         rank(cls)  # an unknown class is a usage error naming the allowed ones

@@ -14,7 +14,7 @@ from ee.errors import ExitCode
 from ee.model import Link
 from ee.schemas import load_schema, schema_dir, validator
 from ee.workspace import Workspace
-from tests.conftest import Result, git, make_repo, run_cli
+from tests.conftest import Result, doctor_report, git, make_repo, run_cli
 
 Cli = Callable[..., Result]
 OTHER_ID = "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
@@ -384,11 +384,13 @@ def test_doctor_healthy_then_with_problems(cli: Cli, ws: Workspace) -> None:
     result = cli("doctor", "--json")
     assert result.code == ExitCode.STORAGE
     doc = json.loads(result.out)
-    validator("ee.response.v1").validate(doc)
-    for problem in doc["data"]["problems"]:
+    validator("ee.error.v1").validate(doc)  # exit 4: the error envelope, never "success": true
+    assert doc["error"]["message"].startswith("ee doctor found 1 error, ")
+    assert "memories/bad.md:3: confidence must be a number" in doc["error"]["message"]
+    for problem in doctor_report(doc)["problems"]:
         shape("problem").validate(problem)
         assert problem["repair"]
-    by_code = {p["code"]: p for p in doc["data"]["problems"]}
+    by_code = {p["code"]: p for p in doctor_report(doc)["problems"]}
     assert by_code["memory_invalid"]["path"] == "memories/bad.md"
     assert by_code["memory_invalid"]["line"] == 3
     assert by_code["memory_invalid"]["key"] == "confidence"
@@ -406,7 +408,7 @@ def test_every_problem_of_a_broken_file_is_reported_with_its_line(cli: Cli, ws: 
     (ws.root / "memories" / "bad.md").write_text("---\nlevel: cosmic\nconfidence: lots\n---\nbody\n")
     result = cli("doctor", "--json")
     assert result.code == ExitCode.STORAGE
-    doctor = json.loads(result.out)["data"]
+    doctor = doctor_report(json.loads(result.out))
     found = [(p["line"], p["key"]) for p in doctor["problems"] if p["code"] == "memory_invalid"]
     assert found == [(2, "level"), (3, "confidence")]
     human = cli("doctor", "--human").out
@@ -424,7 +426,7 @@ def test_doctor_reports_a_missing_layout_and_config(cli: Cli, ws: Workspace) -> 
     (ws.root / ".ee" / "config.toml").write_text("[lock]\ntimeout = 'x'\n")
     (ws.root / ".gitattributes").write_text("")
     git(ws.root, "config", "--unset", "merge.ee-memory.driver")
-    data = json.loads(cli("doctor", "--json").out)["data"]
+    data = doctor_report(json.loads(cli("doctor", "--json").out))
     codes = {p["code"]: p["repair"] for p in data["problems"]}
     assert "config_invalid" in codes
     assert codes["gitattributes_incomplete"] == "ee init"

@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
-from ee.errors import NotFound, StorageError, UsageError
+from ee.errors import DoctorFound, NotFound, StorageError, UsageError
 from ee.render import dumps
-from ee.render.text import problem_lines
+from ee.render.text import plural, problem_lines
 
 
 @click.command("init")
@@ -110,7 +110,7 @@ def import_jsonl_cmd(
     skipped = "".join(f"\n  line {s['line']}: {s['message']}" for s in report.skipped)
     Output(as_json).emit(
         report.to_dict(),
-        f"imported {len(report.imported)} memories"
+        f"imported {plural(len(report.imported), 'memory', 'memories')}"
         + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else ""),
     )
 
@@ -164,18 +164,33 @@ def doctor_cmd(ctx: click.Context, full: bool, fix: bool, as_json: bool | None) 
 
     report = doctor(workspace(ctx), full=full, fix=fix)
 
+    def found() -> str:
+        errors, warnings = report["errors"], report["warnings"]
+        return f"{plural(errors, 'error', 'errors')}, {plural(warnings, 'warning', 'warnings')}"
+
     def human() -> str:
         from ee.model import Problem
 
-        head = f"{report['memories']} memories, {report['errors']} errors, {report['warnings']} warnings"
+        head = f"{plural(report['memories'], 'memory', 'memories')}, {found()}"
         fixed = report.get("fixed")
         if fixed:
             head = fixed_lines(fixed) + head
         problems = [Problem(**p) for p in report["problems"]]
         return head + ("\n" + problem_lines(problems) if problems else "\nall good")
 
-    Output(as_json).emit(report, human)
-    return 0 if report["healthy"] else int(StorageError.exit_code)
+    out = Output(as_json)
+    if report["healthy"] or not out.json:
+        out.emit(report, human)
+        return 0 if report["healthy"] else int(StorageError.exit_code)
+    # Problems found: exit 4 with the ee.error.v1 envelope (never "success": true beside a failing exit),
+    # the whole report in its details (``details.report``).
+    first = next((p for p in report["problems"] if p["severity"] == "error"), report["problems"][0])
+    where = ":".join(str(part) for part in (first.get("path"), first.get("line")) if part)
+    raise DoctorFound(
+        f"ee doctor found {found()}; first: {where + ': ' if where else ''}{first['message']}",
+        first["repair"],
+        {"report": report},
+    )
 
 
 def fixed_lines(fixed: dict[str, Any]) -> str:

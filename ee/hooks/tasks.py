@@ -58,9 +58,9 @@ def resolve_task(
         return _checked(gitinfo.branch_task(Path.cwd()), "no branch or commits to describe")
     if list(words) == ["-"]:
         return _checked(task_from_input((read_stdin or sys.stdin.read)()), "standard input gave no task")
-    if not words:
+    if not " ".join(words).strip():
         raise QueryError(
-            "nothing to pack for",
+            "nothing to pack for: the task is empty" if words else "nothing to pack for",
             'describe the task: ee context "fix the flaky upload test" (or --for-staged)',
         )
     return " ".join(words)

@@ -7,6 +7,11 @@ from collections.abc import Iterable
 from ee.model import Memory, Problem, Version
 
 
+def plural(count: int, one: str, many: str) -> str:
+    """``1 memory``, ``2 memories``: a count with its noun."""
+    return f"{count:,} {one if count == 1 else many}"
+
+
 def memory_line(memory: Memory) -> str:
     tags = f" [{', '.join(memory.tags)}]" if memory.tags else ""
     return f"{memory.id}  {memory.level}/{memory.kind}{tags}  {memory.title}"
