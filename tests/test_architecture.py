@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
     {"store.transfer", "git.sync", "doctor"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
-    {"cli", "mcp", "hooks", "serve", "__main__", "ee"},
+    {"cli", "mcp", "hooks", "serve", "__main__", "ee", "status"},  # (status: an overview of them all)
 ]
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 

@@ -16,7 +16,7 @@ from ee.cli import cli as root_command
 from ee.errors import EeError, ExitCode
 from ee.schemas import validator
 from ee.workspace import Workspace
-from tests.conftest import REPO_ROOT, Result, run_ee_process
+from tests.conftest import REPO_ROOT, Result, doctor_report, run_ee_process
 
 Cli = Callable[..., Result]
 
@@ -237,7 +237,9 @@ def test_conflict_and_storage_exit_codes(ws: Workspace) -> None:
     (ws.root / "memories" / "bad.md").write_text("---\nlevel: x\n---\nb\n")
     proc = run_ee_process("doctor", cwd=ws.root)
     assert proc.returncode == ExitCode.STORAGE
-    assert _json_only(proc.stdout)["data"]["healthy"] is False
+    doctor = _json_only(proc.stdout)
+    assert doctor["success"] is False  # a failing exit never says "success": true
+    assert doctor_report(doctor)["healthy"] is False
 
 
 def test_json_output_is_deterministic(ws: Workspace, cli: Cli) -> None:

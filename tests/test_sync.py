@@ -284,7 +284,7 @@ def test_conflicting_body_edits_read_cleanly_and_resolve_by_label_in_both_clones
     text = memory_file(b, memory_id).read_text()
     assert "conflict" not in text
     assert "ee:version" not in text
-    assert not any(p["code"] == "memory_conflicted" for p in ee(b, "doctor").json["data"]["problems"])
+    assert not any(p["code"] == "memory_conflicted" for p in doctor_report(ee(b, "doctor").json)["problems"])
     assert sync(b)["conflicted"] == []
     assert sync(a)["conflicted"] == []
     assert Workspace(a).get(memory_id).body == "Deploy with make release"

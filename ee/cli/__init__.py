@@ -36,6 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # Every top-level command → "module:attribute" of its click command, in the order help lists them (it
 # reads like the README).
 COMMANDS = {
+    "status": "status_cmds:status_cmd",
     "init": "store_cmds:init_cmd",
     "remember": "remember_cmds:remember_cmd",
     "import": "store_cmds:import_group",
