@@ -409,7 +409,8 @@ class Workspace:
         index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
 
-        return search(self, as_query(query), min_relevance, views)
+        query = as_query(query)
+        return with_notes(search(self, query, min_relevance, views), query)
 
     def context(
         self,
@@ -420,7 +421,8 @@ class Workspace:
         """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile."""
         from ee.pack import build_pack
 
-        return build_pack(self, as_query(query), quotas, min_relevance=min_relevance)
+        query = as_query(query)
+        return with_notes(build_pack(self, query, quotas, min_relevance=min_relevance), query)
 
     def why(
         self,
@@ -784,6 +786,13 @@ def as_query(query: Query | str) -> Query:
 
         return from_arguments(query)
     return query
+
+
+def with_notes(data: dict[str, Any], query: Query) -> dict[str, Any]:
+    """An answer's data with what reading its query changed (a text shortened) first in ``degraded``."""
+    if query.notes:
+        data["degraded"] = [*query.notes, *data.get("degraded", [])]
+    return data
 
 
 def with_granted(memory: Memory, granted: str) -> dict[str, Any]:

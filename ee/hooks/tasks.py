@@ -19,8 +19,6 @@ from pathlib import Path
 
 from ee.hooks import gitinfo
 
-MAX_TASK_CHARS = 4000  # a pasted wall of text still makes a usable query (ee.query.document caps at 8192)
-
 
 def resolve_task(
     words: Sequence[str],
@@ -75,7 +73,8 @@ def staged_task(cwd: Path) -> str:
 
 
 def task_from_input(text: str) -> str:
-    """A harness's hook input (JSON with ``prompt``) or plain text → the task, capped in length."""
+    """A harness's hook input (JSON with ``prompt``) or plain text → the task (a long one is shortened by
+    the rule every query text follows: :func:`ee.query.document.shortened`)."""
     task = text
     stripped = text.strip()
     if stripped.startswith("{"):
@@ -86,8 +85,7 @@ def task_from_input(text: str) -> str:
         if isinstance(doc, dict):
             prompt = doc.get("prompt")
             task = prompt if isinstance(prompt, str) else ""
-    task = task.strip()
-    return task[:MAX_TASK_CHARS]
+    return task.strip()
 
 
 def _checked(task: str, why: str) -> str:
