@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ee.query.document import Query
+    from ee.query.standing import Standing
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
@@ -460,7 +461,34 @@ class Workspace:
             memory = mask_memory(memory)
             return memory, memory.to_dict() | {"as_of": commit.to_dict()}
         memory = mask_memory(self.get(memory_id))
-        return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+        standing = self.standings([memory]).get(memory.id)
+        if standing is None:  # (not in the index: it cannot be searched either)
+            return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+        return memory, with_standing(memory, standing)
+
+    def standings(self, memories: Sequence[Memory]) -> dict[str, Standing]:
+        """Each memory's standing as search weighs it now, by id: the trust class ee grants, the prior and
+        effective confidence, the creation time (the file's, else its first commit's). A memory the index
+        does not hold (its file does not load) is left out."""
+        from ee.index.provenance import writer_of
+        from ee.index.view import open_index
+        from ee.query.standing import standing_of
+        from ee.store.ids import utcnow
+
+        view = open_index(self)
+        now = utcnow()
+        events, provenance = view.state.get("events", {}), view.state.get("provenance", {})
+        out: dict[str, Standing] = {}
+        for memory in memories:
+            pos = view.gen.position(memory.id)
+            if pos is None:
+                continue
+            record = view.gen.records[pos]
+            writer = writer_of(view.state, record["path"], memory.id)
+            out[memory.id] = standing_of(
+                record, events.get(memory.id, []), provenance.get(record["path"]), writer, now, now
+            )
+        return out
 
     def listing(
         self,
@@ -477,15 +505,19 @@ class Workspace:
         from ee.git.merge import is_conflicted
 
         memories, problems = self.list(level=level, kind=kind, tag=tag, limit=limit)
-        granted = self.granted_trust(memories)
-        effective = effective_confidences(self, memories)
+        standings = self.standings(memories)  # the values search weighs, as ee memory show gives them
+        rest = [m for m in memories if m.id not in standings]
+        granted = self.granted_trust(rest) if rest else {}
+        effective = effective_confidences(self, rest) if rest else {}
+
+        def shown(m: Memory) -> dict[str, Any]:
+            if m.id in standings:
+                return with_standing(m, standings[m.id])
+            return with_granted(m, granted[m.id]) | {"effective_confidence": effective[m.id]}
+
         data = {
             "count": len(memories),
-            "memories": [
-                with_granted(m, granted[m.id])
-                | {"title": m.title, "conflict": is_conflicted(m), "effective_confidence": effective[m.id]}
-                for m in memories
-            ],
+            "memories": [shown(m) | {"title": m.title, "conflict": is_conflicted(m)} for m in memories],
         }
         degraded = [
             {
@@ -793,6 +825,29 @@ def with_notes(data: dict[str, Any], query: Query) -> dict[str, Any]:
     if query.notes:
         data["degraded"] = [*query.notes, *data.get("degraded", [])]
     return data
+
+
+def with_standing(memory: Memory, standing: Standing) -> dict[str, Any]:
+    """``memory.to_dict()`` with the values search uses: ``trust`` granted, ``confidence`` the prior (the
+    file's, else its trust class's), ``effective_confidence`` (feedback applied), ``created`` (the file's,
+    else its first commit's); ``derived`` names the ones ee derived rather than read from the file."""
+    from ee.store.ids import format_time, parse_time
+
+    derived = []
+    if memory.trust != standing.trust:
+        derived.append("trust")
+    if memory.confidence is None:
+        derived.append("confidence")
+    created = memory.created
+    if not created and standing.created:
+        derived.append("created")
+        created = format_time(parse_time(standing.created))  # (git's date, as ee writes times)
+    return with_granted(memory, standing.trust) | {
+        "confidence": round(standing.prior, 4),
+        "effective_confidence": round(standing.effective, 4),
+        "created": created,
+        "derived": derived,
+    }
 
 
 def with_granted(memory: Memory, granted: str) -> dict[str, Any]:

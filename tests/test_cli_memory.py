@@ -152,7 +152,11 @@ def test_remember_with_every_option(cli: Cli, ws: Workspace) -> None:
     text = (ws.root / data["path"]).read_text()
     assert text.startswith(f"---\nid: {data['id']}\nlevel: procedural\nkind: rule\ntags: [rust, ci]\n")
     assert text.endswith("---\nPin the toolchain: rust-toolchain.toml decides the compiler.\n")
-    assert check(cli("memory", "show", data["id"], "--json")) == data
+    # show: the same, with the values search uses (here all from the file: nothing derived)
+    assert check(cli("memory", "show", data["id"], "--json")) == data | {
+        "effective_confidence": 0.7,
+        "derived": [],
+    }
 
 
 def test_remember_as_an_agent(cli: Cli, ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -509,3 +513,36 @@ def test_remember_links_only_to_memories_that_exist_and_once(cli: Any, ws: Works
         cli("remember", "Tagging needs a clean tree.", "--link", twice[0], "--link", twice[1], "--json")
     )
     assert ws.get(made["id"]).links == (Link("supports", target.id),)
+
+
+def test_show_gives_the_values_search_uses_and_marks_the_derived_ones(cli: Cli, ws: Workspace) -> None:
+    """A hand-written memory has no trust, confidence or created key: show gives what search weighs
+    (issue 36, item 7), marked derived; a file's own values are marked as the file's."""
+    (ws.root / "memories" / "by-hand.md").write_text("---\nkind: rule\n---\nNo deploys on Fridays.\n")
+    git(ws.root, "add", "memories/by-hand.md")
+    git(ws.root, "commit", "-q", "-m", "a rule by hand")
+    committed = git(ws.root, "log", "-1", "--format=%cI").strip()
+    shown = check(cli("memory", "show", "by-hand", "--json"))
+    hit = check(cli("search", "deploys Fridays", "--json"))["hits"][0]
+    assert hit["id"] == "by-hand"
+    assert shown["trust"] == hit["trust"] == "human_explicit"
+    assert shown["effective_confidence"] == hit["factors"]["confidence"]["value"] == 0.85
+    assert shown["confidence"] == 0.85
+    assert shown["derived"] == ["trust", "confidence", "created"]
+    assert shown["created"] == committed.replace("+00:00", "Z")
+    human = cli("memory", "show", "by-hand", "--human").out
+    assert "trust  human_explicit  (derived: who committed it)" in human
+    assert "confidence  0.85  (derived: the default of human_explicit)" in human
+    assert "created  " + shown["created"] + "  (derived: its first commit)" in human
+    for key in ("trust", "confidence", "created"):
+        assert f"{key}  -" not in human  # the effective value, never "-"
+    written = ws.remember("Pinned toolchain.", confidence=0.6, kind="rule")
+    ws.outcome(written.id, "harmful")
+    shown = check(cli("memory", "show", written.id, "--json"))
+    assert shown["derived"] == []
+    assert shown["confidence"] == 0.6
+    hit = next(h for h in check(cli("search", "Pinned toolchain", "--json"))["hits"] if h["id"] == written.id)
+    assert shown["effective_confidence"] == hit["factors"]["confidence"]["value"] < 0.6
+    human = cli("memory", "show", written.id, "--human").out
+    assert f"confidence  0.60  (file); {shown['effective_confidence']:.2f} with feedback" in human
+    assert "created  " + shown["created"] + "  (file)" in human

@@ -31,7 +31,7 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
         human = f"as of {commit['commit'][:10]} ({commit['date']})\n" + memory_block(memory)
         Output(as_json).emit(data, human)
         return
-    Output(as_json).emit(data, lambda: memory_block(memory, data["trust"]))
+    Output(as_json).emit(data, lambda: memory_block(memory, data))
 
 
 @memory_group.command("list")
