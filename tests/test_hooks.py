@@ -714,3 +714,48 @@ def test_a_server_that_does_not_answer_leaves_the_check_to_the_hook(
     finally:
         silent.close()
         os.close(pid_file)
+
+
+BROKEN_YAML = "---\nkind: [rule\n---\nDeploy with make release.\n"
+GIT_MARKERS = (
+    "---\nkind: rule\n---\n<<<<<<< HEAD\nDeploy on Thursdays.\n=======\nDeploy on Fridays.\n>>>>>>> feat\n"
+)
+
+
+def test_pre_commit_warns_about_a_memory_file_ee_cannot_read(tmp_path: Path) -> None:
+    """Broken YAML and git's conflict markers never land silently (issue 36, item 2): the hook names
+    file:line and the repair; the commit goes on unless [hooks] block = true."""
+    repo = hooked(tmp_path)
+    stage(repo, "memories/bad.md", BROKEN_YAML)
+    stage(repo, "memories/merged.md", GIT_MARKERS)
+    proc = run_git(repo, "commit", "-m", "two broken memories")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: warning: memories/bad.md:2: invalid YAML in frontmatter" in proc.stderr
+    assert "ee: warning: memories/merged.md:4: git's conflict markers from a merge" in proc.stderr
+    assert "(repair: keep one version in memories/merged.md and delete the marker lines" in proc.stderr
+    assert "(repair: fix the YAML on that line" in proc.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "two broken memories"
+    # Search and context name the conflicted file as broken, never a hit titled "<<<<<<< HEAD".
+    for args in (("search", "deploy Fridays Thursdays"), ("context", "deploy on Fridays")):
+        result = run_cli(*args, "--json", cwd=repo)
+        assert result.code == 0, result.err
+        assert "<<<<<<<" not in json.dumps(result.json["data"])
+        notes = {d["code"]: d["message"] for d in result.json["degraded"]}
+        assert notes["memory_conflicted"].startswith("memories/merged.md:4: git's conflict markers")
+        assert "memories/bad.md:2: invalid YAML" in notes["memory_invalid"]
+
+
+def test_pre_commit_blocks_a_broken_memory_file_when_configured(tmp_path: Path) -> None:
+    repo = hooked(tmp_path)
+    write(repo, ".ee/config.toml", "[hooks]\nblock = true\n")
+    before = git(repo, "rev-parse", "HEAD")
+    stage(repo, "memories/merged.md", GIT_MARKERS)
+    proc = run_git(repo, "commit", "-m", "markers")
+    assert proc.returncode != 0
+    assert "ee: blocked: memories/merged.md:4: git's conflict markers from a merge" in proc.stderr
+    assert "ee: commit blocked ([hooks] block = true in .ee/config.toml)" in proc.stderr
+    assert git(repo, "rev-parse", "HEAD") == before
+    stage(repo, "memories/merged.md", "---\nkind: rule\n---\nDeploy on Thursdays.\n")
+    proc = run_git(repo, "commit", "-m", "one version")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: blocked" not in proc.stderr
