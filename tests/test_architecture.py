@@ -19,7 +19,7 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # across layers (git, store, serve) places each of its modules on its own: ``git.runner`` sits low,
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
-    {"errors", "model", "_crash", "git", "store"},  # (git and store: their __init__ only)
+    {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
     {"store.ids", "config", "schemas", "git.runner", "install"},
     {"store.frontmatter", "git.repo", "git.conflict"},
     {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
@@ -39,7 +39,7 @@ LAYERS: list[set[str]] = [
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
 
-SPLIT = {"git", "store", "serve"}  # packages whose modules are placed one by one
+SPLIT = {"git", "store", "serve", "curate"}  # packages whose modules are placed one by one
 
 
 def _unit(module: str) -> str:
