@@ -23,7 +23,7 @@ from typing import Any
 SETTINGS = ".claude/settings.json"
 TIMEOUT = 10  # seconds Claude Code gives the command
 PACK = "--format hook --profile compact --max-tokens 1200"
-ARGUMENTS = {"SessionStart": f"context --for-branch {PACK}", "UserPromptSubmit": f"context - {PACK}"}
+ARGUMENTS = {"SessionStart": f"context --for-session {PACK}", "UserPromptSubmit": f"context - {PACK}"}
 
 
 def commands() -> dict[str, str]:

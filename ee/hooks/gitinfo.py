@@ -274,6 +274,14 @@ def recent_subjects(cwd: StrPath | None = None, count: int = 5) -> list[str]:
 
 def branch_task(cwd: StrPath | None = None) -> str:
     """The task a branch stands for: its name in words, then its recent commit subjects."""
+    words = branch_words(cwd)
+    parts = [words] if words else []
+    parts += recent_subjects(cwd)
+    return "; ".join(parts)
+
+
+def branch_words(cwd: StrPath | None = None) -> str:
+    """The branch's name in words (``fix/flaky-upload`` → ``fix flaky upload``; '' for a detached HEAD)."""
     import re
 
     from ee.policy.secrets import mask_text
@@ -281,10 +289,7 @@ def branch_task(cwd: StrPath | None = None) -> str:
     # A token in a branch's name is left out: split into words, it would no longer read as one, and the
     # pack would show it (the subjects are masked with the rest of the task, where the pack shows it).
     branch = re.sub(r"\[REDACTED:[a-z0-9_]+\]", "/", mask_text(branch_name(cwd)))
-    words = " ".join(w for w in re.split(r"[/_\-.]+", branch) if w and w != "HEAD")
-    parts = [words] if words else []
-    parts += recent_subjects(cwd)
-    return "; ".join(parts)
+    return " ".join(w for w in re.split(r"[/_\-.]+", branch) if w and w != "HEAD")
 
 
 class MessageSettings:

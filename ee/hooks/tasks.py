@@ -16,8 +16,15 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ee.hooks import gitinfo
+
+if TYPE_CHECKING:
+    from ee.query.document import Query
+
+# What a session starts with, on any branch: the memories that say how to work in the whole project.
+SESSION_KINDS = ("rule", "convention", "command", "anti-pattern")
 
 
 def resolve_task(
@@ -62,6 +69,18 @@ def resolve_task(
             'describe the task: ee context "fix the flaky upload test" (or --for-staged)',
         )
     return " ".join(words)
+
+
+def session_query(cwd: Path) -> Query:
+    """The pack a session starts with (Claude Code's SessionStart, ``ee context --for-session``): the
+    project's rules, conventions, commands and anti-patterns (:data:`SESSION_KINDS`), whatever the branch,
+    those that name the branch's words first. Nothing is asked yet, so no relevance floor applies (the
+    caller turns it off); the budget and the profile decide what fits."""
+    from ee.query.document import Query, from_arguments
+
+    words = gitinfo.branch_words(cwd) if gitinfo.workspace_root(str(cwd)) is not None else ""
+    query = from_arguments(" ".join(["project rule convention command anti-pattern", words]).strip())
+    return Query(query.doc | {"filters": {"kind": {"in": list(SESSION_KINDS)}}}, query.notes)
 
 
 def staged_task(cwd: Path) -> str:
