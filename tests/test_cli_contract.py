@@ -53,6 +53,19 @@ def test_every_command_has_help(path: str, command: click.Command, cli: Cli) -> 
     assert result.out.startswith(f"Usage: {path}")
 
 
+LEAVES = [(path, command) for path, command in COMMANDS if not isinstance(command, click.Group)]
+
+
+@pytest.mark.parametrize(("path", "command"), LEAVES, ids=[p for p, _ in LEAVES])
+def test_every_command_help_has_an_example(path: str, command: click.Command, cli: Cli) -> None:
+    """Every command (walked from click's tree: one added later too) shows how it is called."""
+    help_text = cli(*path.split()[1:], "--help").out
+    examples = [line.strip() for line in help_text.splitlines() if line.strip().startswith("Example: ")]
+    assert examples, f"{path} --help has no 'Example: …' line"
+    example = examples[0].removeprefix("Example: ")
+    assert example == path or example.startswith(path + " "), examples
+
+
 def _readme() -> str:
     path = REPO_ROOT / "README.md"
     return path.read_text(encoding="utf-8") if path.exists() else ""

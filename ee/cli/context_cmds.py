@@ -158,7 +158,10 @@ def pack_cmd(
     min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
-    """A context pack for an ee.query.v1 document (options given here override the document)."""
+    """A context pack for an ee.query.v1 document (options given here override the document).
+
+    Example: ee pack --query-file query.json --format markdown
+    """
     query = read_query_file(query_file)
     return run_pack(
         ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, min_relevance, as_json

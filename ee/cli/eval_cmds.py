@@ -49,7 +49,10 @@ def beir_cmd(
 ) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
     recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline; with --offtopic, the share of
-    off-topic questions that get no hit."""
+    off-topic questions that get no hit.
+
+    Example: ee eval beir /tmp/devset --offtopic questions.txt
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.eval.beir import MODES, beir, read_offtopic, table
 
@@ -82,7 +85,10 @@ def run_cmd(
     ctx: click.Context, folder: str | None, scenario_ids: tuple[str, ...], as_json: bool | None
 ) -> None:
     """Run the scenario files in FOLDER (default: tests/fixtures/eval of the workspace or of the ee checkout),
-    each in a temporary workspace; exit 9 when an expectation is not met."""
+    each in a temporary workspace; exit 9 when an expectation is not met.
+
+    Example: ee eval run tests/fixtures/eval --scenario ID
+    """
     from ee.errors import EvalFailed
     from ee.eval.scenarios import default_folder, load_folder, run_scenarios, table
 

@@ -35,7 +35,10 @@ def mcp_group() -> None:
 )
 @click.pass_context
 def serve_cmd(ctx: click.Context, serve_workspace: str | None, agent: str | None) -> None:
-    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the mcp extra."""
+    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the mcp extra.
+
+    Example: ee mcp serve --workspace .
+    """
     from ee.workspace import Workspace
 
     root = Workspace.discover(serve_workspace or ctx.find_root().params.get("workspace")).root

@@ -24,7 +24,10 @@ def memory_group() -> None:
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: bool | None) -> None:
-    """Show MEMORY_ID: its fields and body."""
+    """Show MEMORY_ID: its fields and body.
+
+    Example: ee memory show ID --as-of HEAD~5
+    """
     memory, data = workspace(ctx).show(memory_id, as_of)
     if as_of:
         commit = data["as_of"]
@@ -53,7 +56,10 @@ def list_cmd(
     limit: int | None,
     as_json: bool | None,
 ) -> None:
-    """List memories (sorted by id), with filters."""
+    """List memories (sorted by id), with filters.
+
+    Example: ee memory list --kind rule --tag ci --human
+    """
     memories, data, degraded = workspace(ctx).listing(level=level, kind=kind, tag=tags, limit=limit)
 
     def line(memory: Memory, shown: dict[str, Any]) -> str:
@@ -71,7 +77,10 @@ def list_cmd(
 @json_option
 @click.pass_context
 def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> None:
-    """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed."""
+    """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed.
+
+    Example: ee memory history ID --human
+    """
     versions, data = workspace(ctx).history(memory_id)
     Output(as_json).emit(data, lambda: history_lines(versions))
 
@@ -91,7 +100,10 @@ def tags_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept)."""
+    """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept).
+
+    Example: ee memory tags ID --add ci --remove draft
+    """
     from ee.policy.trust import Actor
 
     if not add and not remove:
@@ -120,6 +132,8 @@ def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None
 
     The only way a memory an agent wrote rises above agent_assertion or leaves quarantine: one commit
     with the trailers Ee-Op: trust and Ee-Trust: CLASS. Editing tags or the file is no review.
+
+    Example: ee memory trust ID --class human_explicit
     """
     from ee.policy.trust import Actor
 
@@ -147,7 +161,10 @@ def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None
 def link_cmd(
     ctx: click.Context, memory_id: str, target: str, link_type: str, agent: str | None, as_json: bool | None
 ) -> None:
-    """Link MEMORY_ID to TARGET with a typed link."""
+    """Link MEMORY_ID to TARGET with a typed link.
+
+    Example: ee memory link ID OTHER_ID --type supports
+    """
     from ee.policy.trust import Actor
 
     ws = workspace(ctx)
@@ -164,7 +181,10 @@ def link_cmd(
 def expire_cmd(
     ctx: click.Context, memory_id: str, at: str | None, agent: str | None, as_json: bool | None
 ) -> None:
-    """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history)."""
+    """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history).
+
+    Example: ee memory expire ID --at 2027-01-01T00:00:00Z
+    """
     from ee.policy.trust import Actor
 
     ws = workspace(ctx)
@@ -178,7 +198,10 @@ def expire_cmd(
 @json_option
 @click.pass_context
 def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: bool | None) -> None:
-    """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version)."""
+    """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version).
+
+    Example: ee memory forget ID
+    """
     from ee.policy.trust import Actor
 
     ws = workspace(ctx)
@@ -219,7 +242,10 @@ def resolve_cmd(
     """Settle MEMORY_ID after a merge kept several versions of its text (one commit).
 
     "local" is the version committed in this clone, whether the merge was a rebase or not.
-    Without --pick or --text: lists the versions."""
+    Without --pick or --text: lists the versions.
+
+    Example: ee memory resolve ID --pick local
+    """
     from ee.git.sync import resolve_memory
     from ee.policy.trust import Actor
 

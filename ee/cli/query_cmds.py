@@ -132,7 +132,10 @@ def search_cmd(
     min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
-    """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
+    """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained.
+
+    Example: ee search "release checklist" --mode lexical --limit 5
+    """
     from ee.query.document import from_arguments, with_options
 
     options: dict[str, Any] = {

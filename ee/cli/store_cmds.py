@@ -29,7 +29,10 @@ def init_cmd(ctx: click.Context, path: str | None, branch: str | None, as_json: 
     """Create or adopt a git repository at PATH and make it an ee workspace (safe to run again).
 
     PATH defaults to the --workspace given before the command, else $EE_WORKSPACE, else the current
-    folder."""
+    folder.
+
+    Example: ee init   (or, memories on their own branch: ee init --branch ee/memories)
+    """
     import os
 
     from ee.workspace import Workspace
@@ -72,7 +75,10 @@ def import_group() -> None:
 def import_jsonl_cmd(
     ctx: click.Context, file: str, skip_invalid: bool, redact: bool, agent: str | None, as_json: bool | None
 ) -> None:
-    """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit."""
+    """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit.
+
+    Example: ee import jsonl memories.jsonl --skip-invalid
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.policy.trust import Actor
     from ee.store.transfer import import_jsonl
@@ -130,7 +136,10 @@ def export_group() -> None:
 )
 @click.pass_context
 def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
-    """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`."""
+    """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`.
+
+    Example: ee export jsonl -o memories.jsonl
+    """
     from ee.store.transfer import export_records
 
     if not output:
@@ -159,7 +168,10 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
 @json_option
 @click.pass_context
 def doctor_cmd(ctx: click.Context, full: bool, fix: bool, as_json: bool | None) -> int:
-    """Check the repository, every memory file, the lock, the config; print a repair for each problem."""
+    """Check the repository, every memory file, the lock, the config; print a repair for each problem.
+
+    Example: ee doctor --fix
+    """
     from ee.doctor import doctor
 
     report = doctor(workspace(ctx), full=full, fix=fix)
@@ -214,7 +226,10 @@ def schema_group() -> None:
 @schema_group.command("list")
 @json_option
 def schema_list_cmd(as_json: bool | None) -> None:
-    """List the schema ids."""
+    """List the schema ids.
+
+    Example: ee schema list --human
+    """
     from ee.schemas import list_schemas
 
     ids = list_schemas()
@@ -224,7 +239,10 @@ def schema_list_cmd(as_json: bool | None) -> None:
 @schema_group.command("export")
 @click.argument("schema_id")
 def schema_export_cmd(schema_id: str) -> None:
-    """Print the schema SCHEMA_ID (e.g. ee.query.v1)."""
+    """Print the schema SCHEMA_ID (e.g. ee.query.v1).
+
+    Example: ee schema export ee.query.v1
+    """
     from ee.schemas import load_schema
 
     click.echo(dumps(load_schema(schema_id)))

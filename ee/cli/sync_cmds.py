@@ -31,7 +31,10 @@ def sync_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Share memories through the git remote: commit pending memory changes, fetch, integrate, push."""
+    """Share memories through the git remote: commit pending memory changes, fetch, integrate, push.
+
+    Example: ee sync --remote origin --strategy rebase
+    """
     from ee.git.sync import sync
     from ee.policy.trust import Actor
 
@@ -95,6 +98,8 @@ def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
 
     Exit 0: merged (a body both sides changed is kept twice, flagged `conflict: true`);
     exit 1: a side does not parse, git's text merge is in OURS and git reports a conflict.
+
+    Example: ee merge-driver %O %A %B %P   (git runs it: ee init registers it)
     """
     from ee.git.merge import merge_driver
 
