@@ -103,6 +103,35 @@ def _invocations(path: tuple[str, ...], tmp: Path) -> Iterator[tuple[str, list[s
 
 
 SWEPT = list(_leaves())
+# Run with no arguments outside a workspace, these run at length (every scenario of ee's own checkout):
+# they are swept with bad arguments only.
+LONG_RUNNING = {"eval run"}
+
+
+def test_every_command_outside_a_workspace_says_so(tmp_path: Path) -> None:
+    """Run where there is no workspace (and no git repository), each command that needs one says so
+    (exit 3 with the repair), and none shows a traceback."""
+    problems = []
+    for path in SWEPT:
+        name = " ".join(path)
+        if name in SERVERS or name in LONG_RUNNING:
+            continue
+        nowhere = tmp_path / "nowhere" / name.replace(" ", "-")  # (ee init makes its folder a workspace)
+        nowhere.mkdir(parents=True)
+        command = _command(path)
+        args = [_filler(p, tmp_path) for p in command.params if isinstance(p, click.Argument) and p.required]
+        for option in command.params:
+            if isinstance(option, click.Option) and option.required:
+                args = [option.opts[0], _filler(option, tmp_path), *args]
+        result = run_cli(*path, *args, cwd=nowhere)
+        shown = f"ee {name} {' '.join(args)} → {result.code}: {result.err.strip()[:300]}"
+        if "Traceback" in result.err or result.code not in DOCUMENTED | {0}:
+            problems.append(shown)
+        elif result.code == ExitCode.CONFIG and "no ee workspace" not in result.err.lower():
+            problems.append(f"exit 3 without naming the missing workspace — {shown}")
+        elif result.code != 0 and not result.err.strip():
+            problems.append(f"no message — {shown}")
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", SWEPT, ids=[" ".join(p) for p in SWEPT])
