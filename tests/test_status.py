@@ -4,11 +4,15 @@ values the other commands report, and the next thing to do."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from test_server import start_watcher, stop
+
 from ee.policy.trust import Actor
 from ee.schemas import validator
+from ee.store.ids import parse_time
 from ee.workspace import Workspace
 from tests.conftest import Result, git, run_cli
 
@@ -121,3 +125,22 @@ def test_memory_branch_mode(tmp_path: Path) -> None:
     assert branch["mode"] == "memory_branch"
     assert branch["memory_branch"] == "ee/memories"
     assert result.json["data"]["memories"]["total"] == 1
+
+
+def test_the_warm_server_running_and_since_when(ws: Workspace) -> None:
+    """A real ``ee watch``: status names it running, its pid and when it started; stopped, not running."""
+    started = time.time()
+    proc = start_watcher(ws)
+    try:
+        result = run_cli("-W", str(ws.root), "status", "--json")
+        assert result.code == 0, result.err
+        server = result.json["data"]["server"]
+        assert server["running"] is True
+        assert server["pid"] == proc.pid
+        assert started - 2 <= parse_time(server["since"]).timestamp() <= time.time() + 1
+        human = run_cli("-W", str(ws.root), "status", "--human").out
+        assert f"server       running since {server['since']} (pid {proc.pid})" in human
+    finally:
+        stop(proc)
+    after = run_cli("-W", str(ws.root), "status", "--json").json["data"]["server"]
+    assert after == {"running": False, "pid": None, "since": None}
