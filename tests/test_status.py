@@ -86,6 +86,8 @@ def test_status_counts_what_search_sees_and_names_the_repairs(cli: Cli, ws: Work
     lines = human.out.splitlines()
     assert len(lines) <= 20, "one screen"
     assert lines[0] == f"workspace    {ws.root}"
+    branch = git(ws.root, "symbolic-ref", "--short", "HEAD").strip()
+    assert lines[1] == f"branch       memories with the code, on branch {branch}"
     assert "memories     5: 2 rule, 1 convention, 1 decision, 1 failure" in lines
     assert "trust        3 human_explicit, 2 agent_assertion; 1 quarantined, 1 broken" in lines
     assert any(line.startswith("next         ee doctor") for line in lines)

@@ -27,11 +27,11 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 def status_text(data: dict[str, Any]) -> str:
     """One screen, read in five seconds."""
     branch = data["branch"]
-    where = branch["branch"] or "detached HEAD"
+    where = f"branch {branch['branch']}" if branch["branch"] else "a detached HEAD"
     if branch["mode"] == "memory_branch":
         mode = f"memories on their own branch {branch['memory_branch']} (code on {where})"
     else:
-        mode = f"memories on the code branch {where}"
+        mode = f"memories with the code, on {where}"
     m = data["memories"]
     kinds = ", ".join(f"{n} {kind}" for kind, n in m["by_kind"].items()) or "none"
     trusts = ", ".join(f"{n} {cls}" for cls, n in m["by_trust"].items()) or "-"
