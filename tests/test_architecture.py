@@ -20,10 +20,13 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
     {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
-    {"store.ids", "config", "schemas", "git.runner", "install"},
-    {"store.frontmatter", "git.repo", "git.conflict"},
-    {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
-    {"store.files", "git.merge", "store.feedback", "git.memory_branch"},
+    {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
+    {"git.conflict"},
+    # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
+    # to a file (a secret in an id is a malformed file)
+    {"policy", "store.frontmatter"},
+    # git.repo: the one commit path masks every message it writes with the secret policy
+    {"store.files", "git.repo", "git.merge", "store.feedback", "git.memory_branch", "discovery"},
     {"index", "serve.sentinel"},
     {"query"},
     {"pack"},

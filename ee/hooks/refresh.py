@@ -48,14 +48,19 @@ def start(name: str, top: StrPath, root: StrPath, write_context: bool) -> int:
     import subprocess
     import time
 
+    from ee.config import open_regular
+
     log_path = os.path.join(root, LOG)
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    # (never through a link: a repository that committed .ee/hooks/refresh.log -> ~/.gitconfig gets an error)
+    log = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
     argv = [sys.executable, "-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
-    with open(log_path, "wb") as log:
+    try:
         subprocess.Popen(
             argv, cwd=top, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
+    finally:
+        os.close(log)
     return 0
 
 
@@ -75,6 +80,12 @@ def job(argv: list[str]) -> int:
     try:
         lock = _lock(root / LOCK)
         refresh(name, top, root, write_context)
+    except Exception as exc:  # one line in the log, escaped (a message may quote a hostile file name)
+        from ee.hooks.run import describe
+        from ee.render import log_line
+
+        print(log_line(f"ee: refresh after {name} failed: {describe(exc)}"), file=sys.stderr, flush=True)
+        return 1
     finally:
         if lock is not None:
             os.close(lock)
@@ -141,9 +152,11 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
 
         query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
         text = render("context", Workspace(root).context(query), "markdown")
-    task_line = " ".join(task.split())
+    from ee.pack.pieces import inert
+
+    task_line = inert(" ".join(task.split()))  # a subject's "-->" must not close the comment
     header = (
-        f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "
+        f"<!-- ee: context for branch {inert(gitinfo.branch_name(top))}, written after {name}. Task: "
         f"{task_line}. Again: ee context --for-branch --format markdown -->\n\n"
     )
     _write(root / CONTEXT_FILE, header + text)
@@ -151,10 +164,12 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
 
 def done_token(root: StrPath) -> str:
     """The token of the last job that ended ('' when none has)."""
+    from ee.config import open_regular
+
     try:
-        with open(os.path.join(root, DONE), encoding="utf-8") as file:
+        with open(open_regular(os.path.join(root, DONE), os.O_RDONLY), encoding="utf-8") as file:
             return file.read().strip()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return ""
 
 
@@ -162,8 +177,9 @@ def _lock(path: Path) -> int:
     """The descriptor of ``path``, exclusively locked (closing it unlocks)."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    from ee.config import open_regular
+
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except BaseException:

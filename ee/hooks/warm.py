@@ -36,8 +36,10 @@ def watcher_alive(root: StrPath) -> bool:
         return False
     import fcntl
 
+    from ee.config import open_regular
+
     try:
-        fd = os.open(os.path.join(root, PID_FILE), os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO: no blocking)
+        fd = open_regular(os.path.join(root, PID_FILE), os.O_RDONLY)  # (a FIFO: no blocking; a link: no)
     except OSError:
         return False
     try:

@@ -165,18 +165,15 @@ def is_served_write(command: tuple[str, str | None] | None) -> bool:
 
 
 def find_root(workspace: str | None, cwd: str) -> str | None:
-    """The workspace root as ``ee.workspace.find_root`` finds it, or None."""
-    given = workspace or os.environ.get("EE_WORKSPACE")
-    if given:
-        return os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
-    here = os.path.realpath(cwd)
-    while True:
-        if os.path.isdir(os.path.join(here, STATE_DIR)) or os.path.isdir(os.path.join(here, "memories")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
+    """The workspace root (:func:`ee.discovery.find_root`), or None when there is none or it is refused:
+    the command, run in-process, then says why. (Its git index is checked by the command the server runs.)"""
+    from ee.discovery import find_root as discover
+    from ee.errors import EeError
+
+    try:
+        return str(discover(workspace, cwd, tracked=False))
+    except EeError:
+        return None
 
 
 def server_disabled() -> bool:
@@ -524,8 +521,10 @@ def autostart(root: str) -> bool:
     except Untrusted as exc:
         warn(exc)
         return False
-    try:
-        fd = os.open(os.path.join(root, START_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    from ee.config import open_regular
+
+    try:  # (a link there, committed by a repository: never followed, no server started)
+        fd = open_regular(os.path.join(root, START_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return False
     try:
@@ -563,7 +562,7 @@ def _spawn(root: str, lock_fd: int) -> bool:
     from ee.config import open_regular
 
     log_path = os.path.join(root, LOG)
-    try:  # (a FIFO or a device there: no server started, and this command never waits on it)
+    try:  # (a link, a FIFO or a device there: no server started, and this command never waits on it)
         log = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     except OSError:
         return False

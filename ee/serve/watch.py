@@ -47,11 +47,13 @@ Log = Callable[[str], None]
 
 def stderr_log(line: str) -> None:
     # The process's own stderr, not sys.stderr: the query server swaps that while it runs a request.
-    # A problem it logs quotes file names, which may hold a secret; an on-demand server's log is a file.
+    # A problem it logs quotes file names, which may hold a secret, a newline or an escape sequence; an
+    # on-demand server's log is a file (.ee/serve.log): each masked, and escaped to stay one line.
     from ee.policy.secrets import redact
+    from ee.render import log_line
 
     stream = sys.__stderr__ or sys.stderr
-    print(time.strftime("%H:%M:%S ") + redact(line), file=stream, flush=True)
+    print(time.strftime("%H:%M:%S ") + log_line(redact(line)), file=stream, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pid lock
@@ -65,7 +67,7 @@ def watch_lock(root: Path) -> Iterator[None]:
     while True:
         try:
             fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-        except NotRegularFile:  # a FIFO, a device, a link to one: not ours to write
+        except NotRegularFile:  # a FIFO, a device, a link (never followed), another's: not ours to write
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             continue
@@ -100,7 +102,7 @@ def watcher_pid(root: Path) -> int | None:
     """The pid of the watcher running for ``root``, or None (a leftover file without its lock is stale)."""
     path = root / PID_FILE
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO there must not block every command)
+        fd = open_regular(path, os.O_RDONLY)  # (a FIFO there must not block every command; a link: no)
     except OSError:
         return None
     try:
