@@ -186,8 +186,8 @@ def next_steps(data: dict[str, Any], broken: list[dict[str, Any]]) -> list[dict[
     if unreviewed:
         add(
             "ee memory trust ID --class human_explicit",
-            f"{_count(unreviewed, 'memory')} written by agents wait for a person's review "
-            "(ee memory list shows their trust)",
+            f"{_count(unreviewed, 'memory')} only advisory (agent_assertion: an agent wrote it, or no commit "
+            "vouches for it yet) until a person reviews it",
         )
     if not memories["total"]:
         add('ee remember "<a rule of this project>" --kind rule', "the store holds no memory yet")

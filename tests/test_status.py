@@ -63,7 +63,7 @@ def test_status_counts_what_search_sees_and_names_the_repairs(cli: Cli, ws: Work
     assert memories == {
         "total": 5,
         "by_kind": {"rule": 2, "convention": 1, "decision": 1, "failure": 1},
-        "by_trust": {"human_explicit": 3, "agent_assertion": 2},
+        "by_trust": {"human_explicit": 2, "agent_assertion": 3},  # (an uncommitted file: no one vouches)
         "quarantined": 1,
         "conflicted": 0,
         "broken": 1,
@@ -71,7 +71,7 @@ def test_status_counts_what_search_sees_and_names_the_repairs(cli: Cli, ws: Work
     # The same trust classes ee memory list grants.
     listed = cli("memory", "list", "--json").json["data"]["memories"]
     granted = sorted(m["trust"] for m in listed)
-    assert granted == sorted(["human_explicit"] * 3 + ["agent_assertion"] * 2)
+    assert granted == sorted(["human_explicit"] * 2 + ["agent_assertion"] * 3)
     assert data["uncommitted"] == ["memories/broken.md", "memories/by-hand.md"]
     index = data["index"]
     assert index["state"] == "ready"  # type: ignore[index]
@@ -79,7 +79,7 @@ def test_status_counts_what_search_sees_and_names_the_repairs(cli: Cli, ws: Work
     next_steps = {step["do"]: step["why"] for step in data["next"]}  # type: ignore[attr-defined]
     assert "memories/broken.md:2" in next_steps["ee doctor"]
     assert next_steps["git add memories && git commit"] == "2 memory files not committed"
-    assert "2 memories written by agents" in next_steps["ee memory trust ID --class human_explicit"]
+    assert "3 memories only advisory" in next_steps["ee memory trust ID --class human_explicit"]
     assert next(iter(next_steps)) == "ee doctor"  # most pressing first
     human = cli("status", "--human")
     assert human.code == 0
@@ -89,7 +89,7 @@ def test_status_counts_what_search_sees_and_names_the_repairs(cli: Cli, ws: Work
     branch = git(ws.root, "symbolic-ref", "--short", "HEAD").strip()
     assert lines[1] == f"branch       memories with the code, on branch {branch}"
     assert "memories     5: 2 rule, 1 convention, 1 decision, 1 failure" in lines
-    assert "trust        3 human_explicit, 2 agent_assertion; 1 quarantined, 1 broken" in lines
+    assert "trust        2 human_explicit, 3 agent_assertion; 1 quarantined, 1 broken" in lines
     assert any(line.startswith("next         ee doctor") for line in lines)
 
 
