@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from ee.workspace import Workspace
 
 
+UNREADABLE = ("memory_invalid", "memory_conflicted")  # the index's problems of a file it leaves out
+
+
 def status(ws: Workspace) -> dict[str, Any]:
     """The ``data`` of ``ee status`` (every key always present)."""
     from ee.index.view import status as index_status
@@ -75,8 +78,11 @@ def _memories(ws: Workspace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         classes[cls] += 1
         quarantined += bool(record.get("injection", {}).get("flagged")) and not trust.is_human(cls)
         conflicted += bool(record.get("conflict"))
-    problems = [p for p in ws.store.snapshot().problems if p.severity == "error"]
-    broken = [{"path": p.path, "line": p.line, "message": p.message, "repair": p.repair} for p in problems]
+    broken = [  # the files the index could not read, as search reports them (no second parse of the store)
+        {"path": p["path"], "line": p.get("line"), "message": p["message"], "repair": p.get("repair", "")}
+        for p in view.state.get("problems", [])
+        if p.get("code") in UNREADABLE
+    ]
     counts = {
         "total": sum(kinds.values()),
         "by_kind": dict(sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
