@@ -110,4 +110,5 @@ def test_mcp_search_takes_plain_words_as_the_query(ws: Workspace) -> None:
     assert document.ok, document.document
     wrong = call_tool(_tool("search"), {"query": 42}, str(ws.root))
     assert not wrong.ok
-    assert "query" in wrong.document["error"]["message"]
+    assert wrong.document["error"]["message"].startswith("search: query: ")
+    assert wrong.document["error"]["repair"].startswith('put the words in text: {"text": "…"}')
