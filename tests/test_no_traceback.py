@@ -55,11 +55,16 @@ def _bad_values(param: click.Parameter, tmp: Path) -> list[tuple[str, str]]:
     if isinstance(kind, FILE_TYPES):
         garbage = tmp / "garbage.bin"
         garbage.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe{[\n")
+        locked = tmp / "no-permission.txt"
+        if not locked.exists():
+            locked.write_text("hello\n")
+            locked.chmod(0)  # (root reads it all the same: then it is one more ordinary file)
         return [
             ("empty", ""),
             ("missing-file", str(tmp / "no-such-file")),
             ("a-folder", str(tmp)),
             ("unreadable-bytes", str(garbage)),
+            ("no-permission", str(locked)),
         ]
     if isinstance(kind, click.types.BoolParamType) or getattr(param, "is_flag", False):
         return []
