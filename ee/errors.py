@@ -166,8 +166,8 @@ class EvalFailed(EeError):
 
 
 def disk_failure(exc: BaseException) -> StorageError | None:
-    """A full or read-only disk, wherever ee met it (a file, git, the SQLite cache): a storage error with
-    its repair, not a crash with a traceback. None for anything else."""
+    """A full or read-only disk, or a file or folder ee may not use, wherever ee met it (a file, git, the
+    SQLite cache): a storage error with its repair, not a crash with a traceback. None for anything else."""
     import errno
 
     code = getattr(exc, "errno", None)
@@ -180,5 +180,11 @@ def disk_failure(exc: BaseException) -> StorageError | None:
     if code == errno.EROFS or sqlite == 8:
         return StorageError(
             f"the file system is read-only: {exc}", "run ee where it may write the workspace and its .ee/"
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        where = getattr(exc, "filename", None) or "a file"
+        return StorageError(
+            f"permission denied: {where}",
+            "check its permissions (ls -ld), or run ee as the user who owns the workspace",
         )
     return None

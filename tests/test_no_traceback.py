@@ -170,3 +170,37 @@ def test_merge_driver_with_missing_files_is_a_usage_error(tmp_path: Path) -> Non
     assert proc.returncode == ExitCode.USAGE, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "'a' does not exist" in proc.stderr
+
+
+def test_a_folder_ee_may_not_write_is_a_storage_error(ws: Workspace, tmp_path: Path) -> None:
+    """``ee export jsonl -o`` into a folder ee may not write: exit 4 naming the place, no traceback (as a
+    user without the permission: this process's own, or nobody's when the tests run as root)."""
+    import errno
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from ee.errors import disk_failure
+
+    mapped = disk_failure(PermissionError(errno.EACCES, "Permission denied", "/srv/x"))
+    assert mapped is not None
+    assert (mapped.exit_code, mapped.message) == (ExitCode.STORAGE, "permission denied: /srv/x")
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o555)
+    argv = [sys.executable, "-m", "ee", "--workspace", str(ws.root), "export", "jsonl"]
+    argv += ["-o", str(closed / "x")]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: no user to lack the permission")
+        argv = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+        for folder in (tmp_path, *tmp_path.parents[:3]):
+            folder.chmod(folder.stat().st_mode | 0o055)  # (nobody may reach the workspace)
+        for path in (ws.root, *ws.root.rglob("*")):  # the workspace is nobody's: ee runs as its owner
+            os.chown(path, 65534, 65534, follow_symlinks=False)
+    env = {**os.environ, "EE_NO_SERVER": "1", "HOME": str(tmp_path)}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == ExitCode.STORAGE, proc.stderr
+    assert f"error: permission denied: {closed}/" in proc.stderr
