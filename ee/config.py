@@ -48,6 +48,11 @@ DEFAULT_CONFIG_TEXT = """\
 
 [query]
 # min_relevance = 0.8          # drop hits whose calibrated relevance is lower (0 = keep everything)
+
+[curate]
+# harmful_threshold = 2        # harmful feedback events that put a memory up for review
+# agent_max_age_days = 14      # an agent's unreviewed memory older than this comes up for review
+# agent_max_count = 50         # ... and all of an agent's, once it has more unreviewed memories than this
 """
 
 # section.key → (type, default)
@@ -64,6 +69,9 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "server.autostart": (bool, True),
     "server.idle_timeout": ((int, float), 900.0),
     "query.min_relevance": ((int, float), DEFAULT_MIN_RELEVANCE),
+    "curate.harmful_threshold": (int, 2),
+    "curate.agent_max_age_days": ((int, float), 14.0),
+    "curate.agent_max_count": (int, 50),
 }
 
 

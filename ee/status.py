@@ -26,6 +26,7 @@ def status(ws: Workspace) -> dict[str, Any]:
     from ee.index.view import status as index_status
 
     memories, problems = _memories(ws)  # (opening the index first: it catches up, as a query's would)
+    memories["pending_review"] = _pending_review(ws)
     index = index_status(ws)
     data: dict[str, Any] = {
         "workspace": str(ws.root),
@@ -92,6 +93,14 @@ def _memories(ws: Workspace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "broken": len(broken),
     }
     return counts, broken
+
+
+def _pending_review(ws: Workspace) -> int:
+    """How many candidates wait in the review queue (``ee curate list``)."""
+    from ee.curate.queue import pending
+
+    candidates, _problems = pending(ws)
+    return len(candidates)
 
 
 def _git_hooks(root: Path) -> dict[str, Any]:
@@ -173,6 +182,10 @@ def next_steps(data: dict[str, Any], broken: list[dict[str, Any]]) -> list[dict[
             "ee memory list --json  # then: ee why ID",
             f"{_count(memories['quarantined'], 'memory')} read like instructions to an agent (quarantined)",
         )
+    if memories["pending_review"]:
+        waiting = memories["pending_review"]
+        verb = "waits" if waiting == 1 else "wait"
+        add("ee curate list", f"{_count(waiting, 'candidate')} {verb} for a review")
     if data["uncommitted"]:
         add(
             "git add memories && git commit",

@@ -41,6 +41,7 @@ def test_a_fresh_workspace_says_what_to_do_first(cli: Cli, ws: Workspace) -> Non
         "quarantined": 0,
         "conflicted": 0,
         "broken": 0,
+        "pending_review": 0,
     }
     assert data["uncommitted"] == []
     assert data["server"] == {"running": False, "pid": None, "since": None}
@@ -67,6 +68,7 @@ def test_status_counts_what_search_sees_and_names_the_repairs(cli: Cli, ws: Work
         "quarantined": 1,
         "conflicted": 0,
         "broken": 1,
+        "pending_review": 0,
     }
     # The same trust classes ee memory list grants.
     listed = cli("memory", "list", "--json").json["data"]["memories"]
@@ -146,3 +148,21 @@ def test_the_warm_server_running_and_since_when(ws: Workspace) -> None:
         stop(proc)
     after = run_cli("-W", str(ws.root), "status", "--json").json["data"]["server"]
     assert after == {"running": False, "pid": None, "since": None}
+
+
+def test_candidates_pending_review_are_counted_and_come_next(cli: Cli, ws: Workspace) -> None:
+    ws.remember("Run make test before every release of the package.", kind="rule")
+    ws.remember("Run make test before every release of the package!", kind="rule")
+    scan = cli("curate", "scan", "--json")
+    assert scan.code == 0, scan.err
+    pending = cli("curate", "list", "--json").json["data"]
+    waiting = len(pending["candidates"])
+    assert waiting >= 1
+    data = status_of(cli)
+    assert data["memories"]["pending_review"] == waiting  # type: ignore[index]
+    steps = {step["do"]: step["why"] for step in data["next"]}  # type: ignore[attr-defined]
+    assert steps["ee curate list"] == f"{waiting} candidate{'s' if waiting > 1 else ''} " + (
+        "waits for a review" if waiting == 1 else "wait for a review"
+    )
+    human = cli("status", "--human").out
+    assert f"{waiting} pending review (ee curate list)" in human

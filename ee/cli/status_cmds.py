@@ -36,6 +36,8 @@ def status_text(data: dict[str, Any]) -> str:
     kinds = ", ".join(f"{n} {kind}" for kind, n in m["by_kind"].items()) or "none"
     trusts = ", ".join(f"{n} {cls}" for cls, n in m["by_trust"].items()) or "-"
     flags = [f"{m[key]} {key}" for key in ("quarantined", "conflicted", "broken") if m[key]]
+    if m["pending_review"]:
+        flags.append(f"{m['pending_review']} pending review (ee curate list)")
     index = data["index"]
     model = (
         f"model {index['model']}" + ("" if index["semantic"] else ", lexical only")

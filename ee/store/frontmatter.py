@@ -61,6 +61,7 @@ MERGE_KEYS = frozenset({CONFLICT_KEY, MERGE_KEY})
 # When a person last reviewed the memory's trust (`ee memory trust`): informational, kept in ``extra``;
 # what counts for trust is the review commit (ee.index.provenance), not this value.
 REVIEW_KEY = "trust_reviewed"
+CITES_KEY = "cites"  # {cited file or file:L1-L2: hash of its text}, recorded by ee.curate.citations
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_TAGS = 256
 MAX_TAG_LENGTH = 100
@@ -179,7 +180,7 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
                 errors.append(exc)
             continue
         extra.append((key, _jsonable(raw)))
-        if key not in MERGE_KEYS and key != REVIEW_KEY:  # ee's own keys, not unknown ones
+        if key not in MERGE_KEYS and key not in (REVIEW_KEY, CITES_KEY):  # ee's own keys, not unknown ones
             problems.append(
                 Problem(
                     code="unknown_key",
