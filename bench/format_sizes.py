@@ -1,15 +1,16 @@
-"""The README's table of format sizes, measured and written from one place.
+"""The format sizes the READMEs state, measured and written from one place.
 
 Run from the repository root::
 
-    python -m bench.format_sizes            # print the table
-    python -m bench.format_sizes --write    # and replace it in README.md
+    python -m bench.format_sizes            # print the table and the README's sentence
+    python -m bench.format_sizes --write    # and replace them in bench/README.md and README.md
 
 The same 4,000-token pack is printed in each format by real ``ee context`` processes on two stores, each
 named in the table with its size and the date: this repository's own memories (long, explained ones)
 and a store of 40 short one-line memories of a small Python project (generated here, the same every
 run). A size is ⌈bytes / 4⌉ of stdout, as ``… --format F | wc -c`` counts it. Each target is stated as
-it holds on both stores; ``tests/test_formats.py`` checks them.
+it holds on both stores; ``tests/test_formats.py`` checks them. The table goes to bench/README.md (section
+"Format sizes"), its two-line summary to the README.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ TARGETS = {
     "hook": "≤ Markdown",
     "json": "(everything)",
 }
-INTRO = "One pack in each format:"  # how the README's paragraph starts (where --write finds it)
+INTRO = "One pack in each format:"  # how bench/README.md's paragraph starts (where --write finds it)
+SUMMARY = "Format sizes of one 4,000-token pack"  # how the README's sentence starts
+OLD_STARTS = ("Sizes of one pack", "Sizes for the same pack")  # (what the README said before)
 OWN_TASK = "how does ee commit a memory"
 SHORT_TASK = "how do we release a new version"
 # What a small Python project's store holds after a few weeks: one short line each.
@@ -83,8 +86,9 @@ SHORT_MEMORIES = [
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.format_sizes", description=__doc__.split("\n")[0])
-    parser.add_argument("--write", action="store_true", help="Replace the table in README.md.")
+    parser.add_argument("--write", action="store_true", help="Replace them in bench/README.md and README.md.")
     parser.add_argument("--readme", type=Path, default=ROOT / "README.md", help=argparse.SUPPRESS)
+    parser.add_argument("--bench-readme", type=Path, default=ROOT / "bench/README.md", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ee-format-sizes-") as tmp:
         env = git_environment(Path(tmp) / "home")
@@ -94,10 +98,12 @@ def main(argv: list[str] | None = None) -> int:
             (f'this repository\'s {own[1]} memories, "{OWN_TASK}"', measure(own[0], OWN_TASK, env)),
             (f'{short[1]} short memories, "{SHORT_TASK}"', measure(short[0], SHORT_TASK, env)),
         ]
-    text = table(stores, datetime.datetime.now(datetime.UTC).date().isoformat())
-    print(text)
+    date = datetime.datetime.now(datetime.UTC).date().isoformat()
+    text, line = table(stores, date), summary(stores, date)
+    print(text, line, sep="\n\n")
     if args.write:
-        write_readme(args.readme, text)
+        replace_paragraph(args.bench_readme, (INTRO,), text)
+        replace_paragraph(args.readme, (SUMMARY, INTRO, *OLD_STARTS), line)
     return 0
 
 
@@ -150,13 +156,31 @@ def table(stores: list[tuple[str, dict[str, int]]], date: str) -> str:
     return "\n".join([intro, "", head, rule, *rows])
 
 
-def write_readme(readme: Path, text: str) -> None:
-    """Replace the paragraph that starts with :data:`INTRO` and the table after it."""
-    lines = readme.read_text(encoding="utf-8").split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith((INTRO, "Sizes for the same pack")))
-    table_start = next(i for i in range(start, len(lines)) if lines[i].startswith("|"))
-    end = next((i for i in range(table_start, len(lines)) if not lines[i].startswith("|")), len(lines))
-    readme.write_text("\n".join([*lines[:start], text, *lines[end:]]), encoding="utf-8")
+def summary(stores: list[tuple[str, dict[str, int]]], date: str) -> str:
+    """The README's two lines: what each format costs against Markdown on the two stores."""
+    (_own, long_sizes), (_short, short_sizes) = stores
+
+    def share(fmt: str) -> str:
+        shares = sorted(round(100 * s[fmt] / s["markdown"]) for s in (long_sizes, short_sizes))
+        return f"{shares[0]:,}-{shares[1]:,} %" if shares[0] != shares[1] else f"{shares[0]:,} %"
+
+    compact = [round(100 * s["compact"] / s["markdown"]) for s in (long_sizes, short_sizes)]
+    return (
+        f"{SUMMARY} against Markdown ({date}; the stores, the table and the targets tests check:\n"
+        f"[bench/README.md](bench/README.md#format-sizes)): toon {share('toon')}, hook {share('hook')}, "
+        f"compact {compact[0]} % on long memories and {compact[1]} % on short ones, json {share('json')}."
+    )
+
+
+def replace_paragraph(path: Path, starts: tuple[str, ...], text: str) -> None:
+    """Replace the paragraph that starts with one of ``starts`` (and a table right after it) by ``text``."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(starts))
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    after = next((i for i in range(end, len(lines)) if lines[i].strip()), len(lines))
+    if after < len(lines) and lines[after].startswith("|"):  # the table of that paragraph
+        end = next((i for i in range(after, len(lines)) if not lines[i].startswith("|")), len(lines))
+    path.write_text("\n".join([*lines[:start], text, *lines[end:]]), encoding="utf-8")
 
 
 if __name__ == "__main__":

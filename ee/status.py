@@ -42,6 +42,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         },
         "hooks": {"git": _git_hooks(ws.root), "agent": _agent_hooks(ws.root)},
         "server": server_state(ws.root),
+        "sessions": _sessions(ws),
     }
     data["next"] = next_steps(data, problems)
     return data
@@ -93,6 +94,13 @@ def _memories(ws: Workspace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "broken": len(broken),
     }
     return counts, broken
+
+
+def _sessions(ws: Workspace) -> dict[str, Any]:
+    """The imported agent sessions (``ee sessions list``): how many, and when the newest one ended."""
+    found = ws.sessions()
+    newest = max((s["last"] for s in found if s.get("last")), default=None)
+    return {"imported": len(found), "newest": newest}
 
 
 def _pending_review(ws: Workspace) -> int:

@@ -5,6 +5,7 @@ The CLI parses, calls one method here, and renders. Store, git, index, query and
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
@@ -446,9 +447,13 @@ class Workspace:
         ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``; ``views`` keeps the
         index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
+        from ee.sessions.packing import search_with_evidence
 
         query = as_query(query)
-        return with_notes(search(self, query, min_relevance, views), query)
+        views = {} if views is None else views
+        data = search(self, query, min_relevance, views)
+        view = views[query.get("asOf")][0]
+        return with_notes(search_with_evidence(self, query, data, view, min_relevance), query)
 
     def context(
         self,
@@ -456,11 +461,40 @@ class Workspace:
         quotas: dict[str, Any] | None = None,
         min_relevance: float | None = None,
     ) -> dict[str, Any]:
-        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile."""
-        from ee.pack import build_pack
+        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
+        Session evidence has its own section (ee.sessions.packing)."""
+        from ee.sessions.packing import context_with_evidence
 
         query = as_query(query)
-        return with_notes(build_pack(self, query, quotas, min_relevance=min_relevance), query)
+        return with_notes(context_with_evidence(self, query, quotas, min_relevance), query)
+
+    # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
+
+    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> dict[str, Any]:
+        """Import agent transcripts as evidence, incrementally (``ee import session``). The candidates they
+        hold (ee.sessions.candidates) go to the review queue through ee.hooks.sessions.propose_candidates,
+        which the command and the hook call: the queue sits above the façade."""
+        from ee.sessions.ops import import_sessions
+
+        return import_sessions(self, list(paths), fmt)
+
+    def sessions(self) -> builtins.list[dict[str, Any]]:
+        """The imported sessions (``ee sessions list``)."""
+        from ee.sessions.ops import list_sessions
+
+        return list_sessions(self)
+
+    def session(self, ident: str) -> dict[str, Any]:
+        """One session's evidence, or one piece by its id (``ee sessions show``)."""
+        from ee.sessions.ops import show_session
+
+        return show_session(self, ident)
+
+    def forget_session(self, ident: str) -> dict[str, Any]:
+        """Purge a session's evidence (or one piece) with its index entries and vectors."""
+        from ee.sessions.ops import forget_session
+
+        return forget_session(self, ident)
 
     def why(
         self,

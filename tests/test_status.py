@@ -166,3 +166,17 @@ def test_candidates_pending_review_are_counted_and_come_next(cli: Cli, ws: Works
     )
     human = cli("status", "--human").out
     assert f"{waiting} pending review (ee curate list)" in human
+
+
+def test_the_last_session_import(cli: Cli, ws: Workspace) -> None:
+    transcript = Path(__file__).parent / "fixtures/sessions/sessions/tidemark-03-borrowck.jsonl"
+    assert status_of(cli)["sessions"] == {"imported": 0, "newest": None}
+    assert "sessions     none imported (ee import session --claude-code)" in cli("status", "--human").out
+    imported = cli("import", "session", str(transcript), "--json")
+    assert imported.code == 0, imported.err
+    listed = cli("sessions", "list", "--json").json["data"]
+    sessions = listed["sessions"] if isinstance(listed, dict) else listed
+    newest = max(s["last"] for s in sessions)
+    assert status_of(cli)["sessions"] == {"imported": len(sessions), "newest": newest}
+    human = cli("status", "--human").out
+    assert f"sessions     {len(sessions)} imported, the newest up to {newest}" in human

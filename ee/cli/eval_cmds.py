@@ -108,3 +108,47 @@ def run_cmd(
         "rerun one with: ee eval run --scenario ID",
         {"report": report},
     )
+
+
+@eval_group.command("sessions")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option(
+    "--max-tokens",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(min=100),
+    help="The budget of each question's context pack.",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default: [query] min_relevance, 0.8; 0 = off).",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option("--misses", is_flag=True, help="Also list the questions answered badly, and how.")
+@json_option
+def sessions_cmd(
+    folder: str,
+    max_tokens: int,
+    min_relevance: float | None,
+    limit: int | None,
+    misses: bool,
+    as_json: bool | None,
+) -> None:
+    """Import FOLDER/sessions/ (transcripts) into a temporary workspace with `ee import session`, ask every
+    question of FOLDER/questions.jsonl with `ee search` and `ee context`, and print session hit@1/5/10, MRR,
+    the share of answerable and of unanswerable questions with no hit, newest-session-first for knowledge
+    updates and the share of packs holding the answer's key terms, overall and per question type (--json:
+    every question's outcome under misses).
+
+    Example: ee eval sessions tests/fixtures/sessions --misses
+    """
+    from ee.cli.progress import progress_on_a_terminal
+    from ee.eval.sessions import evaluate, table
+
+    with progress_on_a_terminal() as bar:
+        result = evaluate(
+            Path(folder), max_tokens=max_tokens, min_relevance=min_relevance, limit=limit, progress=bar
+        )
+    Output(as_json).emit(result, lambda: table(result, misses=misses))

@@ -50,6 +50,12 @@ def status_text(data: dict[str, Any]) -> str:
         hooks += " (old: ee hooks install)"
     agent = data["hooks"]["agent"]["claude_code"]
     agent_text = "installed" if agent["current"] else ("old" if agent["installed"] else "not installed")
+    imported = data["sessions"]
+    sessions = (
+        f"{imported['imported']} imported, the newest up to {imported['newest']}"
+        if imported["imported"]
+        else "none imported (ee import session --claude-code)"
+    )
     server = data["server"]
     served = f"running since {server['since']} (pid {server['pid']})" if server["running"] else "not running"
     lines = [
@@ -67,6 +73,7 @@ def status_text(data: dict[str, Any]) -> str:
         f"git hooks    {hooks}",
         f"agent hooks  Claude Code {agent_text}",
         f"server       {served}",
+        f"sessions     {sessions}",
     ]
     first, *more = data["next"]
     lines.append(f"next         {first['do']}   ({first['why']})")
