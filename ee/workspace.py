@@ -462,11 +462,23 @@ class Workspace:
         min_relevance: float | None = None,
     ) -> dict[str, Any]:
         """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
-        Session evidence has its own section (ee.sessions.packing)."""
+        Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
+        review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
+        from ee.curate.usage import record_retrieval
+        from ee.sessions.packing import SECTION as EVIDENCE_SECTION
         from ee.sessions.packing import context_with_evidence
 
-        query = as_query(query)
-        return with_notes(context_with_evidence(self, query, quotas, min_relevance), query)
+        document = as_query(query)
+        pack = with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
+        if not document.get("asOf"):
+            ids = [  # (memories: session evidence has a section of its own)
+                item["id"]
+                for section in pack.get("sections", ())
+                if section["name"] != EVIDENCE_SECTION
+                for item in section["items"]
+            ]
+            record_retrieval(self.root, ids, now_text()[:10])
+        return pack
 
     # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
 

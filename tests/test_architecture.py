@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
         "curate.citations",
         "curate.state",
         "curate.marks",
+        "curate.usage",
     },
     {"index", "serve.sentinel"},
     {"query"},

@@ -122,6 +122,15 @@ def _agent_write(ws: Workspace) -> None:
     ws.remember("The release branch is cut on Thursdays.", actor=Actor("codex"))
 
 
+def _unused(ws: Workspace) -> None:
+    hand_write(
+        ws, "billing", "The legacy billing service is deployed by hand.", "created: 2025-01-01T00:00:00Z\n"
+    )
+    log = ws.root / ".ee" / "curate" / "retrieved.jsonl"  # this clone's packs since early 2025
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text('{"day":"2025-01-02","ids":["another-memory"]}\n')
+
+
 def _session(ws: Workspace) -> None:
     propose(ws, [session_candidate()])
 
@@ -160,12 +169,13 @@ SCENARIOS: dict[str, Callable[[Workspace], None]] = {
     "expired": _expired,
     "harmful": _harmful,
     "agent-write": _agent_write,
+    "unused": _unused,
     "session": _session,
     "docs": _docs,
 }
 # What --edit edits: the default action, except where the default deletes the only memory.
 EDIT_ACTION = {"expired": "keep"}
-NOT_BUILT = {"unused"}  # see docs/curate.md: ee records no retrievals yet
+NOT_BUILT: set[str] = set()
 
 
 def test_every_type_has_a_scenario() -> None:
@@ -539,3 +549,79 @@ def test_attesting_an_agents_memory_is_a_persons_trust_review(ws: Workspace) -> 
     ok(ws.root, "curate", "accept", candidate["id"])
     assert "Ee-Op: trust" in trailers(ws.root)
     assert ok(ws.root, "memory", "show", memory_id)["trust"] == "peer_human_attested"
+
+
+# ------------------------------------------------------------------------------------ docs
+
+
+def test_docs_rules_and_commands_are_found_with_their_line() -> None:
+    from ee.curate.docs import extract
+
+    text = (
+        "# Contributing\n"
+        "\n"
+        "- Always run make lint before pushing a branch.\n"
+        "- We like coffee.\n"
+        "Never commit generated files under build/.\n"
+        "```sh\n"
+        "$ make test\n"
+        "# a comment\n"
+        "```\n"
+        "```python\n"
+        "print('not a command')\n"
+        "```\n"
+        "* Use snake_case for function names.\n"
+    )
+    assert extract(text) == [
+        (3, "rule", "Always run make lint before pushing a branch."),
+        (5, "rule", "Never commit generated files under build/."),
+        (7, "command", "make test"),
+        (13, "convention", "Use snake_case for function names."),
+    ]
+
+
+def test_docs_scan_never_follows_a_link_out_of_the_repository(ws: Workspace, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("- Always deploy on Fridays from the secret branch.\n")
+    (ws.root / "AGENTS.md").symlink_to(outside)
+    ok(ws.root, "curate", "scan", "--docs")
+    assert ok(ws.root, "curate", "list", "--type", "docs")["count"] == 0
+
+
+def test_accepting_a_docs_candidate_writes_a_memory_with_its_source(ws: Workspace) -> None:
+    _docs(ws)
+    candidate = queued(ws, "docs")
+    assert candidate["evidence"][0]["ref"] == "AGENTS.md:3"
+    accepted = ok(ws.root, "curate", "accept", candidate["id"])
+    text = (ws.root / accepted["changed"]["files"][0]).read_text()
+    assert "file://AGENTS.md#L3" in text
+    assert "Always run make lint before pushing a branch." in text
+    ok(ws.root, "curate", "scan", "--docs")  # now in the store: not proposed again
+    assert ok(ws.root, "curate", "list", "--type", "docs")["count"] == 0
+
+
+def test_a_memory_a_pack_included_is_not_unused(ws: Workspace) -> None:
+    _unused(ws)
+    assert queued(ws, "unused")["subjects"] == ["billing"]
+    result = run_cli(
+        "--workspace",
+        str(ws.root),
+        "context",
+        "how is the legacy billing service deployed",
+        "--min-relevance",
+        "0",
+        "--json",
+    )
+    assert "billing" in result.out
+    lines = (ws.root / ".ee" / "curate" / "retrieved.jsonl").read_text().splitlines()
+    assert "billing" in json.loads(lines[-1])["ids"]
+    ok(ws.root, "curate", "scan")
+    assert ok(ws.root, "curate", "list", "--type", "unused")["count"] == 0
+
+
+def test_nothing_is_unused_before_the_retrieval_log_is_old_enough(ws: Workspace) -> None:
+    hand_write(
+        ws, "billing", "The legacy billing service is deployed by hand.", "created: 2025-01-01T00:00:00Z\n"
+    )
+    ok(ws.root, "curate", "scan")  # no log at all: a fresh clone
+    assert ok(ws.root, "curate", "list", "--type", "unused")["count"] == 0

@@ -43,12 +43,12 @@ _RULE_RE = re.compile(
     re.IGNORECASE,
 )
 _STYLE_RE = re.compile(
-    r"\b(?:style|format|naming|name|lint|indent|commit message|convention)\w*", re.IGNORECASE
+    r"\b(?:style|format|naming|name|indent|commit message|convention|snake_case|camelcase)\w*", re.IGNORECASE
 )
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?P<text>.+)$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)\s*(?P<lang>[\w+-]*)")
 _SHELL = {"sh", "bash", "shell", "console", "zsh", ""}
-_MARKUP_RE = re.compile(r"[*_`]+")
+_MARKUP_RE = re.compile(r"\*\*|__|`|(?<!\w)[*_]|[*_](?!\w)")  # emphasis and code marks, not snake_case
 MIN_WORDS = 4
 
 

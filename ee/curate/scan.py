@@ -11,6 +11,7 @@ What it looks for, each rule deterministic and explained in the candidate's ``re
 - ``stale-citation``: a cited file or line range whose text changed since its hash was recorded;
 - ``expired``: validity that has ended;
 - ``harmful``: harmful feedback at or above ``[curate] harmful_threshold``;
+- ``unused``: no context pack included it for ``[curate] unused_days`` (:mod:`ee.curate.usage`);
 - ``agent-write``: an agent's memory no person reviewed, older than ``[curate] agent_max_age_days``, or
   any of them once an agent has more than ``[curate] agent_max_count``;
 - ``docs`` (``--docs``): rules and commands the repository's own docs state (:mod:`ee.curate.docs`).
@@ -50,6 +51,7 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
     found += expired(memories, now, settled(ws))
     found += harmful(ws, memories, now)
     found += agent_writes(ws, memories, now)
+    found += unused(ws, memories, now)
     if docs:
         from ee.curate.docs import docs_candidates
 
@@ -305,6 +307,35 @@ def harmful(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
                 )
             )
     return out
+
+
+def unused(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
+    """Memories older than ``[curate] unused_days`` that no context pack included in that many days, judged
+    only once this clone's retrieval log (:mod:`ee.curate.usage`) is that old."""
+    from datetime import timedelta
+
+    from ee.curate.usage import last_retrieved
+    from ee.store.ids import format_time, parse_time
+
+    days = float(ws.config.get("curate.unused_days"))
+    first, last = last_retrieved(ws.root)
+    since = format_time(parse_time(now) - timedelta(days=days))
+    if first is None or first > since[:10]:
+        return []
+    return [
+        _candidate(
+            "unused",
+            [m],
+            f"unused: {m.title}",
+            f"no context pack included it since {last.get(m.id, 'the log began, ' + first)} "
+            f"(more than {days:g} days)",
+            now,
+        )
+        for m in memories
+        if (m.created or now) <= since
+        and last.get(m.id, "") < since[:10]
+        and not (m.valid_to and m.valid_to <= now)
+    ]
 
 
 def agent_writes(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:

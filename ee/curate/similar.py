@@ -92,23 +92,16 @@ def one_value_changed(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, str]
     return None
 
 
-_CODE_CHARS = frozenset("_(){}[]<>#*$^:/\\|=@~`")
+# A token that names something: a code character, a lower-then-upper case change, a letter beside a digit.
+_CODE_RE = re.compile(r"[_(){}\[\]<>#*$^:/\\|=@~`]|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]")
 _EDGE = "\"'.,;!?"
 
 
 def code_words(text: str) -> frozenset[str]:
     """The identifiers a text names, case kept: ``max({expr})``, ``iW``, ``v:true``, ``TextChangedI``. Two
     memories about different identifiers are about different things, however alike their words."""
-    out = set()
-    for raw in text.split():
-        token = raw.strip(_EDGE)
-        if not token or token.replace(".", "").isdigit():
-            continue  # a number is a value, not a name
-        mixed = any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
-        alnum = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        if mixed or alnum or any(c in _CODE_CHARS for c in token):
-            out.add(token)
-    return frozenset(out)
+    found = (raw.strip(_EDGE) for raw in text.split() if _CODE_RE.search(raw))
+    return frozenset(t for t in found if t and not t.replace(".", "").isdigit())
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +118,14 @@ class Features:
 
     @classmethod
     def of(cls, text: str) -> Features:
+        said = tuple(words(text))
+        plain = [w.replace("'", "") for w in said]
         return cls(
             normalise(text),
-            content_tokens(text),
-            tuple(words(text)),
+            frozenset(w for w in plain if w not in STOP_WORDS and w not in NEGATIONS),
+            said,
             code_words(text),
-            negated(text),
+            any(w in NEGATIONS for w in plain) or any(w in NEGATIONS for w in said),
             switches(text),
             tuple(w.strip(_EDGE) for w in text.split()[:HEAD_WORDS]),
         )

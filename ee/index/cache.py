@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ee.config import write_private
 from ee.store.files import make_state_folder
 
 CACHE_VERSION = 11  # bump when the parse record or the tokenizer changes
@@ -179,7 +180,7 @@ def reset(path: Path, reason: str) -> None:
     for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
         (path.parent / name).unlink(missing_ok=True)
     note = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "reason": reason}
-    (path.parent / REBUILT_NOTE).write_text(json.dumps(note) + "\n", encoding="utf-8")
+    write_private(path.parent / REBUILT_NOTE, (json.dumps(note) + "\n").encode("utf-8"))
 
 
 def rebuilt_note(path: Path) -> dict[str, str] | None:

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ee.config import NotRegularFile, open_regular
-from ee.errors import ConflictError, EeError
+from ee.config import open_regular
+from ee.errors import ConflictError, EeError, NotRegularFile
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR
 
 PID_FILE = f"{STATE_DIR}/watch.pid"
