@@ -96,3 +96,10 @@ def test_search_a_query_document_and_mcp_follow_the_same_rule(
     answer = call_tool(tool, {"task": task}, str(ws.root))
     assert answer.ok, answer.document
     assert _shortened_note(answer.document["degraded"])["message"] == note["message"]
+
+
+def test_why_with_a_long_query_follows_the_rule(cli: Cli, ws: Workspace) -> None:
+    memory = ws.remember("The upload test is flaky in CI.", kind="failure")
+    result = cli("why", memory.id, "--query", long_task(), "--json")
+    assert result.code == 0, result.err
+    assert _shortened_note(result.json["degraded"])["message"].startswith("the text is 9,600 characters")
