@@ -31,6 +31,8 @@ DEFAULT_CONFIG_TEXT = """\
 
 [model]
 # path = ""                    # a model2vec model folder; empty = the model shipped with ee
+# transformer = true           # answer with the transformer arm once every memory has its vector
+# transformer_max_memories = 50000   # a larger store keeps the static arm (too long to embed)
 
 [hooks]
 # block = false                # pre-commit: block (not just warn) on failure / anti-pattern memories
@@ -70,6 +72,8 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "store.branch": (str, ""),
     "lock.timeout": ((int, float), 30.0),
     "model.path": (str, ""),
+    "model.transformer": (bool, True),
+    "model.transformer_max_memories": (int, 50_000),
     "hooks.block": (bool, False),
     "hooks.timeout": ((int, float), 2.0),
     "sync.remote": (str, "origin"),

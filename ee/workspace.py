@@ -465,17 +465,16 @@ class Workspace:
         Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
         review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
         from ee.curate.usage import record_retrieval
-        from ee.sessions.packing import SECTION as EVIDENCE_SECTION
         from ee.sessions.packing import context_with_evidence
 
         document = as_query(query)
         pack = with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
         if not document.get("asOf"):
-            ids = [  # (memories: session evidence has a section of its own)
+            ids = [
                 item["id"]
                 for section in pack.get("sections", ())
-                if section["name"] != EVIDENCE_SECTION
                 for item in section["items"]
+                if item.get("type", "memory") == "memory"
             ]
             record_retrieval(self.root, ids, now_text()[:10])
         return pack
