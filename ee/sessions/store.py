@@ -248,7 +248,13 @@ def pack_tokens(tokens: list[str]) -> bytes:
 
 
 def unpack_tokens(blob: bytes) -> list[str]:
-    tokens: list[str] = marshal.loads(zlib.decompress(blob))  # noqa: S302 - ee's own data
+    """The tokens :func:`pack_tokens` stored (or, from a database written before they were compressed,
+    marshalled alone)."""
+    try:
+        data = zlib.decompress(blob)
+    except zlib.error:
+        data = blob
+    tokens: list[str] = marshal.loads(data)  # noqa: S302 - ee's own data
     return tokens
 
 
