@@ -51,6 +51,7 @@ COMMANDS = {
     "pack": "context_cmds:pack_cmd",
     "why": "feedback_cmds:why_cmd",
     "outcome": "feedback_cmds:outcome_cmd",
+    "curate": "curate_cmds:curate_group",
     "hooks": "hooks_cmds:hooks_group",
     "hook": "hooks_cmds:hook_cmd",
     "hook-check": "hooks_cmds:hook_check_cmd",
