@@ -83,6 +83,13 @@ class IndexView:
             self._embedder = _cached_embedder(self.model_folder, self.model_key)
         return self._embedder
 
+    def static_embedder(self) -> Any:
+        """The static model2vec model, whichever arm answers memory queries (session evidence has the
+        static arm only: ee.sessions.index); None without a usable model folder."""
+        if self._embedder is None and self.model_folder is not None:
+            self._embedder = _cached_embedder(self.model_folder, self.model_key)
+        return self._embedder
+
     def model_profile(self) -> ModelProfile:
         """What relevance needs to know about the answering model, saved in the workspace's derived cache."""
         from ee.index.embedder import model_profile
