@@ -117,6 +117,13 @@ def connect(root: Path, *, create: bool = False, write: bool = True) -> Iterator
         db.close()
 
 
+def present(root: Path) -> bool:
+    """Whether the workspace at ``root`` has imported sessions at all (a name in ``.ee/``, not followed: a
+    link there still goes through :func:`connect`, which refuses it). A query in a workspace without any
+    pays nothing for evidence: no model, no index, no database."""
+    return os.path.lexists(folder_of(root) / DATABASE) or os.path.islink(folder_of(root))
+
+
 def generation(db: sqlite3.Connection) -> int:
     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row else 0
