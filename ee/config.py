@@ -31,6 +31,8 @@ DEFAULT_CONFIG_TEXT = """\
 
 [model]
 # path = ""                    # a model2vec model folder; empty = the model shipped with ee
+# transformer = true           # answer with the transformer arm once every memory has its vector
+# transformer_max_memories = 50000   # a larger store keeps the static arm (too long to embed)
 
 [hooks]
 # block = false                # pre-commit: block (not just warn) on failure / anti-pattern memories
@@ -49,6 +51,19 @@ DEFAULT_CONFIG_TEXT = """\
 
 [query]
 # min_relevance = 0.8          # drop hits whose calibrated relevance is lower (0 = keep everything)
+
+[curate]
+# harmful_threshold = 2        # harmful feedback events that put a memory up for review
+# agent_max_age_days = 14      # an agent's unreviewed memory older than this comes up for review
+# agent_max_count = 50         # ... and all of an agent's, once it has more unreviewed memories than this
+# unused_days = 90             # a memory no context pack included for this many days comes up for review
+
+[sessions]
+# import = true                # `ee import session` and the agent hooks import transcripts
+# search = true                # search and context return session evidence beside memories
+# min_relevance = 0.02        # the relevance floor of evidence (--min-relevance sets both)
+# retention_days = 0           # evidence older than this is deleted at the next import (0 = keep it)
+# max_file_bytes = 268435456   # a larger transcript is refused
 """
 
 # section.key → (type, default)
@@ -57,6 +72,8 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "store.branch": (str, ""),
     "lock.timeout": ((int, float), 30.0),
     "model.path": (str, ""),
+    "model.transformer": (bool, True),
+    "model.transformer_max_memories": (int, 50_000),
     "hooks.block": (bool, False),
     "hooks.timeout": ((int, float), 2.0),
     "sync.remote": (str, "origin"),
@@ -65,6 +82,15 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "server.autostart": (bool, True),
     "server.idle_timeout": ((int, float), 900.0),
     "query.min_relevance": ((int, float), DEFAULT_MIN_RELEVANCE),
+    "curate.harmful_threshold": (int, 2),
+    "curate.agent_max_age_days": ((int, float), 14.0),
+    "curate.agent_max_count": (int, 50),
+    "curate.unused_days": ((int, float), 90.0),
+    "sessions.import": (bool, True),
+    "sessions.search": (bool, True),
+    "sessions.min_relevance": ((int, float), 0.02),
+    "sessions.retention_days": ((int, float), 0),
+    "sessions.max_file_bytes": (int, 256 * 1024 * 1024),
 }
 
 
@@ -271,6 +297,12 @@ def load_config(root: Path) -> Config:
     if not 0.0 <= floor <= 1.0:
         raise ConfigError(
             f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",
+            f"set min_relevance between 0 (keep everything) and 1 in {path}",
+        )
+    evidence_floor = values.get("sessions.min_relevance", 0.02)
+    if not 0.0 <= evidence_floor <= 1.0:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [sessions] min_relevance = {evidence_floor!r} is outside [0, 1]",
             f"set min_relevance between 0 (keep everything) and 1 in {path}",
         )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):

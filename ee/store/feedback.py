@@ -33,8 +33,9 @@ def read_events_file(path: Path, rel: str) -> tuple[list[dict[str, Any]], list[d
     return read_events_text(text, rel)
 
 
-def open_events(path: Path, rel: str, flags: int) -> int:
-    """A file descriptor of the events file ``path`` (``rel`` names it), opened with ``flags``.
+def open_events(path: Path, rel: str, flags: int, named: str = EVENTS) -> int:
+    """A file descriptor of the events file ``path`` (``rel`` names it), opened with ``flags``; ``named``
+    is its folder in messages (``memories/.events``, or the review decisions' ``memories/.curate``).
 
     Refused with a StorageError: a symlink (the file's own, or a ``memories/.events`` folder that leads out
     of ``memories/``), so a link a teammate committed never makes ee read or append to a file outside the
@@ -44,9 +45,9 @@ def open_events(path: Path, rel: str, flags: int) -> int:
     memories = os.path.realpath(path.parent.parent)
     if path.parent.parent.name != MEMORIES or os.path.dirname(folder) != memories:
         raise StorageError(
-            f"{rel}: the events folder {EVENTS}/ is a symlink out of memories/; ee reads and writes "
-            "feedback events only inside memories/",
-            f"replace the link with a folder: rm {EVENTS} && git checkout -- {EVENTS}",
+            f"{rel}: the events folder {named}/ is a symlink out of memories/; ee reads and writes "
+            "its events only inside memories/",
+            f"replace the link with a folder: rm {named} && git checkout -- {named}",
         )
     try:
         return open_regular(path, flags | os.O_NOFOLLOW)  # (O_NOFOLLOW: a link fails the open itself)
@@ -56,12 +57,12 @@ def open_events(path: Path, rel: str, flags: int) -> int:
         why = exc.strerror or str(exc)
     if os.path.islink(path):
         raise StorageError(
-            f"{rel} is a symlink; ee reads and writes feedback events only in a regular file",
+            f"{rel} is a symlink; ee reads and writes its events only in a regular file",
             f"replace the link with a regular file: rm {rel} (or git rm {rel}), then run the command again",
         )
     if not os.path.isfile(path):
         why = "not a regular file (a FIFO, socket, device or folder)"
-    raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {EVENTS}/ (rm {rel})")
+    raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {named}/ (rm {rel})")
 
 
 def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -19,7 +19,7 @@ from ee.config import MAX_INT
 from ee.errors import MemoryFormatError, UsageError
 from ee.git.conflict import git_marker_line
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
-from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, parse_time
+from ee.store.ids import ID_RE, TimeOutOfRange, format_time, is_valid_id, parse_time
 
 
 class _LazyPattern:
@@ -86,6 +86,7 @@ MERGE_KEYS = frozenset({CONFLICT_KEY, MERGE_KEY})
 # When a person last reviewed the memory's trust (`ee memory trust`): informational, kept in ``extra``;
 # what counts for trust is the review commit (ee.index.provenance), not this value.
 REVIEW_KEY = "trust_reviewed"
+CITES_KEY = "cites"  # {cited file or file:L1-L2: hash of its text}, recorded by ee.curate.citations
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_TAGS = 256
 MAX_TAG_LENGTH = 100
@@ -204,7 +205,7 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
                 errors.append(exc)
             continue
         extra.append((key, _jsonable(raw)))
-        if key not in MERGE_KEYS and key != REVIEW_KEY:  # ee's own keys, not unknown ones
+        if key not in MERGE_KEYS and key not in (REVIEW_KEY, CITES_KEY):  # ee's own keys, not unknown ones
             problems.append(
                 Problem(
                     code="unknown_key",
@@ -470,6 +471,24 @@ def _problem_error(message: str, path: str, line: int | None, key: str, hint: st
     return MemoryFormatError(message, path, line, key, hint=hint)
 
 
+def _refuse_secret_id(value: str, path: str, line: int | None) -> None:
+    """A hand-written id holding a secret makes the file unreadable (reported at ``file:line``, skipped
+    like any malformed file): an id is printed everywhere (search, lists, packs, exports, commit
+    trailers) and cannot be masked and still name the memory."""
+    from ee.policy.secrets import find_secrets
+
+    found = find_secrets(value)
+    if found:
+        raise _problem_error(
+            f"id holds a secret ({found[0].cls})",
+            path,
+            line,
+            "id",
+            "write another id (or delete the key: ee derives one from the file name), rotate the secret, "
+            "and take it out of git history if it was committed",
+        )
+
+
 def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[Problem]) -> Any:
     """Validate and normalise one known key's value; raise on a wrong type or value."""
     if raw is None:
@@ -484,6 +503,8 @@ def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[P
                 key,
                 "use letters, digits, '_', '-', '.' or ':' (ee writes mem_<ULID>), or delete the key",
             )
+        if not ID_RE.match(value):
+            _refuse_secret_id(value, path, line)
         return value
     if key == "level":
         if raw not in LEVELS:
