@@ -24,17 +24,30 @@ LAYERS: list[set[str]] = [
     {"git.conflict"},
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
     # to a file (a secret in an id is a malformed file)
-    {"policy", "store.frontmatter"},
+    {"policy", "store.frontmatter", "curate.similar"},
     # git.repo: the one commit path masks every message it writes with the secret policy
-    {"store.files", "git.repo", "git.merge", "store.feedback", "git.memory_branch", "discovery"},
+    {
+        "store.files",
+        "git.repo",
+        "git.merge",
+        "store.feedback",
+        "git.memory_branch",
+        "discovery",
+        "curate.decisions",
+        "curate.citations",
+        "curate.state",
+        "curate.marks",
+        "curate.usage",
+    },
     {"index", "serve.sentinel"},
     {"query"},
     {"pack"},
+    {"sessions"},  # transcripts → evidence; evidence in search answers and packs
     {"render"},  # reads packs and results, never files
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
     {"workspace"},  # the façade the commands call
-    {"store.transfer", "git.sync", "doctor"},
+    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
     {"cli", "mcp", "hooks", "serve", "__main__", "ee"},

@@ -316,6 +316,12 @@ def test_manifest_describes_each_tool(cli: Any) -> None:
         "memory_show",
         "memory_list",
         "memory_history",
+        "curate_list",
+        "curate_show",
+        "curate_propose",
+        "curate_accept",
+        "curate_reject",
+        "curate_snooze",
     ]
     for tool in tools.values():
         assert tool["inputSchema"]["type"] == "object"

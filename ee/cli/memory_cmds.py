@@ -42,6 +42,10 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
     "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all must match)."
 )
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many memories.")
+@click.option("--agent", "agent", metavar="NAME", help="Only memories this agent wrote (not reviewed since).")
+@click.option("--trust", type=click.Choice(TRUST_CLASSES), help="Only memories ee grants this trust class.")
+@click.option("--since", metavar="TIME", help="Only memories created at or after TIME (RFC 3339).")
+@click.option("--quarantined", is_flag=True, help="Only memories the injection guard quarantines.")
 @json_option
 @click.pass_context
 def list_cmd(
@@ -50,14 +54,29 @@ def list_cmd(
     kind: str | None,
     tags: tuple[str, ...],
     limit: int | None,
+    agent: str | None,
+    trust: str | None,
+    since: str | None,
+    quarantined: bool,
     as_json: bool | None,
 ) -> None:
-    """List memories (sorted by id), with filters."""
-    memories, data, degraded = workspace(ctx).listing(level=level, kind=kind, tag=tags, limit=limit)
+    """List memories (sorted by id), with trust, writer, created and quarantine; with filters."""
+    memories, data, degraded = workspace(ctx).listing(
+        level=level,
+        kind=kind,
+        tag=tags,
+        limit=limit,
+        agent=agent,
+        trust=trust,
+        since=since,
+        quarantined=quarantined,
+    )
 
     def line(memory: Memory, shown: dict[str, Any]) -> str:
         flag = "  [conflict: ee memory resolve]" if shown["conflict"] else ""
-        return f"{memory_line(memory)}  (confidence {shown['effective_confidence']:.2f}){flag}"
+        flag += "  [QUARANTINED]" if shown["quarantined"] else ""
+        standing = f"{shown['trust']}, by {shown['writer']}, {(memory.created or '-')[:10]}"
+        return f"{memory_line(memory)}  ({standing}, confidence {shown['effective_confidence']:.2f}){flag}"
 
     def human() -> str:
         return "\n".join(map(line, memories, data["memories"])) or "no memories"

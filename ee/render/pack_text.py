@@ -38,9 +38,13 @@ def rendered_item(item: dict[str, Any], light: bool = False) -> str:
         kind = f"**{item['kind']}** " if item.get("kind") else ""
         lines = text.strip().splitlines() or [""]
         rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
-        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item['id']}`\n"
+        warned = "".join(f"  ⚠ {mark}\n" for mark in item.get("marks", ()))
+        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item['id']}`\n" + warned
     if "body" in item and "kind" in item:
-        return item_text(item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]))
+        marks = tuple(item.get("marks", ()))
+        return item_text(
+            item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]), marks
+        )
     if "trust" in item:
         return _summary_text(item)
     return _minimal_text(item)
