@@ -1,5 +1,7 @@
-"""``python -m ee``: the same as the ``ee`` command (the warm server first, before the CLI is imported)."""
+"""``python -m ee``: the same as the ``ee`` command."""
 
-from ee.serve.client import main
+import sys
 
-main()
+from ee.cli import main
+
+sys.exit(main())

@@ -21,16 +21,16 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 LAYERS: list[set[str]] = [
     {"errors", "model", "_crash", "git", "store"},  # (git and store: their __init__ only)
     {"store.ids", "config", "schemas", "git.runner", "install"},
-    {"store.frontmatter", "git.repo", "git.conflict"},
+    {"store.frontmatter", "git.repo", "git.conflict", "spawn"},  # spawn: the one background launcher
     {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
     {"store.files", "git.merge", "store.feedback", "git.memory_branch"},
-    {"index", "serve.sentinel"},
+    {"index"},
     {"query"},
     {"pack"},
     {"render"},  # reads packs and results, never files
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
-    {"workspace"},  # the façade the commands call
+    {"workspace", "operations"},  # the façade the commands call, and its operations by name
     {"store.transfer", "git.sync", "doctor"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.

@@ -20,7 +20,6 @@ server when it runs, else in the job.
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
 from ee.hooks import gitinfo, risks, warm
@@ -38,24 +37,20 @@ CONTEXT_PROFILE = "balanced"
 CONTEXT_TOKENS = 2000
 TIME_LIMIT = 120
 _JOB = "import sys; from ee.hooks.refresh import job; sys.exit(job(sys.argv[1:]))"
-# git's per-command settings that may be stale once the hook returned (a temporary index file).
-_DROPPED = ("GIT_INDEX_FILE", "GIT_PREFIX", "GIT_EDITOR")
 
 
 def start(name: str, top: StrPath, root: StrPath, write_context: bool) -> int:
-    """Start the job for hook ``name`` detached (its own session, no terminal) and return 0 at once: it
-    runs in the work tree's top, with /dev/null as stdin and the log as stdout and stderr."""
-    import subprocess
+    """Start the job for hook ``name`` detached (:func:`ee.spawn.spawn_detached`) and return 0 at once:
+    it runs in the work tree's top, with /dev/null as stdin and the log as stdout and stderr."""
     import time
+    from pathlib import Path
 
-    log_path = os.path.join(root, LOG)
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
-    argv = [sys.executable, "-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
-    with open(log_path, "wb") as log:
-        subprocess.Popen(
-            argv, cwd=top, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-        )
+    from ee.spawn import spawn_detached
+
+    log_path = Path(root, LOG)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
+    spawn_detached(argv, log_path, cwd=os.fspath(top), append=False)
     return 0
 
 
@@ -84,7 +79,7 @@ def job(argv: list[str]) -> int:
 
 def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
     """Catch the index up, rebuild the hook table if it moved, and write the branch's context if asked."""
-    alive = warm.watcher_alive(root)
+    alive = warm.server_alive()
     digest = risks.memory_digest(root)  # one stat pass, taken before anything opens the index
     if not (alive and caught_up_by_server(root, digest)):
         risks.refresh_index_and_table(root, digest)
@@ -93,11 +88,11 @@ def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
 
 
 # A query that makes the server open the index (catching it up with HEAD and the files) and answers fast.
-_CATCH_UP = ["search", "ee", "--mode", "lexical", "--speed", "instant", "--limit", "1", "--format", "json"]
+_CATCH_UP = {"version": "ee.query.v1", "query": {"text": "ee", "mode": "lexical"}, "speed": "instant"}
 
 
 def caught_up_by_server(root: Path, digest: str) -> bool:
-    """With ``ee watch``: its server catches the index up (any query opens it), and the hook table, when
+    """With the user's server: it catches the index up (any query opens it), and the hook table, when
     the memory files are those it was built from, is relabelled with the new generation — without
     opening the index here (numpy and the whole index: ~0.5 s of CPU after every commit, beside a
     watcher that does the same). False when the table must be rebuilt or the server did not answer.
@@ -108,7 +103,7 @@ def caught_up_by_server(root: Path, digest: str) -> bool:
     table = risks.load_table(root)
     if table is None or table["digest"] != digest:
         return False
-    if warm.ask(root, _CATCH_UP) is None:
+    if warm.call(root, "search", {"query": _CATCH_UP | {"budget": {"maxResults": 1}}}) is None:
         return False
     generation = risks.manifest_generation(root)
     if generation is None or risks.memory_digest(root) != digest:
@@ -123,24 +118,16 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
     task = gitinfo.branch_task(top)
     if not task:
         return
-    argv = [
-        "context",
-        task,
-        "--format",
-        "markdown",
-        "--profile",
-        CONTEXT_PROFILE,
-        "--max-tokens",
-        str(CONTEXT_TOKENS),
-    ]
-    text = warm.ask_text(root, argv) if alive else None
-    if text is None:
-        from ee.query.document import from_arguments
-        from ee.render.results import render
+    from ee.query.document import from_arguments
+    from ee.render.results import render
+
+    query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
+    data = warm.call(root, "context", {"query": query.doc}) if alive else None
+    if data is None:
         from ee.workspace import Workspace
 
-        query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
-        text = render("context", Workspace(root).context(query), "markdown")
+        data = Workspace(root).context(query)
+    text = render("context", data, "markdown")
     task_line = " ".join(task.split())
     header = (
         f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "
