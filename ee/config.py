@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -103,29 +104,113 @@ def _toml() -> Any:
 
 
 class NotRegularFile(OSError):
-    """What :func:`open_regular` found is a FIFO, a socket, a device or a folder."""
+    """What :func:`open_regular` found is not a regular file of this user: a FIFO, a socket, a device, a
+    folder, a symlink, or a file (or folder on the way, under ``.ee/``) another user owns."""
+
+
+STATE_NAME = ".ee"  # ee's private folder (ee.store.files.STATE_DIR)
 
 
 def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
     """A file descriptor of ``path`` opened with ``flags`` (I/O blocking as usual), or NotRegularFile when
-    it is anything but a regular file.
+    it is anything but a regular file of this user. The one way ee opens a file of ``.ee/`` (and feedback
+    events), whatever it does with it: read, create, truncate, append.
 
-    For a file someone may have replaced (settings, the index manifest, feedback events, the server's pid
-    file and log): opened without waiting (``O_NONBLOCK``), so a FIFO in its place is refused at once
-    instead of blocking the command on the open or the read; what was opened is checked, not the name.
+    * A symlink is never followed (``O_NOFOLLOW``): a link in its place fails the open itself. Below a
+      folder named ``.ee``, every folder on the way is opened the same way, one by one, and must be a
+      folder of this user; with ``O_CREAT`` a missing one is created (``.ee`` itself may be a person's
+      own link: :mod:`ee.discovery` checks it). So a link a cloned repository committed as
+      ``.ee/watch.pid`` or ``.ee/hooks`` makes ee write nothing through it.
+    * Opened without waiting (``O_NONBLOCK``), so a FIFO in its place is refused at once instead of
+      blocking the command on the open or the read; what was opened is checked, not the name.
+    * ``O_EXCL`` is the caller's, where it creates a file that must be new (a temporary file).
+
     (Memory files are read by ee.store.files, which also tells a folder from a FIFO in its message.)"""
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    parts = Path(path).parts
+    below = max((i for i, part in enumerate(parts) if part == STATE_NAME), default=None)
+    if below is None:
+        folder_fd, name = None, os.fspath(path)
+    else:
+        folder_fd = _open_folders(Path(*parts[: below + 1]), parts[below + 1 : -1], bool(flags & os.O_CREAT))
+        name = parts[-1]
     try:
-        kind = os.fstat(fd).st_mode
-        if not stat.S_ISREG(kind):
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFile(errno.ELOOP, "Is a symbolic link (ee follows none here)") from None
+        raise
+    finally:
+        if folder_fd is not None:
+            os.close(folder_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(
-                errno.EINVAL, "Is a directory" if stat.S_ISDIR(kind) else "Not a regular file"
+                errno.EINVAL, "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file"
             )
+        _check_owner(info)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def state_folder(path: Path | str) -> Path:
+    """``path`` (a folder under ``.ee/``), created when missing, once every folder from ``.ee/`` down to it
+    is a real folder of this user, not a link (the check :func:`open_regular` makes on its way). For a
+    folder ee then fills by name (index segments, as-of views, the derived cache): NotRegularFile else."""
+    parts = Path(path).parts
+    below = max((i for i, part in enumerate(parts) if part == STATE_NAME), default=None)
+    if below is None:
+        raise ValueError(f"{path} is not under {STATE_NAME}/")
+    os.close(_open_folders(Path(*parts[: below + 1]), parts[below + 1 :], True))
+    return Path(path)
+
+
+def _open_folders(top: Path, names: tuple[str, ...], create: bool) -> int:
+    """A descriptor of ``top/names…``, each name opened without following a link (made when ``create``)."""
+    if create:
+        top.mkdir(exist_ok=True)
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    where = top
+    try:
+        _check_owner(os.fstat(fd), top)
+        for name in names:
+            where = where / name
+            try:
+                child = _open_folder(name, fd, create)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise NotRegularFile(
+                        exc.errno, f"{where} is a symbolic link or not a folder (ee follows no link here)"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = child
+            _check_owner(os.fstat(fd), where)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_folder(name: str, parent: int, create: bool) -> int:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            raise
+    with contextlib.suppress(FileExistsError):  # (made meanwhile by another ee process: checked below)
+        os.mkdir(name, 0o755, dir_fd=parent)
+    return os.open(name, flags, dir_fd=parent)
+
+
+def _check_owner(info: os.stat_result, folder: Path | None = None) -> None:
+    if info.st_uid != os.geteuid():
+        what = f"{folder} belongs" if folder else "Belongs"
+        raise NotRegularFile(errno.EPERM, f"{what} to uid {info.st_uid}, not to you")
 
 
 def read_settings_file(path: Path | str) -> str:

@@ -26,8 +26,11 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     from ee.store.recovery import repair
 
     repairs = repair(ws) if fix else None
+    if repairs is not None:
+        _abort_killed_sync(ws, repairs)
     problems: list[Problem] = _check_install()
     problems += _check_git(ws, full)
+    problems += _check_git_operation(ws)
     problems += _check_layout(ws)
     try:
         load_config(ws.root)
@@ -176,6 +179,61 @@ def _check_git(ws: Workspace, full: bool) -> list[Problem]:
                 )
             )
     return out
+
+
+def _abort_killed_sync(ws: Workspace, repairs: Any) -> None:
+    """``--fix``: abort the rebase or merge a killed ``ee sync`` left (never one a person started), under
+    the workspace lock, which a live ``ee sync`` holds."""
+    from ee.errors import LockTimeout
+    from ee.git.sync import STARTED, abort_interrupted, interrupted
+    from ee.store.files import workspace_lock
+    from ee.store.recovery import LOCK_WAIT
+
+    if not ws.git.is_repo() or (interrupted(ws) is None and not (ws.root / STARTED).exists()):
+        return  # (nothing to do: no lock to wait for)
+    try:
+        with workspace_lock(ws.root, LOCK_WAIT):
+            repairs.git = abort_interrupted(ws)
+    except LockTimeout:
+        repairs.skipped.append(
+            {
+                "path": ".git",
+                "reason": "the workspace lock is held by a running ee: run ee doctor --fix again",
+            }
+        )
+    except EeError as exc:  # a person's operation, or one git cannot abort: reported below, with a repair
+        repairs.skipped.append({"path": ".git", "reason": exc.message})
+
+
+def _check_git_operation(ws: Workspace) -> list[Problem]:
+    """A rebase, merge, cherry-pick, revert or bisect in progress: ee's writes wait until it ends. Whether
+    a killed ``ee sync`` started it (``ee doctor --fix`` aborts that one) or a person did (left to them)."""
+    from ee.git.sync import interrupted
+
+    if not ws.git.is_repo():
+        return []
+    found = interrupted(ws)
+    if found is None:
+        return []
+    operation = found.operation
+    if found.by_ee:
+        return [
+            Problem(
+                "git_operation_interrupted",
+                "error",
+                f"a git {operation.name} that ee sync started was interrupted (the process was killed): ee "
+                "cannot commit until it ends",
+                repair="ee doctor --fix  # aborts it: your commits stay as they were; then ee sync again",
+            )
+        ]
+    return [
+        Problem(
+            "git_operation_in_progress",
+            "error",
+            f"a git {operation.name} is in progress (not one ee started): ee cannot commit until it ends",
+            repair=f"finish it ({operation.finish}) or abort it ({operation.abort})",
+        )
+    ]
 
 
 def _stale_git_lock(ws: Workspace, age: float = 600.0) -> list[Problem]:

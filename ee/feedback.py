@@ -27,7 +27,7 @@ def record_outcome(
     """Append and commit one event; report the effective confidence before and after, and whether the burst
     rule held the new event back."""
     from ee.git.repo import format_message
-    from ee.policy.feedback import new_event, validate_signal
+    from ee.policy.feedback import NEGATIVE_SIGNALS, new_event, validate_signal
     from ee.policy.trust import Actor
     from ee.store.feedback import append_event
     from ee.store.ids import new_ulid, utcnow
@@ -35,6 +35,8 @@ def record_outcome(
     validate_signal(signal)
     actor = actor or Actor.from_env()
     reason = check_reason(reason)
+    if signal in NEGATIVE_SIGNALS:  # a complaint demotes: an agent's may not sink a person's memory
+        ws.may_change(actor, ws.get(memory_id), "outcome", {"signal": signal, "reason": reason})
     with ws.lock():
         memory = ws.get(memory_id)
         event = new_event(

@@ -44,15 +44,13 @@ def spawn_detached(
     append: bool = True,
 ) -> bool:
     """``python ARGS`` detached, logging to ``log`` (appended to, restarted past :data:`MAX_LOG`; or
-    replaced when ``append`` is False); whether it started. Never raises for a log it cannot open (a
-    FIFO or a device there: nothing is started, and the caller never waits on it)."""
+    replaced when ``append`` is False); whether it started. A log that is not a regular file of this
+    user (a link, a FIFO, a device) raises :class:`ee.config.NotRegularFile` before anything starts:
+    nothing is written through it, and the caller never waits on it."""
     from ee.config import open_regular
 
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
-    try:
-        fd = open_regular(log, flags, 0o600)
-    except OSError:
-        return False
+    fd = open_regular(log, flags, 0o600)
     try:
         if os.fstat(fd).st_size > MAX_LOG:
             os.ftruncate(fd, 0)

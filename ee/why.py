@@ -92,11 +92,13 @@ def _title(view: Any, pos: int) -> str:
 def standing_report(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
     from ee.index.provenance import writer_of
     from ee.policy.feedback import half_life_days
+    from ee.query.engine import trust_of
     from ee.query.standing import standing_of, superseded_map
 
     events = ctx.view.state.get("events", {}).get(record["id"], [])
     prov = ctx.view.state.get("provenance", {}).get(record["path"])
-    superseded = superseded_map(ctx.view.gen.link_records()).get(record["id"])  # (not every record decoded)
+    # (not every record decoded)
+    superseded = superseded_map(ctx.view.gen.link_records(), trust_of(ctx)).get(record["id"])
     writer = writer_of(ctx.view.state, record["path"], record["id"])
     st = standing_of(record, events, prov, writer, ctx.now, ctx.reference, superseded)
     out = st.to_dict()

@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
+from ee.discovery import check_state_untracked, find_root
 from ee.errors import (
     ConfigError,
     ConflictError,
     PolicyError,
     StorageError,
     UsageError,
-    WorkspaceNotFound,
 )
 from ee.git.repo import Git, check_own_folder, format_message
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
-from ee.policy.trust import Actor
+from ee.policy.trust import HIDING_LINKS, Actor, Proposal, require_may_act_on, weaker
 from ee.store import frontmatter
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_text, parse_time
@@ -41,34 +41,6 @@ GITATTRIBUTES_LINES = (
 )
 HUMAN_CONFIDENCE = 0.85
 AGENT_CONFIDENCE = 0.50
-
-
-def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """The workspace root: ``explicit``, else ``$EE_WORKSPACE``, else the nearest folder up from ``cwd``
-    holding ``.ee/`` or ``memories/``. A ``.ee/`` that links out of it is a StorageError
-    (:func:`ee.git.repo.check_own_folder`)."""
-    root = _find_root(explicit, cwd)
-    check_own_folder(root, STATE_DIR)
-    return root
-
-
-def _find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    given = explicit or os.environ.get("EE_WORKSPACE")
-    if given:
-        root = Path(given).expanduser().resolve()
-        if not root.is_dir():
-            raise WorkspaceNotFound(f"workspace {root} does not exist", f"create it with: ee init {root}")
-        if not ((root / STATE_DIR).is_dir() or (root / MEMORIES).is_dir()):
-            raise WorkspaceNotFound(f"{root} is not an ee workspace", f"run: ee init {root}")
-        return root
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / STATE_DIR).is_dir() or (folder / MEMORIES).is_dir():
-            return folder
-    raise WorkspaceNotFound(
-        f"no ee workspace in {here} or any folder above it",
-        "run `ee init` here, pass --workspace DIR, or set EE_WORKSPACE",
-    )
 
 
 class Workspace:
@@ -175,6 +147,7 @@ class Workspace:
             ) from None
         for folder in (MEMORIES, STATE_DIR):  # (init would write memories/.events/, .ee/ through a link)
             check_own_folder(root, folder)
+        check_state_untracked(root)  # (a clone's .ee/lock linked out: init would write through it)
         ws = cls(root)
         code = Git(root)  # (ws.git is the memory branch's worktree once there is one)
         created: list[str] = []
@@ -282,7 +255,9 @@ class Workspace:
         )
         fields, body, _extra = guard_memory(fields, body, redact=redact)
         for link in fields["links"]:  # (after the secret guard: an error never echoes a secret)
-            self.get(link.to)  # each target exists, as `ee memory link` requires
+            target = self.get(link.to)  # each target exists, as `ee memory link` requires
+            if link.type in HIDING_LINKS:  # an agent's new memory may not retire a person's
+                self.may_change(actor, target, "supersede", {"text": body, "link": f"{link.type}:{link.to}"})
         rel = self.store.new_path(fields["id"], body)
         content = frontmatter.render_new(fields, body)
         memory = frontmatter.new_memory(fields, body, rel)
@@ -332,8 +307,26 @@ class Workspace:
         from ee.index.view import open_index
         from ee.query.standing import resolve_trust
 
-        state = open_index(self).state
-        return {m.id: resolve_trust({"trust": m.trust}, writer_of(state, m.path, m.id)) for m in memories}
+        view = open_index(self)
+
+        def record(memory: Memory) -> dict[str, Any]:
+            pos = view.gen.position(memory.id)
+            committed = bool(view.gen.records[pos]["committed"]) if pos is not None else True
+            return {"trust": memory.trust, "committed": committed}
+
+        return {m.id: resolve_trust(record(m), writer_of(view.state, m.path, m.id)) for m in memories}
+
+    def may_change(
+        self, actor: Actor, target: Memory, op: str, arguments: dict[str, Any], acting: str | None = None
+    ) -> None:
+        """Refuse (:class:`ee.policy.trust.NeedsPerson`, exit 6) a change ``actor`` may not make to
+        ``target`` (:func:`ee.policy.trust.may_act_on`): its trust, or ``acting`` (the trust of the memory
+        whose link would hide the target, when weaker), against the trust ee grants the target."""
+        trust = weaker(actor.trust, acting) if acting else actor.trust
+        if trust == "human_explicit":  # nothing ranks above a person's own word: no index to open
+            return
+        granted = self.granted_trust([target])[target.id]
+        require_may_act_on(trust, granted, Proposal(op, target.id, actor.label, arguments))
 
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
@@ -348,7 +341,9 @@ class Workspace:
             tags += [t for t in add_list if t not in tags]
             return {"tags": tags}
 
-        return self._edit(memory_id, "tags", change, actor)
+        return self._edit(
+            memory_id, "tags", change, actor, arguments={"add": add_list, "remove": sorted(remove_set)}
+        )
 
     def link(self, memory_id: str, target: str, link_type: str, actor: Actor | None = None) -> Memory:
         if link_type not in LINK_TYPES:
@@ -356,13 +351,19 @@ class Workspace:
         check_id(target)
         if target == memory_id:
             raise UsageError("a memory cannot link to itself", "name another memory's id")
-        self.get(target)  # the target must exist
+        hidden = self.get(target)  # the target must exist
+        arguments = {"link": f"{link_type}:{target}"}
+        if link_type in HIDING_LINKS:  # the link hides its target: the source's trust must reach it too
+            actor = actor or Actor.from_env()
+            source = self.get(memory_id)
+            acting = self.granted_trust([source])[source.id]
+            self.may_change(actor, hidden, "supersede", {"source": memory_id, **arguments}, acting)
 
         def change(memory: Memory) -> dict[str, Any]:
             new = Link(type=link_type, to=target)
             return {"links": list(memory.links) + ([] if new in memory.links else [new])}
 
-        return self._edit(memory_id, "link", change, actor)
+        return self._edit(memory_id, "link", change, actor, arguments=arguments)
 
     def expire(self, memory_id: str, when: str | None = None, actor: Actor | None = None) -> Memory:
         stamp = normalise_time(when, "--at") if when else now_text()
@@ -372,11 +373,12 @@ class Workspace:
             check_window(memory.valid_from, stamp, f"{memory.id}'s valid_from", end_name)
             return {"valid_to": stamp}
 
-        return self._edit(memory_id, "expire", change, actor)
+        return self._edit(memory_id, "expire", change, actor, arguments={"at": stamp})
 
     def forget(self, memory_id: str, actor: Actor | None = None) -> Memory:
         """Delete the memory's file in a commit; history keeps every version."""
         actor = actor or Actor.from_env()
+        self.may_change(actor, self.get(memory_id), "forget", {})
         with self.lock():
             memory = self.get(memory_id)
             self._refuse_dirty(memory.path)
@@ -539,9 +541,12 @@ class Workspace:
         change: Any,
         actor: Actor | None,
         trailers: dict[str, str] | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> Memory:
-        """Round-trip edit of one memory's frontmatter, in one commit."""
+        """Round-trip edit of one memory's frontmatter, in one commit; refused when ``actor`` may not
+        change the memory (:meth:`may_change`; ``arguments`` describe the change it proposes)."""
         actor = actor or Actor.from_env()
+        self.may_change(actor, self.get(memory_id), op, arguments or {})
         with self.lock():
             memory = self.get(memory_id)
             self._refuse_dirty(memory.path)

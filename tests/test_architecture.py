@@ -19,11 +19,14 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # across layers (git, store, serve) places each of its modules on its own: ``git.runner`` sits low,
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
-    {"errors", "model", "_crash", "git", "store"},  # (git and store: their __init__ only)
-    {"store.ids", "config", "schemas", "git.runner", "install"},
-    {"store.frontmatter", "git.repo", "git.conflict", "spawn"},  # spawn: the one background launcher
-    {"policy"},  # pure rules: trust, feedback math, secrets, the injection guard
-    {"store.files", "git.merge", "store.feedback", "git.memory_branch"},
+    {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
+    {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
+    {"git.conflict", "spawn"},  # spawn: the one background launcher
+    # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
+    # to a file (a secret in an id is a malformed file)
+    {"policy", "store.frontmatter"},
+    # git.repo: the one commit path masks every message it writes with the secret policy
+    {"store.files", "git.repo", "git.merge", "store.feedback", "git.memory_branch", "discovery"},
     {"index"},
     {"query"},
     {"pack"},
@@ -39,7 +42,7 @@ LAYERS: list[set[str]] = [
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
 
-SPLIT = {"git", "store", "serve"}  # packages whose modules are placed one by one
+SPLIT = {"git", "store", "serve", "curate"}  # packages whose modules are placed one by one
 
 
 def _unit(module: str) -> str:

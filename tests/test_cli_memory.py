@@ -314,7 +314,9 @@ def test_tags_link_expire_forget_and_history(cli: Cli, ws: Workspace) -> None:
 
     data = check(cli("memory", "expire", b["id"], "--at", "2030-01-01", "--json"))
     assert data["valid_to"] == "2030-01-01T00:00:00Z"
-    data = check(cli("memory", "expire", a["id"], "--agent", "codex", "--json"))
+    # an agent may not retire a person's memory (issue 31): refused, the person does it
+    check(cli("memory", "expire", a["id"], "--agent", "codex", "--json"), ExitCode.POLICY)
+    data = check(cli("memory", "expire", a["id"], "--json"))
     assert data["valid_to"] is not None
     check(cli("memory", "expire", a["id"], "--at", "never", "--json"), ExitCode.USAGE)
 
@@ -330,7 +332,7 @@ def test_tags_link_expire_forget_and_history(cli: Cli, ws: Workspace) -> None:
         shape("version").validate(version)
     ops = [(v["op"], v["actor"], v["changed"]) for v in history["versions"]]
     assert ops == [
-        ("expire", "agent:codex", ["valid_to"]),
+        ("expire", "human", ["valid_to"]),
         ("link", "human", ["links"]),
         ("link", "human", ["links"]),
         ("tags", "human", ["tags"]),
@@ -342,7 +344,7 @@ def test_tags_link_expire_forget_and_history(cli: Cli, ws: Workspace) -> None:
     assert gone["versions"][0]["deleted"] is True
     human = cli("memory", "history", a["id"], "--human")
     assert human.code == 0
-    assert "agent:codex" in human.out
+    assert "expire" in human.out
     assert "ee: expire Alpha." in human.out
     check(cli("memory", "history", OTHER_ID, "--json"), ExitCode.NOT_FOUND)
 
@@ -358,8 +360,8 @@ def test_edit_of_an_uncommitted_hand_edit_is_a_conflict(cli: Cli, ws: Workspace)
 
 
 def test_edits_by_an_agent_are_recorded_as_the_agent(cli: Cli, ws: Workspace) -> None:
-    a = remember(cli, "Alpha.")
-    b = remember(cli, "Beta.")
+    a = remember(cli, "Alpha.", "--agent", "bot")  # (its own memories: a person's it may not change)
+    b = remember(cli, "Beta.", "--agent", "bot")
     check(cli("memory", "tags", a["id"], "--add", "x", "--agent", "bot", "--json"))
     check(cli("memory", "link", a["id"], b["id"], "--agent", "bot", "--json"))
     check(cli("memory", "forget", b["id"], "--agent", "bot", "--json"))

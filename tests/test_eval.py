@@ -192,7 +192,7 @@ def test_feedback_runs_after_baseline_checks(tmp_path: Path) -> None:
     text = SMALL.replace(
         "checks:\n",
         (
-            "feedback:\n  - {memory: release_rule, signal: harmful, agent: codex}\n"
+            "feedback:\n  - {memory: release_rule, signal: helpful, agent: codex}\n"
             "checks:\n"
             "  - {id: after, search: release, expect_top: [release_rule]}\n"
             "  - {id: before, before_feedback: true, search: release, expect_top: [release_rule]}\n"

@@ -23,7 +23,15 @@ from ee.workspace import Workspace
 from tests.conftest import git, make_repo, run_cli
 
 BIN = str(Path(sys.executable).parent)
-HOOKS = ("post-checkout", "post-merge", "prepare-commit-msg", "pre-commit", "post-commit", "post-rewrite")
+HOOKS = (
+    "post-checkout",
+    "post-merge",
+    "prepare-commit-msg",
+    "commit-msg",
+    "pre-commit",
+    "post-commit",
+    "post-rewrite",
+)
 ANTI_PATTERN = """\
 ---
 id: mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB

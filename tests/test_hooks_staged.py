@@ -212,6 +212,8 @@ def test_the_served_check_answers_as_the_hook_does_in_process(
         "storage_quota_guard and the nightly_backfill_window.\n",
         encoding="utf-8",
     )
+    git(repo, "add", "memories/e.md")  # a person's commit: only a person's memory blocks (issue 31)
+    git(repo, "commit", "-q", "--no-verify", "-m", "a failure memory")
     open_index(Workspace(repo))
     root = str(repo)
     changes = {

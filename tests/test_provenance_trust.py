@@ -31,7 +31,10 @@ def test_writer_since_review(tmp_path: Path) -> None:
     ws.review_trust(memory.id, "peer_human_attested", Actor())
     assert _writer(ws, memory.path) == ""
     before = provenance(ws.git, {})
-    ws.edit_tags(memory.id, add=["later"], actor=AGENT)  # an agent's edit after the review
+    # an agent's edit after the review (its file tool, committed with ee's Ee-Actor trailer)
+    path = ws.root / memory.path
+    path.write_text(path.read_text() + "Later words.\n")
+    _commit(ws, "an agent's edit\n\nEe-Actor: agent:codex")
     assert _writer(ws, memory.path) == "agent:codex"
     assert _writer(ws, memory.path, before) == "agent:codex"  # incremental walk from the review
 

@@ -19,6 +19,7 @@ from ee.errors import (
     GitError,
     LockTimeout,
     NotFound,
+    PolicyError,
     SecretFound,
     StorageError,
     UsageError,
@@ -514,7 +515,9 @@ def test_link_expire_forget_and_history(ws: Workspace) -> None:
     linked = ws.link(a.id, b.id, "supports")
     assert [link.to_dict() for link in linked.links] == [{"type": "supports", "to": b.id}]
     ws.link(a.id, b.id, "supports")  # twice: still one link, no commit
-    ws.edit_tags(a.id, add=["y"], remove=["x"], actor=Actor("codex"))
+    with pytest.raises(PolicyError):  # an agent may not change a person's memory (issue 31)
+        ws.edit_tags(a.id, add=["y"], remove=["x"], actor=Actor("codex"))
+    ws.edit_tags(a.id, add=["y"], remove=["x"], actor=Actor())
     expired = ws.expire(a.id, "2030-01-01T10:00:00+02:00")
     assert expired.valid_to == "2030-01-01T08:00:00Z"
     with pytest.raises(UsageError):
@@ -532,7 +535,7 @@ def test_link_expire_forget_and_history(ws: Workspace) -> None:
         ("links",),
         ("created",),
     ]
-    assert [v.actor for v in versions] == ["human", "human", "agent:codex", "human", "human"]
+    assert [v.actor for v in versions] == ["human", "human", "human", "human", "human"]
     assert versions[0].deleted
     assert all(len(v.commit) == 40 and v.date for v in versions)
 

@@ -218,8 +218,8 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
     travel: a query as its document) for this command's workspace: answered by the user's warm server
     when one runs and the operation only reads, else run here — the same ``Workspace`` method either way,
     so the command renders the same bytes."""
+    from ee.discovery import find_root
     from ee.operations import OPERATIONS, run
-    from ee.workspace import Workspace, find_root
 
     root = find_root(ctx.find_root().params.get("workspace"))
     if OPERATIONS[op].served:
@@ -228,6 +228,8 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
         result = served(op, root, args)
         if result is not None:
             return result
+    from ee.workspace import Workspace
+
     return run(Workspace(root), op, args)
 
 

@@ -180,6 +180,8 @@ def fixed_lines(fixed: dict[str, Any]) -> str:
     """What ``ee doctor --fix`` did, one line each."""
     lines = [f"removed {path}" for path in fixed["removed"]]
     lines += [f"skipped {item['path']}: {item['reason']}" for item in fixed["skipped"]]
+    if fixed.get("git"):
+        lines.append(f"aborted the {fixed['git']['operation']} a killed ee sync left (run ee sync again)")
     recovered = fixed.get("recovered")
     if recovered:
         done = recovered["committed"] or recovered["removed"]

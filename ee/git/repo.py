@@ -37,10 +37,6 @@ _FALLBACK_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "ee@localhost",
 }
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-# What git leaves in its folder while a rebase or a bisect has HEAD on a commit it will leave: `git rebase
-# --abort` and `git bisect reset` put the branch back where it was, dropping any commit made on top
-# meanwhile. (A merge, cherry-pick or revert keeps one: aborting resets to the current HEAD.)
-_LEAVES_HEAD = {"rebase-merge": "rebase", "rebase-apply": "rebase", "BISECT_LOG": "bisect"}
 _AUTO_GC_LOOSE = (6700 + 255) // 256  # git's estimate: more loose objects than this in objects/17
 BULK_PATHS = 200  # from this many paths a commit packs their blobs with fast-import
 
@@ -273,15 +269,18 @@ class Git:
 
     def _refuse_leaving_head(self) -> None:
         """No commit on a HEAD a rebase or a bisect in progress will leave: its abort (or reset) would
-        drop ee's commit, and with it the memory, after ee had said it was saved."""
-        for marker, operation in _LEAVES_HEAD.items():
-            if (self.git_dir / marker).exists():
-                end = "git rebase --continue, or --abort" if operation == "rebase" else "git bisect reset"
-                raise ConflictError(
-                    f"a git {operation} is in progress in this repository: a commit made now would be "
-                    "dropped when it ends",
-                    f"end it first ({end}), then run the command again",
-                )
+        drop ee's commit, and with it the memory, after ee had said it was saved. (A merge, cherry-pick or
+        revert keeps one: aborting resets to the current HEAD.)"""
+        from ee.git.progress import in_progress
+
+        operation = in_progress(self.git_dir)
+        if operation is not None and operation.leaves_head:
+            end = operation.finish + ("" if operation.finish == operation.abort else ", or --abort")
+            raise ConflictError(
+                f"a git {operation.name} is in progress in this repository: a commit made now would be "
+                "dropped when it ends",
+                f"end it first ({end}; `ee doctor` says whether ee started it), then run the command again",
+            )
 
     def _auto_gc(self) -> None:
         """What ``git commit`` does once it has committed: ``git gc --auto``. ee commits with plumbing,
@@ -600,11 +599,17 @@ def parse_trailers(message: str) -> dict[str, str]:
 
 
 def format_message(subject: str, trailers: Mapping[str, str], body: str = "") -> str:
-    subject = " ".join(subject.split())[:72]
+    """The message of every commit ee writes: a subject of at most 72 characters, a body, ``Key: value``
+    trailers; every part masked (:func:`ee.policy.secrets.mask_text`). A subject quotes a memory's title
+    and a hand-written file can hold a token that no write guard saw: pushed, it would publish it.
+    Masked before the cut, so a token the cut would split is still recognised."""
+    from ee.policy.secrets import mask_text
+
+    subject = " ".join(mask_text(" ".join(subject.split())).split())[:72]
     parts = [subject]
     if body:
-        parts.append(body.strip())
-    parts.append("\n".join(f"{k}: {v}" for k, v in trailers.items()))
+        parts.append(mask_text(body.strip()))
+    parts.append("\n".join(f"{k}: {mask_text(v)}" for k, v in trailers.items()))
     return "\n\n".join(parts) + "\n"
 
 

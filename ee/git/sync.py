@@ -19,11 +19,14 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH
+from ee.discovery import check_state_untracked
 from ee.errors import ConfigError, ConflictError, EeError, GitError, UsageError
 from ee.git import runner
+from ee.git.progress import Operation, in_progress
 from ee.git.repo import EMPTY_TREE, Git, format_message, git_python_repo
 from ee.model import Problem
 from ee.store.files import EVENTS, MEMORIES
@@ -33,7 +36,9 @@ if TYPE_CHECKING:
     from ee.workspace import Workspace
 
 MAX_ATTEMPTS = 6
-_IN_PROGRESS = ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD")
+# Written under .ee/ before ee starts a rebase or a merge, removed once it ended: a kill -9 in between leaves
+# it, so `ee doctor` can tell the half-done operation ee started from one a person started.
+STARTED = ".ee/sync-started.json"
 _AUTH_SIGNS = (
     "authentication failed",
     "permission denied",
@@ -109,6 +114,8 @@ def sync(
         start = ws.git.head()
         upstream = _integrate_and_push(session, report, strategy, push)
         report.head = ws.git.head()
+        if report.head != start:  # (what it pulled may track files under .ee/: nothing more is opened)
+            check_state_untracked(ws.root)
         _fill_changes(session, report, start, upstream)
         report.conflicted = conflicted_memories(ws)
     if report.head != start:
@@ -260,10 +267,12 @@ def refuse_pending_secrets(ws: Workspace, paths: list[str]) -> None:
 
 def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
     """Nor pushes one: every memory and events file version in the commits the remote lacks (a hand
-    commit made without ee's hooks, or with ``--no-verify``) is scanned before the push."""
+    commit made without ee's hooks, or with ``--no-verify``) is scanned before the push, and so is each
+    of those commits' message, author and committer (:func:`refuse_secret_messages`)."""
     from ee.policy.secrets import file_secrets
 
     spec = [f"{upstream}..HEAD"] if upstream else ["HEAD"]
+    refuse_secret_messages(git, spec)
     out = git.run(
         "log", "--no-renames", "--raw", "--no-abbrev", "--format=commit %H", *spec, "--",
         git.repo_path(MEMORIES), cwd=git.toplevel,
@@ -291,6 +300,38 @@ def refuse_outgoing_secrets(git: Git, upstream: str | None) -> None:
             "take the secret out of those commits (git rebase -i, or git commit --amend for the last one), "
             "rotate it, then run `ee sync` again",
         )
+
+
+_MESSAGE_FIELDS = ("author name", "author email", "committer name", "committer email", "message")
+
+
+def refuse_secret_messages(git: Git, spec: list[str]) -> None:
+    """Refuse to push commits whose message, author or committer holds a secret: ee masks the messages it
+    writes (:func:`ee.git.repo.format_message`), a hand commit (``git commit -m "use ghp_…"``) is not."""
+    from ee.errors import SecretFound
+    from ee.policy.secrets import find_secrets
+
+    out = git.run("log", "-z", "--format=%H%x00%an%x00%ae%x00%cn%x00%ce%x00%B", *spec, cwd=git.toplevel)
+    fields = out.split("\0")
+    found: list[tuple[str, str, list[str]]] = []  # (commit, field, classes)
+    for start in range(0, len(fields) - 5, 6):
+        commit, *values = fields[start : start + 6]
+        for name, value in zip(_MESSAGE_FIELDS, values, strict=True):
+            if hits := find_secrets(value):
+                found.append((commit.strip(), name, sorted({h.cls for h in hits})))
+    if not found:
+        return
+    where = "; ".join(f"commit {c[:12]} {name} ({', '.join(cls)})" for c, name, cls in found[:5])
+    raise SecretFound(
+        f"ee sync will not push a secret, found in {where}; nothing was pushed",
+        "reword those commits without the secret (git commit --amend for the last one, git rebase -i "
+        f"{spec[0].partition('..')[0] if '..' in spec[0] else '--root'} for older ones; an author: "
+        "git commit --amend --reset-author), rotate the secret, then run `ee sync` again",
+        {
+            "classes": sorted({c for _commit, _name, cls in found for c in cls}),
+            "commits": sorted({c for c, _name, _cls in found}),
+        },
+    )
 
 
 def _secret_refusal(found: dict[tuple[str, str], Any], outcome: str, repair: str) -> EeError:
@@ -517,9 +558,18 @@ class Session:
         else:
             message = f"ee: sync merge {self.remote}/{self.remote_branch}"
             args = ["merge", "--no-edit", "--quiet", "-m", message, upstream]
-        proc = self.run(*args)
-        if proc.returncode == 0 or (mode != "fast-forward" and self._settle(mode)):
+        if mode == "fast-forward":  # (nothing half-done to leave: a fast-forward moves HEAD at once)
+            proc = self.run(*args)
+            if proc.returncode != 0:
+                self._abort_stopped(mode, proc)
             return
+        with started_by_ee(self.ws, mode, self.git.head(), upstream):
+            proc = self.run(*args)
+            if proc.returncode != 0 and not self._settle(mode):
+                self._abort_stopped(mode, proc)
+
+    def _abort_stopped(self, mode: str, proc: subprocess.CompletedProcess[str]) -> None:
+        """Abort a rebase or merge that stopped on a conflict ee cannot settle, and say so."""
         conflicted = [
             p for p in self.run("diff", "--name-only", "-z", "--diff-filter=U").stdout.split("\0") if p
         ]
@@ -644,13 +694,123 @@ class Session:
 
 def refuse_in_progress(git: Git) -> None:
     """A merge, rebase or cherry-pick someone started and did not finish: ee does not step into it."""
-    for name in _IN_PROGRESS:
-        if (git.git_dir / name).exists():
-            raise ConflictError(
-                f"a git {name.split('_')[0].split('-')[0].lower()} is in progress in this repository",
-                "finish it (fix the files, git add, then git rebase --continue / git commit) or abort it "
-                "(git rebase --abort / git merge --abort), then run the command again",
-            )
+    operation = in_progress(git.git_dir)
+    if operation is not None:
+        raise ConflictError(
+            f"a git {operation.name} is in progress in this repository",
+            f"finish it (fix the files, git add, then {operation.finish}) or abort it ({operation.abort}), "
+            "then run the command again; `ee doctor` says whether a killed ee sync started it "
+            "(then `ee doctor --fix` aborts it)",
+        )
+
+
+# ------------------------------------------------------------------------------ a killed sync
+
+
+@contextlib.contextmanager
+def started_by_ee(ws: Workspace, mode: str, head: str | None, upstream: str) -> Iterator[None]:
+    """Record in :data:`STARTED` (opened by :func:`ee.config.open_regular`, never through a link) that ee
+    starts a ``mode`` (rebase or merge) of ``upstream`` onto ``head``; removed once it ended."""
+    import json
+
+    from ee.config import open_regular
+
+    path = ws.root / STARTED
+    record = {"mode": mode, "head": head, "upstream": upstream, "pid": os.getpid()}
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+@dataclass
+class Interrupted:
+    """A git operation in progress, and whether a killed ``ee sync`` started it."""
+
+    operation: Operation
+    by_ee: bool
+    record: dict[str, Any] | None  # what ee recorded before it started (None: no record, or not this one)
+
+
+def interrupted(ws: Workspace) -> Interrupted | None:
+    """The git operation in progress in the workspace's repository, or None. ``by_ee`` only when ee's
+    record names this very operation: the commit it started from and the upstream it integrated."""
+    operation = in_progress(ws.git.git_dir)
+    if operation is None:
+        return None
+    record = _started_record(ws)
+    if record is None or record.get("mode") != operation.name:
+        return Interrupted(operation, False, None)
+    git_dir = ws.git.git_dir
+    if operation.name == "rebase":
+        state = git_dir / operation.marker
+        seen = {_first_line(state / "orig-head"), _first_line(git_dir / "ORIG_HEAD")} - {None}
+        onto = _first_line(state / "onto")
+        mine = record.get("head") in seen and onto in (None, record.get("upstream"))
+    else:
+        mine = _first_line(git_dir / "MERGE_HEAD") == record.get("upstream") and ws.git.head() == record.get(
+            "head"
+        )
+    return Interrupted(operation, mine, record if mine else None)
+
+
+def _started_record(ws: Workspace) -> dict[str, Any] | None:
+    import json
+
+    from ee.config import open_regular
+
+    try:
+        with open(open_regular(ws.root / STARTED, os.O_RDONLY), encoding="utf-8") as handle:
+            value = json.loads(handle.read(4096))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _first_line(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline().strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def abort_interrupted(ws: Workspace) -> dict[str, str] | None:
+    """``ee doctor --fix``: abort the rebase or merge a killed ``ee sync`` left (its commits stay, as they
+    were before it started: ``ee sync`` again integrates them); a ConflictError for one a person started,
+    or when git cannot abort it. None when there is nothing to do. Call under the workspace lock (a live
+    ``ee sync`` holds it, so only a dead one's operation is aborted)."""
+    found = interrupted(ws)
+    if found is None:
+        (ws.root / STARTED).unlink(missing_ok=True)  # (killed after its operation ended: a stale record)
+        return None
+    operation = found.operation
+    if not found.by_ee:
+        raise ConflictError(
+            f"a git {operation.name} someone started is in progress; ee does not touch it",
+            f"finish it ({operation.finish}) or abort it ({operation.abort}) by hand",
+        )
+    proc = runner.run([*operation.abort.split()[1:]], ws.git.toplevel, holds_lock=True)
+    if proc.returncode != 0:
+        raise ConflictError(
+            f"git could not abort the {operation.name} a killed ee sync left: "
+            + proc.stderr.decode("utf-8", "replace").strip()[-300:],
+            f"abort it by hand ({operation.abort}; if git refuses: git {operation.name} --quit, then "
+            f"git reset --keep {found.record.get('head') if found.record else 'ORIG_HEAD'}), then run "
+            "ee sync again",
+        )
+    (ws.root / STARTED).unlink(missing_ok=True)
+    return {
+        "operation": operation.name,
+        "action": "aborted",
+        "head": str(found.record and found.record["head"]),
+    }
 
 
 def sync_env(ws: Workspace) -> dict[str, str]:

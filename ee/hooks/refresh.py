@@ -20,6 +20,7 @@ server when it runs, else in the job.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from ee.hooks import gitinfo, risks, warm
@@ -70,6 +71,12 @@ def job(argv: list[str]) -> int:
     try:
         lock = _lock(root / LOCK)
         refresh(name, top, root, write_context)
+    except Exception as exc:  # one line in the log, escaped (a message may quote a hostile file name)
+        from ee.hooks.run import describe
+        from ee.render import log_line
+
+        print(log_line(f"ee: refresh after {name} failed: {describe(exc)}"), file=sys.stderr, flush=True)
+        return 1
     finally:
         if lock is not None:
             os.close(lock)
@@ -128,9 +135,11 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
 
         data = Workspace(root).context(query)
     text = render("context", data, "markdown")
-    task_line = " ".join(task.split())
+    from ee.pack.pieces import inert
+
+    task_line = inert(" ".join(task.split()))  # a subject's "-->" must not close the comment
     header = (
-        f"<!-- ee: context for branch {gitinfo.branch_name(top)}, written after {name}. Task: "
+        f"<!-- ee: context for branch {inert(gitinfo.branch_name(top))}, written after {name}. Task: "
         f"{task_line}. Again: ee context --for-branch --format markdown -->\n\n"
     )
     _write(root / CONTEXT_FILE, header + text)
@@ -138,10 +147,12 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
 
 def done_token(root: StrPath) -> str:
     """The token of the last job that ended ('' when none has)."""
+    from ee.config import open_regular
+
     try:
-        with open(os.path.join(root, DONE), encoding="utf-8") as file:
+        with open(open_regular(os.path.join(root, DONE), os.O_RDONLY), encoding="utf-8") as file:
             return file.read().strip()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return ""
 
 
@@ -149,8 +160,9 @@ def _lock(path: Path) -> int:
     """The descriptor of ``path``, exclusively locked (closing it unlocks)."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    from ee.config import open_regular
+
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
     except BaseException:

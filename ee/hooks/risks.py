@@ -22,7 +22,9 @@ proved by a stat of every memory file (as every query does), or by an index view
   files are left out of that diff, so committing a memory does not match it against itself.)
 
 A warning **blocks** when the memory's tags include ``block`` or its frontmatter says ``block: true``, or
-when ``[hooks] block = true`` in ``.ee/config.toml``.
+when ``[hooks] block = true`` in ``.ee/config.toml`` — and only when a person wrote or reviewed the memory
+(the trust ee grants it is ``human_explicit`` or ``peer_human_attested``): an agent's memory warns, so one
+``remember`` by an agent cannot stop every commit.
 """
 
 from __future__ import annotations
@@ -38,14 +40,14 @@ if TYPE_CHECKING:
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
-TABLE_FORMAT = 6
+TABLE_FORMAT = 7
 RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
 MIN_MATCHED = 3
 _RESIZE = 0.2  # a store grown or shrunk by more than this recomputes every signature (idf moved)
 
-# A row: (id, kind, title, path, paths, blocks, valid_from, valid_to, blob, tokens, weights)
+# A row: (id, kind, title, path, paths, blocks, valid_from, valid_to, blob, tokens, weights, human)
 _PATHS, _BLOB, _TOKENS = 4, 8, 9
 
 
@@ -55,6 +57,7 @@ class Entry:
     __slots__ = (
         "blob",
         "blocks",
+        "human",
         "id",
         "kind",
         "path",
@@ -79,6 +82,7 @@ class Entry:
             self.blob,
             tokens,
             weights,
+            self.human,
         ) = row
         self.paths: tuple[str, ...] = tuple(paths)
         self.tokens: tuple[str, ...] = tuple(tokens)
@@ -206,7 +210,9 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
         kind, paths = record.get("kind", ""), [str(p) for p in record.get("paths") or []]
         if kind in RISK_KINDS or paths:
             known = reuse.get((record["id"], record["blob"]))
-            rows.append(known or _row(gen, position, record, kind, paths, n_docs))
+            row = known or _row(gen, position, record, kind, paths, n_docs)
+            # who wrote it is history, not the blob: decided afresh for a kept row too
+            rows.append((*row[:-1], _by_a_person(view.state, record)))
     postings: dict[str, list[int]] = {}
     globs: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
@@ -266,7 +272,17 @@ def _row(gen: Any, position: int, record: dict[str, Any], kind: str, paths: list
         record["blob"],
         tokens,
         weights,
+        False,  # human: set by build_table
     )
+
+
+def _by_a_person(state: dict[str, Any], record: dict[str, Any]) -> bool:
+    """Whether a person wrote or reviewed the memory (the trust ee grants it): only such a memory blocks."""
+    from ee.index.provenance import writer_of
+    from ee.policy.trust import is_human
+    from ee.query.standing import resolve_trust
+
+    return is_human(resolve_trust(record, writer_of(state, record["path"], record["id"])))
 
 
 # ------------------------------------------------------------------------------------------ storing
@@ -285,7 +301,7 @@ def manifest_generation(root: StrPath) -> str | None:
 
 
 # The last table this process loaded, by file, with the stat it was read at: ``ee watch``'s server
-# checks every warm hook's change (``ee hook-check``) and need not decode the same ~2 MB each time
+# checks every warm hook's change (``served_check``) and need not decode the same ~2 MB each time
 # (~2-8 ms). The file is only ever replaced whole (:func:`save_table`), so a new stat means a new table.
 _LOADED: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {}
 

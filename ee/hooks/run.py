@@ -34,6 +34,7 @@ HOOK_NAMES = (
     "post-checkout",
     "post-merge",
     "prepare-commit-msg",
+    "commit-msg",
     "pre-commit",
     "post-commit",
     "post-rewrite",
@@ -123,11 +124,17 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
         return 0
     found = table.findings(paths, added)
     block_all = bool(found) and bool(hook.setting("hooks.block"))
-    blocking = [f for f in found if block_all or f.entry.blocks]
+    # only a memory a person wrote or reviewed blocks: an agent's warns (issue 31)
+    blocking = [f for f in found if f.entry.human and (block_all or f.entry.blocks)]
     for finding in found:
         entry = finding.entry
         label = "blocked" if finding in blocking else "warning"
-        hook.say(f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path})')
+        agents = (
+            "" if entry.human or not entry.blocks else "; an agent's memory: it warns, only a person's blocks"
+        )
+        hook.say(
+            f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path}{agents})'
+        )
     if blocking:
         why = "[hooks] block = true in .ee/config.toml" if block_all else "its tags or frontmatter say block"
         hook.say(
@@ -273,6 +280,30 @@ def add_comment_lines(path: str, lines: list[str], char: str) -> None:
         file.write("\n".join(kept) + "\n")
 
 
+# ------------------------------------------------------------------------------------------ commit-msg
+
+
+def commit_msg(hook: Hook) -> int:
+    """With ``EE_AGENT`` set, stamp ``Ee-Actor: agent:<name>`` on the commit, replacing an ``Ee-Actor`` the
+    message claims: a file an agent wrote with its own file tool and committed with ``git commit`` is the
+    agent's (:mod:`ee.index.provenance` reads the trailer), whatever the file or the message say."""
+    agent = os.environ.get("EE_AGENT", "")
+    if not agent.strip() or not hook.args:
+        return 0
+    from ee.errors import EeError
+    from ee.policy.trust import Actor
+
+    try:
+        label = Actor.from_env().label
+    except EeError:  # a name ee would refuse (a line break, a secret): still an agent
+        label = "agent:unnamed"
+    gitinfo.git(
+        "interpret-trailers", "--in-place", "--if-exists", "replace",
+        "--trailer", f"Ee-Actor: {label}", hook.args[0], cwd=hook.top,
+    )  # fmt: skip
+    return 0
+
+
 def served_check(root: str, name: str, paths: list[str], added: str) -> dict[str, Any]:
     """The part of a warm hook that the user's server runs, over the staged change the hook read: the
     same code as the hook's own run, so the answer is the same. ``{"code", "said", "memories"}``: for
@@ -323,6 +354,7 @@ def post_commit(hook: Hook) -> int:
 HOOKS: dict[str, Callable[[Hook], int]] = {
     "pre-commit": pre_commit,
     "prepare-commit-msg": prepare_commit_msg,
+    "commit-msg": commit_msg,
     "post-checkout": post_checkout,
     "post-merge": post_merge,
     "post-commit": post_commit,

@@ -29,7 +29,7 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
-from ee.config import read_settings_file
+from ee.config import open_regular, read_settings_file
 from ee.git.repo import blob_id, check_own_folder, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
@@ -370,7 +370,7 @@ def index_lock(root: Path, timeout: float = 120.0) -> Iterator[None]:
     """Serialises index writers (queries that catch up, the watcher, rebuild). Readers never wait."""
     folder = root / INDEX_DIR
     make_state_folder(folder)
-    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_regular(folder / "lock", os.O_RDWR | os.O_CREAT)
     deadline = time.monotonic() + timeout
     try:
         while True:
@@ -971,7 +971,8 @@ def _prune(folder: Path, keep: str) -> None:
     """Delete old generations, keeping the newest few for readers that opened them a moment ago."""
     import shutil  # (here: shutil and the compression modules it loads cost a query ~2.5 ms)
 
-    gens = sorted((p for p in folder.glob("gen-*") if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    found = (p for p in folder.glob("gen-*") if p.is_dir() and not p.is_symlink())  # (a link: not ours)
+    gens = sorted(found, key=lambda p: p.stat().st_mtime)
     old = [p for p in gens if p.name != keep][: -(KEEP_GENERATIONS - 1) or None]
     for path in old:
         shutil.rmtree(path, ignore_errors=True)

@@ -171,7 +171,15 @@ def _agent_since(git: Any, review: str, head: str, path: str) -> str:
         git.repo_path(path),
         cwd=git.toplevel,
     )
-    return next((actor.strip() for actor in out.splitlines() if actor.strip().startswith("agent:")), "")
+    return next((actor for line in out.splitlines() if (actor := actor_of(line)).startswith("agent:")), "")
+
+
+def actor_of(values: str) -> str:
+    """The actor of a commit from its ``Ee-Actor`` values (comma-separated): an agent when any value names
+    one — a message may carry a forged ``Ee-Actor: human`` beside the one ee's commit-msg hook stamps —
+    else the first value, else ``human`` (a commit without the trailer)."""
+    parts = [part.strip() for part in values.split(",") if part.strip()]
+    return next((part for part in parts if part.startswith("agent:")), parts[0] if parts else "human")
 
 
 def _writer_of(record: list[str]) -> str:
@@ -199,7 +207,7 @@ class _Walk:
         if len(fields) < 6:
             return
         sha, date, author, subject, actor, op = fields[:6]
-        actor = actor.strip() or "human"
+        actor = actor_of(actor)
         # git's words: a hand commit's author and subject, and its trailers, never met ee's write guard;
         # masked here, once per commit walked, so every answer shows them masked (the walk's own test
         # of the actor reads a masked one the same: "agent:" stays)

@@ -16,7 +16,18 @@ BLOCK_TITLES = {
 
 
 def title_piece(task: str) -> str:
-    return f"# ee context: {cut_bytes(' '.join(task.split()), TITLE_MAX_BYTES)}\n"
+    """The title line: the task on one line, its markup escaped (:func:`inert`)."""
+    return f"# ee context: {cut_bytes(inert(' '.join(task.split())), TITLE_MAX_BYTES)}\n"
+
+
+def inert(text: str) -> str:
+    """``text`` as Markdown or an HTML comment shows it and never obeys it: ``<``, ``>`` and ``&`` as
+    entities (no tag, no comment opened or closed: ``<!--``, ``-->``), and ``--`` broken up (an HTML
+    comment may not hold it). A task comes from a prompt, a branch name or commit subjects: anyone's."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    while "--" in text:
+        text = text.replace("--", "-\u2010")  # a hyphen, then U+2010 HYPHEN
+    return text
 
 
 def block_piece(authoritative: bool) -> str:

@@ -372,6 +372,9 @@ _PREFIXED_TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     ("heroku_key", r"HRKU-[A-Za-z0-9_-]{60,}", ("HRKU-",)),
     ("figma_token", r"figd_[A-Za-z0-9_-]{40,}", ("figd_",)),
+    ("docker_token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}", ("dckr_",)),
+    ("mapbox_token", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", ("sk.eyJ",)),
+    ("fly_token", r"fo1_[A-Za-z0-9_-]{30,}", ("fo1_",)),
 )
 
 _B = r"(?<![A-Za-z0-9_-])"  # token start: not inside a longer word/token
@@ -421,11 +424,26 @@ def _rules() -> tuple[_Rule, ...]:
             ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         ),
         rule("gitlab_token", _B + r"glpat-[A-Za-z0-9_-]{20,}" + _E, ("glpat-",)),
-        rule(
+        rule(  # with or without its scheme and host: the path alone is the secret
             "slack_webhook",
-            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(T[A-Z0-9]{6,}/[A-Za-z0-9/]{16,})",
-            ("https://hooks.slack.com/",),
+            r"(?:(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/|(?<![A-Za-z0-9])services/)"
+            r"(T[A-Z0-9]{6,}/[AB][A-Z0-9]{6,}/[A-Za-z0-9]{16,})",
+            ("hooks.slack.com/", "services/T"),
             _random_group(1),
+        ),
+        rule(
+            "teams_webhook",
+            r"(?i:(?:https?://)?[a-z0-9.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+            r"/[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/([0-9a-f]{32})/[0-9a-f-]{36})",
+            ("webhook.office.com", "outlook.office"),
+            _random_group(1),
+            folded=True,
+        ),
+        rule(  # a Discord bot token, named or not: base64 of the bot's id, a time, an HMAC
+            "discord_bot_token",
+            r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])",
+            (".",),
+            _check_discord,
         ),
         rule("slack_token", _B + r"xox[abposr]-(?:\d+-)+[A-Za-z0-9-]{8,}" + _E, ("xox",)),
         rule("stripe_key", _B + r"(?:sk|rk)_live_[A-Za-z0-9]{20,}" + _E, ("_live_",)),
@@ -514,6 +532,24 @@ def _rules() -> tuple[_Rule, ...]:
             also=(":", "="),
         ),
         rule("password_in_prose", _PROSE_RE, ("pass", "pw"), _check_prose_password, folded=True),
+        rule(
+            "secret_in_prose",
+            _VALUE_PROSE_RE,
+            (
+                "signing",
+                "hmac",
+                "secret",
+                "private",
+                "encryption",
+                "webhook",
+                "api",
+                "access",
+                "auth",
+                "session",
+            ),
+            _check_secret_prose,
+            folded=True,
+        ),
         rule("password_flag", _USER_FLAG_RE, ("-u",), _check_user_flag, also=(":",)),
         rule(
             "password_flag",
@@ -542,6 +578,13 @@ _PROSE_RE = (
     r"[ \t]*(?:\b(?:(?:is|was|has[ \t]+been)[ \t]+)?(?:changed|set|reset|updated)[ \t]+to|\bis(?:[ \t]+now)?"
     r"|\bwas|\bare|\bbecomes?|->|=>|(?<=[\w.@/-])(?=[ \t]*:[ \t]))[ \t]*[:=]?[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]{1,64})\"|'(?P<sq>[^'\n]{1,64})'|`(?P<bq>[^`\n]{1,64})`|(?P<bare>[^\s\"'`<>]{1,64}))"
+)
+# Prose naming a secret value: "the signing value is <40 characters of base64>", "HMAC key: <hex>"
+_VALUE_PROSE_RE = (
+    r"(?i)\b(?:signing|hmac|secret|private|encryption|webhook|api|access|auth(?:entication)?|session)"
+    r"[ \t]+(?:value|key|secret|token|salt|string|code)s?"
+    r"[ \t]*(?:\b(?:is|was|are|=|:)|[:=])[ \t]*(?:now[ \t]+)?[:=]?[ \t]*[\"'`]?"
+    r"([A-Za-z0-9+/_-]{32,}={0,2})(?![A-Za-z0-9+/_=-])"
 )
 # Command lines: "--password hunter2x!", "--token=…", "mysql -u root -pS3cret!", "sshpass -p 'x'"; .netrc
 # lines ("machine host login me password S3cret") and their prose ("user deploy and password S3cret")
@@ -617,6 +660,18 @@ def _check_basic_auth(m: re.Match[str]) -> Span | None:
     if not sep or not decoded.isprintable() or user.lower() in _EXAMPLE_USERS:
         return None
     return m.span(1) if _plausible_value(password, quoted=False, min_len=6) else None
+
+
+def _check_discord(m: re.Match[str]) -> Span | None:
+    token = m.group()
+    return m.span() if _char_classes(token.replace(".", "")) >= 3 and _looks_random(token) else None
+
+
+def _check_secret_prose(m: re.Match[str]) -> Span | None:
+    value = m.group(1)
+    if _char_classes(value) < 3 or not _looks_random(value, 12) or re.fullmatch(_NAME_RE, value.lower()):
+        return None  # a name ("api_key_for_the_service_account_x") or a hash of one case is not a secret here
+    return m.span(1)
 
 
 def _random_openai(m: re.Match[str]) -> Span | None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from ee.errors import UsageError
+from ee.errors import PolicyError, UsageError
 from ee.model import TRUST_CLASSES
 from ee.schemas import is_utf8
 
@@ -146,3 +146,56 @@ class Actor:
     @property
     def trust(self) -> str:
         return "agent_assertion" if self.agent else "human_explicit"
+
+
+# ------------------------------------------------------------------------ who may change whose memory
+
+HIDING_LINKS = frozenset({"supersedes"})
+"""Link types that hide or demote their target (a superseded memory leaves packs)."""
+
+
+def may_act_on(actor_trust: str, target_trust: str) -> bool:
+    """The one rule for changing a memory: whoever hides, demotes, retires, re-tags or deletes a memory (or a
+    memory whose link does) must be trusted at least as much as it. An agent (``agent_assertion``) may
+    change an agent's memory, never a person's; a person may change any."""
+    return rank(actor_trust) <= rank(target_trust)
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A change ee refused to carry out for want of trust: what a person may accept later (review queue)."""
+
+    op: str  # "forget", "expire", "tags", "link", "supersede", "outcome"
+    target: str  # the memory id it would change
+    actor: str  # "agent:codex"
+    arguments: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.op, "target": self.target, "actor": self.actor, "arguments": dict(self.arguments)}
+
+
+class NeedsPerson(PolicyError):
+    """An agent's change to a memory more trusted than itself: refused (exit 6), ``proposal`` the change."""
+
+    code = "needs_a_person"
+
+    def __init__(self, proposal: Proposal, actor_trust: str, target_trust: str) -> None:
+        super().__init__(
+            f"{proposal.actor} may not {proposal.op} {proposal.target}: it is {target_trust}, the change "
+            f"carries {actor_trust}, and only an equal or better may change it; nothing was changed",
+            "a person must make this change (the same command without EE_AGENT or --agent), or first "
+            "review the memory behind it (ee memory trust ID --class CLASS)",
+            {"proposal": proposal.to_dict(), "actor_trust": actor_trust, "target_trust": target_trust},
+        )
+        self.proposal = proposal
+
+
+def require_may_act_on(actor_trust: str, target_trust: str, proposal: Proposal) -> None:
+    """Raise :class:`NeedsPerson` unless :func:`may_act_on`."""
+    if not may_act_on(actor_trust, target_trust):
+        raise NeedsPerson(proposal, actor_trust, target_trust)
+
+
+def weaker(a: str, b: str) -> str:
+    """The less trusted of two classes."""
+    return a if rank(a) >= rank(b) else b

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+import os
+import re
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -105,7 +107,7 @@ def open_as_of(ws: Workspace, commit: str | None) -> IndexView:
             root=ws.root,
             git=ws.git,
         )
-    target = ws.root / ASOF_DIR / f"{commit}-{_key_hash(model_key)}"
+    target = _views_folder(ws) / f"{commit}-{_key_hash(model_key)}"
     view = _load(target, folder, degraded, commit, ws, model_key)
     if view is not None:
         return view
@@ -254,10 +256,34 @@ def _save(target: Path, gen: Generation, state: dict[str, Any]) -> None:
         _prune(target.parent)
 
 
+def _views_folder(ws: Workspace) -> Path:
+    """``.ee/index/asof``, made when missing; a StorageError when a folder on the way is a link (or not
+    this user's): ee saves and prunes views only in a folder of its own."""
+    from ee.config import state_folder
+    from ee.errors import StorageError
+
+    try:
+        return state_folder(ws.root / ASOF_DIR)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot keep as-of views in {ASOF_DIR}/: {exc.strerror or exc}",
+            f"remove it (rm -r {ws.root / ASOF_DIR}, or the link on the way): ee makes it again",
+        ) from None
+
+
+# What ee names a saved view (``<commit>-<model key hash>``, ``.tmp`` while it is written): pruning
+# deletes nothing else, and nothing that is not a folder (a link is no view, whatever its name).
+_VIEW_NAME = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?-[0-9a-f]{10}(?:\.tmp)?")
+
+
 def _prune(folder: Path) -> None:
-    views = sorted((p for p in folder.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
-    for old in views[:-KEEP_VIEWS]:
-        shutil.rmtree(old, ignore_errors=True)
+    views = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if _VIEW_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                views.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+    for _mtime, name in sorted(views)[:-KEEP_VIEWS]:
+        shutil.rmtree(folder / name, ignore_errors=True)
 
 
 def memory_as_of(ws: Workspace, memory_id: str, spec: str) -> tuple[Memory, CommitInfo]:

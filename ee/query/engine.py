@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,7 @@ from ee.query.relevance import DEFAULT_MIN_RELEVANCE, Evidence, evidence
 from ee.query.standing import (
     Standing,
     Window,
+    resolve_trust,
     settled_standing,
     superseded_map,
     window_of,
@@ -318,7 +320,9 @@ def rank(ctx: Context) -> tuple[list[Scored], int]:
     memo = generation_memo(gen)
     superseded = memo.get("superseded")
     if superseded is None:  # from the links column: records are decoded for the scored memories only
-        superseded = memo["superseded"] = superseded_map(gen.link_records()) if gen.links else {}
+        superseded = memo["superseded"] = (
+            superseded_map(gen.link_records(), trust_of(ctx)) if gen.links else {}
+        )
     posture = query.get("temporalValidity.posture", "relaxed")
     trust_spec = query.get("trust") or {}
     settled = _settled(ctx, memo)
@@ -623,6 +627,20 @@ def _writer(ctx: Context, record: dict[str, Any]) -> str:
     from ee.index.provenance import writer_of
 
     return writer_of(ctx.view.state, record["path"], record["id"])
+
+
+def trust_of(ctx: Context) -> Callable[[str], str | None]:
+    """Memory id → the trust class ee grants it in ``ctx``'s view (None: not in it)."""
+    gen = ctx.view.gen
+
+    def granted(memory_id: str) -> str | None:
+        pos = gen.position(memory_id)
+        if pos is None:
+            return None
+        record = gen.records[pos]
+        return resolve_trust(record, _writer(ctx, record))
+
+    return granted
 
 
 # ------------------------------------------------------------------------------------------ output

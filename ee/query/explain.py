@@ -120,6 +120,9 @@ def _flags(record: dict[str, Any], st: Any) -> list[str]:
     flags = []
     if st.quarantined:
         flags.append("quarantined")
+    elif (record.get("injection") or {}).get("flagged"):
+        # the guard reads every memory: a person's instruction-like text is shown as such, not quarantined
+        flags.append("instruction_like")
     if not st.valid:
         flags.append("superseded" if st.validity_reason.startswith("superseded") else "outside_validity")
     if record.get("secrets"):

@@ -15,6 +15,7 @@ every memory has the same standing):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -88,12 +89,15 @@ def resolve_trust(record: dict[str, Any], writer: str) -> str:
     Trust is decided by ee, not claimed: a memory an agent committed since a person last reviewed it
     (``ee memory trust``; ``writer``, from :func:`ee.index.provenance.writer_of`) is at most
     ``agent_assertion``, whatever its ``trust:`` key says and whoever committed it last (a person's tag
-    edit is no review), so the injection guard and the advisory posture still apply.
+    edit is no review), so the injection guard and the advisory posture still apply. So is a version
+    not committed yet (``record["committed"]`` False): no commit says who wrote it, and every agent
+    has a file tool. A person's hand edit counts once they commit it.
     """
+    by_agent = bool(writer) or record.get("committed") is False
     declared = record.get("trust")
     if declared:
-        return trust.capped(str(declared), by_agent=bool(writer))
-    return trust.AGENT_CEILING if writer else "human_explicit"
+        return trust.capped(str(declared), by_agent=by_agent)
+    return trust.AGENT_CEILING if by_agent else "human_explicit"
 
 
 def created_of(record: dict[str, Any], provenance: list[str] | None) -> str | None:
@@ -200,17 +204,22 @@ def feedback_cutoff(now: datetime) -> datetime:
     return now.replace(hour=23, minute=59, second=59)
 
 
-def superseded_map(records: list[dict[str, Any]]) -> dict[str, str]:
+def superseded_map(records: list[dict[str, Any]], trust_of: Callable[[str], str | None]) -> dict[str, str]:
     """Memory id → the id of a memory that supersedes it (a ``supersedes`` link pointing at it).
 
     A superseded memory is treated like one outside its validity window: flagged and halved under the
-    relaxed posture, dropped under strict, left out of packs.
+    relaxed posture, dropped under strict, left out of packs. A link counts only from a memory trusted at
+    least as much as its target (:func:`ee.policy.trust.may_act_on`; ``trust_of`` gives the class ee
+    grants a memory id, None when it is not in the index): an agent's file cannot retire a person's rule.
     """
     out: dict[str, str] = {}
     for record in records:
         for link_type, target in record.get("links", ()):
-            if link_type == "supersedes" and target != record["id"]:
-                out.setdefault(target, record["id"])
+            if link_type not in trust.HIDING_LINKS or target == record["id"] or target in out:
+                continue
+            source_trust, target_trust = trust_of(record["id"]), trust_of(target)
+            if source_trust and target_trust and trust.may_act_on(source_trust, target_trust):
+                out[target] = record["id"]
     return out
 
 

@@ -48,6 +48,13 @@ def visible(text: str) -> str:
     return re.sub(_CONTROL, lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def log_line(text: str) -> str:
+    """``text`` as one line of a log (``ee watch``'s output, ``.ee/serve.log``, ``.ee/hooks/refresh.log``):
+    :func:`visible`, and a newline or carriage return written as its escape too, so a file named with a
+    newline cannot forge a line of its own. Every log writer goes through here."""
+    return visible(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _default(value: Any) -> Any:
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):

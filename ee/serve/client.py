@@ -108,8 +108,10 @@ def server_pid() -> int | None:
 def locked_pid(path: Path) -> int | None:
     """The pid written in ``path`` while its writer holds an ``flock`` on it, else None (-1: held,
     unreadable)."""
+    from ee.config import open_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # (a FIFO must not block)
+        fd = open_regular(path, os.O_RDONLY)  # (a FIFO must not block; a link is not followed)
     except OSError:
         return None
     try:
@@ -155,9 +157,10 @@ def autostart() -> bool:
         return False
     if folder is None:
         return False
+    from ee.config import open_regular
+
     try:
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        fd = os.open(folder / protocol.START_LOCK, flags, 0o600)
+        fd = open_regular(folder / protocol.START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
         return False
     try:
@@ -169,6 +172,11 @@ def autostart() -> bool:
             return False  # one runs already (`ee watch` in the foreground, say)
         from ee.spawn import spawn_detached
 
-        return spawn_detached(["-m", "ee.serve.server", "--on-demand", str(fd)], folder / protocol.LOG, (fd,))
+        try:
+            return spawn_detached(
+                ["-m", "ee.serve.server", "--on-demand", str(fd)], folder / protocol.LOG, (fd,)
+            )
+        except OSError:  # (a log that is a FIFO or a link: no server, and this command goes on)
+            return False
     finally:
         os.close(fd)  # the server's copy keeps the lock

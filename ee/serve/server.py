@@ -141,8 +141,9 @@ class Server:
         return self._open(root)
 
     def _open(self, root: str) -> Open | None:
+        from ee.discovery import find_root
         from ee.errors import EeError
-        from ee.workspace import Workspace, find_root
+        from ee.workspace import Workspace
 
         path = Path(root)
         identity = _identity(path)

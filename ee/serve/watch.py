@@ -47,10 +47,12 @@ Log = Callable[[str], None]
 
 def stderr_log(line: str) -> None:
     """A line of the server's log (stderr: a file for a server started on demand). A problem it logs
-    quotes file names, which may hold a secret: masked."""
+    quotes file names, which may hold a secret, a newline or an escape sequence: each masked, and
+    escaped to stay one line."""
     from ee.policy.secrets import redact
+    from ee.render import log_line
 
-    print(time.strftime("%H:%M:%S ") + redact(line), file=sys.stderr, flush=True)
+    print(time.strftime("%H:%M:%S ") + log_line(redact(line)), file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ events

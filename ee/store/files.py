@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ee._crash import crash_point
+from ee.config import open_regular
 from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
 from ee.git.repo import check_own_folder, iter_memory_files
 from ee.model import Memory, Problem
@@ -398,13 +399,14 @@ def _loops(path: Path) -> bool:
 def _temporary_file(folder: Path) -> tuple[int, str]:
     """A new, uniquely named file in ``folder`` (what ``tempfile.mkstemp`` does, without its ~5 ms import).
 
-    O_EXCL with 96 random bits: two writers, even two machines on a shared folder, never collide.
+    O_EXCL with 96 random bits: two writers, even two machines on a shared folder, never collide. Opened by
+    :func:`ee.config.open_regular`: under ``.ee/``, a folder on the way that is a link is refused.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     while True:
         name = os.path.join(folder, f"{TEMP_PREFIX}{os.urandom(12).hex()}")
         try:
-            return os.open(name, flags, 0o600), name
+            return open_regular(name, flags, 0o600), name
         except FileExistsError:  # pragma: no cover - 2**-96
             continue
 
@@ -419,9 +421,17 @@ def make_state_folder(folder: Path) -> None:
     """Make ``folder``, a folder right under a workspace's ``.ee/`` (``.ee/index``, ``.ee/cache``), and
     ``.ee/`` itself when missing, but never the workspace folder: a long-lived process (ee watch) whose
     workspace was just moved or deleted must not make it again (it would never see it gone). Raises
-    FileNotFoundError when the workspace folder is gone."""
-    folder.parent.mkdir(exist_ok=True)
-    folder.mkdir(exist_ok=True)
+    FileNotFoundError when the workspace folder is gone; a StorageError when ``folder`` is a link or not this
+    user's (:func:`ee.config.state_folder`: ee fills it by name, never through a link)."""
+    from ee.config import NotRegularFile, state_folder
+
+    try:
+        state_folder(folder)
+    except NotRegularFile as exc:
+        raise StorageError(
+            f"ee keeps derived data in {folder}, but {exc.strerror}",
+            f"remove it (rm -r {folder}, or the link on the way): ee makes it again",
+        ) from None
 
 
 @contextlib.contextmanager
@@ -431,10 +441,14 @@ def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
     An ``flock`` on ``.ee/lock``: the kernel releases it when its owner dies, so a lock left by a
     killed process is never stale. The owner's pid is written for ``ee doctor``.
     """
-    state = root / STATE_DIR
-    state.mkdir(exist_ok=True)
-    path = state / "lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    path = root / STATE_DIR / "lock"
+    try:
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+    except OSError as exc:  # a link (never followed), a FIFO, a folder, another user's file
+        raise StorageError(
+            f"cannot open the workspace lock {path}: {exc.strerror or exc}",
+            f"remove it (rm {path}: ee makes a new one), then run the command again",
+        ) from None
     deadline = time.monotonic() + timeout
     delay = 0.002
     try:
@@ -464,22 +478,27 @@ def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
 
 def _lock_holder(path: Path) -> str:
     with contextlib.suppress(OSError, ValueError):
-        pid = int(path.read_text().strip())
-        return f" (pid {pid})"
+        return f" (pid {_read_pid(path)})"
     return ""
+
+
+def _read_pid(path: Path) -> int:
+    with open(open_regular(path, os.O_RDONLY), "rb") as handle:
+        return int(handle.read(32).decode().strip())
 
 
 def lock_is_held(root: Path) -> int | None:
     """The pid holding the workspace lock, or None (for `ee doctor`)."""
     path = root / STATE_DIR / "lock"
-    if not path.exists():
+    try:
+        fd = open_regular(path, os.O_RDWR)
+    except OSError:  # none (or not one ee could have taken: a link, a FIFO)
         return None
-    fd = os.open(path, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         with contextlib.suppress(OSError, ValueError):
-            return int(path.read_text().strip())
+            return _read_pid(path)
         return -1
     finally:
         os.close(fd)

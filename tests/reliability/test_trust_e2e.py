@@ -208,8 +208,13 @@ def test_only_an_explicit_review_by_a_person_raises_trust(root: Path) -> None:
     assert "quarantined" not in hit["flags"]
     assert _listed_trust(root, memory_id) == ("human_explicit", None)
 
-    # An agent's later edit of the reviewed memory undoes the review (it changed what was vouched for).
-    _ee(root, "memory", "tags", memory_id, "--add", "edited", env=AGENT)
+    # An agent may no longer change it through ee (issue 31) ...
+    refused = run_ee(root, "memory", "tags", memory_id, "--add", "edited", "--json", env=AGENT)
+    assert refused.returncode == 6, refused.stdout + refused.stderr
+    # ... and its own edit of the file undoes the review (it changed what was vouched for).
+    path = _path(root, memory_id)
+    path.write_text(path.read_text() + "\nEdited.\n")
+    git(root, "commit", "-q", "-am", "an edit\n\nEe-Actor: agent:codex")
     hit = _hit(root, memory_id, "approve pull request billing")
     assert hit["trust"] == "agent_assertion"
     assert "quarantined" in hit["flags"]
