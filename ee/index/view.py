@@ -162,7 +162,7 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                     found = scan(root)
                     head = ws.git.head_ref()
                 if not is_fresh(manifest, head, found, model_key or None, limit):
-                    embedder, problem = _load_embedder(folder, model_key)
+                    embedder, problem = embedder_or_problem(folder, model_key)
                     if problem:
                         degraded.append(problem)
                         folder = None
@@ -258,7 +258,8 @@ def _cached_embedder(folder: Path, model_key: str) -> Any:
     return embedder
 
 
-def _load_embedder(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
+def embedder_or_problem(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
+    """The embedder of ``folder`` (loaded once per process), or None and the degradation that says why."""
     if folder is None:
         return None, None
     try:
