@@ -26,12 +26,6 @@ from ee.errors import EeError, ExitCode, disk_failure
 if TYPE_CHECKING:
     from ee.workspace import Workspace
 
-# A query multiplies one vector by the memory matrix (~1 ms on one core at 10k memories). OpenBLAS would
-# run that on every core and then spin its threads, which cost a fresh `ee search` ~20 ms of CPU on a
-# 2-core machine (and the other processes the cores it spun on). Set before numpy loads; the user's own
-# setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 # Every top-level command → "module:attribute" of its click command, in the order help lists them (it
 # reads like the README).
 COMMANDS = {
@@ -282,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``ee ARGV`` (default: this process's arguments); the exit code. The ``ee`` entry point: click
     parses the arguments once, and a command that runs a library operation asks the warm server for it
     (:func:`call`)."""
+    from ee.config import one_blas_thread
+
+    one_blas_thread()
     args = list(sys.argv[1:] if argv is None else argv)
     code = _run(args)
     with reader_may_be_gone():  # now, not in the interpreter's teardown, where a closed pipe exits 120

@@ -17,14 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ee.hooks import gitinfo, risks, warm
-
-# As in ee.cli (which hooks do not import): one OpenBLAS thread, set before numpy loads on the cold paths.
-# Its spinning threads had a cold prepare-commit-msg use more CPU than wall time (415 ms against 302 ms).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -364,6 +359,9 @@ HOOKS: dict[str, Callable[[Hook], int]] = {
 
 def main_and_exit(argv: list[str]) -> None:
     """:func:`main`, then the process ends with its exit code (what the hook runner calls)."""
+    from ee.config import one_blas_thread
+
+    one_blas_thread()
     sys.exit(main(argv))
 
 

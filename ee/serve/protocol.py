@@ -27,7 +27,6 @@ import socket
 import stat
 import struct
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +54,8 @@ def runtime_dir() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR", "")
     if base and os.path.isabs(base) and os.path.isdir(base):
         return Path(base) / "ee"
+    import tempfile
+
     return Path(tempfile.gettempdir()) / f"ee-{os.geteuid()}"
 
 

@@ -427,8 +427,10 @@ def serve(*, stay: bool, first: Path | None = None, log: Log = stderr_log) -> in
 def main(argv: list[str]) -> int:
     """``python -m ee.serve.server --on-demand FD``: the server a command started in the background; FD
     is the start lock it holds for its whole life (see :func:`ee.serve.client.autostart`)."""
+    from ee.config import one_blas_thread
     from ee.errors import EeError
 
+    one_blas_thread()
     if len(argv) != 2 or argv[0] != "--on-demand" or not argv[1].isdigit():
         print("usage: python -m ee.serve.server --on-demand FD (ee starts it by itself)", file=sys.stderr)
         return 2
