@@ -4,4 +4,5 @@ import sys
 
 from ee.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (not when a worker process of ee.index.derive imports it as its parent's main)
+    sys.exit(main())
