@@ -348,3 +348,20 @@ def test_dirty_set_stays_bounded() -> None:
     assert len(paths) == MAX_DIRTY
     assert dropped == MAX_DIRTY * 4
     assert dirty.due(0.15, 2.0) is None
+
+
+def test_a_closed_watcher_leaves_nothing_behind(ws: Workspace) -> None:
+    """The server opens and closes watchers for as long as it runs: a closed one leaves no logging handler
+    (which kept the whole watcher, and its workspace, alive: the server grew with each workspace reopened)."""
+    import logging
+
+    from ee.serve.watch import Watcher as RealWatcher
+
+    handlers = logging.getLogger("watchdog.observers.inotify").handlers
+    before = len(handlers)
+    for _ in range(3):
+        watcher = RealWatcher(ws, log=lambda line: None)
+        watcher.start()
+        assert len(handlers) == before + 1
+        watcher.close()
+        assert len(handlers) == before

@@ -177,6 +177,7 @@ class Watcher:
         self._problems: set[str] = set()
         self._watched: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
         self._config: tuple[int, int] | None = self._config_stamp()
+        self._overflow: Any = None
 
     # ---------------------------------------------------------------- observer
 
@@ -186,7 +187,7 @@ class Watcher:
 
         git_dirs = self._git_dirs()
         self._relevant = Relevance(self.root, git_dirs)
-        _on_overflow(lambda: self.dirty.add(os.fspath(self.root / MEMORIES)))
+        self._overflow = _on_overflow(lambda: self.dirty.add(os.fspath(self.root / MEMORIES)))
         try:
             self.observer = self._schedule(Observer(), git_dirs)
         except OSError as exc:  # e.g. the inotify watch limit: poll instead (slower, same results)
@@ -276,6 +277,11 @@ class Watcher:
 
     def close(self) -> None:
         self._stop_observer()
+        if self._overflow is not None:
+            import logging
+
+            logging.getLogger(_WATCHDOG_LOGGER).removeHandler(self._overflow)
+            self._overflow = None
 
     # ---------------------------------------------------------------- updates
 
@@ -335,8 +341,13 @@ class Watcher:
         return (st.st_mtime_ns, st.st_size)
 
 
-def _on_overflow(mark: Callable[[], None]) -> None:
-    """When the kernel drops events (inotify queue overflow), watchdog only logs it: catch up anyway."""
+_WATCHDOG_LOGGER = "watchdog.observers.inotify"
+
+
+def _on_overflow(mark: Callable[[], None]) -> Any:
+    """When the kernel drops events (inotify queue overflow), watchdog only logs it: catch up anyway. The
+    handler is returned: :meth:`Watcher.close` removes it (the server opens and closes watchers for as
+    long as it runs, and a handler left behind would keep its watcher alive)."""
     import logging
 
     class Overflow(logging.Handler):
@@ -344,7 +355,9 @@ def _on_overflow(mark: Callable[[], None]) -> None:
             if "overflow" in record.getMessage():
                 mark()
 
-    logging.getLogger("watchdog.observers.inotify").addHandler(Overflow(logging.WARNING))
+    handler = Overflow(logging.WARNING)
+    logging.getLogger(_WATCHDOG_LOGGER).addHandler(handler)
+    return handler
 
 
 def describe(report: Any) -> str:
