@@ -10,10 +10,10 @@ import click
 
 from ee.cli import call, json_by_default, json_indent, json_option, report_degraded, workspace
 from ee.errors import EeError, QueryError, UsageError
+from ee.model import LEVELS
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
 MODES = ["hybrid", "lexical", "semantic", "exact"]
-LEVELS = ["working", "episodic", "semantic", "procedural"]
 SPEEDS = ["instant", "default", "quality"]
 FIELDS = ["minimal", "summary", "standard", "full"]
 

@@ -347,7 +347,3 @@ TOOLS: tuple[Tool, ...] = (
         (MEMORY_ID,),
     ),
 )
-
-
-def find_tool(name: str) -> Tool | None:
-    return next((tool for tool in TOOLS if tool.name == name), None)
