@@ -3,8 +3,9 @@
 The write path and the cheap read-path checks run git's plumbing through :mod:`ee.git.runner` (no GitPython
 import on them). A commit builds its tree in ee's own index file (``update-index`` + ``write-tree``), then
 ``commit-tree``, an ``update-index`` of git's own index for ee's paths, and ``update-ref`` (atomic: it
-names the old HEAD). History, asOf and sync, which read many objects, use GitPython (its persistent
-``cat-file`` processes and object model).
+names the old HEAD). History and asOf read git's objects through the same runner (``cat-file --batch``,
+``log``); GitPython serves two reads of ``ee sync`` (:func:`git_python_repo`: the remote's URL and the
+branch it tracks, and the commits a sync brought).
 
 Commits made here never touch the user's staging area beyond ee's own paths: the tree is built from
 ``HEAD`` plus the given paths in a separate index file, and only those paths are then refreshed in the
