@@ -235,6 +235,8 @@ def test_workspaces_open_lazily_and_the_least_recently_used_is_closed(
         add_memories(root, {f"m{i}": f"alpha {i}"})
         roots.append(str(root))
     assert server.open == {}
+    # (a library's first import may set a variable of its own, e.g. KMP_INIT_AT_FORK: not a request's)
+    run(Workspace(Path(roots[0])), "search", args_of("alpha"))
     cwd, mask, env = os.getcwd(), os.umask(0o022), dict(os.environ)
     os.umask(mask)
     try:
@@ -595,3 +597,14 @@ def test_the_server_refuses_a_client_of_another_user(served_ws: Workspace) -> No
         os.close(fd)
     assert (out.returncode, out.stderr) == (0, b"")
     assert out.stdout == b"0\n"  # closed without an answer, not even a fallback
+
+
+def test_a_changed_setting_applies_to_the_next_served_answer(served_ws: Workspace, client_env: None) -> None:
+    """The server's workspace reads .ee/config.toml again when it changed, as a new command would."""
+    before = client.call("search", served_ws.root, args_of("alpha"))
+    assert before is not None
+    assert before["hits"]
+    (served_ws.root / ".ee/config.toml").write_text("[query]\nmin_relevance = 1.0\n")
+    after = client.call("search", served_ws.root, args_of("alpha"))
+    assert after == json.loads(json.dumps(run(Workspace(served_ws.root), "search", args_of("alpha"))))
+    assert after != before

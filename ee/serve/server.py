@@ -52,12 +52,13 @@ HOOK_CHECK_PARAMS = ("name", "paths", "added")
 
 
 class Open:
-    """A workspace the server serves: its façade, its watcher (and thread), when it was last asked."""
+    """A workspace the server serves: its watcher (which holds its ``Workspace``, :meth:`Watcher.workspace`)
+    and the watcher's thread, its identity, when it was last asked."""
 
-    __slots__ = ("identity", "idle_timeout", "thread", "used", "watcher", "ws")
+    __slots__ = ("identity", "idle_timeout", "thread", "used", "watcher")
 
-    def __init__(self, ws: Any, watcher: Any, identity: tuple[int, ...], idle_timeout: float) -> None:
-        self.ws, self.watcher, self.identity, self.idle_timeout = ws, watcher, identity, idle_timeout
+    def __init__(self, watcher: Any, identity: tuple[int, ...], idle_timeout: float) -> None:
+        self.watcher, self.identity, self.idle_timeout = watcher, identity, idle_timeout
         self.thread: threading.Thread | None = None
         self.used = time.monotonic()
 
@@ -156,7 +157,7 @@ class Server:
             idle = float(ws.config.get("server.idle_timeout"))
         except EeError:
             return None
-        served = Open(ws, Watcher(ws, log=self.log, exec_lock=self.lock), identity, idle)
+        served = Open(Watcher(ws, log=self.log, exec_lock=self.lock), identity, idle)
         if self.watch:
             try:
                 served.watcher.start()
@@ -243,14 +244,16 @@ class Server:
             if served is None:
                 return {"fallback": "workspace"}
             try:
+                ws = served.watcher.workspace()  # (its settings as they are now)
+                served.idle_timeout = float(ws.config.get("server.idle_timeout"))
                 if op == HOOK_CHECK:
                     from ee.hooks.run import served_check
 
-                    result = served_check(str(served.ws.root), **args)
+                    result = served_check(str(ws.root), **args)
                 else:
-                    result = run(served.ws, OPERATIONS[op].name, args)
+                    result = run(ws, OPERATIONS[op].name, args)
             except Exception as exc:  # an ee error (or a bug): the client's own run reports it the same
-                self.log(f"{op} in {served.ws.root} answered in-process: {exc!r}")
+                self.log(f"{op} in {request['workspace']} answered in-process: {exc!r}")
                 return {"fallback": "error"}
             finally:
                 served.used = time.monotonic()

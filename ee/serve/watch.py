@@ -293,7 +293,7 @@ class Watcher:
         started = time.perf_counter()
         try:
             with self.exec_lock:
-                view = open_index(self._workspace())
+                view = open_index(self.workspace())
         except EeError as exc:
             self._failed(f"{exc.message}" + (f" (next: {exc.hint})" if exc.hint else ""))
             return
@@ -324,8 +324,9 @@ class Watcher:
             self.log(f"fixed: {line.split(' (repair: ')[0]}")
         self._problems = now
 
-    def _workspace(self) -> Any:
-        """The workspace, re-read when .ee/config.toml changed (a new model path applies at once)."""
+    def workspace(self) -> Any:
+        """The workspace, re-read when .ee/config.toml changed (a new model path, a new relevance floor:
+        applied at once, to the watcher's updates and to the server's answers alike)."""
         stamp = self._config_stamp()
         if stamp != self._config:
             from ee.workspace import Workspace
