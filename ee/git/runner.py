@@ -1,7 +1,7 @@
 """The one way ee runs a git command: ``subprocess``, through :func:`run` (to the end) or :func:`start`.
 
 Every git process of ee starts here (the repository layer :mod:`ee.git.repo`, the hooks, team sync, the
-merge driver); GitPython, which runs its own git processes, serves two reads of ``ee sync`` only.
+merge driver).
 
 Two rules live here, so no caller has to remember them:
 
