@@ -117,6 +117,12 @@ class MemoryFormatError(StorageError):
         return (self, *self.also)
 
 
+class DoctorFound(StorageError):
+    """``ee doctor`` found errors: its whole report is the details."""
+
+    code = "doctor_found_problems"
+
+
 class GitError(StorageError):
     code = "git"
 
@@ -159,10 +165,23 @@ class EvalFailed(EeError):
     exit_code = ExitCode.EVAL_FAILED
 
 
+class NotRegularFile(OSError):
+    """What :func:`ee.config.open_regular` found is not a regular file of this user: a FIFO, a socket, a
+    device, a folder, a symlink, or a file (or folder on the way, under ``.ee/``) another user owns."""
+
+
 def disk_failure(exc: BaseException) -> StorageError | None:
-    """A full or read-only disk, wherever ee met it (a file, git, the SQLite cache): a storage error with
+    """A full or read-only disk, or a file or folder ee may not use, wherever ee met it (a file, git, the
+    SQLite cache), or a file of ``.ee/`` ee refused to open (:class:`NotRegularFile`): a storage error with
     its repair, not a crash with a traceback. None for anything else."""
     import errno
+
+    if isinstance(exc, NotRegularFile):
+        return StorageError(
+            f"ee does not open {exc.filename}: {exc.strerror}",
+            f"look at it (ls -la {exc.filename}); ee makes its own files under .ee/ again once you remove "
+            "what is there",
+        )
 
     code = getattr(exc, "errno", None)
     sqlite = getattr(exc, "sqlite_errorcode", None)  # SQLITE_FULL 13, SQLITE_READONLY 8
@@ -174,5 +193,11 @@ def disk_failure(exc: BaseException) -> StorageError | None:
     if code == errno.EROFS or sqlite == 8:
         return StorageError(
             f"the file system is read-only: {exc}", "run ee where it may write the workspace and its .ee/"
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        where = getattr(exc, "filename", None) or "a file"
+        return StorageError(
+            f"permission denied: {where}",
+            "check its permissions (ls -ld), or run ee as the user who owns the workspace",
         )
     return None

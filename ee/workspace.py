@@ -5,6 +5,7 @@ The CLI parses, calls one method here, and renders. Store, git, index, query and
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
@@ -23,7 +24,15 @@ from ee.errors import (
 )
 from ee.git.repo import Git, check_own_folder, format_message
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
-from ee.policy.trust import HIDING_LINKS, Actor, Proposal, initial_confidence, require_may_act_on, weaker
+from ee.policy.trust import (
+    HIDING_LINKS,
+    Actor,
+    NeedsPerson,
+    Proposal,
+    initial_confidence,
+    require_may_act_on,
+    weaker,
+)
 from ee.store import frontmatter
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_text, parse_time
@@ -32,12 +41,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ee.query.document import Query
+    from ee.query.standing import Standing
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
 GITATTRIBUTES_LINES = (
     "memories/**/*.md merge=ee-memory",
     "memories/.events/*.jsonl merge=union",
+    "memories/.curate/*.jsonl merge=union",
 )
 
 
@@ -190,8 +201,11 @@ class Workspace:
             if link.type in HIDING_LINKS:  # an agent's new memory may not retire a person's
                 self.may_change(actor, target, "supersede", {"text": body, "link": f"{link.type}:{link.to}"})
         rel = self.store.new_path(fields["id"], body)
-        content = frontmatter.render_new(fields, body)
+        cites = self._cites(fields["paths"])
+        content = frontmatter.render_new(fields, body, cites)
         memory = frontmatter.new_memory(fields, body, rel)
+        if cites:  # (new_memory knows no extra key: read back what was rendered)
+            memory = frontmatter.parse(content, rel)[0]
         with self.lock():
             self.store.write(rel, content)
             try:
@@ -206,6 +220,16 @@ class Workspace:
                 self.store.delete(rel)  # a failed remember leaves nothing behind
                 raise
         return memory
+
+    def _cites(self, paths: Sequence[str]) -> dict[str, Any]:
+        """The ``cites:`` key for a new memory's ``paths``: the hash of each cited file or line range as it
+        is now (:mod:`ee.curate.citations`), so a pack can tell when the code it cites changed."""
+        if not paths:
+            return {}
+        from ee.curate.citations import hashes_for
+
+        hashes = hashes_for(self.root, list(paths))
+        return {frontmatter.CITES_KEY: hashes} if hashes else {}
 
     def get(self, memory_id: str) -> Memory:
         return self.store.find(memory_id)
@@ -234,18 +258,27 @@ class Workspace:
         """The trust class ee grants each of ``memories``, by id: its ``trust:`` key capped by who wrote the
         file since a person last reviewed it (:func:`ee.query.standing.resolve_trust`, as search and packs
         decide it). What the file claims is only a claim."""
+        return {memory_id: facts[0] for memory_id, facts in self.standing_facts(memories).items()}
+
+    def standing_facts(self, memories: Sequence[Memory]) -> dict[str, tuple[str, str, bool]]:
+        """(the trust class ee grants, the agent that wrote it since a person's review or "", whether the
+        injection guard quarantines it) of each of ``memories``, by id, as search and packs decide them."""
         from ee.index.provenance import writer_of
         from ee.index.view import open_index
+        from ee.policy.trust import is_human
         from ee.query.standing import resolve_trust
 
         view = open_index(self)
-
-        def record(memory: Memory) -> dict[str, Any]:
-            pos = view.gen.position(memory.id)
-            committed = bool(view.gen.records[pos]["committed"]) if pos is not None else True
-            return {"trust": memory.trust, "committed": committed}
-
-        return {m.id: resolve_trust(record(m), writer_of(view.state, m.path, m.id)) for m in memories}
+        out: dict[str, tuple[str, str, bool]] = {}
+        for m in memories:
+            writer = writer_of(view.state, m.path, m.id)
+            pos = view.gen.position(m.id)
+            record = view.gen.records[pos] if pos is not None else {}
+            committed = bool(record["committed"]) if pos is not None else True
+            cls = resolve_trust({"trust": m.trust, "committed": committed}, writer)
+            flagged = bool(record.get("injection", {}).get("flagged"))
+            out[m.id] = (cls, writer, flagged and not is_human(cls))
+        return out
 
     def may_change(
         self, actor: Actor, target: Memory, op: str, arguments: dict[str, Any], acting: str | None = None
@@ -257,7 +290,16 @@ class Workspace:
         if trust == "human_explicit":  # nothing ranks above a person's own word: no index to open
             return
         granted = self.granted_trust([target])[target.id]
-        require_may_act_on(trust, granted, Proposal(op, target.id, actor.label, arguments))
+        try:
+            require_may_act_on(trust, granted, Proposal(op, target.id, actor.label, arguments))
+        except NeedsPerson as exc:  # kept for a person to decide, where the queue can carry it out
+            from ee.curate.state import propose_refusal
+
+            candidate = propose_refusal(self, target, exc.proposal)
+            if candidate is not None:
+                exc.details["candidate"] = candidate.id
+                exc.hint += f"; it waits in the review queue: ee curate show {candidate.id}"
+            raise
 
     def edit_tags(
         self, memory_id: str, add: Iterable[str] = (), remove: Iterable[str] = (), actor: Actor | None = None
@@ -341,8 +383,13 @@ class Workspace:
         ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``; ``views`` keeps the
         index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
+        from ee.sessions.packing import search_with_evidence
 
-        return search(self, as_query(query), min_relevance, views)
+        query = as_query(query)
+        views = {} if views is None else views
+        data = search(self, query, min_relevance, views)
+        view = views[query.get("asOf")][0]
+        return with_notes(search_with_evidence(self, query, data, view, min_relevance), query)
 
     def context(
         self,
@@ -350,10 +397,51 @@ class Workspace:
         quotas: dict[str, Any] | None = None,
         min_relevance: float | None = None,
     ) -> dict[str, Any]:
-        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile."""
-        from ee.pack import build_pack
+        """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
+        Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
+        review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
+        from ee.curate.usage import record_retrieval
+        from ee.sessions.packing import context_with_evidence
 
-        return build_pack(self, as_query(query), quotas, min_relevance=min_relevance)
+        document = as_query(query)
+        pack = with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
+        if not document.get("asOf"):
+            ids = [
+                item["id"]
+                for section in pack.get("sections", ())
+                for item in section["items"]
+                if item.get("type", "memory") == "memory"
+            ]
+            record_retrieval(self.root, ids, now_text()[:10])
+        return pack
+
+    # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
+
+    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> dict[str, Any]:
+        """Import agent transcripts as evidence, incrementally (``ee import session``). The candidates they
+        hold (ee.sessions.candidates) go to the review queue through ee.hooks.sessions.propose_candidates,
+        which the command and the hook call: the queue sits above the façade."""
+        from ee.sessions.ops import import_sessions
+
+        return import_sessions(self, list(paths), fmt)
+
+    def sessions(self) -> builtins.list[dict[str, Any]]:
+        """The imported sessions (``ee sessions list``)."""
+        from ee.sessions.ops import list_sessions
+
+        return list_sessions(self)
+
+    def session(self, ident: str) -> dict[str, Any]:
+        """One session's evidence, or one piece by its id (``ee sessions show``)."""
+        from ee.sessions.ops import show_session
+
+        return show_session(self, ident)
+
+    def forget_session(self, ident: str) -> dict[str, Any]:
+        """Purge a session's evidence (or one piece) with its index entries and vectors."""
+        from ee.sessions.ops import forget_session
+
+        return forget_session(self, ident)
 
     def why(
         self,
@@ -391,7 +479,34 @@ class Workspace:
             memory = mask_memory(memory)
             return memory, memory.to_dict() | {"as_of": commit.to_dict()}
         memory = mask_memory(self.get(memory_id))
-        return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+        standing = self.standings([memory]).get(memory.id)
+        if standing is None:  # (not in the index: it cannot be searched either)
+            return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+        return memory, with_standing(memory, standing)
+
+    def standings(self, memories: Sequence[Memory]) -> dict[str, Standing]:
+        """Each memory's standing as search weighs it now, by id: the trust class ee grants, the prior and
+        effective confidence, the creation time (the file's, else its first commit's). A memory the index
+        does not hold (its file does not load) is left out."""
+        from ee.index.provenance import writer_of
+        from ee.index.view import open_index
+        from ee.query.standing import standing_of
+        from ee.store.ids import utcnow
+
+        view = open_index(self)
+        now = utcnow()
+        events, provenance = view.state.get("events", {}), view.state.get("provenance", {})
+        out: dict[str, Standing] = {}
+        for memory in memories:
+            pos = view.gen.position(memory.id)
+            if pos is None:
+                continue
+            record = view.gen.records[pos]
+            writer = writer_of(view.state, record["path"], memory.id)
+            out[memory.id] = standing_of(
+                record, events.get(memory.id, []), provenance.get(record["path"]), writer, now, now
+            )
+        return out
 
     def listing(
         self,
@@ -400,21 +515,53 @@ class Workspace:
         kind: str | None = None,
         tag: Sequence[str] = (),
         limit: int | None = None,
+        agent: str | None = None,
+        trust: str | None = None,
+        since: str | None = None,
+        quarantined: bool = False,
     ) -> tuple[Sequence[Memory], dict[str, Any], Sequence[dict[str, Any]]]:
         """``ee memory list``: the memories (sorted by id, masked), the answer's data (each with the trust
-        ee grants, its effective confidence and whether a merge left it in conflict), and ``degraded`` (the
-        files that failed to load)."""
+        ee grants, who wrote it since a person last reviewed it (``writer``: ``agent:<name>`` or
+        ``human``), whether the injection guard quarantines it, its effective confidence and whether a merge
+        left it in conflict), and ``degraded`` (the files that failed to load). Filters: ``agent`` (that
+        agent wrote it), ``trust`` (the class ee grants), ``since`` (created at or after), ``quarantined``."""
         from ee.feedback import effective_confidences
         from ee.git.merge import is_conflicted
 
-        memories, problems = self.list(level=level, kind=kind, tag=tag, limit=limit)
-        granted = self.granted_trust(memories)
-        effective = effective_confidences(self, memories)
+        if trust is not None:
+            from ee.policy.trust import rank
+
+            rank(trust)  # an unknown class is a usage error naming the allowed ones
+        start = normalise_time(since, "--since") if since else None
+        memories, problems = self.list(level=level, kind=kind, tag=tag)
+        facts = self.standing_facts(memories)
+        memories = [
+            m
+            for m in memories
+            if (agent is None or facts[m.id][1] == f"agent:{agent}")
+            and (trust is None or facts[m.id][0] == trust)
+            and (start is None or (m.created or "") >= start)
+            and (not quarantined or facts[m.id][2])
+        ][:limit]
+        standings = self.standings(memories)  # the values search weighs, as ee memory show gives them
+        rest = [m for m in memories if m.id not in standings]
+        effective = effective_confidences(self, rest) if rest else {}
+
+        def shown(m: Memory) -> dict[str, Any]:
+            if m.id in standings:
+                return with_standing(m, standings[m.id])
+            return with_granted(m, facts[m.id][0]) | {"effective_confidence": effective[m.id]}
+
         data = {
             "count": len(memories),
             "memories": [
-                with_granted(m, granted[m.id])
-                | {"title": m.title, "conflict": is_conflicted(m), "effective_confidence": effective[m.id]}
+                shown(m)
+                | {
+                    "title": m.title,
+                    "writer": facts[m.id][1] or "human",
+                    "quarantined": facts[m.id][2],
+                    "conflict": is_conflicted(m),
+                }
                 for m in memories
             ],
         }
@@ -452,7 +599,7 @@ class Workspace:
             raise PolicyError(
                 f"an agent ({actor.agent}) cannot set a memory's trust: only a person's review raises it",
                 "ask a person to review the memory and run `ee memory trust ID --class CLASS` "
-                "without EE_AGENT or --agent",
+                "with EE_AGENT unset",
                 {"agent": actor.agent, "memory": memory_id},
             )
         rank(cls)  # an unknown class is a usage error naming the allowed ones
@@ -583,7 +730,10 @@ def _commit_init(root: Path, code: Git, branch: str | None, created: list[str]) 
 
     head, _tree = code.head_state()
     own = [CONFIG_PATH] if branch else [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
-    shared = {".gitignore": GITIGNORE_LINES, ".gitattributes": GITATTRIBUTES_LINES}
+    shared: dict[str, tuple[str, ...]] = {
+        ".gitignore": GITIGNORE_LINES,
+        ".gitattributes": GITATTRIBUTES_LINES,
+    }
     if branch:  # the memory branch has its own .gitattributes; the code branch ignores memories/
         shared = {".gitignore": (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)}
     specs = [f"{prefix}:{code.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")]
@@ -814,6 +964,36 @@ def as_query(query: Query | str) -> Query:
 
         return from_arguments(query)
     return query
+
+
+def with_notes(data: dict[str, Any], query: Query) -> dict[str, Any]:
+    """An answer's data with what reading its query changed (a text shortened) first in ``degraded``."""
+    if query.notes:
+        data["degraded"] = [*query.notes, *data.get("degraded", [])]
+    return data
+
+
+def with_standing(memory: Memory, standing: Standing) -> dict[str, Any]:
+    """``memory.to_dict()`` with the values search uses: ``trust`` granted, ``confidence`` the prior (the
+    file's, else its trust class's), ``effective_confidence`` (feedback applied), ``created`` (the file's,
+    else its first commit's); ``derived`` names the ones ee derived rather than read from the file."""
+    from ee.store.ids import format_time, parse_time
+
+    derived = []
+    if memory.trust != standing.trust:
+        derived.append("trust")
+    if memory.confidence is None:
+        derived.append("confidence")
+    created = memory.created
+    if not created and standing.created:
+        derived.append("created")
+        created = format_time(parse_time(standing.created))  # (git's date, as ee writes times)
+    return with_granted(memory, standing.trust) | {
+        "confidence": round(standing.prior, 4),
+        "effective_confidence": round(standing.effective, 4),
+        "created": created,
+        "derived": derived,
+    }
 
 
 def with_granted(memory: Memory, granted: str) -> dict[str, Any]:

@@ -105,6 +105,25 @@ class Running:
         return self.proc.wait(timeout=DEADLINE)
 
 
+def start_watcher(ws: Workspace) -> subprocess.Popen[bytes]:
+    """``ee watch`` in ``ws`` (the user's server in the foreground), once it serves ``ws``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ee", "--workspace", str(ws.root), "watch"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"},
+    )
+    wait_for(lambda: client.server_pid() == proc.pid or proc.poll() is not None, "the server")
+    assert proc.poll() is None
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=DEADLINE)
+
+
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Callable[[Path], Running]]:
     started: list[Running] = []

@@ -37,6 +37,14 @@ def eval_group() -> None:
     metavar="R",
     help="The relevance floor to measure with (default 0.8; 0 = off).",
 )
+@click.option(
+    "--arm",
+    type=click.Choice(["static", "transformer"]),
+    default="transformer",
+    show_default=True,
+    help="The semantic arm: the transformer (its vectors computed first, as ee index rebuild does) or the "
+    "static model (what answers until then).",
+)
 @json_option
 def beir_cmd(
     folder: str,
@@ -45,11 +53,15 @@ def beir_cmd(
     limit: int | None,
     offtopic: str | None,
     min_relevance: float | None,
+    arm: str,
     as_json: bool | None,
 ) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
     recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline; with --offtopic, the share of
-    off-topic questions that get no hit."""
+    off-topic questions that get no hit.
+
+    Example: ee eval beir /tmp/devset --offtopic questions.txt
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.eval.beir import MODES, beir, read_offtopic, table
 
@@ -63,6 +75,7 @@ def beir_cmd(
             progress=bar,
             offtopic=questions,
             min_relevance=min_relevance,
+            arm=arm,
         )
     Output(as_json).emit(result, lambda: table(result))
 
@@ -82,7 +95,10 @@ def run_cmd(
     ctx: click.Context, folder: str | None, scenario_ids: tuple[str, ...], as_json: bool | None
 ) -> None:
     """Run the scenario files in FOLDER (default: tests/fixtures/eval of the workspace or of the ee checkout),
-    each in a temporary workspace; exit 9 when an expectation is not met."""
+    each in a temporary workspace; exit 9 when an expectation is not met.
+
+    Example: ee eval run tests/fixtures/eval --scenario ID
+    """
     from ee.errors import EvalFailed
     from ee.eval.scenarios import default_folder, load_folder, run_scenarios, table
 
@@ -102,3 +118,71 @@ def run_cmd(
         "rerun one with: ee eval run --scenario ID",
         {"report": report},
     )
+
+
+@eval_group.command("sessions")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option(
+    "--max-tokens",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(min=100),
+    help="The budget of each question's context pack.",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default: [query] min_relevance, 0.8; 0 = off).",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option("--misses", is_flag=True, help="Also list the questions answered badly, and how.")
+@json_option
+def sessions_cmd(
+    folder: str,
+    max_tokens: int,
+    min_relevance: float | None,
+    limit: int | None,
+    misses: bool,
+    as_json: bool | None,
+) -> None:
+    """Import FOLDER/sessions/ (transcripts) into a temporary workspace with `ee import session`, ask every
+    question of FOLDER/questions.jsonl with `ee search` and `ee context`, and print session hit@1/5/10, MRR,
+    the share of answerable and of unanswerable questions with no hit, newest-session-first for knowledge
+    updates and the share of packs holding the answer's key terms, overall and per question type (--json:
+    every question's outcome under misses).
+
+    Example: ee eval sessions tests/fixtures/sessions --misses
+    """
+    from ee.cli.progress import progress_on_a_terminal
+    from ee.eval.sessions import evaluate, table
+
+    with progress_on_a_terminal() as bar:
+        result = evaluate(
+            Path(folder), max_tokens=max_tokens, min_relevance=min_relevance, limit=limit, progress=bar
+        )
+    Output(as_json).emit(result, lambda: table(result, misses=misses))
+
+
+@eval_group.command("relevance")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default 0.8).",
+)
+@json_option
+def relevance_cmd(folder: str, min_relevance: float | None, as_json: bool | None) -> None:
+    """Measure what the relevance floor keeps and drops, for the static and the transformer arm: on each
+    store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, and the share of
+    unanswerable and off-topic questions that get nothing (tests/fixtures/relevance is ee's own set).
+
+    Example: ee eval relevance tests/fixtures/relevance --min-relevance 0.8
+    """
+    from ee.cli.progress import progress_on_a_terminal
+    from ee.eval.relevance import evaluate, table
+
+    with progress_on_a_terminal() as bar:
+        result = evaluate(Path(folder), min_relevance, progress=bar)
+    Output(as_json).emit(result, lambda: table(result))

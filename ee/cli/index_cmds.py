@@ -18,7 +18,10 @@ def index_group() -> None:
 @json_option
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing)."""
+    """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing).
+
+    Example: ee index status --human
+    """
     from ee.index.view import status
     from ee.serve.client import server_pid
 
@@ -38,7 +41,10 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """Build the index again from the memory files (derived data is reused by content)."""
+    """Build the index again from the memory files (derived data is reused by content).
+
+    Example: ee index rebuild
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.index.view import rebuild
 
@@ -57,6 +63,8 @@ def watch_cmd(ctx: click.Context, no_serve: bool) -> None:
 
     Runs until Ctrl-C / SIGTERM; logs go to stderr. One server per user. (ee starts one in the background
     by itself, which stops once no workspace was used for its [server] idle_timeout.)
+
+    Example: ee watch
     """
     ws = workspace(ctx)
     if no_serve:
@@ -79,6 +87,8 @@ def status_text(data: dict[str, Any]) -> str:
         built = f" (built {data['built']})" if data["built"] else ""
         lines.append(f"generation: {data['generation']}{built}")
     search = "semantic + lexical" if data["semantic"] else "lexical only"
+    if data.get("semantic_arm"):
+        search += f", {data['semantic_arm']} arm"
     lines.append(f"model: {data['model'] or 'none'} ({search})")
     watcher = data["watcher"]
     if watcher["running"]:

@@ -51,13 +51,18 @@ def remember_cmd(
     redact: bool,
     as_json: bool | None,
 ) -> None:
-    """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input."""
+    """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input.
+
+    Example: ee remember "Run make test before a release" --kind rule --tags ci,release
+    """
+    from ee.curate.intake import remember
     from ee.policy.trust import Actor
 
     if text == "-":
         text = sys.stdin.read()
     ws = workspace(ctx)
-    memory = ws.remember(
+    data, degraded = remember(
+        ws,
         text,
         level=level,
         kind=kind,
@@ -71,4 +76,8 @@ def remember_cmd(
         actor=Actor.from_env(agent),
         redact=redact,
     )
-    Output(as_json).emit(memory.to_dict(), f"remembered {memory.id}  ({memory.path})", ws.branch_notes())
+    if "duplicate_of" in data:
+        human = f"already remembered as {data['id']}  ({data['path']}): confirmed, no new file"
+    else:
+        human = f"remembered {data['id']}  ({data['path']})"
+    Output(as_json).emit(data, human, [*degraded, *ws.branch_notes()])

@@ -27,6 +27,23 @@ TYPES = (
     "session",
     "docs",
 )
+# Each type's actions, the default first (what `ee curate accept ID` does without --action).
+ACTIONS: dict[str, tuple[str, ...]] = {
+    "duplicate": ("forget", "link"),
+    "merge": ("forget", "link"),
+    "contradiction": ("link", "expire-older", "expire-newer"),
+    "update": ("expire-older", "link"),
+    "stale-path": ("expire", "forget", "keep"),
+    "stale-citation": ("refresh", "expire", "forget"),
+    "expired": ("forget", "keep"),
+    "harmful": ("expire", "forget"),
+    "unused": ("expire", "forget"),
+    "agent-write": ("attest", "expire", "forget"),
+    "session": ("write",),
+    "docs": ("write",),
+}
+assert set(ACTIONS) == set(TYPES)
+
 EVIDENCE_KINDS = ("memory", "evidence", "file", "commit")
 PROPOSERS = ("ee", "human")  # or "agent:<name>"
 

@@ -22,7 +22,7 @@ from ee.git.repo import Git, format_message
 from ee.store.files import EVENTS, MEMORIES
 
 BRANCH_FILES = {
-    ".gitattributes": "*.md merge=ee-memory\n.events/*.jsonl merge=union\n",
+    ".gitattributes": "*.md merge=ee-memory\n.events/*.jsonl merge=union\n.curate/*.jsonl merge=union\n",
     ".gitignore": ".ee-tmp-*\n",
     ".events/.gitkeep": "",
 }

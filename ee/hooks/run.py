@@ -3,7 +3,9 @@
 The shell runner (``hooks/ee-hook-run``) calls this with git's arguments, in the work tree's top folder.
 Outcomes: exit 0 (done, or skipped with a one-line ``ee: hook skipped (…)`` notice on stderr), or
 :data:`BLOCKED` (40), which the runner turns into a failed hook so git stops. Nothing else: an error of
-any kind becomes the notice and exit 0, so a broken config or a bug never stops a commit.
+any kind becomes the notice and exit 0, so a broken config or a bug never stops a commit — but for
+pre-commit's secret check, which fails closed (:func:`pre_commit_main`): a commit is never let through
+unchecked.
 
 Quiet cases (exit 0, no output): outside an ee workspace, and while a rebase, cherry-pick or revert is in
 progress (``rebase-merge``, ``rebase-apply``, ``CHERRY_PICK_HEAD``, ``REVERT_HEAD`` in the git folder).
@@ -15,6 +17,8 @@ imported on the paths that use them, and not at all when ``ee watch`` answers.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -22,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ee.hooks import gitinfo, risks, warm
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -91,15 +95,83 @@ class Hook:
 # ------------------------------------------------------------------------------------------ pre-commit
 
 
-def pre_commit(hook: Hook) -> int:
-    """Refuse secrets in staged memory files; warn (or block) on risky memories about the change.
+def pre_commit_main(args: list[str]) -> int:
+    """pre-commit fails closed: the secret check of the staged memory files runs first, with no time
+    limit (the runner sets none for it); if it cannot run (a crash, a workspace ee refuses), the commit is
+    blocked, naming the reason and the ``git commit --no-verify`` escape. The rest (the risky memories, a
+    warning) then has the rest of ``$EE_HOOK_LIMIT`` seconds ([hooks] timeout), and fails open."""
+    import time
+
+    started = time.monotonic()
+    try:
+        hook = Hook.open("pre-commit", args)
+        if hook is None:
+            return 0
+        paths, added = gitinfo.StagedChange(hook.top, exclude=[hook.memories]).read()
+        if not paths:
+            return 0
+        if refuse_secrets(hook, paths):
+            return BLOCKED
+    except Exception as exc:
+        print(
+            "ee: commit blocked: ee's check of the staged memory files for secrets could not run "
+            f"({describe(exc)}). Fix it (run: ee doctor), or commit without ee's checks: "
+            "git commit --no-verify",
+            file=sys.stderr,
+        )
+        return BLOCKED
+    try:
+        with _time_limit(started):
+            return pre_commit(hook, paths, added)
+    except HookTimeout as exc:  # the warnings are advice: the commit goes on
+        print(
+            f"ee: hook skipped (pre-commit took over {exc.args[0]:g}s; run `ee watch` to keep ee warm, or "
+            "raise [hooks] timeout in .ee/config.toml)",
+            file=sys.stderr,
+        )
+        return 0
+    except Exception as exc:
+        print(f"ee: hook skipped (pre-commit: {describe(exc)})", file=sys.stderr)
+        return 0
+
+
+class HookTimeout(Exception):
+    """The rest of pre-commit ran out of ``[hooks] timeout`` (its only argument: that limit)."""
+
+
+@contextlib.contextmanager
+def _time_limit(started: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the block once ``$EE_HOOK_LIMIT`` seconds from ``started`` passed."""
+    import signal
+    import time
+
+    try:
+        limit = float(os.environ.get("EE_HOOK_LIMIT") or "nan")
+    except ValueError:
+        limit = math.nan
+    if not 0 < limit < math.inf:
+        yield
+        return
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise HookTimeout(limit)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(limit - (time.monotonic() - started), 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def pre_commit(hook: Hook, paths: list[str], added: str) -> int:
+    """Warn (or block) on a staged memory file ee cannot read and on risky memories about the change
+    (after :func:`pre_commit_main` refused secrets).
 
     With the user's server running, it checks the change (:func:`served_check`): it has the tokenizer
     imported and the hook table loaded, which cost this process more than the rest of the hook."""
-    paths, added = gitinfo.StagedChange(hook.top, exclude=[hook.memories]).read()
-    if not paths:
-        return 0
-    if refuse_secrets(hook, paths):
+    if broken_files(hook, paths):
         return BLOCKED
     served = warm.check(hook.root, hook.name, paths, added) if hook.warm else None
     if served is not None and served.get("code") in (0, BLOCKED):
@@ -138,6 +210,38 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
         )
         return BLOCKED
     return 0
+
+
+def broken_files(hook: Hook, paths: list[str]) -> bool:
+    """Say each staged memory file ee cannot read (broken YAML, git's conflict markers, …) with its
+    ``file:line`` and repair, read as the index reads it (:func:`ee.index.derive.derive`), so it never lands
+    silently; True (block) when ``[hooks] block = true``."""
+    folder = hook.memories + "/"
+    wanted = [p for p in paths if p.startswith(folder) and p.endswith(".md") and "/.events/" not in p]
+    if not wanted:
+        return False
+    from ee.index.derive import derive, errors_of
+
+    said = []
+    for path, data in sorted(gitinfo.staged_blobs(wanted, hook.top).items()):
+        record = derive(data, path).record
+        if "error" in record:
+            for error in errors_of(record):
+                where = f"{path}:{error['line']}" if error.get("line") else path
+                said.append(f"{where}: {error['message']} (repair: {error['repair']})")
+    if not said:
+        return False
+    block = bool(hook.setting("hooks.block"))
+    for line in said:
+        hook.say(f"ee: {'blocked' if block else 'warning'}: {line}")
+    if block:
+        hook.say(
+            "ee: commit blocked ([hooks] block = true in .ee/config.toml): fix the file, then git add it; "
+            "commit anyway: git commit --no-verify"
+        )
+    else:
+        hook.say("ee: committed as it is, but ee leaves it out of search until it is fixed")
+    return block
 
 
 def refuse_secrets(hook: Hook, paths: list[str]) -> bool:
@@ -346,8 +450,8 @@ def post_commit(hook: Hook) -> int:
 # ------------------------------------------------------------------------------------------ entry
 
 
+# (pre-commit is run by pre_commit_main, which fails closed)
 HOOKS: dict[str, Callable[[Hook], int]] = {
-    "pre-commit": pre_commit,
     "prepare-commit-msg": prepare_commit_msg,
     "commit-msg": commit_msg,
     "post-checkout": post_checkout,
@@ -367,7 +471,7 @@ def main_and_exit(argv: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     """``ee hook NAME ARGS…``: 0, or :data:`BLOCKED`; every failure becomes a one-line notice and 0."""
-    if not argv or argv[0] not in HOOKS:
+    if not argv or argv[0] not in HOOK_NAMES:
         print(
             f"ee: hook skipped (unknown hook {argv[0] if argv else '(none)'!r}; "
             f"ee runs {', '.join(HOOK_NAMES)})",
@@ -375,6 +479,8 @@ def main(argv: list[str]) -> int:
         )
         return 0
     name = argv[0]
+    if name == "pre-commit":
+        return pre_commit_main(list(argv[1:]))
     try:
         hook = Hook.open(name, list(argv[1:]))
         return 0 if hook is None else HOOKS[name](hook)

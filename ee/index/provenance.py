@@ -224,7 +224,7 @@ class _Walk:
             if path not in self.writer:
                 if actor.startswith("agent:"):
                     self.writer[path] = actor
-                elif op.strip() == REVIEW_OP:
+                elif REVIEW_OP in (value.strip() for value in op.split(",")):  # (curate attest: two Ee-Op)
                     self.writer[path] = ""
                     self.reviewed[path] = sha
             if status.startswith("R") and len(parts) == 3:

@@ -42,6 +42,7 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
     from ee.workspace import Workspace
 
     try:
+        arguments = plain_query(tool, arguments)
         check_arguments(tool, arguments)
         data, degraded = ANSWERS[tool.name](Workspace.discover(workspace), arguments, agent)
     except EeError as exc:
@@ -60,6 +61,17 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
         )
     document = envelope(data, degraded)
     return Outcome(True, dumps(document, indent=None), document)
+
+
+def plain_query(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``{"query": "release checklist"}``: plain words where a tool takes a query document are its text (or
+    task), as an agent often sends them; anything else is checked against the schema as it is."""
+    words = arguments.get("query")
+    document = any(p.name == "query" and p.document for p in tool.params)
+    text = next((p.name for p in tool.params if p.style == "argument"), None)
+    if not document or not isinstance(words, str) or text is None or text in arguments:
+        return arguments
+    return {**{k: v for k, v in arguments.items() if k != "query"}, text: words}
 
 
 def failure(error: dict[str, Any]) -> Outcome:
@@ -112,7 +124,10 @@ def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    memory = ws.remember(
+    from ee.curate.intake import remember
+
+    data, degraded = remember(
+        ws,
         args["text"],
         level=args.get("level", "semantic"),
         kind=args.get("kind", "fact"),
@@ -126,7 +141,7 @@ def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         actor=_actor(args, agent),
         redact=bool(args.get("redact")),
     )
-    return memory.to_dict(), ws.branch_notes()
+    return data, [*degraded, *ws.branch_notes()]
 
 
 def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
@@ -156,6 +171,34 @@ def _memory_history(ws: Workspace, args: dict[str, Any], agent: str | None) -> A
     return data, []
 
 
+def _curate_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    from ee.curate.queue import list_data, pending
+
+    candidates, degraded = pending(ws, args.get("type"))
+    return list_data(candidates), degraded
+
+
+def _curate_show(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    from ee.curate.queue import show
+
+    return show(ws, args["candidate_id"], args.get("action")), []
+
+
+def _curate_propose(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    from ee.curate.queue import list_data, propose_documents
+
+    return list_data(propose_documents(ws, args["candidates"], _actor(args, agent))), []
+
+
+def _curate_decide(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    """Over MCP the caller is an agent, named or not: only a person decides (ee curate accept …)."""
+    from ee.curate.queue import refuse_agent
+    from ee.policy.trust import Actor
+
+    refuse_agent(Actor(agent or "mcp-client"), "decide")
+    raise AssertionError("refuse_agent returned for an agent")  # pragma: no cover
+
+
 ANSWERS: dict[str, Callable[[Workspace, dict[str, Any], str | None], Answer]] = {
     "context": _context,
     "search": _search,
@@ -165,6 +208,12 @@ ANSWERS: dict[str, Callable[[Workspace, dict[str, Any], str | None], Answer]] = 
     "memory_show": _memory_show,
     "memory_list": _memory_list,
     "memory_history": _memory_history,
+    "curate_list": _curate_list,
+    "curate_show": _curate_show,
+    "curate_propose": _curate_propose,
+    "curate_accept": _curate_decide,
+    "curate_reject": _curate_decide,
+    "curate_snooze": _curate_decide,
 }
 
 

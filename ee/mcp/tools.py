@@ -99,9 +99,9 @@ def query_document(what: str) -> Param:
         "query",
         "stdin",
         {"type": "object"},
-        f"A full ee.query.v1 document instead of {what}: filters over frontmatter, tags "
-        "require/requireAny/exclude, time window, asOf, trust, temporal validity, graph expansion "
-        "from seed memories, budget, pagination cursor. Give either this or "
+        f"A full ee.query.v1 document instead of {what} (plain words here are taken as the {what}): "
+        "filters over frontmatter, tags require/requireAny/exclude, time window, asOf, trust, temporal "
+        "validity, graph expansion from seed memories, budget, pagination cursor. Give either this or "
         f"{what}, not both; the other arguments given override the document's settings.",
         flag="--query-file",
         document="ee.query.v1",
@@ -345,5 +345,58 @@ TOOLS: tuple[Tool, ...] = (
         "that changed. Use it to see who wrote or changed a memory and when. Returns the ee.response.v1 "
         "envelope; data has id and versions.",
         (MEMORY_ID,),
+    ),
+    Tool(
+        "curate_list",
+        ("curate", "list"),
+        "List the review queue",
+        "The candidates waiting for a person's review: duplicates, contradictions, updates, stale memories, "
+        "agents' writes, proposed memories. Returns the ee.response.v1 envelope; data has count, by_type "
+        "and candidates (id, type, subjects, title, reason, evidence, default_action, actions, proposed_by).",
+        (Param("type", "option", {"type": "string"}, "Only candidates of this type.", flag="--type"),),
+    ),
+    Tool(
+        "curate_show",
+        ("curate", "show"),
+        "Show a review candidate",
+        "One candidate of the review queue: its evidence, its status (pending, accepted, rejected, snoozed) "
+        "and exactly what accepting it would change (would_change: summary, files, a unified diff).",
+        (
+            Param("candidate_id", "argument", STRING, "The candidate's id (cand_…).", required=True),
+            Param("action", "option", STRING, "Preview this action instead of the default.", flag="--action"),
+        ),
+    ),
+    Tool(
+        "curate_propose",
+        ("curate", "propose"),
+        "Propose a change for review",
+        "Propose candidates for a person to review instead of changing the store yourself: a new memory "
+        "(type session, with new_memory {body, kind, tags, derived_from}), or a duplicate, contradiction, "
+        "update or stale memory (subjects: the memory ids). Each needs type, subjects, title and reason. "
+        "Nothing changes until a person accepts it. Returns the candidates now pending.",
+        (
+            Param(
+                "candidates",
+                "stdin",
+                {"type": "array", "items": {"type": "object"}, "minItems": 1},
+                "The candidates, each {type, subjects, title, reason, evidence?, new_memory?}.",
+                flag="--candidates",
+                required=True,
+            ),
+            AGENT,
+        ),
+        read_only=False,
+    ),
+    *(
+        Tool(
+            f"curate_{verb}",
+            ("curate", verb),
+            f"{verb.capitalize()} a review candidate (a person only)",
+            f"Only a person may {verb} a review candidate: an agent's call is refused with exit 6 "
+            "(policy_denied). Ask the person to run `ee curate list` and decide.",
+            (Param("candidate_id", "argument", STRING, "The candidate's id (cand_…).", required=True),),
+            read_only=False,
+        )
+        for verb in ("accept", "reject", "snooze")
     ),
 )

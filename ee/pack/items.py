@@ -13,7 +13,7 @@ from ee.pack.select import Candidate
 from ee.query.engine import count_tokens
 from ee.query.engine import trim as trim_hit
 
-MINIMAL = ("id", "section", "authoritative", "title")
+MINIMAL = ("id", "section", "authoritative", "title", "marks")  # (marks: only when there is one)
 EXPLAINED = ("explanation", "selection")  # what --explain adds: kept whatever the fields
 SUMMARY = (
     *MINIMAL,
@@ -70,15 +70,18 @@ def candidates(
     best = ranked[0].final
     posture = ctx.query.get("temporalValidity.posture", "relaxed")
     out: list[Candidate] = []
-    for scored in ranked[:limit]:
+    pool = ranked[:limit]
+    marks_of = review_marks(ctx, gen.link_records())
+    for scored in pool:
         record, st = gen.records[scored.pos], scored.standing
         authoritative = st.posture == "authoritative" and not st.quarantined
         body = body_for(ctx, scored.pos, record)
+        marks = marks_of(record)
         cap = min(profile.max_item_tokens, item_room[authoritative])
         if section_room is not None and section_room[section_of(record["kind"])] > 0:
             cap = min(cap, section_room[section_of(record["kind"])])
         shown, truncated, cost = fit_item(
-            record["kind"], body, record["id"], st.trust, confidence_of(st), cap
+            record["kind"], body, record["id"], st.trust, confidence_of(st), cap, marks
         )
         reason = None
         if ctx.floor > 0 and scored.relevance is not None and scored.relevance < ctx.floor:
@@ -90,7 +93,9 @@ def candidates(
         elif cost is None:
             reason = "budget"
         if cost is None:  # not even a cut item fits: report the whole item's size
-            cost = count_tokens(item_text(record["kind"], body, record["id"], st.trust, confidence_of(st)))
+            cost = count_tokens(
+                item_text(record["kind"], body, record["id"], st.trust, confidence_of(st), marks)
+            )
         out.append(
             Candidate(
                 index=len(out),
@@ -103,9 +108,32 @@ def candidates(
                 cost=cost,
                 relevance=scored.final / best if best > 0 else 0.0,
                 reason=reason,
+                marks=marks,
             )
         )
     return out
+
+
+def review_marks(ctx: Any, linked: list[dict[str, Any]]) -> Any:
+    """record → its marks (:mod:`ee.curate.marks`), checked now: a stale citation, an unresolved
+    contradiction (``linked``: every memory's links). None for a past view (the code then is not now's)."""
+    root = ctx.view.root
+    if root is None or ctx.view.commit is not None:
+        return lambda record: ()
+    from ee.curate.marks import contradictions, stale_citation
+
+    pairs = contradictions(root, linked)
+
+    def marks(record: dict[str, Any]) -> tuple[str, ...]:
+        out = []
+        stale = stale_citation(root, record)
+        if stale:
+            out.append(stale)
+        for other, cid in pairs.get(record["id"], ()):
+            out.append(f"contradiction: unresolved, {other} says otherwise (decide: ee curate show {cid})")
+        return tuple(out)
+
+    return marks
 
 
 def confidence_of(standing: Any) -> float:
@@ -113,16 +141,22 @@ def confidence_of(standing: Any) -> float:
 
 
 def fit_item(
-    kind: str, body: str, memory_id: str, trust: str, confidence: float, cap: int
+    kind: str,
+    body: str,
+    memory_id: str,
+    trust: str,
+    confidence: float,
+    cap: int,
+    marks: tuple[str, ...] = (),
 ) -> tuple[str, bool, int | None]:
     """(body, truncated, tokens): the body whole when its item text fits ``cap`` tokens, else cut at a word
     boundary and marked with `` […]``; tokens is None when not even a cut item fits."""
-    cost = count_tokens(item_text(kind, body, memory_id, trust, confidence))
+    cost = count_tokens(item_text(kind, body, memory_id, trust, confidence, marks))
     if cost <= cap:
         return body, False, cost
 
     def cost_at(length: int) -> int:
-        return count_tokens(item_text(kind, _cut(body, length), memory_id, trust, confidence))
+        return count_tokens(item_text(kind, _cut(body, length), memory_id, trust, confidence, marks))
 
     low, high = 0, len(body)  # the longest prefix length whose cut item fits
     while low < high:
@@ -134,7 +168,7 @@ def fit_item(
     if low == 0 or not body[:low].strip():
         return body, False, None
     cut = _cut(body, low)
-    return cut, True, count_tokens(item_text(kind, cut, memory_id, trust, confidence))
+    return cut, True, count_tokens(item_text(kind, cut, memory_id, trust, confidence, marks))
 
 
 def _cut(body: str, length: int) -> str:
@@ -181,6 +215,8 @@ def item_dict(ctx: Any, c: Candidate, scored: Any, rank: int, explain: bool) -> 
         "components": hit["components"],
         "factors": hit["factors"],
     }
+    if c.marks:
+        item["marks"] = list(c.marks)
     if explain:
         item["explanation"] = hit.get("explanation")
         item["selection"] = c.trace

@@ -38,15 +38,19 @@ def section_piece(section: str) -> str:
     return f"\n### {SECTION_TITLES[section]}\n"
 
 
-def item_text(kind: str, body: str, memory_id: str, trust: str, confidence: float) -> str:
+def item_text(
+    kind: str, body: str, memory_id: str, trust: str, confidence: float, marks: tuple[str, ...] = ()
+) -> str:
     """One item as the pack shows it: a list entry with the body (continuation lines indented) and a line
-    naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence."""
+    naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence; then
+    a ``⚠`` line for each mark (:mod:`ee.curate.marks`: a stale citation, an unresolved contradiction)."""
     lines = body.strip().splitlines() or [""]
     meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
+    warned = "".join(f"  ⚠ {mark}\n" for mark in marks)
     if len(lines) == 1:  # (most bodies; a pack measures each candidate's text several times)
-        return f"- **{kind}** {lines[0]}\n{meta}\n"
+        return f"- **{kind}** {lines[0]}\n{meta}\n{warned}"
     rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
-    return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n"
+    return "\n".join([f"- **{kind}** {lines[0].strip()}", *rest, meta]) + "\n" + warned
 
 
 def cut_bytes(text: str, limit: int) -> str:

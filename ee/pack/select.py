@@ -47,6 +47,7 @@ class Candidate:
     cost: int  # tokens of the item's text in the pack
     relevance: float  # final score / the best candidate's final score
     reason: str | None = None
+    marks: tuple[str, ...] = ()  # what the review queue has not settled (ee.curate.marks)
     duplicate_of: str | None = None
     chosen_pass: int = 0
     trace: dict[str, Any] = field(default_factory=dict)

@@ -9,6 +9,8 @@ Feedback events are stored append-only, so concurrent feedback from several clon
 pseudo-events: ``alpha = 4p`` for, ``beta = 4(1 - p)`` against. Each applied event adds its weight times its
 age decay ``0.5 ** (age_days / 180)`` to ``alpha`` (helpful, confirmation: weight 1.0) or to ``beta``
 (harmful, contradiction, inaccurate: 2.5; stale, outdated: 1.0). ``effective = alpha / (alpha + beta)``.
+Only the first ``confirmation`` of each source counts (``ee remember`` of a memory already in the store
+records one): saying the same thing again does not make it truer.
 
 Worked example, prior 0.5 (an ``agent_assertion``): alpha = 2, beta = 2.
 
@@ -187,9 +189,14 @@ def effective_confidence(prior: float, events: list[dict[str, Any]], now: dateti
     counts = {"helpful": 0, "harmful": 0, "stale": 0}
     applied: list[str] = []
     last_confirmed: datetime | None = None
-    for at, event_id, signal, _source in usable:
+    confirmed_by: set[str] = set()
+    for at, event_id, signal, source in usable:
         if event_id in held:
             continue
+        if signal == "confirmation":  # one per actor counts: repeating a memory cannot raise it
+            if source in confirmed_by:
+                continue
+            confirmed_by.add(source)
         weight = SIGNAL_WEIGHTS[signal] * _decay(at, now)
         applied.append(event_id)
         if signal in POSITIVE_SIGNALS:

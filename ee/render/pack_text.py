@@ -38,9 +38,13 @@ def rendered_item(item: dict[str, Any], light: bool = False) -> str:
         kind = f"**{item['kind']}** " if item.get("kind") else ""
         lines = text.strip().splitlines() or [""]
         rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
-        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item['id']}`\n"
+        warned = "".join(f"  ⚠ {mark}\n" for mark in item.get("marks", ()))
+        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item['id']}`\n" + warned
     if "body" in item and "kind" in item:
-        return item_text(item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]))
+        marks = tuple(item.get("marks", ()))
+        return item_text(
+            item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]), marks
+        )
     if "trust" in item:
         return _summary_text(item)
     return _minimal_text(item)
@@ -91,15 +95,9 @@ def pack_human(data: dict[str, Any]) -> str:
             for item in items:
                 lines += _human_item(item)
     if not counts.get("items"):
-        below = (counts.get("omitted_by_reason") or {}).get("below_relevance_floor", 0)
-        if below and below == counts.get("omitted"):
-            floor = data.get("min_relevance")
-            lines += [
-                "",
-                f"  nothing relevant to this task ({below} memories below the relevance floor {floor:g})",
-            ]
-        else:
-            lines += ["", "  no memory fits this task and budget"]
+        from ee.render.results import nothing_found
+
+        lines += ["", f"  {nothing_found('context', data)}"]
     lines += _omitted_lines(data.get("omitted", []), counts.get("omitted_by_reason") or {})
     return "\n".join(lines)
 

@@ -43,6 +43,12 @@ def items_of(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for section in data.get("sections", []) for item in section.get("items", [])]
 
 
+def _item_line(item: dict[str, Any]) -> dict[str, Any]:
+    if "type" not in item:
+        return {"type": "item", **item}
+    return {"type": "item", "item_type": item["type"], **{k: v for k, v in item.items() if k != "type"}}
+
+
 def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
     """A header line, one line per hit / pack item, a footer line (each a JSON object with a ``type``)."""
     items = items_of(kind, data)
@@ -53,7 +59,8 @@ def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         k: v for k, v in data.items() if k not in ("hits", "sections") and (k, kind) != ("omitted", "context")
     }
     lines = [dumps(header, indent=None)]
-    lines += [dumps({"type": "item", **item}, indent=None) for item in items]
+    # (an item's own ``type``, memory or evidence, is its ``item_type`` here: ``type`` names the line)
+    lines += [dumps(_item_line(item), indent=None) for item in items]
     footer: dict[str, Any] = {"type": "footer", "count": len(items), "degraded": degraded}
     if kind == "context":
         footer["omitted"] = data.get("omitted", [])
@@ -106,10 +113,35 @@ def short_provenance(item: dict[str, Any]) -> str:
     provenance = item.get("provenance")
     if not provenance:
         return str(item.get("trust", ""))
+    if "session_id" in provenance:  # session evidence: where it was said
+        day = str(provenance.get("time") or "")[:10]
+        return f"{provenance.get('file_name', '')} turn {provenance.get('turn')} {day}"
     if not provenance.get("committed", True):
         return "uncommitted"
     who = provenance.get("actor") or provenance.get("author") or ""
     return f"{who} {str(provenance.get('date') or '')[:10]}".strip()
+
+
+def nothing_found(kind: str, data: dict[str, Any]) -> str:
+    """The one sentence every text format says when an answer holds no item (so an agent can tell "ee ran
+    and found nothing" from a failure): why, with the counts."""
+    if kind == "search":
+        below = sum(o["count"] for o in data.get("omitted", []) if o.get("reason") == "below_relevance_floor")
+        other = sum(o["count"] for o in data.get("omitted", [])) - below
+        what, place = "matches this query", "query"
+    else:
+        counts = data.get("counts", {})
+        below = (counts.get("omitted_by_reason") or {}).get("below_relevance_floor", 0)
+        other = counts.get("omitted", 0) - below
+        what, place = "is relevant to this task", "task"
+    reasons = []
+    if below:
+        reasons.append(f"{below:,} below the relevance floor {data.get('min_relevance') or 0:g}")
+    if other:
+        reasons.append(f"{other:,} left out by the {'filters' if kind == 'search' else 'budget'}")
+    if not reasons:
+        reasons.append(f"no memory shares a word or a meaning with the {place}")
+    return f"No memory {what} ({'; '.join(reasons)})."
 
 
 def _headline(kind: str, data: dict[str, Any], count: int) -> str:
@@ -144,7 +176,7 @@ def _compact(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) ->
         text = _one_line(row["text"], BRIEF_TEXT_CHARS)
         lines.append(f"{rank}{row['id']} {kind_of}{text}{mark}" + (f" [{note}]" if note else ""))
     if not rows:
-        lines.append("nothing found")
+        lines.append(nothing_found(kind, data))
     return "\n".join(lines)
 
 
@@ -182,6 +214,8 @@ def _toon(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> st
         omitted = data.get("counts", {}).get("omitted_by_reason")
         if omitted:
             doc["omitted"] = omitted
+    if not rows:
+        doc["found"] = nothing_found(kind, data)
     if degraded:
         doc["degraded"] = [d.get("message", "") for d in degraded]
     return str(toon_format.encode(doc, delimiter="\t"))
@@ -194,13 +228,13 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         return pack_human(data)
     hits = data.get("hits", [])
     if not hits:
-        return f"no memories match {data['query']['text']!r}"
+        return nothing_found(kind, data)
     lines = []
     for hit in hits:
         tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
         flags = f"  ({', '.join(hit['flags'])})" if hit.get("flags") else ""
         lines.append(f"{hit['rank']:>3}. {hit.get('title', '')}{flags}")
-        meta = f"{hit['id']}  {hit.get('level', '')}/{hit.get('kind', '')}{tags}  score {hit['score']:.4f}"
+        meta = f"{hit['id']}  {_kind_of(hit)}{tags}  score {hit['score']:.4f}"
         lines.append(f"     {meta}")
         if hit.get("why"):
             lines.append(f"     why: {hit['why']}")
@@ -215,17 +249,34 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
     return "\n".join(lines)
 
 
+def _kind_of(hit: dict[str, Any]) -> str:
+    """``level/kind`` of a memory hit; ``session evidence · file turn N`` of an evidence hit."""
+    if hit.get("type") == "evidence":
+        return f"session evidence · {short_provenance(hit)}".rstrip(" ·")
+    return f"{hit.get('level', '')}/{hit.get('kind', '')}"
+
+
 def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
     if kind == "context":
         from ee.render.pack_text import pack_markdown
 
-        return pack_markdown(data)
+        markdown = pack_markdown(data)
+        if items_of(kind, data):
+            return markdown
+        from ee.query.engine import count_tokens
+
+        note = "\n" + nothing_found(kind, data) + "\n"
+        budget = data.get("budget", {})
+        if budget.get("used_tokens", 0) + count_tokens(note) > budget.get("max_tokens", 0):
+            return markdown  # (the budget holds not even that line: it stays the limit)
+        return markdown + note
     lines = [f"# ee search: {data['query']['text']}", ""]
+    if not data.get("hits"):
+        lines.append(nothing_found(kind, data))
     for hit in data.get("hits", []):
         lines.append(f"## {hit['rank']}. {hit.get('title', hit['id'])}")
         lines.append("")
-        kind_of = f"{hit.get('level', '')}/{hit.get('kind', '')}"
-        lines.append(f"`{hit['id']}` · {kind_of} · score {hit['score']:.4f}")
+        lines.append(f"`{hit['id']}` · {_kind_of(hit)} · score {hit['score']:.4f}")
         if hit.get("why"):
             lines.append(f"*why:* {hit['why']}")
         for line in explain_lines(hit, ""):  # (only when --explain asked for it)

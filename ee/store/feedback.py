@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ee.config import open_regular
+from ee.config import MAX_INT, open_regular
 from ee.errors import StorageError, UsageError
 from ee.store.files import EVENTS, MEMORIES
 
@@ -33,8 +33,9 @@ def read_events_file(path: Path, rel: str) -> tuple[list[dict[str, Any]], list[d
     return read_events_text(text, rel)
 
 
-def open_events(path: Path, rel: str, flags: int) -> int:
-    """A file descriptor of the events file ``path`` (``rel`` names it), opened with ``flags``.
+def open_events(path: Path, rel: str, flags: int, named: str = EVENTS) -> int:
+    """A file descriptor of the events file ``path`` (``rel`` names it), opened with ``flags``; ``named``
+    is its folder in messages (``memories/.events``, or the review decisions' ``memories/.curate``).
 
     Refused with a StorageError: a symlink (the file's own, or a ``memories/.events`` folder that leads out
     of ``memories/``), so a link a teammate committed never makes ee read or append to a file outside the
@@ -44,9 +45,9 @@ def open_events(path: Path, rel: str, flags: int) -> int:
     memories = os.path.realpath(path.parent.parent)
     if path.parent.parent.name != MEMORIES or os.path.dirname(folder) != memories:
         raise StorageError(
-            f"{rel}: the events folder {EVENTS}/ is a symlink out of memories/; ee reads and writes "
-            "feedback events only inside memories/",
-            f"replace the link with a folder: rm {EVENTS} && git checkout -- {EVENTS}",
+            f"{rel}: the events folder {named}/ is a symlink out of memories/; ee reads and writes "
+            "its events only inside memories/",
+            f"replace the link with a folder: rm {named} && git checkout -- {named}",
         )
     try:
         return open_regular(path, flags | os.O_NOFOLLOW)  # (O_NOFOLLOW: a link fails the open itself)
@@ -56,12 +57,12 @@ def open_events(path: Path, rel: str, flags: int) -> int:
         why = exc.strerror or str(exc)
     if os.path.islink(path):
         raise StorageError(
-            f"{rel} is a symlink; ee reads and writes feedback events only in a regular file",
+            f"{rel} is a symlink; ee reads and writes its events only in a regular file",
             f"replace the link with a regular file: rm {rel} (or git rm {rel}), then run the command again",
         )
     if not os.path.isfile(path):
         why = "not a regular file (a FIFO, socket, device or folder)"
-    raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {EVENTS}/ (rm {rel})")
+    raise StorageError(f"{rel} cannot be opened: {why}", f"move it out of {named}/ (rm {rel})")
 
 
 def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -73,9 +74,12 @@ def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[di
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = json.loads(line, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             problems.append(_problem(rel, number, f"not JSON: {exc.msg}"))
+            continue
+        except ValueError as exc:  # a number of 5,000 digits: one bad line, like any other
+            problems.append(_problem(rel, number, str(exc)))
             continue
         if not isinstance(event, dict) or not all(
             isinstance(event.get(k), str) for k in ("id", "signal", "at")
@@ -87,6 +91,16 @@ def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[di
                 event[key] = mask_text(event[key])
         events.setdefault(event["id"], event)  # a union merge may duplicate a line: count it once
     return sorted(events.values(), key=lambda e: (e["at"], e["id"])), problems
+
+
+def bounded_int(text: str) -> int:
+    """A whole number of a JSON line, or ValueError beyond :data:`ee.config.MAX_INT` (Python reads no more
+    than 4300 digits, and ee computes with none beyond 64 bits)."""
+    value = int(text) if len(text) <= 20 else None
+    if value is None or abs(value) > MAX_INT:
+        shown = text if len(text) <= 24 else f"{text[:12]}…({len(text)} digits)"
+        raise ValueError(f"the number {shown} is beyond {MAX_INT}")
+    return value
 
 
 def append_event(root: Path, event: dict[str, Any]) -> str:

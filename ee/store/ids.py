@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ID_RE = re.compile(r"^mem_[0-9A-HJKMNP-TV-Z]{26}$")
 # Ids of hand-written files are derived from their path; anything safe for a file name is accepted.
 LOOSE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee._crash import crash_point
+from ee.curate.similar import normalise
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
 from ee.model import KNOWN_KEYS, TRUST_CLASSES, Link, Memory, Progress
@@ -38,6 +39,7 @@ _ALLOWED = {*KNOWN_KEYS, "body", "text", "extra", "path"}
 class ImportReport:
     imported: list[str] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: list[dict[str, Any]] = field(default_factory=list)  # {line, duplicate_of}: not written
     commit: str | None = None
     recovered: dict[str, Any] | None = None  # an earlier import, killed before its commit, dealt with first
 
@@ -45,6 +47,7 @@ class ImportReport:
         out = {
             "imported": len(self.imported),
             "skipped": self.skipped,
+            "duplicates": self.duplicates,
             "commit": self.commit,
             "ids": self.imported,
         }
@@ -79,7 +82,11 @@ def import_jsonl(
     actor = actor or Actor.from_env()
     report = ImportReport()
     _recover(ws, report)
-    existing = set(ws.store.snapshot().memories)
+    snapshot = ws.store.snapshot().memories
+    existing = set(snapshot)
+    # The same text as a memory already there (or an earlier line) is a duplicate: no new file, so an import
+    # repeated changes nothing (ee.curate.similar.normalise: case, punctuation and spacing ignored).
+    known = {normalise(m.body): m.id for m in snapshot.values()}
     planned: dict[str, tuple[str, str]] = {}  # id → (path, text)
     taken_paths: set[str] = set()
     errors: list[dict[str, Any]] = []
@@ -92,6 +99,11 @@ def import_jsonl(
             continue
         try:
             memory_id, rel, text, given_id = _prepare(ws, raw, actor, redact)
+            key = normalise(frontmatter.split(text)[1])
+            same = known.get(key)
+            if same is not None and (same == memory_id or not given_id):
+                report.duplicates.append({"line": number, "duplicate_of": same})
+                continue
             if memory_id in existing or memory_id in planned:
                 raise UsageError(
                     f"id {memory_id} is already in the store"
@@ -103,6 +115,7 @@ def import_jsonl(
                 rel = rel.removesuffix(".md") + "-1.md"
             taken_paths.add(rel)
             planned[memory_id] = (rel, text)
+            known.setdefault(key, memory_id)
             if given_id:
                 explicit.add(memory_id)
         except EeError as exc:
@@ -114,9 +127,10 @@ def import_jsonl(
         more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
         # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
         error_class = SecretFound if secret_classes else UsageError
+        fix = "pass --redact to store the secrets masked" if secret_classes else first["repair"] or "fix it"
         raise error_class(
             f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
-            "fix the line(s) (or pass --redact for secrets), or pass --skip-invalid to import the good lines",
+            f"{fix}; or pass --skip-invalid to import the good lines",
             {"errors": errors[:100], "classes": sorted(secret_classes)},
         )
     report.skipped = errors

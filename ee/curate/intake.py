@@ -1,0 +1,145 @@
+"""Duplicates at write time: ``ee remember`` (and MCP ``remember``) of what the store already holds.
+
+The same text (:func:`ee.curate.similar.normalise`: case, punctuation and spacing ignored) writes no file:
+the answer names the existing memory in ``duplicate_of``, says so in ``degraded``, and records a
+``confirmation`` feedback event on it (counted once per actor: :mod:`ee.policy.feedback`, so an agent cannot
+raise its own memory's confidence by repeating it). A near-duplicate (:data:`ee.curate.similar.MERGE_BAR`) is
+written, and a ``merge`` candidate goes to the review queue for a person to decide.
+
+The lookup reads the memory files' bodies once (no index, no model: ``ee remember`` stays light).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ee.model import Memory
+    from ee.policy.trust import Actor
+    from ee.workspace import Workspace
+
+
+def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str, float]]]:
+    """(the id of a memory with the same text, or None; [(id, word overlap)] of near-duplicates).
+
+    One pass over the memory files' bodies (no index, no YAML: the frontmatter is only split off, and parsed
+    for the one file that matches), so a cold ``ee remember`` imports nothing heavy."""
+    from ee.curate.similar import MERGE_BAR, Features, classify, normalise
+    from ee.errors import EeError
+    from ee.store.frontmatter import split
+
+    key = normalise(body)
+    mine = Features.of(body)
+    near: list[str] = []
+    scores: dict[str, float] = {}
+    for rel, _stat in ws.store.files():
+        try:
+            text = ws.store.read_bytes(rel).decode("utf-8", "replace")
+        except EeError:
+            continue  # (a broken file is reported by ee doctor, not here)
+        other = split(text)[1]
+        other_key = normalise(other)
+        if other_key == key:
+            return _id_of(ws, rel), []
+        # Jaccard ≥ MERGE_BAR needs texts of comparable length: most files are ruled out without tokenising.
+        if min(len(other_key), len(key)) < MERGE_BAR * max(len(other_key), len(key)) * 0.5:
+            continue
+        relation = classify(Features.of(other), mine)
+        if relation is not None and relation.type == "merge":
+            near.append(rel)
+            scores[rel] = round(relation.score, 4)
+    return None, [(_id_of(ws, rel), scores[rel]) for rel in near]
+
+
+def _id_of(ws: Workspace, rel: str) -> str:
+    memory, _problems = ws.store.read(rel)
+    return memory.id
+
+
+def remember(
+    ws: Workspace, text: str, actor: Actor, redact: bool = False, **fields: Any
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``ee remember``: write a new memory, or confirm the one that already says it. The answer's data and
+    ``degraded``."""
+    from ee.policy.secrets import guard
+    from ee.workspace import check_text
+
+    body = check_text(text)
+    guard({"body": body}, redact=redact)  # refused before the store is even searched
+    duplicate, near = find_duplicate(ws, body)
+    if duplicate is not None:
+        return _confirm(ws, duplicate, actor)
+    memory = ws.remember(text, actor=actor, redact=redact, **fields)
+    data = memory.to_dict()
+    degraded: list[dict[str, Any]] = []
+    if actor.agent:
+        from ee.policy.injection import scan_memory_injection
+
+        if scan_memory_injection(memory).flagged:  # (as ee.query.standing quarantines it)
+            degraded.append(
+                {
+                    "code": "quarantined",
+                    "severity": "warning",
+                    "message": f"written, but quarantined: {memory.id} reads like an instruction to an "
+                    "agent, so no pack will include it until a person reviews it",
+                    "repair": f"a person reviews it: ee memory trust {memory.id} --class human_explicit",
+                }
+            )
+    if near:
+        data["merge_candidates"] = [c.id for c in _propose_merges(ws, memory, near)]
+        degraded.append(
+            {
+                "code": "near_duplicate",
+                "severity": "info",
+                "message": f"written; it is nearly the same as {', '.join(i for i, _ in near)}: "
+                "a merge is proposed for review",
+                "repair": "ee curate list --type merge",
+            }
+        )
+    return data, degraded
+
+
+def _confirm(ws: Workspace, memory_id: str, actor: Actor) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from ee.feedback import record_outcome
+
+    outcome = record_outcome(ws, memory_id, "confirmation", None, actor)
+    existing = ws.show(memory_id)[1]
+    data = existing | {
+        "duplicate_of": memory_id,
+        "written": False,
+        "confirmation": {"event": outcome["event"]["id"], "commit": outcome["commit"]},
+        "effective_confidence": outcome["effective_confidence"],
+    }
+    degraded = [
+        {
+            "code": "duplicate",
+            "severity": "info",
+            "message": f"the store already holds this as {memory_id}: no new file; a confirmation was "
+            "recorded on it (one per actor counts)",
+            "repair": f"ee memory show {memory_id}",
+        }
+    ]
+    return data, degraded
+
+
+def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, float]]) -> list[Any]:
+    from ee.curate.model import ACTIONS, Candidate
+    from ee.curate.queue import propose
+    from ee.curate.scan import memory_ref
+
+    candidates = []
+    for other_id, score in near:
+        other = ws.get(other_id)
+        candidates.append(
+            Candidate.make(
+                "merge",
+                [other.id, memory.id],
+                title=f"{memory.title}  ⟷  {other.title}",
+                reason=f"{score:.0%} of their words are the same (found when {memory.id} was written)",
+                evidence=[memory_ref(other), memory_ref(memory)],
+                default_action=ACTIONS["merge"][0],
+                actions=ACTIONS["merge"],
+                proposed_by="ee",
+            )
+        )
+    return propose(ws, candidates)

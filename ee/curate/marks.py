@@ -1,0 +1,90 @@
+"""What a context pack says about a memory the review queue has not settled: checked just in time.
+
+- **Stale citation.** A memory whose ``cites:`` hashes (:mod:`ee.curate.citations`) no longer match the code
+  is marked ``stale: the code it cites changed in <commit>`` (or ``… has uncommitted changes``).
+- **Unresolved contradiction.** A memory in a contradiction no person decided (a pending ``contradiction``
+  candidate, or an explicit ``contradicts`` link without a decision) is marked with the other side and the
+  candidate to decide it, so a pack never presents both sides as authoritative without a mark.
+
+Read only: nothing here writes; ``ee curate scan`` proposes the reviews.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ee.curate.model import candidate_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """memory id → [(the other side, candidate id)] of each unresolved contradiction: a ``contradicts`` link
+    of ``records`` (``{"id", "links"}``, links as index records hold them: ``[type, to]`` or a mapping), or a
+    pending contradiction candidate of the queue."""
+    from ee.curate.decisions import read_decisions
+    from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state
+    from ee.errors import StorageError
+
+    decisions, _ = read_decisions(root)
+    pairs: set[tuple[str, str]] = set()
+    for record in records:
+        for link in record.get("links") or ():
+            kind, to = (link.get("type"), link.get("to")) if isinstance(link, Mapping) else link
+            if kind == "contradicts" and to:
+                a, b = sorted((str(record["id"]), str(to)))
+                pairs.add((a, b))
+    try:
+        queued = {**read_state(root, SCAN_FILE), **read_state(root, PROPOSALS_FILE)}
+    except StorageError:
+        queued = {}  # (a broken state file is reported by `ee curate list`, not by every pack)
+    for candidate in queued.values():
+        if candidate.type == "contradiction" and len(candidate.subjects) == 2:
+            pairs.add((candidate.subjects[0], candidate.subjects[1]))
+    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for a, b in sorted(pairs):
+        cid = candidate_id("contradiction", (a, b))
+        decision = decisions.get(cid)
+        if decision is not None and decision.verdict in ("accept", "reject"):
+            continue  # a person settled it (a snooze settles nothing)
+        out[a].append((b, cid))
+        out[b].append((a, cid))
+    return out
+
+
+def stale_citation(root: Path, record: Mapping[str, Any]) -> str | None:
+    """``stale: the code it cites changed in <commit>`` when a cited text changed, else None."""
+    from ee.curate.citations import changed_cites
+    from ee.store.frontmatter import CITES_KEY
+
+    extra = record.get("extra") or {}
+    cites = extra.get(CITES_KEY) if isinstance(extra, Mapping) else None
+    if not cites:
+        return None
+    moved = changed_cites(root, list(record.get("paths") or ()), cites)
+    if not moved:
+        return None
+    recorded = {entry: digest for entry, _, digest in (str(c).rpartition(" ") for c in cites)}
+    return f"stale: the code it cites changed in {_last_change(root, moved[0], recorded.get(moved[0]))}"
+
+
+def _last_change(root: Path, entry: str, digest: str | None) -> str:
+    """Where the cited text changed: the last commit of the file, or the working tree when the committed
+    version still holds what was recorded."""
+    from ee.curate.citations import split_cite, text_hash
+    from ee.errors import GitError
+    from ee.git.repo import Git
+
+    name, start, end = split_cite(entry)
+    code = Git(root)
+    try:
+        committed = code.read_specs([f"HEAD:{code.repo_path(name)}"]).get(f"HEAD:{code.repo_path(name)}")
+        if committed is not None and text_hash(committed, start, end) == digest:
+            return f"the working tree ({name} has uncommitted changes)"
+        commit = code.run("log", "-1", "--format=%h", "--", name).strip()
+    except GitError:
+        return name
+    return f"{commit} ({name})" if commit else name

@@ -1,0 +1,151 @@
+"""The review queue's private state under ``.ee/curate/``: the last scan's candidates (``scan.json``, derived)
+and the proposals of agents and sessions (``proposals.json``, kept until a person decides; :func:`propose`,
+which :mod:`ee.curate.queue` exports as the queue's API). Never shared."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ee.curate.decisions import read_decisions
+from ee.curate.model import ACTIONS, Candidate
+from ee.errors import StorageError, UsageError
+from ee.store.ids import now_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ee.workspace import Workspace
+
+STATE = ".ee/curate"
+SCAN_FILE = f"{STATE}/scan.json"
+PROPOSALS_FILE = f"{STATE}/proposals.json"
+
+
+def read_state(root: Path, rel: str) -> dict[str, Candidate]:
+    """The candidates of one private state file, by id; a broken file is a StorageError naming it."""
+    from ee.config import open_regular
+
+    path = root / rel
+    try:
+        with open(open_regular(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8") as handle:
+            raw = json.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StorageError(
+            f"{rel} cannot be read: {exc}",
+            f"remove it (rm {rel}); `ee curate scan` rebuilds the scan, agents propose again",
+        ) from None
+    try:
+        found = [Candidate.from_dict(item) for item in raw["candidates"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StorageError(f"{rel} is not a candidate list: {exc}", f"remove it (rm {rel})") from None
+    return {c.id: c for c in found if not c.problems()}
+
+
+def write_state(root: Path, rel: str, candidates: Iterable[Candidate]) -> None:
+    from ee.store.files import atomic_write, make_state_folder
+
+    make_state_folder(root / STATE)
+    items = sorted(candidates, key=lambda c: c.id)
+    data = json.dumps({"candidates": [c.to_dict() for c in items]}, ensure_ascii=False, sort_keys=True)
+    atomic_write(root / rel, data.encode("utf-8"))
+
+
+MAX_PROPOSALS = 10_000  # private state an agent fills: bounded, so a loop cannot grow it without end
+
+
+def masked(candidate: Candidate) -> Candidate:
+    """Every text of a candidate with its secrets masked: what the queue stores and shows."""
+    from ee.curate.model import EvidenceRef
+    from ee.policy.secrets import mask_output, mask_text
+
+    new = candidate.new_memory
+    if new is not None:
+        new = replace(new, body=mask_text(new.body))
+    return replace(
+        candidate,
+        title=mask_text(candidate.title),
+        reason=mask_text(candidate.reason),
+        evidence=tuple(
+            EvidenceRef(e.kind, e.ref, mask_text(e.excerpt), mask_output(dict(e.provenance)))
+            for e in candidate.evidence
+        ),
+        new_memory=new,
+    )
+
+
+# ------------------------------------------------------------------------------------ proposing
+
+
+def propose(ws: Workspace, candidates: Iterable[Candidate]) -> list[Candidate]:
+    """Store ``candidates`` as pending proposals (private, under ``.ee/``), idempotently: one already
+    pending, or decided (rejected, accepted, or snoozed until later), is skipped. The candidates that are
+    pending after the call, in the order given. A malformed candidate is a UsageError naming its problem."""
+    given = list(candidates)
+    for candidate in given:
+        problems = candidate.problems()
+        if problems:
+            raise UsageError(
+                f"candidate {candidate.id or '(no id)'} is not valid: {'; '.join(problems)}",
+                "build it with Candidate.make(type, subjects, …) (ee.curate.model)",
+            )
+        unknown = [a for a in candidate.actions if a not in ACTIONS[candidate.type]]
+        if unknown:
+            raise UsageError(
+                f"candidate {candidate.id}: {candidate.type} offers no action {unknown[0]!r}",
+                f"use: {', '.join(ACTIONS[candidate.type])}",
+            )
+    now = now_text()
+    with ws.lock():
+        decisions, _ = read_decisions(ws.root)
+        stored = read_state(ws.root, PROPOSALS_FILE)
+        out: list[Candidate] = []
+        changed = False
+        for candidate in given:
+            decision = decisions.get(candidate.id)
+            if decision is not None and decision.hides(now):
+                continue
+            if candidate.id not in stored:
+                stored[candidate.id] = masked(replace(candidate, created=candidate.created or now))
+                changed = True
+            out.append(stored[candidate.id])
+        if len(stored) > MAX_PROPOSALS:
+            raise UsageError(
+                f"the review queue holds {len(stored)} proposals (at most {MAX_PROPOSALS})",
+                "review or reject some first: ee curate list",
+            )
+        if changed:
+            write_state(ws.root, PROPOSALS_FILE, stored.values())
+    return out
+
+
+REFUSED_OPS = ("expire", "forget")  # the refused changes the queue can carry out as proposed
+
+
+def propose_refusal(ws: Workspace, target: Any, proposal: Any) -> Candidate | None:
+    """An agent's change to a person's memory that ee refused (:class:`ee.policy.trust.NeedsPerson`), kept
+    as an ``agent-write`` candidate a person may accept; None for a change the queue cannot carry out yet
+    (tags, links, supersedes, feedback: the refusal still names it)."""
+    from ee.curate.model import EvidenceRef
+    from ee.policy.secrets import mask_text
+
+    if proposal.op not in REFUSED_OPS:
+        return None
+    body = " ".join(target.body.split())
+    candidate = Candidate.make(
+        "agent-write",
+        [target.id, f"{proposal.op}:{proposal.actor}"],
+        title=f"{proposal.actor} asks to {proposal.op} {target.title}",
+        reason=f"{proposal.actor} may not {proposal.op} a memory more trusted than itself: a person decides",
+        evidence=[EvidenceRef("memory", target.id, mask_text(body[:240]), {"path": target.path})],
+        default_action=proposal.op,
+        actions=ACTIONS["agent-write"],
+        proposed_by=proposal.actor if proposal.actor.startswith("agent:") else "ee",
+    )
+    found = propose(ws, [candidate])
+    return found[0] if found else None
