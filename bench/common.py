@@ -157,8 +157,9 @@ def ee_argv(*args: str) -> list[str]:
 
 
 def git_environment(home: Path, *, server: bool = False) -> dict[str, str]:
-    """A child environment with its own git identity and no user settings; ``server`` False sets
-    ``EE_NO_SERVER=1`` so a stray ``ee watch`` never answers a measurement meant to run in-process."""
+    """A child environment with its own git identity, no user settings and its own runtime folder (so
+    the user's warm server is the benchmark's); ``server`` False sets ``EE_NO_SERVER=1`` so a stray
+    server never answers a measurement meant to run in-process."""
     home.mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
     gitconfig.write_text(
@@ -178,6 +179,9 @@ def git_environment(home: Path, *, server: bool = False) -> dict[str, str]:
         }
     )
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    runtime = home / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env["XDG_RUNTIME_DIR"] = str(runtime)
     if not server:
         env["EE_NO_SERVER"] = "1"
     return env

@@ -16,6 +16,11 @@ Run from the repository root::
    committed memory lost, git's index never undoing an ee commit, the index repaired by the next command.
 3. **Bad input and secrets.** The hostile-input corpus, the secret corpus and the injection corpus of the
    test suite (run through pytest), counted.
+4. **The warm server's memory** (``--server-memory``, on its own: ``python -m bench.soak --server-memory``).
+   One server of this user (a runtime folder of the soak's own) for ``--workspaces`` workspaces, each a
+   copy of this repository's ``memories/``, touched in turn: its RSS (``VmRSS``, model included) after
+   each; target ≤ 250 MB for ten. Then ``--queries`` distinct searches (every tenth a context pack) over
+   those workspaces: RSS after 1,000 and after all of them; target: within 50 MB of each other.
 
 Exit status 0 when every figure is clean.
 """
@@ -150,6 +155,91 @@ def corpora() -> list[str]:
     return collector.failed
 
 
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def server_memory(base: Path, workspaces: int, queries: int) -> list[str]:
+    """Section 4 of the module's docstring; the failures (targets missed)."""
+    import random
+    import shutil
+    import subprocess
+
+    from ee.query.document import from_arguments
+    from ee.serve import client
+    from ee.workspace import Workspace
+
+    runtime = base / "run"
+    runtime.mkdir(mode=0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    os.environ.pop("EE_NO_SERVER", None)
+    roots = []
+    for i in range(workspaces):
+        root = base / f"ws{i}"
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        Workspace.init(root)
+        shutil.rmtree(root / "memories")
+        shutil.copytree(REPO / "memories", root / "memories")
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "memories"], check=True)
+        roots.append(root)
+    words = sorted(
+        {w.lower() for p in (REPO / "memories").glob("*.md") for w in p.read_text().split() if w.isalpha()}
+    )
+    print(
+        f"== server memory: {workspaces} workspaces of {len(list((REPO / 'memories').glob('*.md')))} "
+        f"memories, {queries} distinct queries",
+        flush=True,
+    )
+    client.autostart()
+    deadline = time.monotonic() + 120
+    while client.call("search", roots[0], {"query": from_arguments("warm up").doc}) is None:
+        if time.monotonic() > deadline:
+            return ["the server did not start"]
+        time.sleep(0.2)
+    pid = client.server_pid()
+    if pid is None or pid <= 0:
+        return ["no server pid"]
+    failures: list[str] = []
+    for i, root in enumerate(roots, start=1):
+        assert client.call("search", root, {"query": from_arguments("release checklist").doc}) is not None
+        print(f"  {i} workspaces open or touched: server RSS {rss_mb(pid):.0f} MB", flush=True)
+    touched = rss_mb(pid)
+    print(f"server for {workspaces} workspaces touched in turn: RSS {touched:.0f} MB (target <= 250 MB)")
+    if workspaces >= 10 and touched > 250:
+        failures.append(f"server RSS {touched:.0f} MB for {workspaces} workspaces (> 250 MB)")
+    rng = random.Random(7)
+    marks: dict[int, float] = {}
+    started = time.monotonic()
+    for n in range(1, queries + 1):
+        text = " ".join(rng.sample(words, 3)) + f" q{n}"  # distinct: a token of its own
+        root = roots[n % len(roots)]
+        op = "context" if n % 10 == 0 else "search"
+        args: dict[str, Any] = {"query": from_arguments(text).doc}
+        if client.call(op, root, args) is None:
+            failures.append(f"query {n} ({op}) was not served")
+            break
+        if n in (1000, queries) or n % 2000 == 0:
+            marks[n] = rss_mb(pid)
+            print(
+                f"  after {n} queries: server RSS {marks[n]:.0f} MB ({time.monotonic() - started:.0f} s)",
+                flush=True,
+            )
+    if 1000 in marks and queries in marks:
+        grew = marks[queries] - marks[1000]
+        print(
+            f"server RSS after 1,000 queries {marks[1000]:.0f} MB, after {queries:,} "
+            f"{marks[queries]:.0f} MB: {grew:+.0f} MB (target within 50 MB)"
+        )
+        if abs(grew) > 50:
+            failures.append(f"server RSS grew {grew:.0f} MB from 1,000 to {queries} queries (> 50 MB)")
+    os.kill(pid, 15)
+    return failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--writers", type=int, default=8)
@@ -157,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=50)
     parser.add_argument("--import-size", type=int, default=2000)
     parser.add_argument("--skip-pytest", action="store_true", help="Skip the corpora (run through pytest).")
+    parser.add_argument("--server-memory", action="store_true", help="Only the warm server's memory (4).")
+    parser.add_argument("--workspaces", type=int, default=10)
+    parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument(
         "--keep", metavar="DIR", help="Work in DIR and keep it (default: a temporary folder)."
     )
@@ -166,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(args.keep) if args.keep else Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
         hermetic(base)
+        if args.server_memory:
+            failures = server_memory(base, args.workspaces, args.queries)
+            print(f"== server memory: {failures or 'clean'}", flush=True)
+            return 0 if not failures else 1
         failures = writers(base, args.writers, args.ops)
         failures += kills(base, args.kills, args.import_size)
         if not args.skip_pytest:

@@ -1,5 +1,8 @@
-"""``python -m ee``: the same as the ``ee`` command (the warm server first, before the CLI is imported)."""
+"""``python -m ee``: the same as the ``ee`` command."""
 
-from ee.serve.client import main
+import sys
 
-main()
+from ee.cli import main
+
+if __name__ == "__main__":  # (not when a worker process of ee.index.derive imports it as its parent's main)
+    sys.exit(main())

@@ -154,15 +154,17 @@ def _agent_hooks(root: Path) -> dict[str, Any]:
 
 
 def server_state(root: Path) -> dict[str, Any]:
-    """The warm server of this workspace: running or not, its pid and since when (the one place ``ee
-    status`` reads it)."""
-    from ee.serve.watch import PID_FILE, watcher_pid
+    """The user's warm server (which serves this workspace among others): running or not, its pid and
+    since when (the one place ``ee status`` reads it)."""
+    from ee.serve.client import server_pid
+    from ee.serve.protocol import PID_FILE, runtime_dir
 
-    pid = watcher_pid(root)
+    pid = server_pid()
     since = None
     if pid is not None:
         try:
-            since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((root / PID_FILE).stat().st_mtime))
+            started = (runtime_dir() / PID_FILE).stat().st_mtime
+            since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
         except OSError:
             since = None
     return {"running": pid is not None, "pid": pid if pid and pid > 0 else None, "since": since}

@@ -24,7 +24,15 @@ from ee.errors import (
 )
 from ee.git.repo import Git, check_own_folder, format_message
 from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
-from ee.policy.trust import HIDING_LINKS, Actor, NeedsPerson, Proposal, require_may_act_on, weaker
+from ee.policy.trust import (
+    HIDING_LINKS,
+    Actor,
+    NeedsPerson,
+    Proposal,
+    initial_confidence,
+    require_may_act_on,
+    weaker,
+)
 from ee.store import frontmatter
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
 from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_text, parse_time
@@ -42,8 +50,6 @@ GITATTRIBUTES_LINES = (
     "memories/.events/*.jsonl merge=union",
     "memories/.curate/*.jsonl merge=union",
 )
-HUMAN_CONFIDENCE = 0.85
-AGENT_CONFIDENCE = 0.50
 
 
 class Workspace:
@@ -138,19 +144,7 @@ class Workspace:
         ``branch`` (or ``[store] branch`` of the config, in a fresh clone) keeps ``memories/`` as a worktree
         of that branch (:mod:`ee.git.memory_branch`).
         """
-        from ee.git import memory_branch
-
-        root = Path(path).expanduser().resolve()
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StorageError(
-                f"cannot create the workspace folder {root}: {exc.strerror or exc}",
-                "choose a folder you can write to",
-            ) from None
-        for folder in (MEMORIES, STATE_DIR):  # (init would write memories/.events/, .ee/ through a link)
-            check_own_folder(root, folder)
-        check_state_untracked(root)  # (a clone's .ee/lock linked out: init would write through it)
+        root = _workspace_folder(path)
         ws = cls(root)
         code = Git(root)  # (ws.git is the memory branch's worktree once there is one)
         created: list[str] = []
@@ -159,69 +153,11 @@ class Workspace:
             created.append(".git")
         config = load_config(root)
         configured = str(config.get("store.branch"))
-        if branch and configured and branch != configured:
-            raise ConfigError(
-                f"this workspace keeps its memories on the branch {configured!r}",
-                f"keep it (ee init --branch {configured}), or edit [store] branch in {CONFIG_PATH}",
-            )
-        branch = memory_branch.valid_name(code, branch) if branch else configured or None
+        branch = _chosen_branch(code, branch, configured)
         with ws.lock():
             registered = ["merge driver (git config merge.ee-memory)"] if register_merge_driver(code) else []
-            if branch:
-                remote = str(config.get("sync.remote"))
-                created += memory_branch.set_up(root, code, branch, remote)
-            for folder in (MEMORIES, EVENTS):
-                if not (root / folder).is_dir():
-                    (root / folder).mkdir(parents=True)
-                    created.append(folder + "/")
-            keep = root / EVENTS / ".gitkeep"
-            if not keep.exists():
-                keep.write_text("")
-            config_text = (root / CONFIG_PATH).read_text() if (root / CONFIG_PATH).exists() else None
-            if config_text is None or (branch and branch != configured):
-                atomic_write(
-                    root / CONFIG_PATH, with_branch(config_text or DEFAULT_CONFIG_TEXT, branch).encode()
-                )
-                created.append(CONFIG_PATH)
-            head, _tree = code.head_state()
-            own = [CONFIG_PATH] if branch else [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
-            shared: dict[str, tuple[str, ...]] = {
-                ".gitignore": GITIGNORE_LINES,
-                ".gitattributes": GITATTRIBUTES_LINES,
-            }
-            if branch:  # the memory branch has its own .gitattributes; the code branch ignores memories/
-                shared = {".gitignore": (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)}
-            specs = [
-                f"{prefix}:{code.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")
-            ]
-            stored = code.read_specs(specs) if head else {}
-
-            def committed(name: str) -> bytes | None:
-                return stored.get(f"HEAD:{code.repo_path(name)}")
-
-            paths = [name for name in own if committed(name) is None]
-            if CONFIG_PATH in created and CONFIG_PATH not in paths:  # (its memory branch was just set)
-                paths.append(CONFIG_PATH)
-            blobs: dict[str, str] = {}
-            index_blobs: dict[str, str] = {}
-            for name, lines in shared.items():
-                work_path = root / name
-                work = work_path.read_bytes() if work_path.exists() else None
-                if with_lines(work, lines) != work:
-                    atomic_write(work_path, with_lines(work, lines))
-                    created.append(name)
-                before = committed(name)
-                if with_lines(before, lines) == before:
-                    continue
-                blobs[name] = code.hash_object(with_lines(before, lines))
-                staged = stored.get(f":{code.repo_path(name)}")
-                if staged is not None and staged != before:  # the user staged a change: keep it staged
-                    index_blobs[name] = code.hash_object(with_lines(staged, lines))
-            commit = None
-            if paths or blobs:
-                message = format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"})
-                after = code.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
-                commit = after if after and after != head else None
+            created += _lay_out(root, code, branch, configured, str(config.get("sync.remote")))
+            commit = _commit_init(root, code, branch, created)
         report = {"root": str(root), "created": created, "registered": registered, "commit": commit}
         return ws, report | {"branch": branch}
 
@@ -731,8 +667,104 @@ class Workspace:
                 f"(git checkout HEAD -- {rel}), then run the command again",
             )
 
-    def iter_memories(self) -> Iterator[Memory]:
-        yield from self.store.snapshot().sorted()
+
+# -------------------------------------------------------------------------------- the steps of init
+
+
+def _workspace_folder(path: str | os.PathLike[str]) -> Path:
+    """The folder ``ee init`` makes a workspace of, created if need be, and checked: ``memories/`` and
+    ``.ee/`` must not link out of it, and no state file of ``.ee/`` may be a link a clone brought."""
+    root = Path(path).expanduser().resolve()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot create the workspace folder {root}: {exc.strerror or exc}",
+            "choose a folder you can write to",
+        ) from None
+    for folder in (MEMORIES, STATE_DIR):  # (init would write memories/.events/, .ee/ through a link)
+        check_own_folder(root, folder)
+    check_state_untracked(root)  # (a clone's .ee/lock linked out: init would write through it)
+    return root
+
+
+def _chosen_branch(code: Git, branch: str | None, configured: str) -> str | None:
+    """The memory branch: the one asked for (which must agree with the config's), else the config's."""
+    from ee.git import memory_branch
+
+    if branch and configured and branch != configured:
+        raise ConfigError(
+            f"this workspace keeps its memories on the branch {configured!r}",
+            f"keep it (ee init --branch {configured}), or edit [store] branch in {CONFIG_PATH}",
+        )
+    return memory_branch.valid_name(code, branch) if branch else configured or None
+
+
+def _lay_out(root: Path, code: Git, branch: str | None, configured: str, remote: str) -> list[str]:
+    """The memory branch's worktree (if any), ``memories/``, its events folder and the config: what was
+    created."""
+    from ee.git import memory_branch
+
+    created: list[str] = []
+    if branch:
+        created += memory_branch.set_up(root, code, branch, remote)
+    for folder in (MEMORIES, EVENTS):
+        if not (root / folder).is_dir():
+            (root / folder).mkdir(parents=True)
+            created.append(folder + "/")
+    keep = root / EVENTS / ".gitkeep"
+    if not keep.exists():
+        keep.write_text("")
+    config_text = (root / CONFIG_PATH).read_text() if (root / CONFIG_PATH).exists() else None
+    if config_text is None or (branch and branch != configured):
+        atomic_write(root / CONFIG_PATH, with_branch(config_text or DEFAULT_CONFIG_TEXT, branch).encode())
+        created.append(CONFIG_PATH)
+    return created
+
+
+def _commit_init(root: Path, code: Git, branch: str | None, created: list[str]) -> str | None:
+    """Commit ee's own files and, of ``.gitignore`` / ``.gitattributes``, only ee's lines (a user's
+    uncommitted edits to them stay uncommitted, staged or not); the new commit, or None. ``created``
+    gains the shared files written."""
+    from ee.git import memory_branch
+
+    head, _tree = code.head_state()
+    own = [CONFIG_PATH] if branch else [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
+    shared: dict[str, tuple[str, ...]] = {
+        ".gitignore": GITIGNORE_LINES,
+        ".gitattributes": GITATTRIBUTES_LINES,
+    }
+    if branch:  # the memory branch has its own .gitattributes; the code branch ignores memories/
+        shared = {".gitignore": (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)}
+    specs = [f"{prefix}:{code.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")]
+    stored = code.read_specs(specs) if head else {}
+
+    def committed(name: str) -> bytes | None:
+        return stored.get(f"HEAD:{code.repo_path(name)}")
+
+    paths = [name for name in own if committed(name) is None]
+    if CONFIG_PATH in created and CONFIG_PATH not in paths:  # (its memory branch was just set)
+        paths.append(CONFIG_PATH)
+    blobs: dict[str, str] = {}
+    index_blobs: dict[str, str] = {}
+    for name, lines in shared.items():
+        work_path = root / name
+        work = work_path.read_bytes() if work_path.exists() else None
+        if with_lines(work, lines) != work:
+            atomic_write(work_path, with_lines(work, lines))
+            created.append(name)
+        before = committed(name)
+        if with_lines(before, lines) == before:
+            continue
+        blobs[name] = code.hash_object(with_lines(before, lines))
+        staged = stored.get(f":{code.repo_path(name)}")
+        if staged is not None and staged != before:  # the user staged a change: keep it staged
+            index_blobs[name] = code.hash_object(with_lines(staged, lines))
+    if not (paths or blobs):
+        return None
+    message = format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"})
+    after = code.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
+    return after if after and after != head else None
 
 
 # -------------------------------------------------------------------------------- validation helpers
@@ -807,7 +839,8 @@ def build_fields(
     end = normalise_time(valid_to, "--valid-to") if valid_to else None
     check_window(start, end, "--valid-from", "--valid-to")
     if confidence is None:
-        confidence = HUMAN_CONFIDENCE if trust == "human_explicit" else AGENT_CONFIDENCE
+        # (the trust table's prior: a person's, else an agent's assertion's)
+        confidence = initial_confidence("human_explicit" if trust == "human_explicit" else "agent_assertion")
     return {
         "id": memory_id,
         "level": level,

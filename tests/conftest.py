@@ -48,48 +48,47 @@ def _hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EE_NO_SERVER", "1")  # tests run in-process unless they start a server themselves
+    runtime = tmp_path_factory.mktemp("run")  # each test's own server place (the user's runtime folder)
+    runtime.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture(autouse=True)
-def _no_server_left_running(tmp_path: Path) -> Any:
-    """A test that starts ``ee watch`` (by hand or on demand) stops it: one left running fails the test
-    (and is stopped here)."""
+def _no_server_left_running(_hermetic_env: None) -> Any:
+    """A test that starts the user's server (by hand or on demand) stops it: one left running fails the
+    test (and is stopped here)."""
     yield
-    left = [
-        root
-        for pid_file in (".ee/watch.pid", "*/.ee/watch.pid", "*/*/.ee/watch.pid")
-        for root in {path.parent.parent for path in tmp_path.glob(pid_file)}
-        if stop_server(root)
-    ]
-    assert not left, f"the test left ee watch running in {left}"
+    assert not stop_server(), "the test left ee's server running"
 
 
-def stop_server(root: Path, timeout: float = 60) -> bool:
-    """Stop the ``ee watch`` of ``root`` — one started on demand too, even while it is starting — and
-    wait until it is gone; whether one ran."""
-    from ee.serve.watch import watcher_pid
+def stop_server(_root: Path | None = None, timeout: float = 60) -> bool:
+    """Stop this user's server (its runtime folder is the test's) — one started on demand too, even while
+    it is starting — and wait until it is gone; whether one ran. (``_root``: any workspace it serves.)"""
+    from ee.serve.client import server_pid
 
     deadline = time.monotonic() + timeout
     stopped = False
     while time.monotonic() < deadline:
-        pid = watcher_pid(root)
+        pid = server_pid()
         if pid is not None and pid > 0:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
             stopped = True
-        elif not _start_lock_held(root):
+        elif not _start_lock_held():
             return stopped
         else:
-            stopped = True  # started on demand, not yet watching: wait for it
+            stopped = True  # started on demand, not yet listening: wait for it
         time.sleep(0.05)
-    raise AssertionError(f"ee watch of {root} did not stop")
+    raise AssertionError("ee's server did not stop")
 
 
-def _start_lock_held(root: Path) -> bool:
-    """Is ``.ee/serve.lock`` held (by a server started on demand, for its whole life)?"""
+def _start_lock_held() -> bool:
+    """Is ``serve.lock`` held (by a server started on demand, for its whole life)?"""
+    from ee.serve.protocol import START_LOCK, runtime_dir
+
     try:
-        fd = os.open(root / ".ee/serve.lock", os.O_RDONLY)
+        fd = os.open(runtime_dir() / START_LOCK, os.O_RDONLY)
     except OSError:
         return False
     try:

@@ -19,9 +19,10 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # across layers (git, store, serve) places each of its modules on its own: ``git.runner`` sits low,
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
-    {"errors", "model", "_crash", "git", "store", "curate", "curate.model"},  # (git, store, curate: __init__)
+    # (git, store, curate, serve: their __init__ only)
+    {"errors", "model", "_crash", "git", "store", "curate", "curate.model", "serve"},
     {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
-    {"git.conflict"},
+    {"git.conflict", "spawn"},  # spawn: the one background launcher
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
     # to a file (a secret in an id is a malformed file)
     {"policy", "store.frontmatter", "curate.similar"},
@@ -39,18 +40,29 @@ LAYERS: list[set[str]] = [
         "curate.marks",
         "curate.usage",
     },
-    {"index", "serve.sentinel"},
+    {"index"},
     {"query"},
     {"pack"},
     {"sessions"},  # transcripts → evidence; evidence in search answers and packs
     {"render"},  # reads packs and results, never files
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
-    {"workspace"},  # the façade the commands call
+    {"workspace", "operations"},  # the façade the commands call, and its operations by name
     {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
     {"eval"},
-    # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
-    {"cli", "mcp", "hooks", "serve", "__main__", "ee", "status"},  # (status: an overview of them all)
+    # How a front end reaches the user's warm server: its place, trust checks and frames, and the client.
+    {"serve.protocol", "serve.client"},
+    # Entry points: the command line, the MCP server, git hooks, the warm server.
+    {
+        "cli",
+        "mcp",
+        "hooks",
+        "serve.server",
+        "serve.watch",
+        "__main__",
+        "ee",
+        "status",
+    },  # (status: an overview)
 ]
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
@@ -119,7 +131,7 @@ def test_imports_go_down_the_layers(path: Path) -> None:
     assert _upward(unit, path.read_text(encoding="utf-8")) == []
 
 
-CLICK_USERS = {"cli", "mcp", "serve"}  # the command line, and what maps or serves its commands
+CLICK_USERS = {"cli", "mcp"}  # the command line, and what maps its commands to tools
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(EE)))
@@ -131,6 +143,75 @@ def test_only_the_entry_points_import_click(path: Path) -> None:
     names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     names |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert not {name for name in names if name.split(".")[0] == "click"}
+
+
+def _same_layer_graph() -> dict[str, set[str]]:
+    """unit → the units of its own layer it imports (at run time)."""
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        unit = _unit(_module_of(path))
+        for name, _line in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            other = _unit(name)
+            if name != "ee" and other != unit and LAYER.get(other) == LAYER[unit]:
+                graph.setdefault(unit, set()).add(other)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
+    """Every cycle of ``graph``, each as its units sorted (depth-first from every unit)."""
+    found: set[tuple[str, ...]] = set()
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == start:
+                found.add(tuple(sorted(path)))
+            elif nxt not in path and nxt > start:  # (each cycle once, from its smallest unit)
+                walk(start, nxt, [*path, nxt])
+
+    for unit in sorted(graph):
+        walk(unit, unit, [unit])
+    return found
+
+
+# The cycles left. cli <-> mcp: MCP's tool schemas are still read from the click options (ee.mcp.mapping
+# imports ee.cli), while `ee mcp serve` is a command (issue 32: described once in ee.operations, not done
+# yet). policy <-> store.frontmatter: the frontmatter reader refuses a secret in an id
+# (policy.secrets.find_secrets) and the secret policy derives a masked id from a path
+# (store.frontmatter.id_from_path, fit_id); one of the two belongs in the other.
+KNOWN_CYCLES = {("cli", "mcp"), ("policy", "store.frontmatter")}
+
+
+def test_no_import_cycle_within_a_layer() -> None:
+    """Units of one layer may import each other, but never in a circle: each can still be read (and
+    tested) with the ones it uses, not with the whole layer."""
+    assert _cycles(_same_layer_graph()) - KNOWN_CYCLES == set()
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {("a", "b", "c")}
+    assert _cycles({"a": {"b"}, "b": set()}) == set()
+
+
+def _private_imports(module: str, source: str) -> list[tuple[str, int]]:
+    """``from ee.X import _name`` of ``source`` where ee.X is another package than ``module``'s."""
+    package = module.split(".")[1] if "." in module else ""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ee."):
+            if node.module.split(".")[1] == package:
+                continue
+            found += [(f"{node.module}.{a.name}", node.lineno) for a in node.names if a.name.startswith("_")]
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(EE)))
+def test_no_private_name_is_imported_from_another_package(path: Path) -> None:
+    assert _private_imports(_module_of(path), path.read_text(encoding="utf-8")) == []
+
+
+def test_the_private_name_check_catches_one() -> None:
+    source = "from ee.index.view import _load\nfrom ee.query.engine import _own\nfrom ee.index import view\n"
+    assert _private_imports("ee.query.asof", source) == [("ee.index.view._load", 1)]
 
 
 def test_the_check_catches_an_upward_import() -> None:

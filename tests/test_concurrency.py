@@ -43,7 +43,7 @@ def test_eight_processes_times_25_remembers(ws: Workspace) -> None:
     assert len(ids) == len(set(ids)) == WRITERS * EACH
 
     # Every memory is a file, readable, with the text its writer gave.
-    memories = {m.id: m for m in ws.iter_memories()}
+    memories = {m.id: m for m in ws.store.snapshot().sorted()}
     assert set(memories) == set(ids)
     for writer, batch in enumerate(results):
         for n, memory_id in enumerate(batch):

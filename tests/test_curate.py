@@ -478,11 +478,10 @@ def test_a_broken_decision_line_is_reported_and_the_rest_still_counts(ws: Worksp
 
 def test_mcp_lists_shows_and_proposes_like_the_cli_and_refuses_decisions(ws: Workspace) -> None:
     from ee.mcp.invoke import call_tool
-    from ee.mcp.tools import find_tool
+    from ee.mcp.tools import TOOLS
 
     def tool(name: str, arguments: dict[str, Any]) -> Any:
-        found = find_tool(name)
-        assert found is not None
+        found = next(tool for tool in TOOLS if tool.name == name)
         return call_tool(found, arguments, str(ws.root), agent="claude")
 
     _update(ws)

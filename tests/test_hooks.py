@@ -542,14 +542,23 @@ def test_with_ee_watch_running_the_hooks_use_its_server(
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: (repo / ".ee/serve.sock").exists() and warm.watcher_alive(repo), "ee watch")
-        answer = warm.ask(repo, ["search", "schema migrations", "--limit", "1", "--format", "json"])
+        from ee.query.document import from_arguments
+
+        query = from_arguments("schema migrations", limit=1).doc
+        wait_for(lambda: warm.server_alive() and warm.call(repo, "search", {"query": query}), "the server")
+        answer = warm.call(repo, "search", {"query": query})
         assert answer is not None  # served, not run here
         assert answer["hits"][0]["id"] == "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
+        wait_for(
+            lambda: warm.check(repo, "pre-commit", ["db/migrations/001.sql"], "ALTER TABLE t;\n") is not None,
+            "a served check",
+        )
         served = warm.check(repo, "pre-commit", ["db/migrations/001.sql"], "ALTER TABLE t;\n")
-        assert served is not None  # the server runs the hooks' checks (ee hook-check)
-        assert served[0] == 0
-        assert b"ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in served[2]
+        assert served is not None  # the server runs the hooks' checks (served_check)
+        assert served["code"] == 0
+        assert any(
+            "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in line for line in served["said"]
+        )
         seen = tmp_path / "seen-message"
         editor = tmp_path / "editor"
         editor.write_text(f'#!/bin/sh\ncp "$1" "{seen}"\necho "warm commit" > "$1"\n')
@@ -705,24 +714,26 @@ def test_context_usage_errors_and_hooks_that_never_block(tmp_path: Path) -> None
 def test_a_server_that_does_not_answer_leaves_the_check_to_the_hook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``ee watch`` seems up (its pid file is locked, its socket listens) but answers nothing — busy
-    with an index update, say: the hook stops waiting after a moment and checks the change itself."""
+    """The server seems up (its pid file is locked, its socket listens) but answers nothing — busy with
+    an index update, say: the hook stops waiting after a moment and checks the change itself."""
     import fcntl
     import socket
 
     from ee.hooks import warm
-    from ee.serve import client
+    from ee.serve import protocol
 
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     monkeypatch.delenv("EE_NO_SERVER")
-    pid_file = os.open(repo / ".ee/watch.pid", os.O_RDWR | os.O_CREAT, 0o644)
+    folder = protocol.checked_dir(create=True)
+    assert folder is not None
+    pid_file = os.open(folder / protocol.PID_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    os.write(pid_file, b"1\n")
     fcntl.flock(pid_file, fcntl.LOCK_EX)
     silent = socket.socket(socket.AF_UNIX)
     try:
-        with client.socket_address(str(repo / ".ee/serve.sock")) as address:
-            silent.bind(address)
+        silent.bind(str(folder / protocol.SOCKET))
         silent.listen(8)  # connections wait in the backlog, never answered
-        assert warm.watcher_alive(repo)
+        assert warm.server_alive()
         assert warm.check(repo, "pre-commit", ["db/migrations/001.sql"], "") is None
         stage(repo, "db/migrations/001.sql", "ALTER TABLE t;\n")
         # The hook as git runs it (not a whole commit: post-commit's background job would ask too).

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ee.hooks import gitinfo, risks, run, warm
+from ee.hooks import gitinfo, risks, run
 from ee.index.view import open_index
 from ee.workspace import Workspace
-from tests.conftest import git, make_repo, run_cli
+from tests.conftest import git, make_repo
 
 
 def stage(repo: Path, files: dict[str, bytes]) -> None:
@@ -62,7 +62,6 @@ def test_one_diff_gives_the_paths_and_the_added_lines(tmp_path: Path) -> None:
     assert "secret_words_of_the_memory" not in added  # the memory folder is left out of the lines only
     assert "accented_memory_words" not in added
     assert not any(line.startswith(("+++", "---", "diff --git")) for line in lines)
-    assert gitinfo.staged_added_text(repo, exclude=["memories"]) == added
     assert gitinfo.StagedChange(make_repo(tmp_path / "clean", {"a": "a\n"})).read() == ([], "")
 
 
@@ -201,20 +200,11 @@ def test_a_type_change_has_two_sections(tmp_path: Path) -> None:
     assert added.splitlines() == ["b.txt", "zeta_line = 1"]  # the link's target is its added line
 
 
-def test_the_staged_change_travels_to_the_server_whole() -> None:
-    for paths, added in (
-        ([], ""),
-        (["a b.py", "new\nline.txt", "é.md"], "x = 1\n\0\0 NUL bytes stay\n"),
-        (["only.py"], ""),
-    ):
-        assert warm.read_change(warm.change_text(paths, added)) == (paths, added)
-
-
-def test_hook_check_answers_as_the_hook_does_in_process(
+def test_the_served_check_answers_as_the_hook_does_in_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``ee hook-check`` (what ``ee watch``'s server runs for a warm hook) prints the warnings, exit code
-    and message memories the hook's own in-process run finds for the same change."""
+    """:func:`ee.hooks.run.served_check` (what the user's server runs for a warm hook) finds the warnings,
+    exit code and message memories the hook's own in-process run finds for the same change."""
     repo = workspace(tmp_path)
     (repo / "memories/e.md").write_text(
         "---\nid: mem_e\nkind: failure\ntags: [block]\n---\nThe flaky_upload_retry broke the "
@@ -234,38 +224,25 @@ def test_hook_check_answers_as_the_hook_does_in_process(
     for label, (paths, added) in changes.items():
         code = run.check_change(run.Hook("pre-commit", [], root, root, warm=False), paths, added)
         in_process = capsys.readouterr().err
-        served = run_cli(
-            "--workspace", root, "hook-check", "pre-commit", input=warm.change_text(paths, added)
-        )
-        assert (served.code, served.err) == (code, in_process), label
+        served = run.served_check(root, "pre-commit", paths, added)
+        assert capsys.readouterr().err == ""  # the server prints nothing: it sends it back
+        assert (served["code"], "".join(f"{line}\n" for line in served["said"])) == (code, in_process), label
         codes[label] = code
-        expected = [
-            f"{memory_id}\t{run._one_line(title)}"
-            for memory_id, title in run.message_memories(
-                run.Hook("prepare-commit-msg", [], root, root, warm=False), paths, added
-            )
-        ]
-        message = run_cli(
-            "--workspace", root, "hook-check", "prepare-commit-msg", input=warm.change_text(paths, added)
+        expected = run.message_memories(
+            run.Hook("prepare-commit-msg", [], root, root, warm=False), paths, added
         )
-        assert message.code == 0
-        assert message.out.splitlines() == expected, label
+        message = run.served_check(root, "prepare-commit-msg", paths, added)
+        assert message["code"] == 0
+        assert [tuple(pair) for pair in message["memories"]] == expected, label
     assert codes == {"warns": 0, "blocks": run.BLOCKED, "nothing": 0}
-    garbled = run_cli("--workspace", root, "hook-check", "pre-commit", input="not a change")
-    assert garbled.code == 2
-    assert "reads a staged change on stdin" in garbled.err
-    served = run_cli(
-        "--workspace", root, "hook-check", "pre-commit", input=warm.change_text(*changes["warns"])
-    )
-    assert "ee: warning: anti-pattern mem_a" in served.err
-    assert "mem_b" not in served.err  # a convention: the commit message's, not a warning
-    message = run_cli(
-        "--workspace", root, "hook-check", "prepare-commit-msg", input=warm.change_text(*changes["warns"])
-    )
-    assert message.out.splitlines()[:3] == [
-        "mem_a\tNever skip the API review.",
-        "mem_b\tAPI handlers return problem+json.",
-        "mem_c\tThe API gateway caches for an hour.",
+    served = run.served_check(root, "pre-commit", *changes["warns"])
+    assert any("ee: warning: anti-pattern mem_a" in line for line in served["said"])
+    assert not any("mem_b" in line for line in served["said"])  # a convention: the message's, not a warning
+    message = run.served_check(root, "prepare-commit-msg", *changes["warns"])
+    assert message["memories"][:3] == [
+        ["mem_a", "Never skip the API review."],
+        ["mem_b", "API handlers return problem+json."],
+        ["mem_c", "The API gateway caches for an hour."],
     ]
 
 

@@ -22,7 +22,7 @@ EE_PACKAGE = Path(ee.__file__).resolve().parent
 def test_the_distribution_name_is_eidetic_engine_and_the_command_ee() -> None:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["name"] == DISTRIBUTION == "eidetic-engine"
-    assert project["scripts"] == {"ee": "ee.serve.client:main"}
+    assert project["scripts"] == {"ee": "ee.cli:main"}
     assert "mcp" in project["optional-dependencies"]
 
 

@@ -347,10 +347,9 @@ def test_embedded_query_schema_validates_like_the_shipped_one() -> None:
     import jsonschema
 
     from ee.mcp.mapping import input_schema
-    from ee.mcp.tools import find_tool
+    from ee.mcp.tools import TOOLS
 
-    tool = find_tool("search")
-    assert tool is not None
+    tool = next(tool for tool in TOOLS if tool.name == "search")
     schema = input_schema(tool)
     good = {
         "query": {

@@ -22,7 +22,8 @@ from conftest import git
 
 from ee.index.tokenize import tokenize
 from ee.index.view import open_index, rebuild, status
-from ee.serve.watch import MAX_DIRTY, Dirty, Relevance, watch_lock, watcher_pid
+from ee.serve import client, protocol
+from ee.serve.watch import MAX_DIRTY, Dirty, Relevance
 from ee.workspace import Workspace
 
 DEADLINE = 60.0  # generous: the machine may be busy; nothing here asserts on time
@@ -262,10 +263,8 @@ def test_a_file_broken_mid_edit_is_reported_and_the_watcher_survives(
 # ------------------------------------------------------------------------------------------ process
 
 
-def test_a_second_watcher_refuses_with_the_conflict_code(
-    ws: Workspace, watch: Callable[..., Watcher]
-) -> None:
-    first = watch("--no-serve")
+def test_a_second_server_refuses_with_the_conflict_code(ws: Workspace, watch: Callable[..., Watcher]) -> None:
+    first = watch()
     second = subprocess.run(
         [sys.executable, "-m", "ee", "--workspace", str(ws.root), "watch"],
         capture_output=True,
@@ -274,10 +273,10 @@ def test_a_second_watcher_refuses_with_the_conflict_code(
         check=False,
     )
     assert second.returncode == 8
-    assert f"ee watch is already running for {ws.root} (pid {first.proc.pid})" in second.stderr
+    assert f"ee's server is already running (pid {first.proc.pid})" in second.stderr
     assert "repair:" in second.stderr
     assert json.loads(second.stdout)["error"]["code"] == "conflict"
-    assert watcher_pid(ws.root) == first.proc.pid
+    assert client.server_pid() == first.proc.pid
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -285,13 +284,21 @@ def test_a_signal_stops_cleanly_and_removes_socket_and_pid(
     ws: Workspace, watch: Callable[..., Watcher], sig: int
 ) -> None:
     watcher = watch()
-    wait_for(lambda: (ws.root / ".ee/serve.sock").exists(), "the socket", watcher)
-    assert (ws.root / ".ee/watch.pid").read_text().strip() == str(watcher.proc.pid)
+    folder = protocol.runtime_dir()
+    wait_for(lambda: (folder / protocol.SOCKET).exists(), "the socket", watcher)
+    assert (folder / protocol.PID_FILE).read_text().strip() == str(watcher.proc.pid)
     assert watcher.stop(sig) == 0
-    assert not (ws.root / ".ee/serve.sock").exists()
-    assert not (ws.root / ".ee/watch.pid").exists()
+    assert not (folder / protocol.SOCKET).exists()
+    assert not (folder / protocol.PID_FILE).exists()
     assert watcher.log.rstrip().endswith("stopped")
     assert "Traceback" not in watcher.log
+
+
+def test_watching_without_serving_listens_nowhere(ws: Workspace, watch: Callable[..., Watcher]) -> None:
+    watcher = watch("--no-serve")
+    assert not (protocol.runtime_dir() / protocol.SOCKET).exists()
+    assert client.server_pid() is None
+    assert watcher.stop() == 0
 
 
 # ------------------------------------------------------------------------------------------ pieces
@@ -343,9 +350,18 @@ def test_dirty_set_stays_bounded() -> None:
     assert dirty.due(0.15, 2.0) is None
 
 
-def test_a_stale_pid_file_does_not_block_a_new_watcher(ws: Workspace) -> None:
-    (ws.root / ".ee/watch.pid").write_text("999999\n")
-    assert watcher_pid(ws.root) is None
-    with watch_lock(ws.root):
-        assert watcher_pid(ws.root) == os.getpid()
-    assert not (ws.root / ".ee/watch.pid").exists()
+def test_a_closed_watcher_leaves_nothing_behind(ws: Workspace) -> None:
+    """The server opens and closes watchers for as long as it runs: a closed one leaves no logging handler
+    (which kept the whole watcher, and its workspace, alive: the server grew with each workspace reopened)."""
+    import logging
+
+    from ee.serve.watch import Watcher as RealWatcher
+
+    handlers = logging.getLogger("watchdog.observers.inotify").handlers
+    before = len(handlers)
+    for _ in range(3):
+        watcher = RealWatcher(ws, log=lambda line: None)
+        watcher.start()
+        assert len(handlers) == before + 1
+        watcher.close()
+        assert len(handlers) == before

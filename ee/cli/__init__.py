@@ -15,7 +15,6 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -26,12 +25,6 @@ from ee.errors import EeError, ExitCode, disk_failure
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
-
-# A query multiplies one vector by the memory matrix (~1 ms on one core at 10k memories). OpenBLAS would
-# run that on every core and then spin its threads, which cost a fresh `ee search` ~20 ms of CPU on a
-# 2-core machine (and the other processes the cores it spun on). Set before numpy loads; the user's own
-# setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Every top-level command → "module:attribute" of its click command, in the order help lists them (it
 # reads like the README).
@@ -55,7 +48,6 @@ COMMANDS = {
     "curate": "curate_cmds:curate_group",
     "hooks": "hooks_cmds:hooks_group",
     "hook": "hooks_cmds:hook_cmd",
-    "hook-check": "hooks_cmds:hook_check_cmd",
     "sync": "sync_cmds:sync_cmd",
     "merge-driver": "sync_cmds:merge_driver_cmd",
     "eval": "eval_cmds:eval_group",
@@ -155,15 +147,9 @@ def cli(workspace: str | None) -> None:
     """
 
 
-# Whether the client's standard output is a terminal, for a command the warm server runs with captured
-# streams (set by ee.serve.server.run_in_process); None in a command's own process.
-SERVED_TERMINAL: ContextVar[bool | None] = ContextVar("ee_served_terminal", default=None)
-
-
 def stdout_is_terminal() -> bool:
     """Whether this command's output goes to a terminal (a person reads it) rather than to a program."""
-    served = SERVED_TERMINAL.get()
-    return sys.stdout.isatty() if served is None else served
+    return sys.stdout.isatty()
 
 
 def json_indent() -> int | None:
@@ -227,6 +213,26 @@ def workspace(ctx: click.Context) -> Workspace:
     return Workspace.discover(ctx.find_root().params.get("workspace"))
 
 
+def call(ctx: click.Context, op: str, **args: Any) -> Any:
+    """The result of library operation ``op`` (:data:`ee.operations.OPERATIONS`) with ``args`` (as they
+    travel: a query as its document) for this command's workspace: answered by the user's warm server
+    when one runs and the operation only reads, else run here — the same ``Workspace`` method either way,
+    so the command renders the same bytes."""
+    from ee.discovery import find_root
+    from ee.operations import OPERATIONS, run
+
+    root = find_root(ctx.find_root().params.get("workspace"))
+    if OPERATIONS[op].served:
+        from ee.serve.client import call as served
+
+        result = served(op, root, args)
+        if result is not None:
+            return result
+    from ee.workspace import Workspace
+
+    return run(Workspace(root), op, args)
+
+
 def wants_json(argv: list[str]) -> bool:
     if "--json" in argv:
         return True
@@ -273,27 +279,18 @@ def drop_output() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``ee ARGV`` (default: this process's arguments); the exit code.
+    """Run ``ee ARGV`` (default: this process's arguments); the exit code. The ``ee`` entry point: click
+    parses the arguments once, and a command that runs a library operation asks the warm server for it
+    (:func:`call`)."""
+    from ee.config import one_blas_thread
 
-    Called without ``argv`` (the ``ee`` process itself), a read-only command runs and ends the process
-    through :func:`ee.serve.shortlived.run_and_exit` (a ``--batch`` of queries may run long: it does not)."""
+    one_blas_thread()
     args = list(sys.argv[1:] if argv is None else argv)
-    if argv is None and _read_only(args) and "--batch" not in args:
-        from ee.serve.shortlived import run_and_exit
-
-        run_and_exit(lambda: _run(args))
     code = _run(args)
     with reader_may_be_gone():  # now, not in the interpreter's teardown, where a closed pipe exits 120
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
     return code
-
-
-def _read_only(args: list[str]) -> bool:
-    """The commands ``ee watch`` may answer (:data:`ee.serve.client.READ_ONLY`)."""
-    from ee.serve.client import is_read_only, parse_argv
-
-    return is_read_only(parse_argv(args)[1])
 
 
 # click ≥ 8.2 raises this for a group called without a command; older clicks print help and exit 0.

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ee.cli import json_option, workspace
+from ee.cli import call, json_option, workspace
 from ee.cli.query_cmds import (
     FIELDS,
     FORMATS,
@@ -198,7 +198,8 @@ def run_pack(
     )
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "context")
-    emit("context", workspace(ctx).context(query, overrides or None, min_relevance), chosen)
+    data = call(ctx, "context", query=query.doc, quotas=overrides or None, min_relevance=min_relevance)
+    emit("context", data, chosen)
     return 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ee.cli import Output, json_option, workspace
+from ee.cli import Output, call, json_option, workspace
 from ee.cli.context_cmds import PROFILES
 from ee.policy.feedback import SIGNALS
 
@@ -36,7 +36,11 @@ def why_cmd(
     """
     from ee.render.pack_text import why_human
 
-    data = workspace(ctx).why(memory_id, query_text, as_of=as_of, profile=profile)
+    if profile and not query_text:  # (as Workspace.why says it, before any server is asked)
+        from ee.errors import UsageError
+
+        raise UsageError("a profile says which pack the query is checked against", "give a query too")
+    data = call(ctx, "why", memory_id=memory_id, query_text=query_text, as_of=as_of, profile=profile)
     degraded = data.pop("degraded", [])
     Output(as_json).emit(data, lambda: why_human(data), degraded)
 

@@ -98,24 +98,6 @@ def hook_cmd(name: str, args: tuple[str, ...]) -> int:
     return main([name, *args])
 
 
-@click.command("hook-check", hidden=True)
-@click.argument("name", type=click.Choice(["pre-commit", "prepare-commit-msg"]))
-@click.pass_context
-def hook_check_cmd(ctx: click.Context, name: str) -> int:
-    """What `ee watch`'s server answers a warm git hook about the staged change on stdin (see
-    ee.hooks.warm.change_text): pre-commit's warnings on stderr and exit 0 or 40; prepare-commit-msg's
-    memories as ID<TAB>TITLE lines.
-
-    Example: ee hook-check pre-commit < change   (ee watch's server runs it for a warm hook)
-    """
-    import sys
-
-    from ee.hooks.run import serve
-
-    change = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-    return serve(name, str(workspace(ctx).root), change)
-
-
 def hooks_human(data: dict[str, Any], headline: str) -> str:
     lines = [f"{headline}: {data['hooks_dir']}" if headline else f"hooks folder: {data['hooks_dir']}"]
     for hook in data["hooks"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -24,15 +23,15 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
     Example: ee index status --human
     """
     from ee.index.view import status
-    from ee.serve.watch import watcher_pid
+    from ee.serve.client import server_pid
 
     ws = workspace(ctx)
     data = status(ws)
-    pid = watcher_pid(ws.root)
+    pid = server_pid()  # this user's server, which serves every workspace of theirs
     data["watcher"] = {
         "running": pid is not None,
         "pid": pid if pid and pid > 0 else None,
-        "serving": pid is not None and (ws.root / ".ee" / "serve.sock").exists(),
+        "serving": pid is not None,
     }
     degraded = data.pop("degraded")
     Output(as_json).emit(data, lambda: status_text(data), degraded)
@@ -56,28 +55,26 @@ def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
 
 
 @click.command("watch")
-@click.option("--no-serve", is_flag=True, help="Only keep the index current; do not serve queries.")
-@click.option("--on-demand", "lock_fd", type=int, hidden=True, help="(started by ee.serve.client.autostart)")
+@click.option("--no-serve", is_flag=True, help="Only keep this workspace's index current; serve nothing.")
 @click.pass_context
-def watch_cmd(ctx: click.Context, no_serve: bool, lock_fd: int | None) -> None:
-    """Keep the index current as files change, and answer read-only commands warm over .ee/serve.sock.
+def watch_cmd(ctx: click.Context, no_serve: bool) -> None:
+    """Run your warm server in the foreground: it keeps the index of each workspace it serves current as
+    files change, and answers read-only commands of every workspace of yours, this one opened at once.
 
-    Runs until Ctrl-C / SIGTERM, or until the workspace is deleted or moved. One watcher per workspace;
-    logs go to stderr. (ee starts one in the background by itself, logging to .ee/serve.log, which stops
-    after [server] idle_timeout without a client.)
+    Runs until Ctrl-C / SIGTERM; logs go to stderr. One server per user. (ee starts one in the background
+    by itself, which stops once no workspace was used for its [server] idle_timeout.)
 
-    Example: ee watch --no-serve
+    Example: ee watch
     """
-    from ee.serve.watch import run_watch
-
     ws = workspace(ctx)
-    if lock_fd is None:
-        run_watch(ws, serve=not no_serve)
+    if no_serve:
+        from ee.serve.watch import watch_only
+
+        watch_only(ws)
         return
-    # Started on demand: the starter's lock (.ee/serve.lock) is held for this process's whole life; no
-    # git process it starts may inherit it.
-    os.set_inheritable(lock_fd, False)
-    run_watch(ws, serve=not no_serve, idle_timeout=ws.config.get("server.idle_timeout"))
+    from ee.serve.server import serve
+
+    serve(stay=True, first=ws.root)
 
 
 def status_text(data: dict[str, Any]) -> str:

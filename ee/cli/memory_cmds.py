@@ -8,7 +8,7 @@ import click
 
 from ee.cli import Output, json_option, workspace
 from ee.errors import UsageError
-from ee.model import Memory
+from ee.model import LEVELS, Memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
 
@@ -38,9 +38,7 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
 
 
 @memory_group.command("list")
-@click.option(
-    "--level", type=click.Choice(["working", "episodic", "semantic", "procedural"]), help="Only this level."
-)
+@click.option("--level", type=click.Choice(LEVELS), help="Only this level.")
 @click.option("--kind", help="Only this kind (rule, fact, decision, failure, …).")
 @click.option(
     "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all must match)."

@@ -8,12 +8,12 @@ from typing import Any, BinaryIO
 
 import click
 
-from ee.cli import json_by_default, json_indent, json_option, report_degraded, workspace
+from ee.cli import call, json_by_default, json_indent, json_option, report_degraded, workspace
 from ee.errors import EeError, QueryError, UsageError
+from ee.model import LEVELS
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
 MODES = ["hybrid", "lexical", "semantic", "exact"]
-LEVELS = ["working", "episodic", "semantic", "procedural"]
 SPEEDS = ["instant", "default", "quality"]
 FIELDS = ["minimal", "summary", "standard", "full"]
 
@@ -154,12 +154,11 @@ def search_cmd(
             "give one of TEXT, --query-file and --batch",
             "put the text in the document's query.text, or one query per line of the batch",
         )
-    ws = workspace(ctx)
     if batch:
         if fmt not in (None, "json") or as_json is False:
             shown = f"--format {fmt}" if fmt else "--human"
             raise UsageError(f"--batch prints one JSON line per query: {shown} does not apply", "drop it")
-        return run_batch(ws, batch, min_relevance, options)
+        return run_batch(workspace(ctx), batch, min_relevance, options)
     if query_file:
         query = with_options(read_query_file(query_file), **options)
     elif text:
@@ -168,7 +167,7 @@ def search_cmd(
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "search")
-    data = ws.search(query, min_relevance)
+    data = call(ctx, "search", query=query.doc, min_relevance=min_relevance)
     emit("search", data, chosen)
     return 0
 

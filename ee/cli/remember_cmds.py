@@ -7,8 +7,7 @@ import sys
 import click
 
 from ee.cli import Output, json_option, workspace
-
-LEVELS = ["working", "episodic", "semantic", "procedural"]
+from ee.model import LEVELS
 
 
 @click.command("remember")

@@ -81,7 +81,15 @@ def average(rows: Iterable[tuple[float, float, float]]) -> dict[str, float]:
 def bm25s_baseline(
     corpus: dict[str, str], queries: dict[str, str], qrels: dict[str, set[str]], k: int
 ) -> dict[str, float]:
-    import bm25s
+    try:
+        import bm25s
+    except ImportError:
+        from ee.errors import ConfigError
+
+        raise ConfigError(
+            "ee eval beir compares with a plain bm25s baseline, and bm25s is not installed",
+            "pip install 'eidetic-engine[eval]'",
+        ) from None
 
     ids = list(corpus)
     retriever = bm25s.BM25(k1=1.5, b=0.75)

@@ -1,10 +1,10 @@
 """Everything git.
 
-The write path and the cheap read-path checks run git's plumbing through :mod:`ee.git.runner` (no GitPython
-import on them). A commit builds its tree in ee's own index file (``update-index`` + ``write-tree``), then
-``commit-tree``, an ``update-index`` of git's own index for ee's paths, and ``update-ref`` (atomic: it
-names the old HEAD). History, asOf and sync, which read many objects, use GitPython (its persistent
-``cat-file`` processes and object model).
+Every read and write runs git's plumbing through :mod:`ee.git.runner`. A commit builds its tree in ee's
+own index file (``update-index`` + ``write-tree``), then ``commit-tree``, an ``update-index`` of git's own
+index for ee's paths, and ``update-ref`` (atomic: it names the old HEAD). History, asOf and sync read
+git's objects through the same runner (``cat-file --batch``, ``log``, ``config``): ee does not use
+GitPython.
 
 Commits made here never touch the user's staging area beyond ee's own paths: the tree is built from
 ``HEAD`` plus the given paths in a separate index file, and only those paths are then refreshed in the
@@ -21,7 +21,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ee._crash import crash_point
 from ee.errors import ConflictError, GitError, NotFound, StorageError, UsageError
@@ -706,13 +706,3 @@ def holds_nothing(exc: OSError) -> bool:
     """Is ``exc`` (from opening a folder) a folder that is not there, is not a folder, or is a symlink loop
     (``memories -> memories``)? Each holds no files."""
     return isinstance(exc, FileNotFoundError | NotADirectoryError) or exc.errno == errno.ELOOP
-
-
-def git_python_repo(workspace: Path) -> Any:
-    """A GitPython ``Repo`` (imported lazily: it costs ~140 ms)."""
-    import git
-
-    try:
-        return git.Repo(workspace, search_parent_directories=True)
-    except git.exc.InvalidGitRepositoryError:
-        raise GitError(f"{workspace} is not in a git repository", "run `ee init`") from None

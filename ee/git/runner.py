@@ -1,7 +1,7 @@
 """The one way ee runs a git command: ``subprocess``, through :func:`run` (to the end) or :func:`start`.
 
 Every git process of ee starts here (the repository layer :mod:`ee.git.repo`, the hooks, team sync, the
-merge driver); GitPython serves where ee reads many objects (history, sync), through its own processes.
+merge driver).
 
 Two rules live here, so no caller has to remember them:
 

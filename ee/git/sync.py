@@ -27,7 +27,7 @@ from ee.discovery import check_state_untracked
 from ee.errors import ConfigError, ConflictError, EeError, GitError, UsageError
 from ee.git import runner
 from ee.git.progress import Operation, in_progress
-from ee.git.repo import EMPTY_TREE, Git, format_message, git_python_repo
+from ee.git.repo import EMPTY_TREE, Git, format_message
 from ee.model import Problem
 from ee.store.files import EVENTS, MEMORIES
 
@@ -450,8 +450,7 @@ class Session:
     def _describe(self, remote: str) -> tuple[str, str, str]:
         from ee.policy.secrets import mask_text
 
-        repo = git_python_repo(self.git.repo)
-        names = [r.name for r in repo.remotes]
+        names = self.checked("remote").split()
         if remote not in names:
             have = f" (this repository has: {', '.join(names)})" if names else ""
             raise ConfigError(
@@ -461,15 +460,19 @@ class Session:
             )
         # Shown in every report and error: a token or password in the URL (https://user:TOKEN@host/…,
         # as CI sets up) is masked here, where the value comes from.
-        url = mask_text(next(iter(repo.remote(remote).urls), ""))
-        if repo.head.is_detached:
+        urls = self.run("config", "--get-all", f"remote.{remote}.url").stdout.splitlines()
+        url = mask_text(urls[0] if urls else "")
+        head = self.run("symbolic-ref", "-q", "--short", "HEAD")
+        if head.returncode != 0:
             raise UsageError(
                 "HEAD is detached: ee sync shares a branch", "check out a branch: git switch main"
             )
-        head = repo.active_branch
-        tracking = head.tracking_branch()
-        remote_branch = tracking.remote_head if tracking and tracking.remote_name == remote else head.name
-        return url, head.name, remote_branch
+        name = head.stdout.strip()
+        # The branch it tracks, as git's config says (branch.NAME.remote / .merge), on this remote only.
+        tracks = self.run("config", f"branch.{name}.remote").stdout.strip()
+        merge = self.run("config", f"branch.{name}.merge").stdout.strip()
+        remote_branch = merge.removeprefix("refs/heads/") if tracks == remote and merge else name
+        return url, name, remote_branch
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         proc = runner.run(args, self.git.toplevel, env=env or self.env)
@@ -679,17 +682,19 @@ class Session:
     def commits(self, since: str | None, until: str | None) -> list[dict[str, str]]:
         if not until or since == until:
             return []
-        repo = git_python_repo(self.git.repo)
         spec = f"{since}..{until}" if since else until
-        return [
-            {
-                "commit": c.hexsha,
-                "date": c.committed_datetime.isoformat(),
-                "author": c.author.name or "",
-                "subject": c.summary if isinstance(c.summary, str) else c.summary.decode("utf-8", "replace"),
-            }
-            for c in repo.iter_commits(spec, max_count=100)
-        ]
+        # (fields end with NUL, records with SOH: a message may hold any other character)
+        out = self.checked("log", "--max-count=100", "--format=%H%x00%cI%x00%an%x00%B%x00%x01", spec)
+        commits = []
+        for record in out.split("\x01"):
+            fields = record.lstrip("\n").split("\x00")
+            if len(fields) < 4:
+                continue
+            sha, date, author, message = fields[:4]
+            commits.append(
+                {"commit": sha, "date": date, "author": author, "subject": message.split("\n", 1)[0]}
+            )
+        return commits
 
 
 def refuse_in_progress(git: Git) -> None:

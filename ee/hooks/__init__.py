@@ -8,8 +8,8 @@
 * :mod:`ee.hooks.run` — ``ee hook NAME`` (and ``python -P -m ee.hooks NAME``): what each hook does
   (pre-commit warnings, blocks and the secret check; prepare-commit-msg comments; index and
   ``.ee/context.md`` upkeep).
-* :mod:`ee.hooks.warm` — with ``ee watch`` running, a hook sends the staged change it read to the watch
-  server, which runs the same check (``ee hook-check NAME``, :func:`ee.hooks.run.serve`) warm.
+* :mod:`ee.hooks.warm` — with the user's server running, a hook sends the staged change it read to it,
+  and the server runs the same check (:func:`ee.hooks.run.served_check`) warm.
 * :mod:`ee.hooks.risks` — the hook table and the path / word matching behind the warnings.
 * :mod:`ee.hooks.tasks` — the task of ``ee context --for-staged / --for-paths / --for-branch / -``, and the
   query of ``--for-session``.

@@ -110,14 +110,6 @@ def busy(git_folder: StrPath) -> str | None:
     return operation.marker if operation is not None and operation.quiet_hooks else None
 
 
-def staged_added_text(cwd: StrPath | None = None, exclude: Sequence[str] = ()) -> str:
-    """The lines the staged change adds (without the ``+``), up to :data:`MAX_DIFF_BYTES`.
-
-    ``exclude``: repository-relative folders left out (the memory files themselves, so a commit adding a
-    memory is not matched against that memory)."""
-    return StagedChange(cwd, exclude).read()[1]
-
-
 class StagedChange:
     """The staged change — its paths and the lines it adds — from one ``git diff --cached`` (``--raw``
     for the paths, then the patch), started at once and read by :meth:`read`.

@@ -38,29 +38,20 @@ CONTEXT_PROFILE = "balanced"
 CONTEXT_TOKENS = 2000
 TIME_LIMIT = 120
 _JOB = "import sys; from ee.hooks.refresh import job; sys.exit(job(sys.argv[1:]))"
-# git's per-command settings that may be stale once the hook returned (a temporary index file).
-_DROPPED = ("GIT_INDEX_FILE", "GIT_PREFIX", "GIT_EDITOR")
 
 
 def start(name: str, top: StrPath, root: StrPath, write_context: bool) -> int:
-    """Start the job for hook ``name`` detached (its own session, no terminal) and return 0 at once: it
-    runs in the work tree's top, with /dev/null as stdin and the log as stdout and stderr."""
-    import subprocess
+    """Start the job for hook ``name`` detached (:func:`ee.spawn.spawn_detached`) and return 0 at once:
+    it runs in the work tree's top, with /dev/null as stdin and the log as stdout and stderr."""
     import time
+    from pathlib import Path
 
-    from ee.config import open_regular
+    from ee.spawn import spawn_detached
 
-    log_path = os.path.join(root, LOG)
-    # (never through a link: a repository that committed .ee/hooks/refresh.log -> ~/.gitconfig gets an error)
-    log = open_regular(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
-    argv = [sys.executable, "-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
-    try:
-        subprocess.Popen(
-            argv, cwd=top, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-        )
-    finally:
-        os.close(log)
+    log_path = Path(root, LOG)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
+    spawn_detached(argv, log_path, cwd=os.fspath(top), append=False)
     return 0
 
 
@@ -95,7 +86,7 @@ def job(argv: list[str]) -> int:
 
 def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
     """Catch the index up, rebuild the hook table if it moved, and write the branch's context if asked."""
-    alive = warm.watcher_alive(root)
+    alive = warm.server_alive()
     digest = risks.memory_digest(root)  # one stat pass, taken before anything opens the index
     if not (alive and caught_up_by_server(root, digest)):
         risks.refresh_index_and_table(root, digest)
@@ -104,11 +95,11 @@ def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
 
 
 # A query that makes the server open the index (catching it up with HEAD and the files) and answers fast.
-_CATCH_UP = ["search", "ee", "--mode", "lexical", "--speed", "instant", "--limit", "1", "--format", "json"]
+_CATCH_UP = {"version": "ee.query.v1", "query": {"text": "ee", "mode": "lexical"}, "speed": "instant"}
 
 
 def caught_up_by_server(root: Path, digest: str) -> bool:
-    """With ``ee watch``: its server catches the index up (any query opens it), and the hook table, when
+    """With the user's server: it catches the index up (any query opens it), and the hook table, when
     the memory files are those it was built from, is relabelled with the new generation — without
     opening the index here (numpy and the whole index: ~0.5 s of CPU after every commit, beside a
     watcher that does the same). False when the table must be rebuilt or the server did not answer.
@@ -119,7 +110,7 @@ def caught_up_by_server(root: Path, digest: str) -> bool:
     table = risks.load_table(root)
     if table is None or table["digest"] != digest:
         return False
-    if warm.ask(root, _CATCH_UP) is None:
+    if warm.call(root, "search", {"query": _CATCH_UP | {"budget": {"maxResults": 1}}}) is None:
         return False
     generation = risks.manifest_generation(root)
     if generation is None or risks.memory_digest(root) != digest:
@@ -134,24 +125,16 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
     task = gitinfo.branch_task(top)
     if not task:
         return
-    argv = [
-        "context",
-        task,
-        "--format",
-        "markdown",
-        "--profile",
-        CONTEXT_PROFILE,
-        "--max-tokens",
-        str(CONTEXT_TOKENS),
-    ]
-    text = warm.ask_text(root, argv) if alive else None
-    if text is None:
-        from ee.query.document import from_arguments
-        from ee.render.results import render
+    from ee.query.document import from_arguments
+    from ee.render.results import render
+
+    query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
+    data = warm.call(root, "context", {"query": query.doc}) if alive else None
+    if data is None:
         from ee.workspace import Workspace
 
-        query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
-        text = render("context", Workspace(root).context(query), "markdown")
+        data = Workspace(root).context(query)
+    text = render("context", data, "markdown")
     from ee.pack.pieces import inert
 
     task_line = inert(" ".join(task.split()))  # a subject's "-->" must not close the comment

@@ -301,7 +301,7 @@ def manifest_generation(root: StrPath) -> str | None:
 
 
 # The last table this process loaded, by file, with the stat it was read at: ``ee watch``'s server
-# checks every warm hook's change (``ee hook-check``) and need not decode the same ~2 MB each time
+# checks every warm hook's change (``served_check``) and need not decode the same ~2 MB each time
 # (~2-8 ms). The file is only ever replaced whole (:func:`save_table`), so a new stat means a new table.
 _LOADED: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {}
 

@@ -21,14 +21,9 @@ import contextlib
 import math
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ee.hooks import gitinfo, risks, warm
-
-# As in ee.cli (which hooks do not import): one OpenBLAS thread, set before numpy loads on the cold paths.
-# Its spinning threads had a cold prepare-commit-msg use more CPU than wall time (415 ms against 302 ms).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -51,12 +46,13 @@ _SKIP_SOURCES = frozenset({"message", "commit", "merge", "squash"})  # no editor
 class Hook:
     """One hook run: its name and arguments, the work tree's top, the workspace and its settings."""
 
-    __slots__ = ("args", "name", "prefix", "root", "top", "warm")
+    __slots__ = ("args", "name", "prefix", "root", "said", "top", "warm")
 
     def __init__(self, name: str, args: list[str], top: str, root: str, warm: bool) -> None:
         self.name, self.args, self.top, self.root = name, args, top, root
         self.prefix = gitinfo.relative_prefix(root, top)  # the workspace's folder in the work tree
-        self.warm = warm  # `ee watch` runs for this workspace: ask its server
+        self.warm = warm  # the user's server runs: ask it
+        self.said: list[str] | None = None  # (in the server: what the hook says, sent back to it)
 
     @classmethod
     def open(cls, name: str, args: list[str]) -> Hook | None:
@@ -65,11 +61,12 @@ class Hook:
         root = gitinfo.workspace_root(top)
         if root is None or gitinfo.busy(gitinfo.git_dir(top)):
             return None
-        alive = warm.watcher_alive(root)
+        alive = warm.server_alive()
         if not alive:  # this hook runs cold; the next ones find the server warm
-            from ee.serve.client import autostart
+            from ee.serve.client import autostart, autostart_configured
 
-            autostart(root)
+            if autostart_configured(root):
+                autostart()
         return cls(name, args, top, root, alive)
 
     def setting(self, key: str) -> Any:
@@ -89,7 +86,10 @@ class Hook:
         from ee.policy.secrets import redact  # a file name it quotes may hold a secret: masked, as ee prints
         from ee.render import visible  # and a control character, shown rather than obeyed
 
-        print(visible(redact(line)), file=sys.stderr, flush=True)
+        if self.said is not None:
+            self.said.append(visible(redact(line)))
+        else:
+            print(visible(redact(line)), file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ pre-commit
@@ -169,16 +169,15 @@ def pre_commit(hook: Hook, paths: list[str], added: str) -> int:
     """Warn (or block) on a staged memory file ee cannot read and on risky memories about the change
     (after :func:`pre_commit_main` refused secrets).
 
-    With ``ee watch``, its server checks the change (:func:`serve`): it has the tokenizer imported and
-    the hook table loaded, which cost this process more than the rest of the hook."""
+    With the user's server running, it checks the change (:func:`served_check`): it has the tokenizer
+    imported and the hook table loaded, which cost this process more than the rest of the hook."""
     if broken_files(hook, paths):
         return BLOCKED
     served = warm.check(hook.root, hook.name, paths, added) if hook.warm else None
-    if served is not None and served[0] in (0, BLOCKED):
-        if served[2]:
-            sys.stderr.buffer.write(served[2])
-            sys.stderr.flush()
-        return served[0]
+    if served is not None and served.get("code") in (0, BLOCKED):
+        for line in served.get("said", []):
+            print(line, file=sys.stderr, flush=True)
+        return int(served["code"])
     return check_change(hook, paths, added)
 
 
@@ -186,7 +185,7 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
     """Warn about the risky memories about a change of ``paths`` adding ``added``: 0, or :data:`BLOCKED`.
 
     ``generation``: that of an index view the caller opened (caught up with the files): the table is
-    checked against it rather than against the manifest (see :func:`serve`)."""
+    checked against it rather than against the manifest (see :func:`served_check`)."""
     table = risks.current_table(hook.root, generation)
     if not table.risky:
         return 0
@@ -307,53 +306,38 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
     """(id, title) of memories whose ``paths`` name a staged path, then the best lexical matches of the
     change's words (paths and added identifiers), at most :data:`MESSAGE_HITS` in all.
 
-    Without ``ee watch`` the index is opened anyway (for the search; ``view``, when the caller opened it
+    Without the server the index is opened anyway (for the search; ``view``, when the caller opened it
     already), and opening it catches it up with the files: so it is opened first, and its generation
-    tells whether the hook table is current — no second stat of every memory file. With ``ee watch``,
-    the search is sent to its server first and its answer read after the table lookup: the two run side
-    by side."""
+    tells whether the hook table is current — no second stat of every memory file. With the server, the
+    search is its ``search`` operation."""
     text = " ".join(gitinfo.terms_of(paths, added))
     if view is None and not hook.warm and text:
         view = open_view(hook)
-    request = warm.send(hook.root, search_argv(text, MESSAGE_HITS)) if hook.warm and text else None
     generation = None if view is None else view.manifest.get("generation")
     table = risks.current_table(hook.root, generation)
     named = table.findings(paths, None, kinds=None)
     chosen = {f.entry.id: f.entry.title for f in named}
     if text and len(chosen) < MESSAGE_HITS:
-        data = request.data() if request is not None else None
+        args = {"query": message_query(text, MESSAGE_HITS).doc}
+        data = warm.call(hook.root, "search", args) if hook.warm else None
         for hit in (data or search_here(hook, text, MESSAGE_HITS, view)).get("hits", []):
             chosen.setdefault(hit["id"], hit.get("title") or "")
-    elif request is not None:
-        request.close()
     return list(chosen.items())[:MESSAGE_HITS]
 
 
 def served_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str, str]] | None:
-    """:func:`message_memories` as ``ee watch``'s server finds them (:func:`serve`), or None (not served)."""
+    """:func:`message_memories` as the user's server finds them (:func:`served_check`), or None."""
     served = warm.check(hook.root, hook.name, paths, added)
-    if served is None or served[0] != 0:
+    if served is None or served.get("code") != 0:
         return None
-    lines = served[1].decode("utf-8", "surrogateescape").splitlines()
-    return [(memory_id, title) for memory_id, _tab, title in (line.partition("\t") for line in lines)]
+    return [(str(memory_id), str(title)) for memory_id, title in served.get("memories", [])]
 
 
-def search_argv(text: str, limit: int) -> list[str]:
-    """``ee search`` arguments for the lexical hits of ``text`` (as :func:`search_here` runs it here)."""
-    return [
-        "search",
-        text,
-        "--mode",
-        "lexical",
-        "--speed",
-        "instant",
-        "--limit",
-        str(limit),
-        "--fields",
-        "minimal",
-        "--format",
-        "json",
-    ]
+def message_query(text: str, limit: int) -> Any:
+    """The query of a commit message's lexical hits for ``text``."""
+    from ee.query.document import from_arguments
+
+    return from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
 
 
 def open_view(hook: Hook) -> Any:
@@ -367,11 +351,10 @@ def open_view(hook: Hook) -> Any:
 
 
 def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> dict[str, Any]:
-    """The search of :func:`search_argv` in this process, over ``view`` (else the index opened now)."""
-    from ee.query.document import from_arguments
+    """The search of :func:`message_query` in this process, over ``view`` (else the index opened now)."""
     from ee.query.engine import run_search
 
-    query = from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
+    query = message_query(text, limit)
     # As ee.query.search runs it (with the workspace's relevance floor).
     return run_search(
         view or open_view(hook),
@@ -420,32 +403,24 @@ def commit_msg(hook: Hook) -> int:
     return 0
 
 
-def serve(name: str, root: str, change: str) -> int:
-    """``ee hook-check NAME``: the part of a warm hook that ``ee watch``'s server runs, over the staged
-    change the hook read (:func:`ee.hooks.warm.change_text`). The same code as the hook's own run, so
-    the answer is the same: for pre-commit, :func:`check_change` (its warnings on stderr, exit 0 or
-    :data:`BLOCKED`); for prepare-commit-msg, the :func:`message_memories` as ``ID<TAB>TITLE`` lines (an
-    in-process search here: this process is the server, and its index is warm)."""
-    try:
-        paths, added = warm.read_change(change)
-    except ValueError:
-        from ee.errors import UsageError
-
-        raise UsageError(
-            "ee hook-check reads a staged change on stdin, as a warm git hook sends it",
-            "it is not for use by hand: debug a hook with ee hook NAME",
-        ) from None
+def served_check(root: str, name: str, paths: list[str], added: str) -> dict[str, Any]:
+    """The part of a warm hook that the user's server runs, over the staged change the hook read: the
+    same code as the hook's own run, so the answer is the same. ``{"code", "said", "memories"}``: for
+    pre-commit, :func:`check_change`'s exit code (0 or :data:`BLOCKED`) and what it says on stderr; for
+    prepare-commit-msg, the :func:`message_memories` as (id, title) pairs (an in-process search here:
+    this process is the server, and its index is warm)."""
+    hook = Hook(name, [], root, root, warm=False)
+    hook.said = []
     if name == "pre-commit":
-        # The table is checked against an index view opened here (in ee watch's server, at no cost while
-        # its sentinel vouches that nothing changed), not against the manifest: the manifest lags the
-        # files until the watcher's next update, and a memory written just before the commit was missed.
-        view = open_view(Hook(name, [], root, root, warm=False))
-        generation = view.manifest.get("generation")
-        return check_change(Hook(name, [], root, root, warm=True), paths, added, generation)
-    chosen = message_memories(Hook(name, [], root, root, warm=False), paths, added)
-    sys.stdout.write("".join(f"{memory_id}\t{_one_line(title)}\n" for memory_id, title in chosen))
-    sys.stdout.flush()
-    return 0
+        # The table is checked against an index view opened here (at no cost when nothing changed), not
+        # against the manifest: the manifest lags the files until the watcher's next update, and a memory
+        # written just before the commit was missed.
+        generation = open_view(hook).manifest.get("generation")
+        code = check_change(hook, paths, added, generation)
+        return {"code": code, "said": hook.said, "memories": []}
+    if name != "prepare-commit-msg":
+        raise ValueError(f"no served check for {name}")
+    return {"code": 0, "said": [], "memories": [list(pair) for pair in message_memories(hook, paths, added)]}
 
 
 # ------------------------------------------------------------------------------------------ post-* hooks
@@ -487,12 +462,11 @@ HOOKS: dict[str, Callable[[Hook], int]] = {
 
 
 def main_and_exit(argv: list[str]) -> None:
-    """:func:`main`, then the process ends at once (what the hook runner calls): see
-    :mod:`ee.serve.shortlived` (a cold prepare-commit-msg spent ~15 ms of CPU in collections and ~35 ms in the
-    teardown, with the index's 10k records)."""
-    from ee.serve.shortlived import run_and_exit
+    """:func:`main`, then the process ends with its exit code (what the hook runner calls)."""
+    from ee.config import one_blas_thread
 
-    run_and_exit(lambda: main(argv))
+    one_blas_thread()
+    sys.exit(main(argv))
 
 
 def main(argv: list[str]) -> int:

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import marshal
 import os
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ee.errors import MemoryFormatError
@@ -21,7 +17,6 @@ from ee.store.frontmatter import CONFLICT_KEY
 PARALLEL_MIN = 1500  # memories to derive before worker processes pay off (each takes ~0.3 s to start)
 _CHUNK = 250  # memories per batch sent to a worker
 LEAD_REPEAT = 2  # extra times BM25 counts a memory's lead (see index_tokens)
-_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so a worker imports this very ee
 
 
 def derive(data: bytes, path: str) -> Derived:
@@ -88,9 +83,11 @@ def derive_all(items: dict[str, tuple[bytes, str]], progress: Any = None) -> dic
     ``progress("parse", done, total)`` is called as batches finish."""
     report = progress or (lambda phase, done, total: None)
     if len(items) >= PARALLEL_MIN and _cores() > 1:
+        from concurrent.futures import BrokenExecutor
+
         try:
             return _derive_in_workers(items, report)
-        except (OSError, ValueError, EOFError):  # no processes here (a sandbox), or one died: go on alone
+        except (OSError, BrokenExecutor):  # no processes here (a sandbox), or one died: go on alone
             pass
     out: dict[str, Derived] = {}
     for done, (key, (data, path)) in enumerate(items.items(), 1):
@@ -101,84 +98,28 @@ def derive_all(items: dict[str, tuple[bytes, str]], progress: Any = None) -> dic
 
 
 def _derive_in_workers(items: dict[str, tuple[bytes, str]], report: Any) -> dict[str, Derived]:
-    """Worker interpreters (``_worker``) fed batches over pipes (a fresh interpreter each: no fork of a
-    process running threads, and no re-import of the caller's main module as multiprocessing does)."""
-    import subprocess
-    import threading
+    """The batches of ``items`` derived by a ``ProcessPoolExecutor`` of fresh interpreters ("spawn": no
+    fork of a process running threads, as the warm server is), one per core."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     keys = list(items)
-    shares = [keys[i :: _cores()] for i in range(_cores())]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_PACKAGE_PARENT, os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-c", "from ee.index.derive import _worker; _worker()"]
-    pipe = subprocess.PIPE
-    procs = [subprocess.Popen(command, stdin=pipe, stdout=pipe, env=env) for _ in shares]
+    batches = [keys[start : start + _CHUNK] for start in range(0, len(keys), _CHUNK)]
     out: dict[str, Derived] = {}
-    failed: list[BaseException] = []
-    lock = threading.Lock()
-
-    def feed(proc: subprocess.Popen[bytes], share: list[str]) -> None:
-        assert proc.stdin is not None
-        with contextlib.suppress(BrokenPipeError), proc.stdin:
-            for start in range(0, len(share), _CHUNK):
-                _write_frame(proc.stdin, marshal.dumps([items[k] for k in share[start : start + _CHUNK]]))
-
-    def drain(proc: subprocess.Popen[bytes], share: list[str]) -> None:
-        # One reader per worker: reading them in turn let a worker block on a full pipe meanwhile.
-        assert proc.stdout is not None
-        try:
-            for start in range(0, len(share), _CHUNK):
-                batch = marshal.loads(_read_frame(proc.stdout))  # noqa: S302 - our own worker's output
-                with lock:
-                    for key, (record, body, tokens) in zip(share[start : start + _CHUNK], batch, strict=True):
-                        out[key] = Derived(record, body, tokens, None)
-                    report("parse", len(out), len(keys))
-        except (OSError, ValueError, EOFError) as exc:
-            failed.append(exc)
-
-    pairs = list(zip(procs, shares, strict=True))
-    jobs = [(job, pair) for pair in pairs for job in (feed, drain)]
-    threads = [threading.Thread(target=job, args=pair, daemon=True) for job, pair in jobs]
-    for thread in threads:
-        thread.start()
-    try:
-        for thread in threads:
-            thread.join()
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-    if failed:
-        raise failed[0]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=_cores(), mp_context=context) as pool:
+        derived = pool.map(_derive_batch, ([items[k] for k in batch] for batch in batches))
+        for batch, results in zip(batches, derived, strict=True):
+            for key, (record, body, tokens) in zip(batch, results, strict=True):
+                out[key] = Derived(record, body, tokens, None)
+            report("parse", len(out), len(keys))
     return out
 
 
-def _worker() -> None:
-    """Worker loop: read batches of ``(bytes, path)`` on stdin, answer each with the derived tuples."""
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        try:
-            batch = marshal.loads(_read_frame(stdin))  # noqa: S302 - from our own parent
-        except EOFError:
-            return
-        derived = [derive(data, path) for data, path in batch]
-        _write_frame(stdout, marshal.dumps([(d.record, d.body, d.tokens) for d in derived]))
-        stdout.flush()
-
-
-def _write_frame(stream: Any, data: bytes) -> None:
-    stream.write(len(data).to_bytes(8, "big") + data)
-
-
-def _read_frame(stream: Any) -> bytes:
-    head = stream.read(8)
-    if len(head) < 8:
-        raise EOFError("the worker stopped")
-    size = int.from_bytes(head, "big")
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError("the worker stopped mid-answer")
-    return bytes(data)
+def _derive_batch(batch: list[tuple[bytes, str]]) -> list[tuple[Any, str, list[str]]]:
+    """What a worker process answers for one batch of ``(bytes, path)``."""
+    derived = [derive(data, path) for data, path in batch]
+    return [(d.record, d.body, d.tokens) for d in derived]
 
 
 def _cores() -> int:

@@ -20,6 +20,7 @@ import os
 import stat
 import time
 from array import array
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -556,8 +557,7 @@ class Updater:
             self.root / INDEX_DIR / manifest["generation"] / HEAD_STATE if manifest and same_head else None
         )
         new_manifest = self._save(new_gen, state, head, found, new_blobs, racy, model_id, old_head)
-        _WARM.clear()
-        _WARM[str(self.root / INDEX_DIR / new_manifest["generation"])] = (new_gen, state, True)
+        _keep_warm(self.root / INDEX_DIR / new_manifest["generation"], (new_gen, state, True))
         new_manifest["semantic"] = new_gen.vectors is not None
         report.seconds = time.perf_counter() - started
         return new_gen, new_manifest | {"state": state}, report
@@ -784,13 +784,36 @@ def shared_cache(path: Path) -> DerivedCache:
     return cache
 
 
-# The generation this process wrote or opened last, kept in memory: a long-lived process (ee watch and its
-# query server, an MCP server, a --batch of queries) then updates and answers without reading it back.
-# One entry, replaced by the next generation written or opened. A generation folder never changes once
-# saved (a new state is a new folder), so what was read from it stays what it holds. Records are shared
-# with the views handed out, which treat them as read-only. The flag says whether the update-only columns
-# (paths, blob ids, term frequencies) are in memory: a generation opened for queries lacks them.
-_WARM: dict[str, tuple[Generation, dict[str, Any], bool]] = {}
+# The generation of each workspace this process wrote or opened last, kept in memory: a long-lived process
+# (the per-user server, an MCP server, a --batch of queries) then updates and answers without reading it
+# back. One entry per workspace, replaced by its next generation, for at most WARM_WORKSPACES workspaces
+# (the least recently used is dropped first). A generation folder never changes once saved (a new state
+# is a new folder), so what was read from it stays what it holds. Records are shared with the views
+# handed out, which treat them as read-only. The flag says whether the update-only columns (paths, blob
+# ids, term frequencies) are in memory: a generation opened for queries lacks them.
+_WARM: OrderedDict[str, tuple[Generation, dict[str, Any], bool]] = OrderedDict()
+WARM_WORKSPACES = 8
+
+
+def _keep_warm(folder: Path, entry: tuple[Generation, dict[str, Any], bool]) -> None:
+    """Hold ``entry`` as the generation of ``folder``'s workspace (its previous one is let go)."""
+    index = str(folder.parent) + os.sep
+    for key in [key for key in _WARM if key.startswith(index)]:
+        del _WARM[key]
+    _WARM[str(folder)] = entry
+    while len(_WARM) > WARM_WORKSPACES:
+        _WARM.popitem(last=False)
+
+
+def forget_warm(root: Path) -> None:
+    """Let go of the generation and the cache connection held for the workspace at ``root`` (the
+    server closed it)."""
+    index = str(root / INDEX_DIR) + os.sep
+    for key in [key for key in _WARM if key.startswith(index)]:
+        del _WARM[key]
+    cached = _CACHES.pop(str(root / CACHE_PATH), None)
+    if cached is not None:
+        cached[1].close()
 
 
 def warm(folder: Path) -> tuple[Generation, dict[str, Any]] | None:
@@ -808,10 +831,10 @@ def open_generation(folder: Path) -> tuple[Generation, dict[str, Any]]:
     then skips the load and keeps what ranking derived from the generation (standings, masks)."""
     kept = _WARM.get(str(folder))
     if kept is not None:
+        _WARM.move_to_end(str(folder))
         return kept[0], kept[1]
     gen, state = Generation.load(folder), _load_state(folder)
-    _WARM.clear()
-    _WARM[str(folder)] = (gen, state, False)
+    _keep_warm(folder, (gen, state, False))
     return gen, state
 
 

@@ -166,23 +166,8 @@ def _model_unloadable(folder: Path) -> dict[str, Any]:
     }
 
 
-# ---- vouched view (ee.serve.sentinel; installed by ee watch's server, helper A's block) -------------------
-# A long-lived process that can prove the store did not change (an inotify queue with nothing in it)
-# answers from the view it holds instead of stat'ing every file. None everywhere else.
-VOUCHER: Any = None
-# ---- end of the vouched-view block -----------------------------------------------------------------
-
-
 def open_index(ws: Workspace, *, catch_up: bool = True, progress: Progress | None = None) -> IndexView:
     """The index for the working tree, brought up to date first."""
-    voucher = VOUCHER
-    if voucher is not None and catch_up and progress is None:
-        view: IndexView = voucher.open(ws, lambda: _open_index_now(ws, catch_up, progress))
-        return view
-    return _open_index_now(ws, catch_up, progress)
-
-
-def _open_index_now(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
     from ee.index.segment import no_gc
 
     # Tens of thousands of small acyclic objects (stamps, records) are made here: with the collector on,
@@ -213,7 +198,7 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                     found = scan(root)
                     head = ws.git.head_ref()
                 if not is_fresh(manifest, head, found, model_key or None, limit):
-                    embedder, problem = _load_embedder(folder, model_key)
+                    embedder, problem = embedder_or_problem(folder, model_key)
                     if problem:
                         degraded.append(problem)
                         folder = None
@@ -337,7 +322,8 @@ def _cached_embedder(folder: Path, model_key: str) -> Any:
     return embedder
 
 
-def _load_embedder(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
+def embedder_or_problem(folder: Path | None, model_key: str) -> tuple[Any, dict[str, Any] | None]:
+    """The embedder of ``folder`` (loaded once per process), or None and the degradation that says why."""
     if folder is None:
         return None, None
     try:

@@ -400,7 +400,3 @@ TOOLS: tuple[Tool, ...] = (
         for verb in ("accept", "reject", "snooze")
     ),
 )
-
-
-def find_tool(name: str) -> Tool | None:
-    return next((tool for tool in TOOLS if tool.name == name), None)

@@ -42,6 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ee.errors import UsageError
+from ee.model import LEVELS
 
 # Events are read and written in the one time form ee uses everywhere (a bad or out-of-range time is a
 # ValueError): ``YYYY-MM-DDTHH:MM:SSZ`` in UTC, naive meaning UTC.
@@ -91,7 +92,6 @@ HALF_LIVES: dict[str, float] = {
 :data:`FAILURE_KINDS`: what went wrong stays relevant three times longer than what merely happened."""
 
 FAILURE_KINDS: frozenset[str] = frozenset({"failure"})
-LEVELS: tuple[str, ...] = ("working", "episodic", "semantic", "procedural")
 
 _DAY = 86400.0
 

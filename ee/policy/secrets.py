@@ -1157,9 +1157,9 @@ def mask_memory(memory: Memory) -> Memory:
     path = mask_text(memory.path)
     if path == memory.path:
         return masked
-    from ee.store.frontmatter import _id_from_path
+    from ee.store.frontmatter import id_from_path
 
-    derived = memory.id == _id_from_path(memory.path)
+    derived = memory.id == id_from_path(memory.path)
     return dataclasses.replace(
         masked, path=path, id=path_id(memory.path) if derived else mask_text(memory.id)
     )
@@ -1184,14 +1184,14 @@ def shown_path(record: Mapping[str, Any]) -> str:
 def path_id(path: str) -> str:
     """The id of a memory file without an ``id`` key: derived from its path, a secret in the path masked
     (with a short digest of the path, so two such files keep two ids)."""
-    from ee.store.frontmatter import _id_from_path, fit_id
+    from ee.store.frontmatter import fit_id, id_from_path
 
     masked = mask_text(path)
     if masked == path:
-        return _id_from_path(path)
+        return id_from_path(path)
     import hashlib
 
-    return fit_id(f"{_id_from_path(masked)}-{hashlib.sha256(path.encode()).hexdigest()[:8]}", path)
+    return fit_id(f"{id_from_path(masked)}-{hashlib.sha256(path.encode()).hexdigest()[:8]}", path)
 
 
 def rename_command(path: str) -> str | None:

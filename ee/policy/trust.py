@@ -30,8 +30,6 @@ from ee.schemas import is_utf8
 Posture = Literal["authoritative", "advisory", "legacy_evidence"]
 
 
-POSTURES: tuple[Posture, ...] = ("authoritative", "advisory", "legacy_evidence")
-
 _INITIAL: dict[str, float] = {
     "human_explicit": 0.85,
     "peer_human_attested": 0.75,

@@ -187,12 +187,12 @@ def _build(
     from ee.index.derive import derive, embed_text
     from ee.index.freshness import CACHE_PATH, drop_duplicate_ids
     from ee.index.provenance import provenance
-    from ee.index.view import _load_embedder
+    from ee.index.view import embedder_or_problem
     from ee.policy.secrets import name_record
     from ee.store.feedback import read_events_text
 
     files = ws.git.ls_tree(commit, MEMORIES)
-    embedder, problem = _load_embedder(folder, model_key) if folder else (None, None)
+    embedder, problem = embedder_or_problem(folder, model_key) if folder else (None, None)
     if problem:
         degraded.append(problem)
     from ee.index.embedder import DOCUMENT_RECIPE

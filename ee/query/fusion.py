@@ -43,6 +43,11 @@ arm at 0, and the pool size hardly matters between 50 and 200.
 Since BM25 counts each memory's lead three times (:func:`ee.index.derive.index_tokens`; lexical alone 0.678 /
 0.466), the same grid keeps its flat optimum: min-max, union, w 0.25 / 0.3 / 0.35 / 0.4 give 0.700 / 0.472,
 0.702 / 0.475, 0.704 / 0.475, 0.703 / 0.471, so 0.3 stays.
+
+**What runs where.** Ranking calls :func:`fuse_arrays` only. :func:`fuse` (and :func:`minmax`) stay as
+its pure-Python statement, to which ``tests/test_fusion.py`` pins every float ``fuse_arrays`` computes;
+:func:`rrf` and :func:`fuse` are what ``scripts/tune_retrieval.py`` measures the table above with. (Issue 32
+asked for the helpers the product does not call to go: kept for these two uses.)
 """
 
 from __future__ import annotations

@@ -1,2 +1,3 @@
-"""The warm server: ``ee watch`` (watcher and server), the client every command starts in, the
-sentinel that lets the server answer from the view it holds, and how a short-lived process ends."""
+"""The per-user warm server: where it listens and whom it answers (``protocol``), the client every
+command asks (``client``), the server answering library operations for every workspace of its user
+(``server``), and the watcher keeping each open workspace's index current (``watch``)."""

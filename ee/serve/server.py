@@ -1,97 +1,105 @@
-"""The warm server of ``ee watch``: read-only commands and ``ee remember`` run in-process over a Unix socket.
+"""The per-user warm server: library operations for every workspace of its user, over one socket.
 
-``.ee/serve.sock`` (mode 0600, and each client's uid is checked: only the server's own user is served;
-never TCP). A request is ``{argv, cwd, env, stdin, tty}`` (and ``umask`` for a write); the answer is the
-exit code, stdout and stderr of ``ee.cli.main(argv)`` run here with the client's working directory and
-the part of its environment :func:`ee.serve.client.is_passed` names, so the bytes are those an in-process run
-prints. The process keeps its imports, the loaded embedding model and the last index view warm, which is
-the point; while :mod:`ee.serve.sentinel` proves the store unchanged, a query does not even stat it. Commands
-run one at a time (they swap process-wide state: standard streams, environment, working directory,
-umask) under the lock the watcher's updates take too.
+One process per user (:mod:`ee.serve.protocol` says where it listens and whom it answers). A request names
+an operation of :data:`ee.operations.OPERATIONS`, a workspace and the arguments; the server answers with
+:func:`ee.operations.run` on its own :class:`~ee.workspace.Workspace` of that folder — the same method the
+command runs in-process — and the client renders the result. Nothing process-wide changes per request (no
+working directory, umask, environment or time zone is swapped): an operation's arguments are all it reads
+from the client, and a client whose ``EE_MODEL`` differs from the server's is told to run it itself.
 
-Served: the read-only commands of :data:`ee.serve.client.READ_ONLY`, and the writes of
-:data:`ee.serve.client.WRITES`. A write runs with the client's git identity, dates, configuration and
-repository places, ``HOME``, ``PATH``, ``TZ`` and ``EE_*`` in place of ours, and its umask, under the
-workspace write lock as in-process, so its commit and files are the ones the client would have made. The
-client runs the rest.
+**Workspaces** open lazily, on their first request: a :class:`~ee.serve.watch.Watcher` keeps the index
+current, and the generation stays in memory. At most :data:`MAX_WORKSPACES` are open (the least recently
+used is closed first), and one without a request for its ``[server] idle_timeout`` is closed. The model is
+loaded once for all of them (:func:`ee.index.view._cached_embedder` keeps one). A folder that is gone, or
+whose ``.ee/`` is not this user's alone, is never opened.
+
+**Lifetime.** Started on demand (``python -m ee.serve.server --on-demand FD``, by
+:func:`ee.serve.client.autostart`), it stops once no workspace is open any more; ``ee watch`` runs it in
+the foreground until a signal. :meth:`Server.idle_tick` runs every few seconds: it closes idle workspaces
+and is the place for background work done while no client waits.
+
+**One thing at a time.** Operations and the watchers' index updates run under one lock: the library's
+process-wide caches (the generations, the model) are then never used by two at once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
+import fcntl
 import json
 import os
 import socket
-import struct
 import sys
 import threading
 import time
-import traceback
+from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ee.serve.client import (
-    PROTOCOL,
-    SOCKET,
-    is_passed,
-    is_read_only,
-    is_served_write,
-    parse_argv,
-    peer_uid,
-    recv_frame,
-    send_frame,
-    socket_address,
-)
+from ee.serve import protocol
+from ee.serve.watch import Log, Watcher, on_signals, restore_signals, stderr_log
 
 MAX_CLIENTS = 32  # connections handled at once; more are told to run in-process
 READ_TIMEOUT = 10.0  # seconds a client has to send its whole request (not each byte: no slowloris)
+MAX_WORKSPACES = 4  # workspaces open at once (each keeps its generation and a watcher)
+TICK = 1.0  # seconds between two idle ticks
+FIRST_WAIT = 60.0  # seconds a server started on demand waits for its first workspace
+# Besides the library's operations, a warm git hook's check of its staged change (ee.hooks.run.served_check):
+# a front end's own use of the server, over the hook table it keeps warm.
+HOOK_CHECK = "hook_check"
+HOOK_CHECK_PARAMS = ("name", "paths", "added")
+
+
+class Open:
+    """A workspace the server serves: its watcher (which holds its ``Workspace``, :meth:`Watcher.workspace`)
+    and the watcher's thread, its identity, when it was last asked."""
+
+    __slots__ = ("identity", "idle_timeout", "thread", "used", "watcher")
+
+    def __init__(self, watcher: Any, identity: tuple[int, ...], idle_timeout: float) -> None:
+        self.watcher, self.identity, self.idle_timeout = watcher, identity, idle_timeout
+        self.thread: threading.Thread | None = None
+        self.used = time.monotonic()
 
 
 class Server:
-    def __init__(self, root: Path, *, exec_lock: Any = None, log: Any = None) -> None:
-        self.root = root
-        self.path = root / SOCKET
-        self.exec_lock = exec_lock or threading.RLock()
-        self.log = log or (lambda line: None)
+    """``start()`` (listen), ``run()`` (block until ``stop()``; ticks), ``close()``."""
+
+    def __init__(self, *, log: Log = stderr_log, stay: bool = False, watch: bool = True) -> None:
+        self.log = log
+        self.stay = stay  # ee watch in the foreground: runs until a signal, not until idle
+        self.watch = watch
+        self.lock = threading.RLock()  # one operation or index update at a time
+        self.open: OrderedDict[str, Open] = OrderedDict()
+        self.path = protocol.runtime_dir() / protocol.SOCKET
+        self.served = 0
+        self.stopping = threading.Event()
         self._listener: socket.socket | None = None
         self._inode: int | None = None
         self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
-        self._closing = threading.Event()
-        self.served = 0
-        self._last_request = time.monotonic()
-        self._active = 0  # clients being served now
-        self._activity = threading.Lock()
-        self.voucher: Any = None
-        self._settled: int | None = None
+        self._identity = protocol.identity()
+        self._model = os.environ.get("EE_MODEL") or None
+        self._born = time.monotonic()
+        self._closed_any = False  # a workspace was closed: with none left, the server's work is done
 
     # ---------------------------------------------------------------- lifecycle
 
-    def start(self, warm: bool = True) -> None:
-        """Listen on ``.ee/serve.sock`` (replacing a stale one: the caller holds the watch lock)."""
+    def start(self) -> None:
+        """Listen on the user's socket (replacing a stale one: the caller holds the pid lock)."""
         self._listener, self._inode = _listen(self.path)
-        self._vouch()
         threading.Thread(target=self._accept_loop, name="ee-serve", daemon=True).start()
-        if warm:
-            threading.Thread(target=self._warm_up, name="ee-serve-warm", daemon=True).start()
 
-    def _vouch(self) -> None:
-        """Let ``open_index`` answer from the view it holds while the sentinel proves it exact."""
-        import ee.index.view
-        from ee.serve.sentinel import Voucher
+    def run(self) -> None:
+        while not self.stopping.wait(TICK):
+            self.idle_tick()
 
-        if ee.index.view.VOUCHER is None:
-            self.voucher = ee.index.view.VOUCHER = Voucher(self.root)
+    def stop(self) -> None:
+        self.stopping.set()
 
     def close(self) -> None:
-        """Stop listening and remove the socket (only if it is still ours)."""
-        self._closing.set()
-        if self.voucher is not None:
-            import ee.index.view
-
-            if ee.index.view.VOUCHER is self.voucher:
-                ee.index.view.VOUCHER = None
-            self.voucher.close()
+        """Stop listening, remove the socket (only if it is still ours), close every workspace."""
+        self.stopping.set()
         if self._listener is not None:
             with contextlib.suppress(OSError):
                 self._listener.shutdown(socket.SHUT_RDWR)
@@ -99,236 +107,233 @@ class Server:
         with contextlib.suppress(OSError):
             if self.path.stat().st_ino == self._inode:
                 self.path.unlink()
+        with self.lock:
+            for root in list(self.open):
+                self._close(root)
+
+    def idle_tick(self) -> None:
+        """Every :data:`TICK` seconds: close the workspaces that are gone or idle past their
+        ``[server] idle_timeout``, and stop (unless ``stay``) when none is left open. Background work
+        done while no client waits belongs here too."""
+        now = time.monotonic()
+        with self.lock:
+            for root, served in list(self.open.items()):
+                if _identity(Path(root)) != served.identity:
+                    self.log(f"{root} is gone: closing it")
+                    self._close(root)
+                elif now - served.used >= served.idle_timeout:
+                    self.log(f"{root}: no client for {served.idle_timeout:g} s: closing it")
+                    self._close(root)
+            waited = self._closed_any or now - self._born >= FIRST_WAIT
+            if not self.open and not self.stay and waited:
+                self.log("no workspace open: stopping")
+                self.stop()
+
+    # ---------------------------------------------------------------- workspaces
+
+    def workspace(self, root: str) -> Open | None:
+        """The open workspace at ``root`` (an absolute, resolved path), opened now if need be; None when
+        it is not one to serve (gone, not a workspace, its ``.ee/`` not this user's alone)."""
+        served = self.open.get(root)
+        if served is not None:
+            self.open.move_to_end(root)
+            served.used = time.monotonic()
+            return served
+        return self._open(root)
+
+    def _open(self, root: str) -> Open | None:
+        from ee.discovery import find_root
+        from ee.errors import EeError
+        from ee.workspace import Workspace
+
+        path = Path(root)
+        identity = _identity(path)
+        if identity is None or not _own_state_dir(path):
+            return None
+        try:
+            if find_root(path) != path:
+                return None
+            ws = Workspace(path)
+            idle = float(ws.config.get("server.idle_timeout"))
+        except EeError:
+            return None
+        served = Open(Watcher(ws, log=self.log, exec_lock=self.lock), identity, idle)
+        served.watcher.idle = lambda: time.monotonic() - served.used  # (background work waits for quiet)
+        if self.watch:
+            try:
+                served.watcher.start()
+            except Exception as exc:  # (no git, a folder gone): the queries catch up by themselves
+                self.log(f"{root}: not watching it ({exc!r})")
+            else:
+                served.thread = threading.Thread(target=served.watcher.run, name="ee-watch", daemon=True)
+                served.thread.start()
+        self.open[root] = served
+        self.log(f"watching {root}")
+        while len(self.open) > MAX_WORKSPACES:
+            oldest = next(iter(self.open))
+            self.log(f"{oldest}: closed to make room ({MAX_WORKSPACES} workspaces at most)")
+            self._close(oldest)
+        return served
+
+    def _close(self, root: str) -> None:
+        from ee.index.freshness import forget_warm
+
+        served = self.open.pop(root)
+        self._closed_any = True
+        served.watcher.stop()
+        if served.thread is not None:
+            served.thread.join(timeout=10)
+        served.watcher.close()
+        forget_warm(Path(root))
+
+    # ---------------------------------------------------------------- requests
 
     def _accept_loop(self) -> None:
         assert self._listener is not None
-        while not self._closing.is_set():
+        while not self.stopping.is_set():
             try:
                 conn, _ = self._listener.accept()
             except OSError:
-                if self._closing.is_set():
+                if self.stopping.is_set():
                     return
                 continue
             if not self._own_user(conn):
                 continue
             if not self._slots.acquire(blocking=False):
-                _answer_fallback(conn)
+                _send(conn, {"fallback": "busy"})
+                conn.close()
                 continue
             threading.Thread(target=self._connection, args=(conn,), name="ee-serve-conn", daemon=True).start()
 
     def _own_user(self, conn: socket.socket) -> bool:
         """Is the client at the other end of ``conn`` this server's user? If not, the connection is closed
-        unanswered (not even told to run in-process): the socket's mode says so too, this is the second
-        lock. Checked as soon as it is accepted, before anything is sent to it."""
+        unanswered. Checked as soon as it is accepted, before anything is read from it."""
         try:
-            uid = peer_uid(conn)
+            uid = protocol.peer_uid(conn)
         except OSError:
             uid = None
         if uid == os.geteuid():
             return True
-        self.log(f"serve: refused a client of uid {uid}")
+        self.log(f"refused a client of uid {uid}")
         conn.close()
         return False
 
-    def idle_seconds(self) -> float:
-        """Seconds since a client was last answered; 0 while one is being served."""
-        with self._activity:
-            return 0.0 if self._active else time.monotonic() - self._last_request
-
     def _connection(self, conn: socket.socket) -> None:
-        with self._activity:
-            self._active += 1
         try:
             with conn:
-                request = json.loads(recv_frame(conn, time.monotonic() + READ_TIMEOUT))
+                request = json.loads(protocol.recv_frame(conn, time.monotonic() + READ_TIMEOUT))
                 conn.settimeout(None)
-                answer = self.answer(request)
-                if answer is None:
-                    _answer_fallback(conn)
-                    return
-                code, out, err = answer
-                send_frame(conn, json.dumps({"code": code}).encode())
-                send_frame(conn, out)
-                send_frame(conn, err)
-            self.settle()
-        except (OSError, ValueError, struct.error, RecursionError) as exc:  # (JSON nested too deeply)
+                _send(conn, self.answer(request))
+        except (OSError, ValueError, RecursionError) as exc:  # (JSON nested too deeply)
             if not isinstance(exc, ConnectionError | TimeoutError):  # (a client gone: it runs it itself)
-                self.log(f"serve: a request failed: {exc!r}")
+                self.log(f"a request failed: {exc!r}")
         finally:
-            with self._activity:
-                self._active -= 1
-                self._last_request = time.monotonic()
             self._slots.release()
 
-    # ---------------------------------------------------------------- requests
+    def answer(self, request: Any) -> dict[str, Any]:
+        """``{"result": …}`` of one request, or ``{"fallback": why}``: the client runs it itself."""
+        from ee.operations import OPERATIONS, run
 
-    def answer(self, request: Any) -> tuple[int, bytes, bytes] | None:
-        """Run one request; None when the client should run it itself (not ours to serve)."""
-        if not _acceptable(request):
-            return None
-        argv = list(request["argv"])
-        _workspace, command = parse_argv(argv)
-        write = is_served_write(command)
-        if not (write or is_read_only(command)) or not os.path.isdir(request["cwd"]):
-            return None
-        umask = request.get("umask")
-        if write and not (isinstance(umask, int) and 0 <= umask <= 0o777):
-            return None  # an older client: it would not send what a write depends on
-        tty = bool((request.get("tty") or {}).get("stdout"))
-        client_env = request.get("env") or {}
-        env = _environment(client_env, write=write)
-        stdin = request.get("stdin")
-        from ee.index.segment import no_gc
-
-        with self.exec_lock, no_gc():  # no cyclic collection in the middle of a request (see settle)
-            result = run_in_process(
-                argv, str(request["cwd"]), env, stdin, tty, umask=umask if write else None
-            )
-        self.served += 1
-        return result
-
-    def settle(self) -> None:
-        """After an answer was sent: when a new index view was opened since the last time, collect once
-        and freeze what survives. The process holds ~10^5 long-lived objects (records, state, the
-        model) that every full collection would otherwise walk again, in the middle of some request;
-        frozen, they are still freed by reference counting when a newer view replaces them."""
-        opened = getattr(self.voucher, "opened", None)
-        if opened is None or opened == self._settled:
-            return
-        with self.exec_lock:
-            self._settled = opened
-            gc.collect()
-            gc.freeze()
-
-    def _warm_up(self) -> None:
-        """Import the query and pack paths and load the model now, so the first real query is warm too;
-        where ee's git hooks are installed, run both warm hooks' checks too, so the first commit finds
-        the hook table loaded (a first served pre-commit check cost ~75 ms, later ones ~25; building the
-        table of a 10k store keeps the server busy ~1.5 s, which a repository without the hooks skips)."""
-        from ee.hooks.warm import change_text
-
-        root = os.fspath(self.root)
-        change = change_text(["README.md"], "warm up\n")  # a staged change, as a warm hook sends one
-        commands: list[tuple[list[str], str | None]] = [
-            (["search", "warm up", "--limit", "1", "--json"], None),
-            (["context", "warm up", "--max-tokens", "200", "--json"], None),
-        ]
-        if _hooks_installed(self.root):
-            commands += [
-                (["hook-check", "pre-commit"], change),
-                (["hook-check", "prepare-commit-msg"], change),
-            ]
-        for command, stdin in commands:
+        why = self._refusal(request)
+        if why is not None:
+            return {"fallback": why}
+        op, args = request["op"], request["args"]
+        if "query" in args and not _valid_query(args["query"]):
+            return {"fallback": "query"}  # the client's own run says what is wrong with it
+        with self.lock:
+            served = self.workspace(request["workspace"])
+            if served is None:
+                return {"fallback": "workspace"}
             try:
-                self.answer(
-                    {
-                        "protocol": PROTOCOL,
-                        "version": _version(),
-                        "cwd": root,
-                        "env": {},
-                        "argv": ["--workspace", root, *command],
-                        "stdin": stdin,
-                    }
-                )
-            except Exception as exc:  # warming is an optimisation: never let it take the server down
-                self.log(f"serve: warm-up failed: {exc!r}")
+                ws = served.watcher.workspace()  # (its settings as they are now)
+                served.idle_timeout = float(ws.config.get("server.idle_timeout"))
+                if op == HOOK_CHECK:
+                    from ee.hooks.run import served_check
 
-
-def _hooks_installed(root: Path) -> bool:
-    """Whether git runs ee's pre-commit or prepare-commit-msg hook in the repository of ``root``."""
-    from ee.hooks import wiring
-
-    try:
-        folder = wiring.hooks_dir(wiring.work_tree_top(root))
-    except Exception:  # (a git problem: the warm-up is an optimisation)
-        return False
-    return wiring.is_ours(folder / "pre-commit") or wiring.is_ours(folder / "prepare-commit-msg")
-
-
-def run_in_process(
-    argv: list[str],
-    cwd: str,
-    env: dict[str, str | None],
-    stdin: str | None,
-    tty: bool,
-    umask: int | None = None,
-) -> tuple[int, bytes, bytes]:
-    """``ee.cli.main(argv)`` with captured streams, ``env`` applied and ``cwd`` as working directory
-    (and ``umask``, when given, as the file mode mask); ``tty`` says whether the client's stdout is a
-    terminal (:data:`ee.cli.SERVED_TERMINAL`: human output by default, indented JSON).
-
-    The caller serialises calls: streams, environment, working directory and umask are process-wide."""
-    from click.testing import CliRunner
-
-    from ee.cli import SERVED_TERMINAL, main
-
-    previous = os.getcwd()
-    os.chdir(cwd)
-    old_mask = os.umask(umask) if umask is not None else None
-    other_tz = "TZ" in env and env["TZ"] != os.environ.get("TZ")  # (local time, as the client has it)
-    try:
-        with CliRunner().isolation(input=stdin, env=env, color=tty) as (out, err, _mixed):
-            if other_tz:
-                time.tzset()
-            served = SERVED_TERMINAL.set(tty)  # what the output looks like: human text, indented JSON
-            try:
-                code = main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-            except Exception:
-                traceback.print_exc(file=sys.stderr)
-                code = 1
+                    result = served_check(str(ws.root), **args)
+                else:
+                    result = run(ws, OPERATIONS[op].name, args)
+            except Exception as exc:  # an ee error (or a bug): the client's own run reports it the same
+                self.log(f"{op} in {request['workspace']} answered in-process: {exc!r}")
+                return {"fallback": "error"}
             finally:
-                SERVED_TERMINAL.reset(served)
-                sys.stdout.flush()
-                sys.stderr.flush()
-            return int(code or 0), out.getvalue(), err.getvalue()
-    finally:
-        os.chdir(previous)
-        if old_mask is not None:
-            os.umask(old_mask)
-        if other_tz:
-            time.tzset()
+                served.used = time.monotonic()
+            self.served += 1
+        return {"result": result}
+
+    def _refusal(self, request: Any) -> str | None:
+        """Why ``request`` is not one to answer (the client then runs it itself), or None."""
+        from ee.operations import OPERATIONS
+
+        if not isinstance(request, dict) or request.get("protocol") != protocol.PROTOCOL:
+            return "protocol"
+        if request.get("ee") != self._identity:
+            if not self.stay:  # another ee: make way, so its next command starts a server of its own
+                self.log(f"a client of another ee ({request.get('ee')!r}): stopping")
+                self.stop()
+            return "version"
+        op, root, args = request.get("op"), request.get("workspace"), request.get("args")
+        operation = OPERATIONS.get(op) if isinstance(op, str) else None
+        params = HOOK_CHECK_PARAMS if op == HOOK_CHECK else operation.params if operation else None
+        if params is None or (operation is not None and not operation.served):
+            return "operation"
+        if not (isinstance(args, dict) and set(args) <= set(params)):
+            return "arguments"
+        if op == HOOK_CHECK and not _change_shaped(args):
+            return "arguments"
+        if not (isinstance(root, str) and os.path.isabs(root) and os.path.realpath(root) == root):
+            return "workspace"
+        if request.get("model") != self._model:
+            return "model"
+        return None
 
 
-def _environment(client: dict[str, Any], *, write: bool = False) -> dict[str, str | None]:
-    """The variables a request changes: each one :func:`ee.serve.client.is_passed` names (for a write: also
-    git's identity, configuration and places, HOME, PATH, TZ) takes the client's value, or is removed
-    for the request when the client has none. Any other variable the client sent is ignored."""
-    env: dict[str, str | None] = {k: None for k in os.environ if is_passed(k, write)}
-    env.update({str(k): str(v) for k, v in client.items() if is_passed(str(k), write)})
-    env.pop("EE_NO_SERVER", None)
-    return env
-
-
-def _acceptable(request: Any) -> bool:
-    """A request of this protocol and version, of the shape :func:`ee.serve.client._request` sends
-    (anything else is answered with a fallback, never with a traceback in the log)."""
-    if not (
-        isinstance(request, dict)
-        and request.get("protocol") == PROTOCOL
-        and request.get("version") == _version()
-    ):
-        return False
-    argv, env, tty = request.get("argv"), request.get("env") or {}, request.get("tty") or {}
-    umask = request.get("umask")
+def _change_shaped(args: dict[str, Any]) -> bool:
+    """A hook check's arguments: a hook name, the staged paths and the added text."""
+    paths = args.get("paths")
     return (
-        isinstance(argv, list)
-        and all(isinstance(a, str) for a in argv)
-        and "--help" not in argv
-        and "-h" not in argv
-        and isinstance(request.get("cwd"), str)
-        and isinstance(env, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-        and isinstance(tty, dict)
-        and isinstance(request.get("stdin"), str | None)
-        and (umask is None or (isinstance(umask, int) and not isinstance(umask, bool)))
+        args.get("name") in ("pre-commit", "prepare-commit-msg")
+        and isinstance(paths, list)
+        and all(isinstance(p, str) for p in paths)
+        and isinstance(args.get("added"), str)
     )
 
 
-def _answer_fallback(conn: socket.socket) -> None:
-    with contextlib.suppress(OSError), conn:
-        send_frame(conn, json.dumps({"fallback": True}).encode())
+def _valid_query(doc: Any) -> bool:
+    from ee.errors import EeError
+    from ee.query.document import validate
+
+    try:
+        validate(doc)
+    except EeError:
+        return False
+    return True
+
+
+def _send(conn: socket.socket, answer: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        protocol.send_frame(conn, json.dumps(answer, ensure_ascii=False).encode("utf-8"))
+
+
+def _identity(root: Path) -> tuple[int, ...] | None:
+    """(device, inode) of the workspace folder and of its ``.ee/``, or None when either is missing."""
+    try:
+        top, state = os.stat(root), os.stat(root / ".ee")
+    except OSError:
+        return None
+    return (top.st_dev, top.st_ino, state.st_dev, state.st_ino)
+
+
+def _own_state_dir(root: Path) -> bool:
+    """Whether ``ROOT/.ee`` is this user's and not writable by others (else nothing is served there)."""
+    import stat
+
+    try:
+        info = os.stat(root / ".ee")
+    except OSError:
+        return False
+    writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not writable
 
 
 def _listen(path: Path) -> tuple[socket.socket, int]:
@@ -338,7 +343,7 @@ def _listen(path: Path) -> tuple[socket.socket, int]:
         tmp.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with socket_address(os.fspath(tmp)) as address:
+        with protocol.socket_address(os.fspath(tmp)) as address:
             sock.bind(address)
         os.chmod(tmp, 0o600)
         sock.listen(64)
@@ -351,7 +356,95 @@ def _listen(path: Path) -> tuple[socket.socket, int]:
     return sock, path.stat().st_ino
 
 
-def _version() -> str:
-    from ee import __version__
+# ------------------------------------------------------------------------------------------ running it
 
-    return __version__
+
+@contextlib.contextmanager
+def pid_lock() -> Iterator[Path]:
+    """Hold ``serve.pid`` in the user's runtime folder (pid inside, ``flock`` on it), or raise
+    ConflictError naming the server that holds it."""
+    from ee.config import NotRegularFile, open_regular
+    from ee.errors import ConflictError, StorageError
+    from ee.serve.client import locked_pid
+
+    try:
+        folder = protocol.checked_dir(create=True)
+    except protocol.Untrusted as exc:
+        raise StorageError(*exc.args) from None
+    assert folder is not None
+    path = folder / protocol.PID_FILE
+    while True:
+        try:
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except (NotRegularFile, OSError):  # a FIFO, a device, a link: not ours to write
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            pid = locked_pid(path)
+            raise ConflictError(
+                "ee's server is already running" + (f" (pid {pid})" if pid else ""),
+                f"stop it first (kill {pid or '<pid>'}), or just use it: it serves every workspace of yours",
+            ) from None
+        try:  # the previous holder may have unlinked the file between our open and our lock
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # while still locked: a new server never finds a stale pid
+        os.close(fd)
+
+
+def serve(*, stay: bool, first: Path | None = None, log: Log = stderr_log) -> int:
+    """Hold the pid lock, listen, and serve until a signal (or, unless ``stay``, until no workspace is
+    open any more). ``first``: a workspace to open at once (``ee watch`` run in it)."""
+    with pid_lock():
+        server = Server(log=log, stay=stay)
+        previous = on_signals(server.stop)
+        try:
+            server.start()
+            log(f"ee's server (pid {os.getpid()}) listening on {server.path}; stop it with Ctrl-C")
+            if first is not None:
+                with server.lock:
+                    opened = server.workspace(os.fspath(first))
+                if opened is None:
+                    log(f"{first}: not served (not a workspace, or its .ee/ is not yours alone)")
+            server.run()
+        finally:
+            server.close()
+            restore_signals(previous)
+    log("stopped")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """``python -m ee.serve.server --on-demand FD``: the server a command started in the background; FD
+    is the start lock it holds for its whole life (see :func:`ee.serve.client.autostart`)."""
+    from ee.config import one_blas_thread
+    from ee.errors import EeError
+
+    one_blas_thread()
+    if len(argv) != 2 or argv[0] != "--on-demand" or not argv[1].isdigit():
+        print("usage: python -m ee.serve.server --on-demand FD (ee starts it by itself)", file=sys.stderr)
+        return 2
+    os.set_inheritable(int(argv[1]), False)
+    try:
+        return serve(stay=False)
+    except EeError as exc:  # another server won the race, or the folder is not ours: nothing to do
+        stderr_log(exc.message)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,4 +1,4 @@
-"""``ee watch``: keep the index current while files change, and serve queries (and ``ee remember``) warm.
+"""Keep the index of one workspace current while files change (the server runs one per open workspace).
 
 A watchdog observer reports changes below ``memories/`` (memory files, ``.events/*.jsonl``, folders) and
 to the git refs (``HEAD``, ``refs/…``, ``packed-refs``: a commit, checkout or pull). Events only mark the
@@ -6,41 +6,41 @@ index dirty; after a quiet period (150 ms, at most 2 s after the first event) th
 :func:`ee.index.view.open_index`, which stats the store and updates incrementally. So editor save patterns
 (temp file + rename, ``~`` backups, ``.swp`` and ``4913`` probes), renames and mass changes from git all
 end the same way: one update that sees the files as they are. A file broken mid-edit is reported and
-skipped by the index; the watcher logs it and goes on. Nothing here is needed for correctness (every
-query catches up by itself): the watcher makes the first query after a change fast.
+skipped by the index; the watcher logs it and goes on. Memory stays bounded: events are coalesced into a
+capped set of dirty paths, never queued. watchdog shares one inotify instance among all the observers of
+a process, so one server watching ten workspaces holds one instance, not ten.
 
-Memory stays bounded: events are coalesced into a capped set of dirty paths, never queued. One watcher
-per workspace: ``.ee/watch.pid`` holds its pid under an ``flock``.
-
-A watcher ends on SIGINT / SIGTERM / SIGHUP, and by itself when its workspace disappears (the folder or
-its ``.ee/`` deleted or moved). One started on demand by a command (:func:`ee.serve.client.autostart`) ends
-too when no client asked it anything for ``[server] idle_timeout`` seconds.
+**Why an answer is never stale (the freshness proof, in one place).** The watcher is not what makes an
+answer fresh: every operation opens the index through :func:`ee.index.view.open_index`, which compares
+the stamps (size, mtime, inode) of every memory file, the events files, HEAD and the model with the
+manifest of the generation it holds, and catches up before answering when anything differs — in the
+server exactly as in a command's own process. A write that finished before a request was sent is
+therefore seen by that request, whatever the watcher has or has not been told yet (watchdog delivers
+events asynchronously, and holds an unpaired move for half a second). What the watcher buys is speed:
+the update has usually happened before the next request, whose check then finds nothing to do (one
+``stat`` per file: ~10 ms at 10,000 memories, measured in ``bench/``). The ctypes inotify "sentinel" that
+let the server skip that check was a second watching mechanism for those ~10 ms, and is gone.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ee.config import open_regular
-from ee.errors import ConflictError, EeError, NotRegularFile, StorageError
+from ee.errors import EeError
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR
 
-PID_FILE = f"{STATE_DIR}/watch.pid"
 QUIET = 0.15  # seconds without events before an update
 MAX_WAIT = 2.0  # an update at the latest this long after the first pending event
 EMBED_SLICE = 0.2  # seconds of transformer embedding between two looks at the files
-EMBED_AFTER_IDLE = 1.0  # ... done only once the server has answered no client for this long
+EMBED_AFTER_IDLE = 1.0  # ... done only once the server has answered no client of this workspace for this long
 SAFETY = 30.0  # an idle watcher still checks this often (missed events, a re-created memories/)
-LIFETIME_CHECK = 5.0  # seconds between two looks at whether the workspace is still there (and used)
 MAX_DIRTY = 2048  # paths remembered for the log; beyond that only a count
 _GIT_NAMES = frozenset({"HEAD", "packed-refs"})
 
@@ -48,80 +48,13 @@ Log = Callable[[str], None]
 
 
 def stderr_log(line: str) -> None:
-    # The process's own stderr, not sys.stderr: the query server swaps that while it runs a request.
-    # A problem it logs quotes file names, which may hold a secret, a newline or an escape sequence; an
-    # on-demand server's log is a file (.ee/serve.log): each masked, and escaped to stay one line.
+    """A line of the server's log (stderr: a file for a server started on demand). A problem it logs
+    quotes file names, which may hold a secret, a newline or an escape sequence: each masked, and
+    escaped to stay one line."""
     from ee.policy.secrets import redact
     from ee.render import log_line
 
-    stream = sys.__stderr__ or sys.stderr
-    print(time.strftime("%H:%M:%S ") + log_line(redact(line)), file=stream, flush=True)
-
-
-# ------------------------------------------------------------------------------------------ pid lock
-
-
-@contextlib.contextmanager
-def watch_lock(root: Path) -> Iterator[None]:
-    """Hold ``.ee/watch.pid`` (pid inside, ``flock`` on it) or raise ConflictError naming the holder."""
-    path = root / PID_FILE
-    path.parent.mkdir(exist_ok=True)
-    while True:
-        try:
-            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-        except NotRegularFile as exc:  # a FIFO, a device, a link (never followed), another's: not ours
-            try:
-                path.unlink()  # (the link itself, never its target)
-            except FileNotFoundError:  # (the trouble is not the file but .ee/ itself: never loop on it)
-                raise StorageError(
-                    f"cannot hold {path}: {exc.filename}: {exc.strerror}",
-                    f"make {root / STATE_DIR} a folder of your own, then run ee watch again",
-                ) from None
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            pid = watcher_pid(root)
-            raise ConflictError(
-                f"ee watch is already running for {root}" + (f" (pid {pid})" if pid else ""),
-                f"stop it first (kill {pid or '<pid>'}), or just use it: queries are served by it",
-            ) from None
-        # The previous holder may have unlinked the file between our open and our lock: use the live one.
-        try:
-            same = os.stat(path).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # while still locked: a new watcher never finds a stale pid
-        os.close(fd)
-
-
-def watcher_pid(root: Path) -> int | None:
-    """The pid of the watcher running for ``root``, or None (a leftover file without its lock is stale)."""
-    path = root / PID_FILE
-    try:
-        fd = open_regular(path, os.O_RDONLY)  # (a FIFO there must not block every command; a link: no)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:  # held: a watcher is alive
-            with contextlib.suppress(OSError, ValueError):
-                return int(os.read(fd, 32).decode().strip())
-            return -1
-        return None
-    finally:
-        os.close(fd)
+    print(time.strftime("%H:%M:%S ") + log_line(redact(line)), file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------------ events
@@ -226,7 +159,7 @@ class Watcher:
         self,
         ws: Any,
         *,
-        log: Log = stderr_log,
+        log: Log,
         quiet: float = QUIET,
         max_wait: float = MAX_WAIT,
         safety: float = SAFETY,
@@ -245,11 +178,12 @@ class Watcher:
         self.view: Any = None  # the last update's view (its transformer vectors are embedded when idle)
         self._embedding = False
         self._embedded = -1
-        self.idle: Callable[[], float] | None = None  # seconds since the server last answered a client
+        self.idle: Callable[[], float] | None = None  # seconds since the server last answered a client here
         self._retry_at: float | None = None
         self._problems: set[str] = set()
         self._watched: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
         self._config: tuple[int, int] | None = self._config_stamp()
+        self._overflow: Any = None
 
     # ---------------------------------------------------------------- observer
 
@@ -259,7 +193,7 @@ class Watcher:
 
         git_dirs = self._git_dirs()
         self._relevant = Relevance(self.root, git_dirs)
-        _on_overflow(lambda: self.dirty.add(os.fspath(self.root / MEMORIES)))
+        self._overflow = _on_overflow(lambda: self.dirty.add(os.fspath(self.root / MEMORIES)))
         try:
             self.observer = self._schedule(Observer(), git_dirs)
         except OSError as exc:  # e.g. the inotify watch limit: poll instead (slower, same results)
@@ -267,7 +201,7 @@ class Watcher:
 
             self.log(
                 f"inotify unavailable ({exc}); polling every second instead "
-                "(raise fs.inotify.max_user_watches to fix)"
+                "(raise fs.inotify.max_user_watches, or max_user_instances, to fix)"
             )
             self.observer = self._schedule(PollingObserver(timeout=1.0), git_dirs)
         self.update()
@@ -355,6 +289,11 @@ class Watcher:
 
     def close(self) -> None:
         self._stop_observer()
+        if self._overflow is not None:
+            import logging
+
+            logging.getLogger(_WATCHDOG_LOGGER).removeHandler(self._overflow)
+            self._overflow = None
 
     # ---------------------------------------------------------------- updates
 
@@ -366,7 +305,7 @@ class Watcher:
         started = time.perf_counter()
         try:
             with self.exec_lock:
-                view = open_index(self._workspace())
+                view = open_index(self.workspace())
         except EeError as exc:
             self._failed(f"{exc.message}" + (f" (next: {exc.hint})" if exc.hint else ""))
             return
@@ -403,10 +342,6 @@ class Watcher:
         self._embedded = done
         if done >= total:
             self._embedding = False
-            from ee.index import view as index_view
-
-            if index_view.VOUCHER is not None:  # (it holds a view of the static arm: open a new one)
-                index_view.VOUCHER.forget()
             self.log(f"transformer vectors complete: {total} memories (the transformer arm answers)")
         elif done == before:
             self._embedding = False  # (no progress: the generation went away meanwhile; the next update)
@@ -425,8 +360,9 @@ class Watcher:
             self.log(f"fixed: {line.split(' (repair: ')[0]}")
         self._problems = now
 
-    def _workspace(self) -> Any:
-        """The workspace, re-read when .ee/config.toml changed (a new model path applies at once)."""
+    def workspace(self) -> Any:
+        """The workspace, re-read when .ee/config.toml changed (a new model path, a new relevance floor:
+        applied at once, to the watcher's updates and to the server's answers alike)."""
         stamp = self._config_stamp()
         if stamp != self._config:
             from ee.workspace import Workspace
@@ -442,8 +378,13 @@ class Watcher:
         return (st.st_mtime_ns, st.st_size)
 
 
-def _on_overflow(mark: Callable[[], None]) -> None:
-    """When the kernel drops events (inotify queue overflow), watchdog only logs it: catch up anyway."""
+_WATCHDOG_LOGGER = "watchdog.observers.inotify"
+
+
+def _on_overflow(mark: Callable[[], None]) -> Any:
+    """When the kernel drops events (inotify queue overflow), watchdog only logs it: catch up anyway. The
+    handler is returned: :meth:`Watcher.close` removes it (the server opens and closes watchers for as
+    long as it runs, and a handler left behind would keep its watcher alive)."""
     import logging
 
     class Overflow(logging.Handler):
@@ -451,7 +392,9 @@ def _on_overflow(mark: Callable[[], None]) -> None:
             if "overflow" in record.getMessage():
                 mark()
 
-    logging.getLogger("watchdog.observers.inotify").addHandler(Overflow(logging.WARNING))
+    handler = Overflow(logging.WARNING)
+    logging.getLogger(_WATCHDOG_LOGGER).addHandler(handler)
+    return handler
 
 
 def describe(report: Any) -> str:
@@ -469,79 +412,23 @@ def describe(report: Any) -> str:
     return ", ".join(parts) or "no change"
 
 
-# ------------------------------------------------------------------------------------------ entry point
-
-
-def run_watch(
-    ws: Any, *, serve: bool = True, log: Log = stderr_log, idle_timeout: float | None = None
-) -> int:
-    """``ee watch``: hold the watch lock, observe, serve (unless ``serve`` is False) until a signal, the
-    workspace disappears, or (``idle_timeout``) no client asked anything for that many seconds."""
-    with watch_lock(ws.root):
-        born = _identity(ws.root)
-        watcher = Watcher(ws, log=log)
-        previous = _on_signals(watcher.stop)
-        server = None
-        try:
-            watcher.start()
-            if serve:
-                from ee.serve.server import Server
-
-                server = Server(ws.root, exec_lock=watcher.exec_lock, log=log)
-                server.start()
-                watcher.idle = server.idle_seconds
-            where = f"; serving queries and ee remember on {server.path}" if server else ""
-            idle = f"; stops after {idle_timeout:g} s without a client" if idle_timeout else ""
-            log(f"watching {ws.root} (pid {os.getpid()}){where}{idle}; stop with Ctrl-C")
-            threading.Thread(
-                target=_end_of_life,
-                args=(ws.root, born, watcher, server, idle_timeout, log),
-                name="ee-watch-lifetime",
-                daemon=True,
-            ).start()
-            watcher.run()
-        finally:
-            if server is not None:
-                server.close()
-            watcher.close()
-            _restore_signals(previous)
+def watch_only(ws: Any, log: Log | None = None) -> int:
+    """``ee watch --no-serve``: keep the index of ``ws`` current in the foreground until a signal."""
+    log = log or stderr_log
+    watcher = Watcher(ws, log=log)
+    previous = on_signals(watcher.stop)
+    try:
+        watcher.start()
+        log(f"watching {ws.root} (pid {os.getpid()}); stop with Ctrl-C")
+        watcher.run()
+    finally:
+        watcher.close()
+        restore_signals(previous)
     log("stopped")
     return 0
 
 
-def _end_of_life(
-    root: Path,
-    born: tuple[int, ...] | None,
-    watcher: Watcher,
-    server: Any,
-    idle_timeout: float | None,
-    log: Log,
-) -> None:
-    """Stop ``watcher`` once its workspace is gone (``born``: its identity when the watcher started), or
-    (``idle_timeout``) once ``server`` sat idle that long. (A moved folder is gone too: its commands now
-    find no server at the new place and start one.)"""
-    period = LIFETIME_CHECK if idle_timeout is None else max(0.1, min(LIFETIME_CHECK, idle_timeout / 4))
-    while not watcher.stopping.wait(period):
-        now = _identity(root)
-        if now is None or now != born:
-            log(f"{root} is gone: stopping")
-            break
-        if idle_timeout is not None and server is not None and server.idle_seconds() >= idle_timeout:
-            log(f"no client for {idle_timeout:g} s: stopping")
-            break
-    watcher.stop()
-
-
-def _identity(root: Path) -> tuple[int, ...] | None:
-    """(device, inode) of the workspace folder and of its ``.ee/``, or None when either is missing."""
-    try:
-        top, state = os.stat(root), os.stat(root / STATE_DIR)
-    except OSError:
-        return None
-    return (top.st_dev, top.st_ino, state.st_dev, state.st_ino)
-
-
-def _on_signals(stop: Callable[[], None]) -> dict[int, Any]:
+def on_signals(stop: Callable[[], None]) -> dict[int, Any]:
     """SIGINT / SIGTERM / SIGHUP → a clean stop (only the main thread may install handlers)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
@@ -551,6 +438,6 @@ def _on_signals(stop: Callable[[], None]) -> dict[int, Any]:
     return previous
 
 
-def _restore_signals(previous: dict[int, Any]) -> None:
+def restore_signals(previous: dict[int, Any]) -> None:
     for sig, handler in previous.items():
         signal.signal(sig, handler)

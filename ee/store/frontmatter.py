@@ -156,7 +156,7 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
     """
     fm_text, body, body_line = split(text)
     body_clean = body.strip()
-    fallback_id = default_id or _id_from_path(path)
+    fallback_id = default_id or id_from_path(path)
     if fm_text is None:
         if _OPENING_RE.match(text.removeprefix(_BOM)):
             raise MemoryFormatError(
@@ -708,7 +708,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _id_from_path(path: str) -> str:
+def id_from_path(path: str) -> str:
     """A stable id for a file without one: its path below memories/, without the suffix, with every run of
     other characters than ``[A-Za-z0-9_.:-]`` as ``-`` (see :func:`fit_id`)."""
     stem = path.removeprefix("memories/").removesuffix(".md")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import git, make_repo, run_cli, run_ee_process, stop_server
 
-from ee.errors import ExitCode
+from ee.errors import ConfigError, ExitCode
 from ee.workspace import Workspace
 
 VICTIM_TEXT = "[user]\n\tname = Victim\n"
@@ -302,20 +302,20 @@ def test_a_folder_of_another_user_is_refused_with_the_workspace_repair(tmp_path:
 
 
 def test_every_front_end_uses_the_one_root_finder(tmp_path: Path) -> None:
-    """The warm client, the hooks and the command line agree, link and owner checks included."""
+    """The hooks and the command line agree, link and owner checks included (the warm client finds no
+    root of its own: the command line gives it the one it found)."""
     from ee.discovery import find_root
     from ee.hooks.gitinfo import workspace_root
-    from ee.serve.client import find_root as client_root
 
     ws, _ = Workspace.init(tmp_path / "ws")
     assert find_root(cwd=ws.root / "memories") == ws.root
-    assert client_root(None, str(ws.root / "memories")) == str(ws.root)
     assert workspace_root(ws.root) == str(ws.root)
     planted = tmp_path / "planted"
     (planted / "memories").mkdir(parents=True)
     os.chown(planted / "memories", 65534, 65534)
     (planted / "deep").mkdir()
-    assert client_root(None, str(planted / "deep")) is None
+    with pytest.raises(ConfigError, match="uid 65534"):
+        find_root(cwd=planted / "deep")
 
 
 def test_a_link_arriving_by_ee_sync_is_refused_before_anything_writes_through_it(tmp_path: Path) -> None:

@@ -104,7 +104,9 @@ def test_the_watcher_and_its_query_server_listen_on_a_private_unix_socket_only(r
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    sock = root / ".ee" / "serve.sock"
+    from ee.serve.protocol import SOCKET, runtime_dir
+
+    sock = runtime_dir() / SOCKET  # (the user's runtime folder: this test's, from conftest)
     try:
         deadline = time.monotonic() + 60
         while not sock.exists() and time.monotonic() < deadline and watcher.poll() is None:
@@ -135,9 +137,10 @@ def test_the_watcher_and_its_query_server_listen_on_a_private_unix_socket_only(r
             for line in Path("/proc/net/unix").read_text().splitlines()[1:]
             if line.split()[6] in inodes and line.split()[5] == "01"
         ]  # 01: listening (unconnected)
-        # (bound under a temporary name in .ee/, then renamed into place: /proc shows the bound name)
+        # (bound under a temporary name in the runtime folder, then renamed into place: /proc shows the
+        # bound name)
         assert unix
-        assert all(f"{root}/.ee/" in line for line in unix), unix
+        assert all(f"{sock.parent}/" in line for line in unix), unix
     finally:
         watcher.send_signal(signal.SIGTERM)
         try:

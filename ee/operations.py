@@ -1,0 +1,56 @@
+"""The library operations a front end may ask for by name: one description each, one way to run them.
+
+An operation is a :class:`~ee.workspace.Workspace` method with arguments that travel as JSON: the command
+line runs it here (:func:`run`) or asks the per-user warm server to (:mod:`ee.serve.client`), and the server
+answers with :func:`run` too, on its own ``Workspace`` of the same folder. So an answer is the same
+whichever process computed it; the front end renders it.
+
+Adding an operation is one :class:`Operation` in :data:`OPERATIONS` and one ``Workspace`` method of that
+name taking those keyword arguments (``docs/architecture.md``). ``query`` arguments travel as the
+ee.query.v1 document (:class:`ee.query.document.Query`'s ``doc``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ee.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """``name``: the ``Workspace`` method; ``params``: its keyword arguments; ``writes``: whether it
+    changes the store (only reads are served warm)."""
+
+    name: str
+    params: tuple[str, ...]
+    writes: bool = False
+
+    @property
+    def served(self) -> bool:
+        return not self.writes
+
+
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        Operation("search", ("query", "min_relevance")),
+        Operation("context", ("query", "quotas", "min_relevance")),
+        Operation("why", ("memory_id", "query_text", "as_of", "profile")),
+    )
+}
+
+
+def run(ws: Workspace, name: str, args: dict[str, Any]) -> Any:
+    """Operation ``name`` with ``args`` (as they travel: a query as its document) on ``ws``."""
+    operation = OPERATIONS[name]
+    unknown = set(args) - set(operation.params)
+    if unknown:
+        raise TypeError(f"{name} takes no {', '.join(sorted(unknown))}")
+    if "query" in args:
+        from ee.query.document import Query
+
+        args = args | {"query": Query(args["query"])}
+    return getattr(ws, name)(**args)
