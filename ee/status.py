@@ -97,10 +97,11 @@ def _memories(ws: Workspace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def _sessions(ws: Workspace) -> dict[str, Any]:
-    """The imported agent sessions (``ee sessions list``): how many, and when the newest one ended."""
+    """The imported agent sessions (``ee sessions list``): how many, when the newest one ended, and when
+    the last import ran."""
     found = ws.sessions()
     newest = max((s["last"] for s in found if s.get("last")), default=None)
-    return {"imported": len(found), "newest": newest}
+    return {"imported": len(found), "newest": newest, "last_import": ws.last_session_import()}
 
 
 def _pending_review(ws: Workspace) -> int:

@@ -431,6 +431,12 @@ class Workspace:
 
         return list_sessions(self)
 
+    def last_session_import(self) -> str | None:
+        """When ``ee import session`` (or an agent hook) last imported a transcript; None before the first."""
+        from ee.sessions.ops import last_import
+
+        return last_import(self)
+
     def session(self, ident: str) -> dict[str, Any]:
         """One session's evidence, or one piece by its id (``ee sessions show``)."""
         from ee.sessions.ops import show_session

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from test_server import start_watcher, stop
@@ -170,13 +171,23 @@ def test_candidates_pending_review_are_counted_and_come_next(cli: Cli, ws: Works
 
 def test_the_last_session_import(cli: Cli, ws: Workspace) -> None:
     transcript = Path(__file__).parent / "fixtures/sessions/sessions/tidemark-03-borrowck.jsonl"
-    assert status_of(cli)["sessions"] == {"imported": 0, "newest": None}
+    assert status_of(cli)["sessions"] == {"imported": 0, "newest": None, "last_import": None}
     assert "sessions     none imported (ee import session --claude-code)" in cli("status", "--human").out
     imported = cli("import", "session", str(transcript), "--json")
     assert imported.code == 0, imported.err
     listed = cli("sessions", "list", "--json").json["data"]
     sessions = listed["sessions"] if isinstance(listed, dict) else listed
     newest = max(s["last"] for s in sessions)
-    assert status_of(cli)["sessions"] == {"imported": len(sessions), "newest": newest}
+    status = status_of(cli)["sessions"]
+    assert {k: status[k] for k in ("imported", "newest")} == {"imported": len(sessions), "newest": newest}
+    last = datetime.fromisoformat(status["last_import"].replace("Z", "+00:00"))
+    assert datetime.now(UTC) - last < timedelta(hours=1)  # the import just run, not the transcript's time
+    assert last > datetime.fromisoformat(newest.replace("Z", "+00:00"))
     human = cli("status", "--human").out
-    assert f"sessions     {len(sessions)} imported, the newest up to {newest}" in human
+    assert f"sessions     {len(sessions)} imported, the newest up to {newest}; last import " in human
+    # importing the same transcript again reads it again: the time moves, nothing else does
+    assert cli("import", "session", str(transcript), "--json").code == 0
+    again = status_of(cli)["sessions"]
+    assert again["imported"] == len(sessions)
+    assert again["newest"] == newest
+    assert again["last_import"] >= status["last_import"]

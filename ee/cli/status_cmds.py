@@ -52,7 +52,8 @@ def status_text(data: dict[str, Any]) -> str:
     agent_text = "installed" if agent["current"] else ("old" if agent["installed"] else "not installed")
     imported = data["sessions"]
     sessions = (
-        f"{imported['imported']} imported, the newest up to {imported['newest']}"
+        f"{imported['imported']} imported, the newest up to {imported['newest']}; "
+        f"last import {imported['last_import']}"
         if imported["imported"]
         else "none imported (ee import session --claude-code)"
     )

@@ -48,6 +48,13 @@ def list_sessions(ws: Any) -> list[dict[str, Any]]:
         return store.sessions(db) if db is not None else []
 
 
+def last_import(ws: Any) -> str | None:
+    from ee.sessions import store
+
+    with store.connect(ws.root, write=False) as db:
+        return store.last_import(db) if db is not None else None
+
+
 def show_session(ws: Any, ident: str) -> dict[str, Any]:
     from ee.sessions import store
 

@@ -295,6 +295,12 @@ def sessions(db: sqlite3.Connection) -> list[dict[str, Any]]:
     ]
 
 
+def last_import(db: sqlite3.Connection) -> str | None:
+    """When an import last added or re-read a transcript (RFC 3339), or None before the first."""
+    row = db.execute("SELECT MAX(imported) FROM transcripts").fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
 def forget(db: sqlite3.Connection, ident: str) -> int:
     """Delete a session's evidence (or one piece, by its id); the count."""
     if ident.startswith("ev_"):
