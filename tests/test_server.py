@@ -452,6 +452,10 @@ def test_served_remember_is_the_in_process_remember(
         os.umask(old_mask)
     served_commit, served_id = _last_commit(served_ws.root)
     served_file = next(served_ws.root.glob(f"memories/*{served_id[-8:].lower()}.md"))
+    served_text, served_mode = served_file.read_text(), stat.S_IMODE(served_file.stat().st_mode)
+    # The same text remembered again would be a duplicate (no file, a confirmation): make room for it.
+    git(served_ws.root, "rm", "-q", str(served_file))
+    git(served_ws.root, "commit", "-q", "-m", "forget the served memory")
 
     full = {k: v for k, v in os.environ.items() if k not in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")}
     local = subprocess.run(
@@ -471,8 +475,8 @@ def test_served_remember_is_the_in_process_remember(
     assert _normalised(served_commit, served_id) == _normalised(local_commit, local_id)
     assert served_commit.startswith("Client Author|author@example.com|Config Name|config@example.com\n")
     assert "Ee-Actor: agent:codex" in served_commit
-    assert _normalised(served_file.read_text(), served_id) == _normalised(local_file.read_text(), local_id)
-    assert stat.S_IMODE(served_file.stat().st_mode) == stat.S_IMODE(local_file.stat().st_mode) == 0o640
+    assert _normalised(served_text, served_id) == _normalised(local_file.read_text(), local_id)
+    assert served_mode == stat.S_IMODE(local_file.stat().st_mode) == 0o640
     assert os.umask(0o022) == 0o022  # (the test process's own umask is back; only the request had 027)
     assert not git(served_ws.root, "status", "--porcelain", "--", "memories")  # both committed, nothing left
 
