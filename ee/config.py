@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ee.errors import ConfigError
+from ee.errors import ConfigError, NotRegularFile
 
 CONFIG_PATH = ".ee/config.toml"
+MAX_INT = 2**63 - 1  # the largest whole number ee reads from a file (ee.store.frontmatter.MAX_INT)
 # The relevance floor of queries and packs ([query] min_relevance; see ee.query.relevance for the scale).
 DEFAULT_MIN_RELEVANCE = 0.8
 
@@ -30,6 +31,8 @@ DEFAULT_CONFIG_TEXT = """\
 
 [model]
 # path = ""                    # a model2vec model folder; empty = the model shipped with ee
+# transformer = true           # answer with the transformer arm once every memory has its vector
+# transformer_max_memories = 50000   # a larger store keeps the static arm (too long to embed)
 
 [hooks]
 # block = false                # pre-commit: block (not just warn) on failure / anti-pattern memories
@@ -54,6 +57,12 @@ DEFAULT_CONFIG_TEXT = """\
 # agent_max_age_days = 14      # an agent's unreviewed memory older than this comes up for review
 # agent_max_count = 50         # ... and all of an agent's, once it has more unreviewed memories than this
 # unused_days = 90             # a memory no context pack included for this many days comes up for review
+[sessions]
+# import = true                # `ee import session` and the agent hooks import transcripts
+# search = true                # search and context return session evidence beside memories
+# min_relevance = 0.02        # the relevance floor of evidence (--min-relevance sets both)
+# retention_days = 0           # evidence older than this is deleted at the next import (0 = keep it)
+# max_file_bytes = 268435456   # a larger transcript is refused
 """
 
 # section.key → (type, default)
@@ -62,6 +71,8 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "store.branch": (str, ""),
     "lock.timeout": ((int, float), 30.0),
     "model.path": (str, ""),
+    "model.transformer": (bool, True),
+    "model.transformer_max_memories": (int, 50_000),
     "hooks.block": (bool, False),
     "hooks.timeout": ((int, float), 2.0),
     "sync.remote": (str, "origin"),
@@ -74,6 +85,11 @@ _SCHEMA: dict[str, tuple[type | tuple[type, ...], Any]] = {
     "curate.agent_max_age_days": ((int, float), 14.0),
     "curate.agent_max_count": (int, 50),
     "curate.unused_days": ((int, float), 90.0),
+    "sessions.import": (bool, True),
+    "sessions.search": (bool, True),
+    "sessions.min_relevance": ((int, float), 0.02),
+    "sessions.retention_days": ((int, float), 0),
+    "sessions.max_file_bytes": (int, 256 * 1024 * 1024),
 }
 
 
@@ -113,11 +129,6 @@ def _toml() -> Any:
     return tomllib
 
 
-class NotRegularFile(OSError):
-    """What :func:`open_regular` found is not a regular file of this user: a FIFO, a socket, a device, a
-    folder, a symlink, or a file (or folder on the way, under ``.ee/``) another user owns."""
-
-
 STATE_NAME = ".ee"  # ee's private folder (ee.store.files.STATE_DIR)
 
 
@@ -147,7 +158,9 @@ def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
         fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise NotRegularFile(errno.ELOOP, "Is a symbolic link (ee follows none here)") from None
+            raise NotRegularFile(
+                errno.ELOOP, "Is a symbolic link (ee follows none here)", str(path)
+            ) from None
         raise
     finally:
         if folder_fd is not None:
@@ -156,14 +169,23 @@ def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(
-                errno.EINVAL, "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file"
+                errno.EINVAL,
+                "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file",
+                str(path),
             )
-        _check_owner(info)
+        _check_owner(info, path=path)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def write_private(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` (truncated, or created), a file ee keeps under ``.ee/``, through
+    :func:`open_regular`: a link in its place, or on the way below ``.ee/``, is refused, never followed."""
+    with open(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as handle:
+        handle.write(data)
 
 
 def state_folder(path: Path | str) -> Path:
@@ -193,7 +215,9 @@ def _open_folders(top: Path, names: tuple[str, ...], create: bool) -> int:
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise NotRegularFile(
-                        exc.errno, f"{where} is a symbolic link or not a folder (ee follows no link here)"
+                        exc.errno,
+                        "Is a symbolic link or not a folder (ee follows no link here)",
+                        str(where),
                     ) from None
                 raise
             os.close(fd)
@@ -217,10 +241,10 @@ def _open_folder(name: str, parent: int, create: bool) -> int:
     return os.open(name, flags, dir_fd=parent)
 
 
-def _check_owner(info: os.stat_result, folder: Path | None = None) -> None:
+def _check_owner(info: os.stat_result, folder: Path | None = None, path: Path | str | None = None) -> None:
     if info.st_uid != os.geteuid():
         what = f"{folder} belongs" if folder else "Belongs"
-        raise NotRegularFile(errno.EPERM, f"{what} to uid {info.st_uid}, not to you")
+        raise NotRegularFile(errno.EPERM, f"{what} to uid {info.st_uid}, not to you", str(path or folder))
 
 
 def read_settings_file(path: Path | str) -> str:
@@ -261,11 +285,23 @@ def load_config(root: Path) -> Config:
                 f"{CONFIG_PATH}: [{section}] {key} = {value!r} has the wrong type",
                 f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
             )
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            # (a wait of 10**400 seconds cannot be added to a clock: no setting needs more than 64 bits)
+            raise ConfigError(
+                f"{CONFIG_PATH}: [{section}] {key} is a number beyond {MAX_INT}",
+                f"set {key} to e.g. {_SCHEMA[dotted][1]!r} in {path}",
+            )
         values[dotted] = value
     floor = values.get("query.min_relevance", DEFAULT_MIN_RELEVANCE)
     if not 0.0 <= floor <= 1.0:
         raise ConfigError(
             f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",
+            f"set min_relevance between 0 (keep everything) and 1 in {path}",
+        )
+    evidence_floor = values.get("sessions.min_relevance", 0.02)
+    if not 0.0 <= evidence_floor <= 1.0:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [sessions] min_relevance = {evidence_floor!r} is outside [0, 1]",
             f"set min_relevance between 0 (keep everything) and 1 in {path}",
         )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):

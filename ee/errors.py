@@ -159,10 +159,23 @@ class EvalFailed(EeError):
     exit_code = ExitCode.EVAL_FAILED
 
 
+class NotRegularFile(OSError):
+    """What :func:`ee.config.open_regular` found is not a regular file of this user: a FIFO, a socket, a
+    device, a folder, a symlink, or a file (or folder on the way, under ``.ee/``) another user owns."""
+
+
 def disk_failure(exc: BaseException) -> StorageError | None:
-    """A full or read-only disk, wherever ee met it (a file, git, the SQLite cache): a storage error with
-    its repair, not a crash with a traceback. None for anything else."""
+    """A full or read-only disk, wherever ee met it (a file, git, the SQLite cache), or a file of ``.ee/``
+    ee refused to open (:class:`NotRegularFile`): a storage error with its repair, not a crash with a
+    traceback. None for anything else."""
     import errno
+
+    if isinstance(exc, NotRegularFile):
+        return StorageError(
+            f"ee does not open {exc.filename}: {exc.strerror}",
+            f"look at it (ls -la {exc.filename}); ee makes its own files under .ee/ again once you remove "
+            "what is there",
+        )
 
     code = getattr(exc, "errno", None)
     sqlite = getattr(exc, "sqlite_errorcode", None)  # SQLITE_FULL 13, SQLITE_READONLY 8

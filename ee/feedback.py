@@ -84,7 +84,9 @@ def _undo_append(path: Any, size: int | None) -> None:
     if size is None:
         path.unlink(missing_ok=True)
         return
-    with open(path, "r+b") as handle:
+    from ee.config import open_regular
+
+    with open(open_regular(path, os.O_RDWR), "r+b") as handle:
         handle.truncate(size)
         os.fsync(handle.fileno())
 

@@ -5,6 +5,7 @@ The CLI parses, calls one method here, and renders. Store, git, index, query and
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
@@ -445,8 +446,13 @@ class Workspace:
         ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``; ``views`` keeps the
         index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
+        from ee.sessions.packing import search_with_evidence
 
-        return search(self, as_query(query), min_relevance, views)
+        query = as_query(query)
+        views = {} if views is None else views
+        data = search(self, query, min_relevance, views)
+        view = views[query.get("asOf")][0]
+        return search_with_evidence(self, query, data, view, min_relevance)
 
     def context(
         self,
@@ -455,16 +461,50 @@ class Workspace:
         min_relevance: float | None = None,
     ) -> dict[str, Any]:
         """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
-        What it included is recorded for the review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
+        Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
+        review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
         from ee.curate.usage import record_retrieval
-        from ee.pack import build_pack
+        from ee.sessions.packing import context_with_evidence
 
         document = as_query(query)
-        pack = build_pack(self, document, quotas, min_relevance=min_relevance)
+        pack = context_with_evidence(self, document, quotas, min_relevance)
         if not document.get("asOf"):
-            ids = [item["id"] for section in pack.get("sections", ()) for item in section["items"]]
+            ids = [
+                item["id"]
+                for section in pack.get("sections", ())
+                for item in section["items"]
+                if item.get("type", "memory") == "memory"
+            ]
             record_retrieval(self.root, ids, now_text()[:10])
         return pack
+
+    # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
+
+    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> dict[str, Any]:
+        """Import agent transcripts as evidence, incrementally (``ee import session``). The candidates they
+        hold (ee.sessions.candidates) go to the review queue through ee.hooks.sessions.propose_candidates,
+        which the command and the hook call: the queue sits above the façade."""
+        from ee.sessions.ops import import_sessions
+
+        return import_sessions(self, list(paths), fmt)
+
+    def sessions(self) -> builtins.list[dict[str, Any]]:
+        """The imported sessions (``ee sessions list``)."""
+        from ee.sessions.ops import list_sessions
+
+        return list_sessions(self)
+
+    def session(self, ident: str) -> dict[str, Any]:
+        """One session's evidence, or one piece by its id (``ee sessions show``)."""
+        from ee.sessions.ops import show_session
+
+        return show_session(self, ident)
+
+    def forget_session(self, ident: str) -> dict[str, Any]:
+        """Purge a session's evidence (or one piece) with its index entries and vectors."""
+        from ee.sessions.ops import forget_session
+
+        return forget_session(self, ident)
 
     def why(
         self,

@@ -1,36 +1,34 @@
 #!/usr/bin/env python3
-"""Fit the calibrated relevance of ee.query.relevance and report what a floor keeps and drops.
+"""Fit the calibrated relevance of ee.query.relevance, per semantic arm, and report what a floor keeps.
 
-Positives: the relevant document of each development-set query (Vim help, BEIR layout, built by
-``../shared/eval/make-dev-set.sh DEVSET``) among that query's candidates. Negatives: the best candidates of
-each off-topic question of ``tests/fixtures/offtopic/questions.txt``, against the dev-set store and against
-this repository's own ``memories/``. ``tests/fixtures/offtopic/holdout.txt``, ``adversarial.txt``
-(questions whose words also mean something in software: python, bug, cache, branch) and ``fresh.txt``
-(written after the floor was fixed) are never fitted: they only show whether the floor generalises. The
-features are computed by ee's own code (``ee.query.relevance.evidence``) over the candidates ee's engine
-ranks, so the fit describes exactly what a query computes.
+Stores: the development set (Vim help, BEIR layout, built by ``../shared/eval/make-dev-set.sh DEVSET``),
+this repository's ``memories/`` and the toy store ``tests/fixtures/stores/tinycalc``. With ``--arm
+transformer`` every store's transformer vectors are computed first (as ``ee index rebuild`` does), and
+the transformer arm answers; with ``--arm static`` the static model does.
 
-The fit is a logistic regression (Newton's method, class-balanced weights) of
-``[1, c, z, c·z, a, c·a]`` (c coverage, a the store affinity capped at z); with ``--lexical`` only
-``[1, c]`` (the model-less formula).
-It prints the coefficients to paste into ee/query/relevance.py and, for a range of floors, the share of
-dev-set queries whose relevant document still passes and the share of off-topic questions left with no hit.
+Positives: the relevant document of each dev-set query, and the memory of each paraphrased question of
+``tests/fixtures/relevance/paraphrase-*.tsv`` (issue 35's dev set). Negatives: the best candidates of each
+off-topic question of ``tests/fixtures/offtopic/questions.txt`` on all three stores, and of each in-domain
+question the store cannot answer (``tests/fixtures/relevance/unanswerable-*.txt``). Each of the four
+groups weighs the same in the fit. ``holdout.txt``, ``adversarial.txt``, ``fresh.txt`` and the on-topic
+questions of ``tests/fixtures/ontopic/ee-memories.tsv`` are never fitted: they show whether it generalises.
 
-Figures (2026-12-04, stop 27, minilm-l6-v2-tl256, the coefficients in ee/query/relevance.py) at the default
-floor 0.8: dev queries that keep their relevant document 0.937; on-topic questions about this repository's
-memories that keep theirs 0.925; off-topic questions left with no hit on the dev-set store: questions 0.950,
-holdout 0.971, adversarial 0.941, fresh 0.973; on this repository's memories 0.983, 1.0, 0.961, 1.0. The
-distilled model it replaced, with ``[1, c, z, c·z]`` only: 0.925; 0.925; 0.933, 0.914, 0.863, 0.932; 1.0 on
-all four. The store affinity is what made the trained model pay: without it, refitted, stop 25's model of
-the same recipe kept 0.893 / 0.900 and left 0.883 / 0.886 / 0.863 / 0.973 empty. With the distilled model
-the affinity moved the trade-off rather than improving it (holdout 0.886, this repository's adversarial
-0.961).
+A candidate's relevance is the best over the whole query and its parts (``ee.query.relevance.parts``: a
+long task is relevant to a memory that answers one of its parts), so each candidate carries the features
+of the whole and of every part; the fit alternates between choosing each candidate's best alternative
+under the current coefficients and a logistic regression (Newton's method) of ``[1, c, z, c·z, a, c·a]``
+(c coverage, z the cosine evidence, a the store affinity capped at z) on the chosen ones.
+
+It prints the coefficients to paste into ee/query/relevance.py (``HYBRID`` for the static arm,
+``TRANSFORMER`` for the transformer) and, for a range of floors, the share of each positive set that keeps
+its answer and of each negative set left with nothing. ``--weights`` also measures the dev set's hybrid
+recall@10 / MRR@10 (floor off) at other fusion weights of the arm (ee.query.fusion).
 
 Usage::
 
     bash ../shared/eval/make-dev-set.sh /tmp/devset
-    python scripts/tune_relevance.py /tmp/devset            # hybrid coefficients
-    python scripts/tune_relevance.py /tmp/devset --lexical  # the lexical-only coefficients
+    python scripts/tune_relevance.py /tmp/devset --arm transformer --cache /tmp/tr.json
+    python scripts/tune_relevance.py /tmp/devset --arm static --cache /tmp/st.json
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -59,11 +56,21 @@ from ee.store.transfer import import_jsonl  # noqa: E402
 from ee.workspace import Workspace  # noqa: E402
 
 FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+RELEVANCE = REPO / "tests" / "fixtures" / "relevance"
+OFFTOPIC = REPO / "tests" / "fixtures" / "offtopic"
+
+Features = list[float]  # [1, c, z, c·z, a, c·a] of one alternative (the whole query or one part)
+Candidate = list[Features]  # a candidate's alternatives: the whole query first, then each part
 
 
 def questions(path: Path) -> list[str]:
     lines = path.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def pairs(path: Path) -> list[tuple[str, str]]:
+    rows = [line.split("\t") for line in questions(path)]
+    return [(row[0].strip(), row[1].strip()) for row in rows if len(row) == 2]
 
 
 def dev_store(devset: Path, tmp: Path) -> tuple[Workspace, dict[str, str]]:
@@ -77,138 +84,207 @@ def dev_store(devset: Path, tmp: Path) -> tuple[Workspace, dict[str, str]]:
     return ws, ids
 
 
-def repo_store(tmp: Path) -> Workspace:
-    root = tmp / "repo"
-    shutil.copytree(REPO / "memories", root / "memories")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+def copied_store(memories: Path, root: Path) -> Workspace:
+    shutil.copytree(memories, root / "memories")
     Workspace.init(root)
     return Workspace(root)
 
 
-Evidence = tuple[float, float | None, float | None]  # (coverage, z, store affinity) of one candidate
-
-
-def candidates(view: object, text: str, lexical: bool) -> list[tuple[str, Evidence]]:
-    """(id, (coverage, z, affinity)) of every candidate the engine ranks for ``text``, the floor off."""
-    mode = "lexical" if lexical else "hybrid"
-    ctx = prepare(view, from_arguments(text, mode=mode), min_relevance=0)
+def candidates(view: Any, text: str) -> list[tuple[str, Candidate]]:
+    """(id, alternatives' features) of every candidate the engine ranks for ``text``, the floor off."""
+    ctx = prepare(view, from_arguments(text, mode="hybrid"), min_relevance=0)
     out = []
     for item in rank(ctx)[0]:
         if item.evidence is None:
             continue
         found, i = item.evidence
-        z = None if found.z is None else float(found.z[i])
-        out.append((ctx.ids[item.pos], (float(found.coverage[i]), z, found.affinity)))
+        alternatives = [found, *found.parts]
+        out.append(
+            (
+                ctx.ids[item.pos],
+                [
+                    [float(x) for x in relevance_features(e.coverage[i], float(e.z[i]), e.affinity or 0.0)]
+                    for e in alternatives
+                    if e.z is not None
+                ],
+            )
+        )
     return out
 
 
-def measure(devset: Path, sets: dict[str, list[str]], lexical: bool) -> tuple[Any, Any, Any]:
-    """(per dev query: its relevant candidates' evidence; per (store, question set): per question, every
-    candidate's evidence; per on-topic question about this repository's memories: the expected memory's
-    evidence, if the engine ranks it at all). Evidence: (coverage, z, store affinity)."""
+def measure(devset: Path, arm: str, weights: list[float], work: Path | None = None) -> dict[str, Any]:
+    """Every group's candidates: {"pos": {group: [[Candidate of each relevant candidate]]}, "neg": {group:
+    [[Candidate of every candidate] per question]}} and the fusion-weight figures."""
+    from ee.eval.beir import metrics
+    from ee.index.transformer import embed_pending
+    from ee.query import fusion
+    from ee.query.engine import run_search
+
     with tempfile.TemporaryDirectory(prefix="ee-tune-") as name:
         tmp = Path(name)
-        dev_ws, ids = dev_store(devset, tmp)
-        repo_ws = repo_store(tmp)
+        if work is not None and (work / "dev" / ".ee").is_dir():  # kept by --work: its vectors are cached
+            corpus, _queries, _qrels = read_beir(devset)
+            dev_ws, ids = Workspace(work / "dev"), {doc: f"d{n:07d}" for n, doc in enumerate(corpus)}
+        else:
+            dev_ws, ids = dev_store(devset, work or tmp)
+        ee_ws = copied_store(REPO / "memories", tmp / "ee")
+        tc_ws = copied_store(REPO / "tests" / "fixtures" / "stores" / "tinycalc" / "memories", tmp / "tc")
+        views = {}
+        for key, ws in (("dev", dev_ws), ("ee", ee_ws), ("tinycalc", tc_ws)):
+            view = open_index(ws)
+            if arm == "transformer":
+                embed_pending(view)
+                assert view.arm == "transformer"
+            else:
+                view.transformer_vectors = None
+            views[key] = view
+        stems = {
+            key: {Path(m.path).stem: m.id for m in ws.list()[0]}
+            for key, ws in (("ee", ee_ws), ("tinycalc", tc_ws))
+        }
         _corpus, queries, qrels = read_beir(devset)
-        stores = {"dev-set store": open_index(dev_ws), "ee's memories": open_index(repo_ws)}
-        positives: list[list[Evidence]] = []
+        pos: dict[str, list[list[Candidate]]] = {"dev": [], "paraphrase": [], "ontopic (holdout)": []}
         for qid, text in queries.items():
             relevant = {ids[d] for d in qrels[qid]}
-            positives.append(
-                [e for i, e in candidates(stores["dev-set store"], text, lexical) if i in relevant]
-            )
-        off = {
-            (store, which): [[e for _i, e in candidates(view, q, lexical)] for q in qs]
-            for store, view in stores.items()
-            for which, qs in sets.items()
-        }
-        by_stem = {Path(m.path).stem: m.id for m in repo_ws.list()[0]}
-        ontopic = [
-            [e for i, e in candidates(stores["ee's memories"], q, lexical) if i == by_stem[stem]]
-            for q, stem in ontopic_questions()
-        ]
-    return positives, off, ontopic
+            pos["dev"].append([c for i, c in candidates(views["dev"], text) if i in relevant])
+        for key in ("ee", "tinycalc"):
+            for text, stem in pairs(RELEVANCE / f"paraphrase-{key}.tsv"):
+                want = stems[key][stem]
+                pos["paraphrase"].append([c for i, c in candidates(views[key], text) if i == want])
+        for text, stem in pairs(REPO / "tests" / "fixtures" / "ontopic" / "ee-memories.tsv"):
+            want = stems["ee"][stem]
+            pos["ontopic (holdout)"].append([c for i, c in candidates(views["ee"], text) if i == want])
+        neg: dict[str, list[list[Candidate]]] = {}
+        for which in ("questions", "holdout", "adversarial", "fresh"):
+            for key, view in views.items():
+                neg[f"offtopic {which} @{key}"] = [
+                    [c for _i, c in candidates(view, q)] for q in questions(OFFTOPIC / f"{which}.txt")
+                ]
+        for key in ("ee", "tinycalc"):
+            neg[f"unanswerable @{key}"] = [
+                [c for _i, c in candidates(views[key], q)]
+                for q in questions(RELEVANCE / f"unanswerable-{key}.txt")
+            ]
+        fusion_rows = {}
+        back = {v: k for k, v in ids.items()}
+        floor = module_floor()
+        for mode, at in (("semantic", 0.0), ("hybrid", 0.0), ("semantic", floor), ("hybrid", floor)):
+            rows = []
+            for qid, text in queries.items():
+                query = from_arguments(text, mode=mode, limit=10, fields="minimal")
+                hits = run_search(views["dev"], query, min_relevance=at)["hits"]
+                rows.append(metrics([back[h["id"]] for h in hits], qrels[qid], 10))
+            fusion_rows[f"{mode} floor {at:g}"] = [
+                round(float(np.mean([r[j] for r in rows])), 4) for j in (0, 1)
+            ]
+        for weight in weights:
+            setattr(fusion, "WEIGHT_TRANSFORMER" if arm == "transformer" else "WEIGHT_SEMANTIC", weight)
+            back = {v: k for k, v in ids.items()}
+            rows = []
+            for qid, text in queries.items():
+                query = from_arguments(text, mode="hybrid", limit=10, fields="minimal")
+                hits = run_search(views["dev"], query, min_relevance=0)["hits"]
+                rows.append(metrics([back[h["id"]] for h in hits], qrels[qid], 10))
+            fusion_rows[str(weight)] = [round(float(np.mean([r[j] for r in rows])), 4) for j in (0, 1)]
+    return {"pos": pos, "neg": neg, "fusion": fusion_rows}
 
 
-def ontopic_questions() -> list[tuple[str, str]]:
-    """(question, the file name of the memory it must find) from tests/fixtures/ontopic/ee-memories.tsv."""
-    path = REPO / "tests" / "fixtures" / "ontopic" / "ee-memories.tsv"
-    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
-    return [(row[0].strip(), row[1].strip()) for row in rows if len(row) == 2 and not row[0].startswith("#")]
+def module_floor() -> float:
+    from ee.config import DEFAULT_MIN_RELEVANCE
+
+    return DEFAULT_MIN_RELEVANCE
 
 
-def features(evidence: Evidence, lexical: bool) -> list[float]:
-    """The candidate's features as ee.query.relevance weighs them (the one place their form is written)."""
-    coverage, z, affinity = evidence
-    if lexical:
-        return [float(x) for x in relevance_features(coverage, None)]
-    return [float(x) for x in relevance_features(coverage, z or 0.0, affinity or 0.0)]
+def choose(beta: np.ndarray, candidate: Candidate) -> Features:
+    return max(candidate, key=lambda f: float(np.dot(beta, f)))
 
 
-def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    weight = np.where(y == 1, (y == 0).sum() / max(1, (y == 1).sum()), 1.0)
+def fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, ridge: float = 1.0) -> np.ndarray:
+    """Weighted logistic regression with an L2 penalty (Newton's method, from zero until it settles):
+    without the penalty, groups that one feature nearly separates drive the coefficients to infinity."""
     beta = np.zeros(x.shape[1])
-    for _ in range(60):
-        p = 1.0 / (1.0 + np.exp(-x @ beta))
-        gradient = x.T @ ((p - y) * weight)
-        hessian = (x * (p * (1 - p) * weight)[:, None]).T @ x + 1e-2 * np.eye(x.shape[1])
-        beta -= np.linalg.solve(hessian, gradient)
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -30, 30)))
+        gradient = x.T @ ((p - y) * weight) + ridge * beta
+        hessian = (x * (p * (1 - p) * weight)[:, None]).T @ x + ridge * np.eye(x.shape[1])
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
     return beta
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("devset", type=Path)
-    parser.add_argument("--lexical", action="store_true", help="fit the model-less (coverage-only) formula")
-    parser.add_argument("--negatives", type=int, default=8, help="best candidates per off-topic question")
+    parser.add_argument("--arm", choices=["static", "transformer"], default="transformer")
+    parser.add_argument("--negatives", type=int, default=8, help="best candidates per negative question")
     parser.add_argument("--cache", type=Path, help="keep the candidates' features in this JSON file")
+    parser.add_argument("--weights", default="", help="fusion weights to measure, e.g. 0.3,0.4,0.5")
+    parser.add_argument("--work", type=Path, help="keep the dev-set store (and its cached vectors) here")
+    parser.add_argument(
+        "--paraphrase-weight",
+        type=float,
+        default=5.0,
+        help="the paraphrase group's weight against the dev set's (answers win: 5 keeps 0.82 of them at "
+        "floor 0.8 with the transformer, against 0.65 at 1)",
+    )
     args = parser.parse_args()
-    fixtures = REPO / "tests" / "fixtures" / "offtopic"
-    # Fitted on questions.txt only; holdout.txt, adversarial.txt (off-topic questions whose words also mean
-    # something in software) and fresh.txt (written after the floor was fixed) show if it generalises.
-    names = ("questions", "holdout", "adversarial", "fresh")
-    sets = {name: questions(fixtures / f"{name}.txt") for name in names}
+    weights = [float(w) for w in args.weights.split(",") if w]
     if args.cache and args.cache.exists():
-        cached = json.loads(args.cache.read_text(encoding="utf-8"))
-        positives, ontopic = cached["positives"], cached["ontopic"]
-        off = {tuple(key.split("|")): rows for key, rows in cached["off"].items()}
+        data = json.loads(args.cache.read_text(encoding="utf-8"))
     else:
-        positives, off, ontopic = measure(args.devset, sets, args.lexical)
+        data = measure(args.devset, args.arm, weights, args.work)
         if args.cache:
-            off_json = {"|".join(key): rows for key, rows in off.items()}
-            cache = {"positives": positives, "off": off_json, "ontopic": ontopic}
-            args.cache.write_text(json.dumps(cache), encoding="utf-8")
-    x_pos = [features(e, args.lexical) for row in positives for e in row]
-    x_neg = []
-    for (_store, which), rows in off.items():
-        if which != "questions":
+            args.cache.write_text(json.dumps(data), encoding="utf-8")
+    for weight, (recall, mrr) in data["fusion"].items():
+        if "floor" in weight:  # (the arm's figures with the coefficients and weight in ee/query)
+            print(f"dev {weight}: recall@10 {recall:.4f}, MRR@10 {mrr:.4f}")
             continue
-        for row in rows:
-            best = sorted(row, key=lambda e: -(e[0] + (e[1] or 0.0) / 10))[: args.negatives]
-            x_neg += [features(e, args.lexical) for e in best]
-    x = np.array(x_pos + x_neg)
-    y = np.r_[np.ones(len(x_pos)), np.zeros(len(x_neg))]
-    beta = fit(x, y)
+        print(f"fusion weight {weight}: dev hybrid recall@10 {recall:.4f}, MRR@10 {mrr:.4f} (floor off)")
+    fitted = {"dev": 1.0, "paraphrase": args.paraphrase_weight}
+    negative_groups = {f"offtopic questions @{k}": 1.0 / 3 for k in ("dev", "ee", "tinycalc")}
+    negative_groups |= {"unanswerable @ee": 0.5, "unanswerable @tinycalc": 0.5}
+    from ee.query import relevance as module
+
+    beta = np.array(module.TRANSFORMER if args.arm == "transformer" else module.HYBRID, dtype=np.float64)
+    for _round in range(5):
+        xs, ys, ws = [], [], []
+        for group, share in fitted.items():
+            rows = [c for row in data["pos"][group] for c in row]
+            for c in rows:
+                xs.append(choose(beta, c))
+                ys.append(1.0)
+                ws.append(share / max(1, len(rows)))
+        for group, share in negative_groups.items():
+            rows = []
+            for row in data["neg"][group]:
+                best = sorted(row, key=lambda c: -float(np.dot(beta, choose(beta, c))))[: args.negatives]
+                rows += best
+            for c in rows:
+                xs.append(choose(beta, c))
+                ys.append(0.0)
+                ws.append(share / max(1, len(rows)))
+        beta = fit(np.array(xs), np.array(ys), np.array(ws) * len(ws))
     print("coefficients:", tuple(round(float(b), 3) for b in beta))
 
-    def relevance(e: Evidence) -> float:
-        return float(1.0 / (1.0 + np.exp(-np.dot(beta, features(e, args.lexical)))))
+    def relevance(c: Candidate) -> float:
+        return float(1.0 / (1.0 + np.exp(-np.clip(np.dot(beta, choose(beta, c)), -60, 60))))
 
-    # dev kept: dev queries whose relevant document passes; on-topic kept: questions about this repository's
-    # memories whose memory passes (never fitted); then, per store and off-topic set, the share left empty
-    print(
-        f"{'floor':>6} {'dev kept':>9} {'on-topic kept':>14} "
-        + " ".join(f"{s + ' ' + w:>28}" for s, w in off)
-    )
+    print(f"{'floor':>6} " + " ".join(f"{g[:22]:>22}" for g in data["pos"]))
     for floor in FLOORS:
-        with_relevant = [row for row in positives if row]
-        kept = np.mean([any(relevance(e) >= floor for e in row) for row in with_relevant])
+        kept = []
+        for rows in data["pos"].values():
+            found = [row for row in rows if row]
+            kept.append(np.mean([any(relevance(c) >= floor for c in row) for row in found]))
+        print(f"{floor:>6.2f} " + " ".join(f"{k:>22.3f}" for k in kept))
+    print("share of negative questions left with nothing:")
+    names = list(data["neg"])
+    for floor in FLOORS:
         empty = [
-            np.mean([not any(relevance(e) >= floor for e in row) for row in rows]) for rows in off.values()
+            np.mean([not any(relevance(c) >= floor for c in row) for row in data["neg"][n]]) for n in names
         ]
-        mine = np.mean([any(relevance(e) >= floor for e in row) for row in ontopic])
-        print(f"{floor:>6.2f} {kept:>9.3f} {mine:>14.3f} " + " ".join(f"{e:>28.3f}" for e in empty))
+        print(f"{floor:>6.2f} " + " ".join(f"{n}={e:.3f}" for n, e in zip(names, empty, strict=True)))
 
 
 if __name__ == "__main__":

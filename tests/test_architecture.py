@@ -42,6 +42,7 @@ LAYERS: list[set[str]] = [
     {"index", "serve.sentinel"},
     {"query"},
     {"pack"},
+    {"sessions"},  # transcripts → evidence; evidence in search answers and packs
     {"render"},  # reads packs and results, never files
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with

@@ -22,6 +22,7 @@ from ee.index.freshness import INDEX_DIR, read_manifest
 from ee.index.lexical import Vocabulary
 from ee.index.segment import Entry, Generation, split_strings
 from ee.index.tokenize import tokenize
+from ee.index.transformer import embed_pending
 from ee.index.view import open_index, rebuild, status
 from ee.workspace import Workspace
 
@@ -399,10 +400,17 @@ def test_an_updated_index_answers_byte_for_byte_as_a_rebuilt_one(ws: Workspace) 
             for text in QUERIES + [" ".join(topic.split()[i : i + 2]) for topic in topics for i in (0, 3)]
         ]
 
-    updated = answers()
-    assert not open_index(ws).report  # (answered by the updated index, not a rebuilt one)
+    updated = answers()  # (the static arm: the transformer's vectors are not computed yet)
+    assert '"semantic_arm": "static"' in updated[0]
+    view = open_index(ws)
+    assert not view.report  # (answered by the updated index, not a rebuilt one)
+    embed_pending(view)  # the updated generation's transformer vectors, as the warm server computes them
+    updated_transformer = answers()
+    assert '"semantic_arm": "transformer"' in updated_transformer[0]
     report, _ = rebuild(ws)
     assert report.rebuilt
+    assert answers() == updated_transformer
+    (ws.root / ".ee" / "config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
     assert answers() == updated
 
 
@@ -430,7 +438,8 @@ def test_a_large_batch_is_derived_in_worker_processes_with_the_same_result(
     assert len(report.new) == 31  # the broken file is reported as new too
     assert picture(open_index(ws)) == alone
     assert status(ws)["problems"] == alone_problems
-    assert seen[-1] == ("embed", 30, 30)
+    assert [s[1:] for s in seen if s[0] == "embed"][-1] == (30, 30)
+    assert seen[-1] == ("transformer", 30, 30)  # then the transformer arm's vectors (ee.index.transformer)
     assert [s[1:] for s in seen if s[0] == "parse"][-1] == (31, 31)
 
 

@@ -366,7 +366,7 @@ def test_graph_expansion_from_seeds(store: dict[str, Any]) -> None:
 
 def test_output_fields_trim_consistently(store: dict[str, Any]) -> None:
     minimal = doc_search(store, query("clippy", output={"fields": "minimal"})).data["hits"][0]
-    assert set(minimal) == {"rank", "id", "score", "title"}
+    assert set(minimal) == {"rank", "type", "id", "score", "title"}  # (type: memory or evidence, issue 34)
     summary = doc_search(store, query("clippy", output={"fields": "summary"})).data["hits"][0]
     assert "why" in summary
     assert "body" not in summary

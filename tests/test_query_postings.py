@@ -28,7 +28,7 @@ def test_term_strengths_equal_the_dense_definition(
     positions = np.asarray(
         data.draw(st.lists(st.integers(0, len(docs) - 1), max_size=len(docs))), dtype=np.int64
     )
-    terms, idfs, weights = _terms(lexical, " ".join(query), positions)
+    terms, idfs, _shares, weights = _terms(lexical, " ".join(query), positions)
     for term, idf, weight in zip(terms, idfs, weights, strict=True):
         column = lexical.vocab.get(term)
         if column is None:

@@ -5,6 +5,7 @@ that skips hooks can), then ee's own writes on it, and a bare remote for ``ee sy
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -106,3 +107,32 @@ def test_sync_refuses_to_push_an_author_that_holds_a_secret(remote_clone: tuple[
         env={**os.environ, "GIT_AUTHOR_NAME": TOKEN},
     )
     assert "author name (github_token)" in _push_refused(root, bare)
+
+
+# ------------------------------------------------------------------ item 11: a secret in a hand-written id
+
+
+def test_a_secret_in_a_hand_written_id_is_refused_with_file_and_line(ws: Workspace, tmp_path: Path) -> None:
+    path = ws.root / "memories" / "deploy.md"
+    path.write_text(f"---\nkind: rule\nid: {TOKEN}\n---\nDeploy the billing service on Tuesdays.\n")
+    git(ws.root, "add", "memories")
+    git(ws.root, "commit", "-q", "--no-verify", "-m", "a note by hand")
+    for args in (
+        ("search", "deploy billing tuesdays", "--json"),
+        ("context", "deploy the billing service", "--json"),
+        ("memory", "list", "--json"),
+        ("memory", "list", "--human"),
+        ("export", "jsonl", "--output", str(tmp_path / "out.jsonl")),
+        ("doctor", "--json"),
+    ):
+        result = run_cli("--workspace", str(ws.root), *args)
+        assert TOKEN not in result.out + result.err, args
+    assert TOKEN not in (tmp_path / "out.jsonl").read_text()
+    listed = run_cli("--workspace", str(ws.root), "memory", "list", "--json").json
+    assert "memories/deploy.md:3: id holds a secret (github_token)" in json.dumps(listed)
+    doctor = run_cli("--workspace", str(ws.root), "doctor", "--json")
+    assert doctor.code == 4
+    (problem,) = doctor.data["problems"]
+    assert (problem["code"], problem["path"], problem["line"]) == ("memory_invalid", "memories/deploy.md", 3)
+    assert problem["message"] == "id holds a secret (github_token)"
+    assert "write another id" in problem["repair"]

@@ -39,6 +39,7 @@ COMMANDS = {
     "init": "store_cmds:init_cmd",
     "remember": "remember_cmds:remember_cmd",
     "import": "store_cmds:import_group",
+    "sessions": "session_cmds:sessions_group",
     "export": "store_cmds:export_group",
     "doctor": "store_cmds:doctor_cmd",
     "schema": "store_cmds:schema_group",

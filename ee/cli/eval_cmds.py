@@ -37,6 +37,14 @@ def eval_group() -> None:
     metavar="R",
     help="The relevance floor to measure with (default 0.8; 0 = off).",
 )
+@click.option(
+    "--arm",
+    type=click.Choice(["static", "transformer"]),
+    default="transformer",
+    show_default=True,
+    help="The semantic arm: the transformer (its vectors computed first, as ee index rebuild does) or the "
+    "static model (what answers until then).",
+)
 @json_option
 def beir_cmd(
     folder: str,
@@ -45,6 +53,7 @@ def beir_cmd(
     limit: int | None,
     offtopic: str | None,
     min_relevance: float | None,
+    arm: str,
     as_json: bool | None,
 ) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
@@ -63,6 +72,7 @@ def beir_cmd(
             progress=bar,
             offtopic=questions,
             min_relevance=min_relevance,
+            arm=arm,
         )
     Output(as_json).emit(result, lambda: table(result))
 
@@ -102,3 +112,65 @@ def run_cmd(
         "rerun one with: ee eval run --scenario ID",
         {"report": report},
     )
+
+
+@eval_group.command("sessions")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option(
+    "--max-tokens",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(min=100),
+    help="The budget of each question's context pack.",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default: [query] min_relevance, 0.8; 0 = off).",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option("--misses", is_flag=True, help="Also list the questions answered badly, and how.")
+@json_option
+def sessions_cmd(
+    folder: str,
+    max_tokens: int,
+    min_relevance: float | None,
+    limit: int | None,
+    misses: bool,
+    as_json: bool | None,
+) -> None:
+    """Import FOLDER/sessions/ (transcripts) into a temporary workspace with `ee import session`, ask every
+    question of FOLDER/questions.jsonl with `ee search` and `ee context`, and print session hit@1/5/10, MRR,
+    the share of answerable and of unanswerable questions with no hit, newest-session-first for knowledge
+    updates and the share of packs holding the answer's key terms, overall and per question type (--json:
+    every question's outcome under misses)."""
+    from ee.cli.progress import progress_on_a_terminal
+    from ee.eval.sessions import evaluate, table
+
+    with progress_on_a_terminal() as bar:
+        result = evaluate(
+            Path(folder), max_tokens=max_tokens, min_relevance=min_relevance, limit=limit, progress=bar
+        )
+    Output(as_json).emit(result, lambda: table(result, misses=misses))
+
+
+@eval_group.command("relevance")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    metavar="R",
+    help="The relevance floor to measure with (default 0.8).",
+)
+@json_option
+def relevance_cmd(folder: str, min_relevance: float | None, as_json: bool | None) -> None:
+    """Measure what the relevance floor keeps and drops, for the static and the transformer arm: on each
+    store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, and the share of
+    unanswerable and off-topic questions that get nothing (tests/fixtures/relevance is ee's own set)."""
+    from ee.cli.progress import progress_on_a_terminal
+    from ee.eval.relevance import evaluate, table
+
+    with progress_on_a_terminal() as bar:
+        result = evaluate(Path(folder), min_relevance, progress=bar)
+    Output(as_json).emit(result, lambda: table(result))

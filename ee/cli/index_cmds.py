@@ -82,6 +82,8 @@ def status_text(data: dict[str, Any]) -> str:
         built = f" (built {data['built']})" if data["built"] else ""
         lines.append(f"generation: {data['generation']}{built}")
     search = "semantic + lexical" if data["semantic"] else "lexical only"
+    if data.get("semantic_arm"):
+        search += f", {data['semantic_arm']} arm"
     lines.append(f"model: {data['model'] or 'none'} ({search})")
     watcher = data["watcher"]
     if watcher["running"]:

@@ -213,3 +213,13 @@ def schema_export_cmd(schema_id: str) -> None:
     from ee.schemas import load_schema
 
     click.echo(dumps(load_schema(schema_id)))
+
+
+def _session_import() -> None:
+    """``ee import session`` lives with the other session commands (ee.cli.session_cmds)."""
+    from ee.cli.session_cmds import import_session_cmd
+
+    import_group.add_command(import_session_cmd)
+
+
+_session_import()

@@ -120,6 +120,7 @@ def beir(
     progress: Progress | None = None,
     offtopic: list[str] | None = None,
     min_relevance: float | None = None,
+    arm: str = "transformer",
 ) -> dict[str, Any]:
     """Import the set into a temporary workspace and measure every mode plus the bm25s baseline.
 
@@ -163,6 +164,13 @@ def beir(
         out["import_seconds"] = round(time.perf_counter() - started, 2)
         started = time.perf_counter()
         view = open_index(ws, progress=progress)
+        if arm == "transformer":  # its vectors, as ee index rebuild computes them
+            from ee.index.transformer import embed_pending
+
+            embed_pending(view, None, progress)
+        else:
+            view.transformer_vectors = None  # the static arm answers (as before those vectors are complete)
+        out["semantic_arm"] = view.arm
         out["index_seconds"] = round(time.perf_counter() - started, 2)
         for mode in modes:
             started = time.perf_counter()
@@ -188,7 +196,7 @@ def table(result: dict[str, Any]) -> str:
     k = result["k"]
     offtopic = result.get("offtopic_questions")
     head = f"{result['documents']} documents, {result['queries']} queries, k={k}"
-    head += f", min_relevance {result['min_relevance']:g}"
+    head += f", min_relevance {result['min_relevance']:g}, {result['semantic_arm']} arm"
     if offtopic:
         head += f", {offtopic} off-topic questions"
     columns = f"{'system':<16} {'recall@' + str(k):>10} {'MRR@' + str(k):>8} {'nDCG@' + str(k):>9}"

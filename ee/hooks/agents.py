@@ -1,4 +1,5 @@
-"""Agent harness hooks: Claude Code's ``SessionStart`` and ``UserPromptSubmit`` call ``ee context``.
+"""Agent harness hooks: Claude Code's ``SessionStart`` and ``UserPromptSubmit`` call ``ee context``;
+``SessionEnd`` and ``PreCompact`` import the session's transcript in the background (ee.hooks.sessions).
 
 ``ee hooks agent claude-code`` prints the entries; ``--write`` merges them into the project's
 ``.claude/settings.json`` (other settings and other hooks kept, key order kept, idempotent: an ee entry
@@ -23,7 +24,13 @@ from typing import Any
 SETTINGS = ".claude/settings.json"
 TIMEOUT = 10  # seconds Claude Code gives the command
 PACK = "--format hook --profile compact --max-tokens 1200"
-ARGUMENTS = {"SessionStart": f"context --for-branch {PACK}", "UserPromptSubmit": f"context - {PACK}"}
+ARGUMENTS = {
+    "SessionStart": f"context --for-branch {PACK}",
+    "UserPromptSubmit": f"context - {PACK}",
+    # The session's transcript → evidence, in the background (ee.hooks.sessions): the agent never waits.
+    "SessionEnd": "import session --from-hook",
+    "PreCompact": "import session --from-hook",
+}
 
 
 def commands() -> dict[str, str]:
@@ -42,7 +49,11 @@ def claude_code_hooks() -> dict[str, Any]:
 
 def is_ee_entry(hook: Any) -> bool:
     command = hook.get("command", "") if isinstance(hook, dict) else ""
-    return isinstance(command, str) and "ee context" in command and "--format hook" in command
+    if not isinstance(command, str):
+        return False
+    return (
+        "ee context" in command and "--format hook" in command
+    ) or "ee import session --from-hook" in command
 
 
 def merge_claude_settings(settings: dict[str, Any]) -> bool:

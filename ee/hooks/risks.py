@@ -308,9 +308,11 @@ _LOADED: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {}
 
 def load_table(root: StrPath) -> dict[str, Any] | None:
     """The saved table, or None (missing, torn or of another format). Shared: never change it in place."""
+    from ee.config import open_regular  # (never through a link a repository committed)
+
     path = os.path.join(root, TABLE)
     try:
-        with open(path, "rb") as file:
+        with open(open_regular(path, os.O_RDONLY), "rb") as file:
             st = os.fstat(file.fileno())
             key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             known = _LOADED.get(path)
@@ -332,10 +334,11 @@ def save_table(root: StrPath, table: dict[str, Any]) -> None:
     derived — one left torn by a crash fails to load and is rebuilt."""
     import time
 
+    from ee.config import open_regular  # (under .ee/: no folder on the way may be a link)
+
     path = os.path.join(root, TABLE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}-{time.time_ns()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(marshal.dumps(table))

@@ -3,7 +3,9 @@
 The shell runner (``hooks/ee-hook-run``) calls this with git's arguments, in the work tree's top folder.
 Outcomes: exit 0 (done, or skipped with a one-line ``ee: hook skipped (…)`` notice on stderr), or
 :data:`BLOCKED` (40), which the runner turns into a failed hook so git stops. Nothing else: an error of
-any kind becomes the notice and exit 0, so a broken config or a bug never stops a commit.
+any kind becomes the notice and exit 0, so a broken config or a bug never stops a commit — but for
+pre-commit's secret check, which fails closed (:func:`pre_commit_main`): a commit is never let through
+unchecked.
 
 Quiet cases (exit 0, no output): outside an ee workspace, and while a rebase, cherry-pick or revert is in
 progress (``rebase-merge``, ``rebase-apply``, ``CHERRY_PICK_HEAD``, ``REVERT_HEAD`` in the git folder).
@@ -15,6 +17,8 @@ imported on the paths that use them, and not at all when ``ee watch`` answers.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import sys
 
@@ -27,7 +31,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -91,16 +95,81 @@ class Hook:
 # ------------------------------------------------------------------------------------------ pre-commit
 
 
-def pre_commit(hook: Hook) -> int:
-    """Refuse secrets in staged memory files; warn (or block) on risky memories about the change.
+def pre_commit_main(args: list[str]) -> int:
+    """pre-commit fails closed: the secret check of the staged memory files runs first, with no time
+    limit (the runner sets none for it); if it cannot run (a crash, a workspace ee refuses), the commit is
+    blocked, naming the reason and the ``git commit --no-verify`` escape. The rest (the risky memories, a
+    warning) then has the rest of ``$EE_HOOK_LIMIT`` seconds ([hooks] timeout), and fails open."""
+    import time
+
+    started = time.monotonic()
+    try:
+        hook = Hook.open("pre-commit", args)
+        if hook is None:
+            return 0
+        paths, added = gitinfo.StagedChange(hook.top, exclude=[hook.memories]).read()
+        if not paths:
+            return 0
+        if refuse_secrets(hook, paths):
+            return BLOCKED
+    except Exception as exc:
+        print(
+            "ee: commit blocked: ee's check of the staged memory files for secrets could not run "
+            f"({describe(exc)}). Fix it (run: ee doctor), or commit without ee's checks: "
+            "git commit --no-verify",
+            file=sys.stderr,
+        )
+        return BLOCKED
+    try:
+        with _time_limit(started):
+            return pre_commit(hook, paths, added)
+    except HookTimeout as exc:  # the warnings are advice: the commit goes on
+        print(
+            f"ee: hook skipped (pre-commit took over {exc.args[0]:g}s; run `ee watch` to keep ee warm, or "
+            "raise [hooks] timeout in .ee/config.toml)",
+            file=sys.stderr,
+        )
+        return 0
+    except Exception as exc:
+        print(f"ee: hook skipped (pre-commit: {describe(exc)})", file=sys.stderr)
+        return 0
+
+
+class HookTimeout(Exception):
+    """The rest of pre-commit ran out of ``[hooks] timeout`` (its only argument: that limit)."""
+
+
+@contextlib.contextmanager
+def _time_limit(started: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the block once ``$EE_HOOK_LIMIT`` seconds from ``started`` passed."""
+    import signal
+    import time
+
+    try:
+        limit = float(os.environ.get("EE_HOOK_LIMIT") or "nan")
+    except ValueError:
+        limit = math.nan
+    if not 0 < limit < math.inf:
+        yield
+        return
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise HookTimeout(limit)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(limit - (time.monotonic() - started), 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def pre_commit(hook: Hook, paths: list[str], added: str) -> int:
+    """Warn (or block) on risky memories about the change (after :func:`pre_commit_main` refused secrets).
 
     With ``ee watch``, its server checks the change (:func:`serve`): it has the tokenizer imported and
     the hook table loaded, which cost this process more than the rest of the hook."""
-    paths, added = gitinfo.StagedChange(hook.top, exclude=[hook.memories]).read()
-    if not paths:
-        return 0
-    if refuse_secrets(hook, paths):
-        return BLOCKED
     served = warm.check(hook.root, hook.name, paths, added) if hook.warm else None
     if served is not None and served[0] in (0, BLOCKED):
         if served[2]:
@@ -371,8 +440,8 @@ def post_commit(hook: Hook) -> int:
 # ------------------------------------------------------------------------------------------ entry
 
 
+# (pre-commit is run by pre_commit_main, which fails closed)
 HOOKS: dict[str, Callable[[Hook], int]] = {
-    "pre-commit": pre_commit,
     "prepare-commit-msg": prepare_commit_msg,
     "commit-msg": commit_msg,
     "post-checkout": post_checkout,
@@ -393,7 +462,7 @@ def main_and_exit(argv: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     """``ee hook NAME ARGS…``: 0, or :data:`BLOCKED`; every failure becomes a one-line notice and 0."""
-    if not argv or argv[0] not in HOOKS:
+    if not argv or argv[0] not in HOOK_NAMES:
         print(
             f"ee: hook skipped (unknown hook {argv[0] if argv else '(none)'!r}; "
             f"ee runs {', '.join(HOOK_NAMES)})",
@@ -401,6 +470,8 @@ def main(argv: list[str]) -> int:
         )
         return 0
     name = argv[0]
+    if name == "pre-commit":
+        return pre_commit_main(list(argv[1:]))
     try:
         hook = Hook.open(name, list(argv[1:]))
         return 0 if hook is None else HOOKS[name](hook)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ee.config import write_private
 from ee.store.files import make_state_folder
 
 CACHE_VERSION = 10  # bump when the parse record or the tokenizer changes
@@ -133,6 +134,37 @@ class DerivedCache:
                     [(blob, model_id, d.vector) for blob, d in items.items() if d.vector is not None],
                 )
 
+    def get_vectors(self, blobs: Iterable[str], model_id: str) -> dict[str, bytes]:
+        """The vectors cached under ``model_id`` for ``blobs`` (those it holds), with no parse record:
+        the transformer arm's vectors are filed this way (ee.index.transformer)."""
+        wanted = list(dict.fromkeys(blobs))
+
+        def read() -> dict[str, bytes]:
+            out: dict[str, bytes] = {}
+            for chunk in _chunks(wanted, 500):
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT blob, vector FROM vectors WHERE model = ? AND blob IN ({marks})",  # noqa: S608
+                    (model_id, *chunk),
+                )
+                out.update((blob, vector) for blob, vector in rows if isinstance(vector, bytes))
+            return out
+
+        return self._guarded(read)
+
+    def put_vectors(self, vectors: dict[str, bytes], model_id: str) -> None:
+        """Cache ``vectors`` (blob → float32 bytes) under ``model_id``."""
+
+        def write() -> None:
+            with self._transaction():
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors (blob, model, vector) VALUES (?, ?, ?)",
+                    [(blob, model_id, vector) for blob, vector in vectors.items()],
+                )
+
+        if vectors:
+            self._guarded(write)
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         self._db.execute("BEGIN IMMEDIATE")
@@ -179,7 +211,7 @@ def reset(path: Path, reason: str) -> None:
     for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
         (path.parent / name).unlink(missing_ok=True)
     note = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "reason": reason}
-    (path.parent / REBUILT_NOTE).write_text(json.dumps(note) + "\n", encoding="utf-8")
+    write_private(path.parent / REBUILT_NOTE, (json.dumps(note) + "\n").encode("utf-8"))
 
 
 def rebuilt_note(path: Path) -> dict[str, str] | None:

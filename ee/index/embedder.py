@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ee.config import write_private
 from ee.errors import ModelError
 from ee.index.tokenize import LEAD_WORDS, lead
 
@@ -340,7 +341,7 @@ def _write_profile(path: Path, profile: ModelProfile) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         make_state_folder(path.parent)
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        write_private(tmp, json.dumps(data, ensure_ascii=False).encode("utf-8"))
         tmp.replace(path)
     except (OSError, ValueError):  # (not writable; ValueError: a word UTF-8 cannot hold, never expected)
         with contextlib.suppress(OSError):

@@ -28,7 +28,7 @@ import numpy as np
 
 import ee.model
 from ee._crash import crash_point
-from ee.config import open_regular, read_settings_file
+from ee.config import open_regular, read_settings_file, write_private
 from ee.git.repo import blob_id, check_own_folder, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
@@ -578,7 +578,7 @@ class Updater:
         folder = self.root / INDEX_DIR / manifest["generation"]
         record = _stamps_record(found, old_blobs, racy)
         tmp = folder / f"{STAMPS}.{os.getpid()}.tmp"
-        tmp.write_bytes(marshal.dumps(record))
+        write_private(tmp, marshal.dumps(record))
         os.replace(tmp, folder / STAMPS)
         report.seconds = time.perf_counter() - started
         stamps = _parse_stamps(record)
@@ -743,7 +743,7 @@ class Updater:
         crash_point("index.generation")
         _save_state(folder / name, state, old_head)
         record = _stamps_record(found, blobs, racy)
-        (folder / name / STAMPS).write_bytes(marshal.dumps(record))
+        write_private(folder / name / STAMPS, marshal.dumps(record))
         stamps = _parse_stamps(record)
         manifest = {
             "format": FORMAT,
@@ -756,7 +756,7 @@ class Updater:
             "built": time.time(),
         }
         tmp = folder / f"manifest.json.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(manifest), encoding="utf-8")
+        write_private(tmp, json.dumps(manifest).encode("utf-8"))
         crash_point("index.manifest")
         os.replace(tmp, folder / "manifest.json")
         _prune(folder, keep=name)
@@ -902,7 +902,7 @@ _HEAD_KEYS = ("provenance", "head_blobs", "head_commit", "agent_memories", "agen
 
 def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> None:
     rest = {k: v for k, v in state.items() if k not in _HEAD_KEYS}
-    (folder / "state.marshal").write_bytes(marshal.dumps(rest))
+    write_private(folder / "state.marshal", marshal.dumps(rest))
     if old_head is not None:
         try:
             os.link(old_head, folder / HEAD_STATE)
@@ -916,7 +916,7 @@ def _save_state(folder: Path, state: dict[str, Any], old_head: Path | None) -> N
         "agent_memories": PackedMap.of(state["agent_memories"]).to_record(),
         "agent_ids": PackedMap.of(state["agent_ids"]).to_record(),
     }
-    (folder / HEAD_STATE).write_bytes(marshal.dumps(head))
+    write_private(folder / HEAD_STATE, marshal.dumps(head))
 
 
 def _load_state(folder: Path) -> dict[str, Any]:

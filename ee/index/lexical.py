@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from ee.config import write_private
+
 METHOD = "lucene"
 # Tuned on the development set with ee's tokenizer (scripts/tune_retrieval.py): b = 1 (full length
 # normalisation) is the largest single gain; k1 = 1.5 sits on a flat optimum (2.0-2.5 was within noise).
@@ -193,7 +195,7 @@ class Lexical:
         folder.mkdir(parents=True, exist_ok=True)
         for name, array in zip(_FILES, (self.data, self.indices, self.indptr), strict=True):
             np.save(folder / name, array)
-        (folder / VOCAB).write_bytes(marshal.dumps(Vocabulary.of(self.vocab).to_record()))
+        write_private(folder / VOCAB, marshal.dumps(Vocabulary.of(self.vocab).to_record()))
         params = {
             "k1": self.k1,
             "b": self.b,
@@ -206,7 +208,7 @@ class Lexical:
             "version": "ee",
             "backend": "numpy",
         }
-        (folder / "params.index.json").write_text(json.dumps(params, indent=2), encoding="utf-8")
+        write_private(folder / "params.index.json", json.dumps(params, indent=2).encode("utf-8"))
 
     @classmethod
     def load(cls, folder: Path) -> Lexical:

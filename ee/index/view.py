@@ -50,6 +50,11 @@ class IndexView:
     git: Any = None
     _embedder: Any = None
     model_key: str = ""
+    # The transformer arm (ee.index.transformer): its model folder and key when the workspace uses it,
+    # and the generation's complete matrix once every memory has its vector (None: the static arm answers).
+    transformer_folder: Path | None = None
+    transformer_key: str = ""
+    transformer_vectors: np.ndarray | None = None
 
     def read_blob(self, blob: str) -> bytes:
         """The bytes of one stored version (for raw text an output policy may show)."""
@@ -58,15 +63,28 @@ class IndexView:
 
     @property
     def semantic_ready(self) -> bool:
+        if self.transformer_vectors is not None:
+            return True
         return self.gen.vectors is not None and self.model_folder is not None
 
+    @property
+    def arm(self) -> str:
+        """Which semantic model answers this view's queries: ``transformer`` once the generation's
+        transformer vectors are complete, else ``static`` (the model2vec model: instant, always there)."""
+        return "transformer" if self.transformer_vectors is not None else "static"
+
     def embedder(self) -> Any:
+        """The model of the arm that answers (only that one is loaded)."""
+        if self.transformer_vectors is not None and self.transformer_folder is not None:
+            from ee.index.transformer import load_transformer
+
+            return load_transformer(self.transformer_folder)
         if self._embedder is None and self.model_folder is not None:
             self._embedder = _cached_embedder(self.model_folder, self.model_key)
         return self._embedder
 
     def model_profile(self) -> ModelProfile:
-        """What relevance needs to know about the loaded model, saved in the workspace's derived cache."""
+        """What relevance needs to know about the answering model, saved in the workspace's derived cache."""
         from ee.index.embedder import model_profile
 
         folder = self.root / Path(CACHE_PATH).parent if self.root is not None else None
@@ -77,6 +95,12 @@ class IndexView:
             return None
         return self.embedder().encode([text])[0]
 
+    def use_transformer(self, matrix: np.ndarray | None) -> None:
+        """Answer with the transformer arm from now on (a long-lived process that completed the vectors
+        of the generation it holds: ``ee.index.transformer.embed_pending``)."""
+        if matrix is not None and matrix.shape[0] == self.gen.size:
+            self.transformer_vectors = matrix
+
     def cosines(self, vector: np.ndarray) -> np.ndarray:
         """Every memory's cosine with the query ``vector`` (float32, rows in generation order).
 
@@ -86,8 +110,9 @@ class IndexView:
         could change order. ``einsum`` sums every row the same way, at the same speed."""
         import numpy as np
 
-        assert self.gen.vectors is not None
-        return np.einsum("ij,j->i", self.gen.vectors, vector.astype(np.float32, copy=False))
+        matrix = self.transformer_vectors if self.transformer_vectors is not None else self.gen.vectors
+        assert matrix is not None
+        return np.einsum("ij,j->i", matrix, vector.astype(np.float32, copy=False))
 
 
 def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None]:
@@ -234,9 +259,37 @@ def _view(
             degraded.append(_model_unloadable(folder))
         folder = None
     degraded += problem_notes(state)
-    return IndexView(
+    view = IndexView(
         gen, manifest, state, folder, degraded, report, root=ws.root, git=ws.git, model_key=model_key
     )
+    _transformer_arm(view, ws)
+    return view
+
+
+def _transformer_arm(view: IndexView, ws: Any) -> None:
+    """Set the view's transformer arm: the configured model, and its saved matrix for this generation
+    when it is complete (or can be assembled from vectors already cached: no model is loaded here)."""
+    from ee.index.transformer import (
+        DEFAULT_TRANSFORMER_DIR,
+        assemble_from_cache,
+        load_matrix,
+        transformer_key,
+    )
+
+    limit = ws.config.get("model.transformer_max_memories")
+    if not ws.config.get("model.transformer") or view.gen.size > limit:
+        return
+    key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    if key is None:
+        return
+    view.transformer_folder, view.transformer_key = DEFAULT_TRANSFORMER_DIR, key
+    if not view.gen.size:
+        return
+    folder = ws.root / INDEX_DIR / view.manifest["generation"]
+    matrix = load_matrix(folder, key, view.gen.size)
+    if matrix is None:
+        matrix = assemble_from_cache(ws.root, folder, DEFAULT_TRANSFORMER_DIR, key, view.gen.size)
+    view.transformer_vectors = matrix
 
 
 def problem_notes(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -325,6 +378,10 @@ def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport
         (folder / "manifest.json").unlink(missing_ok=True)
     view = open_index(ws, progress=progress)
     assert view.report is not None
+    if view.transformer_key:
+        from ee.index.transformer import embed_pending
+
+        embed_pending(view, None, progress)  # (the transformer arm's vectors: ~150-200 memories/s)
     return view.report, view.degraded
 
 
@@ -349,6 +406,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         "built": None,
         "model": folder.name if folder else None,
         "semantic": False,
+        "semantic_arm": None,
         "problems": [],
         "degraded": [model_problem] if model_problem else [],
         "repair": "ee index rebuild",
@@ -366,6 +424,7 @@ def status(ws: Workspace) -> dict[str, Any]:
     if folder is not None and not semantic and manifest["count"] and not model_problem:
         out["degraded"].append(_model_unloadable(folder))
     return out | {
+        "semantic_arm": _arm_of(ws, gen_folder, manifest["count"]) if semantic else None,
         "state": "ready" if fresh else "stale",
         "memories": manifest["count"],
         "generation": manifest["generation"],
@@ -374,6 +433,20 @@ def status(ws: Workspace) -> dict[str, Any]:
         "problems": mask_output(problems),  # (they quote file names)
         "repair": "" if fresh else "ee index rebuild  # or let the next query catch up",
     }
+
+
+def _arm_of(ws: Workspace, gen_folder: Path, size: int) -> str:
+    """Which semantic arm answers a query on this generation (its transformer matrix saved, or not)."""
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_matrix, transformer_key
+
+    key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    if (
+        not key
+        or not ws.config.get("model.transformer")
+        or size > ws.config.get("model.transformer_max_memories")
+    ):
+        return "static"
+    return "transformer" if load_matrix(gen_folder, key, size) is not None else "static"
 
 
 def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:

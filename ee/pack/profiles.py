@@ -40,6 +40,7 @@ SECTION_TITLES: dict[str, str] = {
     "failures": "Failures, anti-patterns and risks",
     "evidence": "Evidence",
     "artifacts": "Artifacts",
+    "sessions": "Session evidence (from agent transcripts)",  # ee.sessions: not a memory section
 }
 SECTION_OF_KIND: dict[str, str] = {
     "rule": "procedural",

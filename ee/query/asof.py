@@ -260,13 +260,13 @@ def _views_folder(ws: Workspace) -> Path:
     """``.ee/index/asof``, made when missing; a StorageError when a folder on the way is a link (or not
     this user's): ee saves and prunes views only in a folder of its own."""
     from ee.config import state_folder
-    from ee.errors import StorageError
+    from ee.errors import NotRegularFile, StorageError
 
     try:
         return state_folder(ws.root / ASOF_DIR)
-    except OSError as exc:
+    except NotRegularFile as exc:
         raise StorageError(
-            f"cannot keep as-of views in {ASOF_DIR}/: {exc.strerror or exc}",
+            f"cannot keep as-of views in {ASOF_DIR}/: {exc.filename}: {exc.strerror}",
             f"remove it (rm -r {ws.root / ASOF_DIR}, or the link on the way): ee makes it again",
         ) from None
 

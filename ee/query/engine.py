@@ -177,11 +177,30 @@ def run_search(
         "truncated_reason": reason,
         "next_cursor": encode_cursor(query.binding(), next_offset) if more else None,
         "min_relevance": ctx.floor,
-        "omitted": [{"reason": "below_relevance_floor", "count": len(dropped)}] if dropped else [],
+        "omitted": [omitted_entry(ctx, dropped)] if dropped else [],
     }
     if query.get("eval"):
         data["eval"] = evaluate(query.get("eval"), [s.pos for s in ranked], view.gen, query.limit)
     return data | {"degraded": ctx.degraded}
+
+
+NEAREST = 3  # with --explain, the hits nearest the floor that it dropped are shown with their evidence
+
+
+def omitted_entry(ctx: Context, dropped: list[Scored]) -> dict[str, Any]:
+    """What the floor dropped: a count, and with ``output.explain`` the :data:`NEAREST` best of them with
+    their relevance evidence, so a person can see why each fell under the floor."""
+    entry: dict[str, Any] = {"reason": "below_relevance_floor", "count": len(dropped)}
+    if ctx.query.get("output.explain"):
+        from ee.query.explain import relevance_of
+
+        ids = ctx.ids
+        nearest = sorted(dropped, key=lambda s: (-(s.relevance or 0.0), ids[s.pos]))[:NEAREST]
+        entry["nearest"] = [
+            {"id": ids[s.pos], "relevance": round(s.relevance or 0.0, 4), "explanation": relevance_of(ctx, s)}
+            for s in nearest
+        ]
+    return entry
 
 
 def _truncated_by(query: Query, budget_cut: bool) -> str:
@@ -255,6 +274,7 @@ def query_block(ctx: Context) -> dict[str, Any]:
         "text": echoed(query.text),
         "mode": query.mode,
         "effective_mode": _effective_mode(ctx),
+        "semantic_arm": view.arm if _effective_mode(ctx) in ("hybrid", "semantic") else None,
         "speed": query.speed,
         "as_of": {"commit": view.commit, "reference_time": format_time(ctx.reference)}
         if view.commit
@@ -426,7 +446,7 @@ def _created(ctx: Context, memo: dict[str, Any]) -> tuple[list[str | None], tupl
 
 
 def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
-    from ee.query.fusion import fuse_arrays
+    from ee.query.fusion import fuse_arrays, semantic_weight
 
     gen, query = ctx.view.gen, ctx.query
     ids = ctx.ids
@@ -469,7 +489,10 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
         sem_rank.update(_ranks_of(sem_scores, [p for p in union if p not in sem_rank]))
         lex_values, sem_values = lex_scores[union], sem_scores[union].astype(np.float64)
     # Min-max fusion over the candidates, as ee.query.fusion.fuse computes it, one array per component.
-    lex_norm, sem_norm, fused = fuse_arrays(lex_values, sem_values, lambda i: ids[union[i]])
+    weight = semantic_weight(ctx.view.arm)
+    lex_norm, sem_norm, fused = fuse_arrays(
+        lex_values, sem_values, lambda i: ids[union[i]], weight_semantic=weight
+    )
     out = [
         Scored(p, f, lex_rank.get(p), sem_rank.get(p), ln, sn)
         for p, f, ln, sn in zip(union, fused.tolist(), lex_norm.tolist(), sem_norm.tolist(), strict=True)
@@ -477,7 +500,7 @@ def _retrieve(ctx: Context, mode: str, eligible: np.ndarray) -> list[Scored]:
     # Calibrated relevance: coverage of the query's terms and the raw cosine, whatever the ranking mode.
     cosines = sem_values  # (None in lexical mode: lexical-only relevance)
     store = sem_scores[eligible] if sem_values is not None else None  # every eligible memory's cosine
-    found = evidence(ctx.view, query.text, union, cosines, store)
+    found = evidence(ctx.view, query.text, union, cosines, store, eligible)
     for i, (item, value) in enumerate(zip(out, found.relevance.tolist(), strict=True)):
         item.relevance = value
         item.evidence = (found, i)

@@ -43,6 +43,7 @@ no text, has no relevance (None) and is never dropped by the floor.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,9 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "features", "relevan
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
 HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
 AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
+# The same terms fitted on the transformer arm's cosines (scripts/tune_relevance.py --arm transformer,
+# paraphrase weight 5: answers win over abstaining on in-domain questions the store cannot answer).
+TRANSFORMER = (-2.213, 5.201, 1.116, -0.061, -0.055, 0.384)
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
 # Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
@@ -67,10 +71,18 @@ _FUNCTION_WORDS = """
     do does did doing done can could should would will shall may might must
     i me my mine we us our ours you your yours he him his she her hers they them their theirs it its
     am is are was were be been being have has having had please
+    want wants wanted need needs needed like would'd i'm i've let lets let's tell know knows
+    new today now currently also just really still any some there here about anything something thing
+    things way ways best good better sure think idea ideas help thanks hi hello hey ok okay
+    check checks look looking see try trying get gets got make makes go going
+    task tasks question questions
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 COVERAGE_TERMS = 5  # coverage is measured against the query's five most informative terms
-TERM_WEIGHT = 1.0  # added to every term's idf (see evidence)
+TERM_WEIGHT = 1.0  # added to a term's idf, less the share of memories that hold it (see evidence)
+SMALL_STORE = 50  # below this many memories, what a store lacks or shares says less (see _evidence)
+PART_TERMS = 2  # a part of a long task is judged on its own when it has at least this many terms
+_PARTS = re.compile(r"[.?!;:\n]+(?:\s+|$)|,\s+")
 
 
 class Evidence:
@@ -83,8 +95,11 @@ class Evidence:
         "familiarity",
         "matched",
         "null",
+        "part",
+        "parts",
         "relevance",
         "terms",
+        "text",
         "z",
     )
 
@@ -100,6 +115,7 @@ class Evidence:
         affinity: float | None,
         relevance: np.ndarray,
     ) -> None:
+        self.text = ""  # the text judged (a part of a long task, or the whole query)
         self.terms = terms  # the query's distinct index terms
         self.coverage = coverage  # per candidate, in [0, 1]
         self.matched = matched  # per candidate: the query terms it holds
@@ -109,10 +125,19 @@ class Evidence:
         self.null = null
         self.affinity = affinity  # the query's store affinity (None without a model)
         self.relevance = relevance  # per candidate, in [0, 1]
+        self.parts: list[Evidence] = []  # a long task's parts, each judged on its own (see evidence)
+        self.part: list[int] | None = None  # per candidate: the part its relevance comes from (-1: whole)
 
     def explain(self, i: int, floor: float) -> dict[str, Any]:
         """What candidate ``i``'s relevance is made of, and how it stands against ``floor``."""
         value = float(self.relevance[i])
+        part = self.part[i] if self.part is not None else -1
+        if part >= 0:  # its relevance is that of one part of a long task: show that part's evidence
+            shown = self.parts[part].explain(i, floor)
+            shown["value"] = round(value, 4)
+            shown["from_part"] = self.parts[part].text
+            shown["passed"] = floor <= 0 or value >= floor
+            return shown
         out: dict[str, Any] = {
             "value": round(value, 4),
             "coverage": round(float(self.coverage[i]), 4),
@@ -140,10 +165,12 @@ def features(coverage: Any, z: Any | None, affinity: float = 0.0) -> tuple[Any, 
     return (1.0, coverage, z, coverage * z, a, coverage * a)
 
 
-def relevance(coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0) -> np.ndarray:
+def relevance(
+    coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0, arm: str = "static"
+) -> np.ndarray:
     """The calibrated relevance of candidates from their coverage, their (damped) cosine evidence and the
-    query's store affinity."""
-    weights = LEXICAL if z is None else HYBRID
+    query's store affinity, with the coefficients of the semantic ``arm`` that measured the cosines."""
+    weights = LEXICAL if z is None else (TRANSFORMER if arm == "transformer" else HYBRID)
     return _logistic(sum(w * x for w, x in zip(weights, features(coverage, z, affinity), strict=True)))
 
 
@@ -151,21 +178,81 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
 
 
+def parts(text: str) -> list[str]:
+    """The parts of a long task that are judged on their own: its sentences and comma-separated clauses
+    with at least :data:`PART_TERMS` informative terms (question and filler words aside). A query of one
+    part has none (it is judged whole)."""
+    found = []
+    for piece in _PARTS.split(text):
+        words = " ".join(w for w in piece.split() if _plain(w) not in FUNCTION_WORDS)
+        if len(set(tokenize(words))) >= PART_TERMS:
+            found.append(piece.strip())
+    return found if len(found) > 1 else []
+
+
+def _plain(word: str) -> str:
+    return word.casefold().strip(".,;:!?()[]{}\"'`")
+
+
 def evidence(
-    view: Any, text: str, positions: list[int], cosines: np.ndarray | None, store: np.ndarray | None
+    view: Any,
+    text: str,
+    positions: list[int],
+    cosines: np.ndarray | None,
+    store: np.ndarray | None,
+    eligible: np.ndarray | None = None,
 ) -> Evidence:
     """The relevance evidence of the memories at ``positions`` for the query ``text``.
 
     ``cosines`` holds each candidate's raw cosine to the query vector (None when the query ran without a
     model: lexical-only relevance); ``store`` the query's cosine to every eligible memory, for the store
-    affinity (the semantic arm computes them all; None with ``cosines``)."""
+    affinity (the semantic arm computes them all; None with ``cosines``).
+
+    A long, multi-part task ("I want to add a sqrt function, what about negative inputs?") is relevant to
+    a memory that answers one of its parts: with ``eligible`` (the mask of memories the query may
+    return), each part (:func:`parts`) is judged on its own too, and a candidate's relevance is the best
+    of the whole's and its parts'."""
+    whole = _evidence(view, text, positions, cosines, store)
+    pieces = parts(text) if eligible is not None else []
+    if not pieces:
+        return whole
+    best = whole.relevance.copy()
+    part = np.full(len(positions), -1, dtype=np.int64)
+    for n, piece in enumerate(pieces):
+        piece_cosines = piece_store = None
+        if cosines is not None:
+            every = view.cosines(view.query_vector(piece))
+            piece_cosines = every[np.asarray(positions, dtype=np.int64)].astype(np.float64)
+            piece_store = every[eligible]
+        found = _evidence(view, piece, positions, piece_cosines, piece_store)
+        whole.parts.append(found)
+        better = found.relevance > best
+        best[better] = found.relevance[better]
+        part[better] = n
+    whole.relevance, whole.part = best, part.tolist()
+    return whole
+
+
+def _evidence(
+    view: Any, text: str, positions: list[int], cosines: np.ndarray | None, store: np.ndarray | None
+) -> Evidence:
     gen = view.gen
     size = len(positions)
-    terms, idfs, weights = _terms(gen.lexical, text, np.asarray(positions, dtype=np.int64))
-    # Every term counts at least TERM_WEIGHT: a word most memories share is not a discriminating word for
-    # ranking, but it still says what a memory is about (in a store about releases, "release" is
-    # in most memories, and it is still what "how do we release" asks about).
-    idfs = [idf + TERM_WEIGHT for idf in idfs]
+    terms, idfs, shares, weights = _terms(gen.lexical, text, np.asarray(positions, dtype=np.int64))
+    # Every term counts more than its idf: a word many memories share is not a discriminating word for
+    # ranking, but it still says what a memory is about (in a store about releases, "release" is in many
+    # memories, and it is still what "how do we release" asks about). A word that most memories hold (the
+    # project's own name) says little, so what it adds shrinks with the share of memories that hold it.
+    # In a small store, evidence is judged against what the store holds: that a word of the question is
+    # in none of its few memories, or in all of them, says little (two memories cannot hold the words of
+    # every question about them, and both may say "release"), so both effects shrink with its size.
+    size_factor = min(1.0, float(gen.lexical.n_docs if gen.lexical is not None else 0) / SMALL_STORE)
+    idfs = [
+        (idf + TERM_WEIGHT) * size_factor
+        if weight is None
+        else idf + TERM_WEIGHT * (1.0 - share * size_factor)
+        for idf, share, weight in zip(idfs, shares, weights, strict=True)
+    ]
     # A long task ("the CI cache is stale and the flaky upload test keeps failing") is about several
     # things: a memory that covers its most informative few terms covers it, whatever else it mentions.
     total = float(sum(sorted(idfs, reverse=True)[:COVERAGE_TERMS]))
@@ -179,8 +266,10 @@ def evidence(
             matched[i].append(term)
     if total > 0:
         coverage = np.minimum(1.0, coverage / total)
-    if cosines is None or view.model_folder is None:
-        return Evidence(terms, coverage, matched, None, None, None, None, None, relevance(coverage, None))
+    if cosines is None or not view.semantic_ready:
+        found = Evidence(terms, coverage, matched, None, None, None, None, None, relevance(coverage, None))
+        found.text = text
+        return found
     profile = view.model_profile()
     null = (profile.null_mean, profile.null_spread)
     familiar = familiarity(text, profile.words, gen.lexical)
@@ -192,38 +281,45 @@ def evidence(
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
-    return Evidence(
-        terms, coverage, matched, cos, z, familiar, null, affinity, relevance(coverage, z, affinity)
-    )
+    value = relevance(coverage, z, affinity, view.arm)
+    found = Evidence(terms, coverage, matched, cos, z, familiar, null, affinity, value)
+    found.text = text
+    return found
 
 
-def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], list[float], list[Any]]:
-    """The query's distinct terms, each one's idf in the store, and how strongly each candidate holds it
-    (None: no memory does).
+def _terms(
+    lexical: Any, text: str, positions: np.ndarray
+) -> tuple[list[str], list[float], list[float], list[Any]]:
+    """The query's distinct terms, each one's idf in the store, the share of memories that hold it, and
+    how strongly each candidate holds it (None: no memory does).
 
     The strength is BM25's saturated term frequency ``tf·(k1 + 1) / (tf + k1·(1 − b + b·dl/avgdl))``,
     capped at 1: one occurrence in a memory of average length counts fully, a passing mention in a long
     one less (the index stores ``idf · tf / (tf + …)``, so it is read back from the score)."""
     n_docs = max(int(lexical.n_docs), 0) if lexical is not None else 0
     unseen = math.log(1.0 + (n_docs - 0.5) / 1.5)  # as rare as a term one memory holds
-    words = " ".join(w for w in text.split() if w.casefold().strip(".,;:!?()[]{}\"'`") not in FUNCTION_WORDS)
+    words = " ".join(w for w in text.split() if _plain(w) not in FUNCTION_WORDS)
     terms = list(dict.fromkeys(tokenize(words)))
     idfs: list[float] = []
+    shares: list[float] = []
     masks: list[Any] = []
     for term in terms:
         column = lexical.vocab.get(term) if lexical is not None else None
         if column is None or column + 1 >= len(lexical.indptr):
             idfs.append(unseen)
+            shares.append(0.0)
             masks.append(None)
             continue
         start, end = int(lexical.indptr[column]), int(lexical.indptr[column + 1])
         df = end - start
         if df == 0:
             idfs.append(unseen)
+            shares.append(0.0)
             masks.append(None)
             continue
         idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         idfs.append(idf)
+        shares.append(min(1.0, df / max(1, n_docs)))
         # The column holds its positions ascending (ee.index.segment builds it from sorted keys): each
         # candidate is looked up by bisection, and only the scores of those that hold the term are read.
         holders = lexical.indices[start:end]
@@ -235,7 +331,7 @@ def _terms(lexical: Any, text: str, positions: np.ndarray) -> tuple[list[str], l
         scores = np.asarray(lexical.data[start:end][at[held]], dtype=np.float64)
         weight[held] = np.minimum(1.0, scores * (lexical.k1 + 1) / idf)
         masks.append(weight)
-    return terms, idfs, masks
+    return terms, idfs, shares, masks
 
 
 def familiarity(text: str, vocabulary: frozenset[str], lexical: Any = None) -> float:

@@ -43,6 +43,12 @@ def items_of(kind: str, data: dict[str, Any]) -> list[dict[str, Any]]:
     return [item for section in data.get("sections", []) for item in section.get("items", [])]
 
 
+def _item_line(item: dict[str, Any]) -> dict[str, Any]:
+    if "type" not in item:
+        return {"type": "item", **item}
+    return {"type": "item", "item_type": item["type"], **{k: v for k, v in item.items() if k != "type"}}
+
+
 def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
     """A header line, one line per hit / pack item, a footer line (each a JSON object with a ``type``)."""
     items = items_of(kind, data)
@@ -53,7 +59,8 @@ def _jsonl(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         k: v for k, v in data.items() if k not in ("hits", "sections") and (k, kind) != ("omitted", "context")
     }
     lines = [dumps(header, indent=None)]
-    lines += [dumps({"type": "item", **item}, indent=None) for item in items]
+    # (an item's own ``type``, memory or evidence, is its ``item_type`` here: ``type`` names the line)
+    lines += [dumps(_item_line(item), indent=None) for item in items]
     footer: dict[str, Any] = {"type": "footer", "count": len(items), "degraded": degraded}
     if kind == "context":
         footer["omitted"] = data.get("omitted", [])
@@ -106,6 +113,9 @@ def short_provenance(item: dict[str, Any]) -> str:
     provenance = item.get("provenance")
     if not provenance:
         return str(item.get("trust", ""))
+    if "session_id" in provenance:  # session evidence: where it was said
+        day = str(provenance.get("time") or "")[:10]
+        return f"{provenance.get('file_name', '')} turn {provenance.get('turn')} {day}"
     if not provenance.get("committed", True):
         return "uncommitted"
     who = provenance.get("actor") or provenance.get("author") or ""
@@ -200,7 +210,7 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
         flags = f"  ({', '.join(hit['flags'])})" if hit.get("flags") else ""
         lines.append(f"{hit['rank']:>3}. {hit.get('title', '')}{flags}")
-        meta = f"{hit['id']}  {hit.get('level', '')}/{hit.get('kind', '')}{tags}  score {hit['score']:.4f}"
+        meta = f"{hit['id']}  {_kind_of(hit)}{tags}  score {hit['score']:.4f}"
         lines.append(f"     {meta}")
         if hit.get("why"):
             lines.append(f"     why: {hit['why']}")
@@ -215,6 +225,13 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
     return "\n".join(lines)
 
 
+def _kind_of(hit: dict[str, Any]) -> str:
+    """``level/kind`` of a memory hit; ``session evidence · file turn N`` of an evidence hit."""
+    if hit.get("type") == "evidence":
+        return f"session evidence · {short_provenance(hit)}".rstrip(" ·")
+    return f"{hit.get('level', '')}/{hit.get('kind', '')}"
+
+
 def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> str:
     if kind == "context":
         from ee.render.pack_text import pack_markdown
@@ -224,8 +241,7 @@ def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -
     for hit in data.get("hits", []):
         lines.append(f"## {hit['rank']}. {hit.get('title', hit['id'])}")
         lines.append("")
-        kind_of = f"{hit.get('level', '')}/{hit.get('kind', '')}"
-        lines.append(f"`{hit['id']}` · {kind_of} · score {hit['score']:.4f}")
+        lines.append(f"`{hit['id']}` · {_kind_of(hit)} · score {hit['score']:.4f}")
         if hit.get("why"):
             lines.append(f"*why:* {hit['why']}")
         for line in explain_lines(hit, ""):  # (only when --explain asked for it)

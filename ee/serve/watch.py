@@ -30,13 +30,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ee.config import NotRegularFile, open_regular
-from ee.errors import ConflictError, EeError
+from ee.config import open_regular
+from ee.errors import ConflictError, EeError, NotRegularFile
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR
 
 PID_FILE = f"{STATE_DIR}/watch.pid"
 QUIET = 0.15  # seconds without events before an update
 MAX_WAIT = 2.0  # an update at the latest this long after the first pending event
+EMBED_SLICE = 0.2  # seconds of transformer embedding between two looks at the files
 SAFETY = 30.0  # an idle watcher still checks this often (missed events, a re-created memories/)
 LIFETIME_CHECK = 5.0  # seconds between two looks at whether the workspace is still there (and used)
 MAX_DIRTY = 2048  # paths remembered for the log; beyond that only a count
@@ -235,6 +236,9 @@ class Watcher:
         self.observer: Any = None
         self.updates = 0
         self._failures = 0
+        self.view: Any = None  # the last update's view (its transformer vectors are embedded when idle)
+        self._embedding = False
+        self._embedded = -1
         self._retry_at: float | None = None
         self._problems: set[str] = set()
         self._watched: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
@@ -318,6 +322,9 @@ class Watcher:
                 self._retry_at = None
                 self.update()
                 continue
+            if wait is None and self._embedding:
+                self.embed_idle()  # (a slice of the transformer vectors; then look at the files again)
+                continue
             timeout = self.safety - (time.monotonic() - last_check)
             self.dirty.wake.wait(max(0.0, timeout if wait is None else min(wait, timeout)))
             self.dirty.wake.clear()
@@ -358,6 +365,9 @@ class Watcher:
             return
         self._failures = 0
         self.updates += 1
+        self.view = view
+        self._embedding = bool(view.transformer_key) and view.transformer_vectors is None
+        self._embedded = -1
         report = view.report
         if report is not None and report.changed:
             self.log(
@@ -365,6 +375,27 @@ class Watcher:
                 f"in {(time.perf_counter() - started) * 1000:.0f} ms"
             )
         self._log_problems(view.degraded)
+
+    def embed_idle(self) -> None:
+        """Embed a slice (:data:`EMBED_SLICE` seconds) of the transformer vectors the current view lacks,
+        outside the lock queries take: a query never waits for them (the static arm answers until they
+        are complete, ee.index.transformer). Never raises."""
+        from ee.index.transformer import embed_pending
+
+        view = self.view
+        before = self._embedded
+        try:
+            done, total = embed_pending(view, EMBED_SLICE)
+        except Exception as exc:  # a model that does not load, a full disk: keep the static arm, say so
+            self._embedding = False
+            self.log(f"transformer vectors not computed: {exc}")
+            return
+        self._embedded = done
+        if done >= total:
+            self._embedding = False
+            self.log(f"transformer vectors complete: {total} memories (the transformer arm answers)")
+        elif done == before:
+            self._embedding = False  # (no progress: the generation went away meanwhile; the next update)
 
     def _failed(self, why: str) -> None:
         self._failures += 1

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ee.config import open_regular
+from ee.config import MAX_INT, open_regular
 from ee.errors import StorageError, UsageError
 from ee.store.files import EVENTS, MEMORIES
 
@@ -74,9 +74,12 @@ def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[di
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
+            event = json.loads(line, parse_int=bounded_int)
         except json.JSONDecodeError as exc:
             problems.append(_problem(rel, number, f"not JSON: {exc.msg}"))
+            continue
+        except ValueError as exc:  # a number of 5,000 digits: one bad line, like any other
+            problems.append(_problem(rel, number, str(exc)))
             continue
         if not isinstance(event, dict) or not all(
             isinstance(event.get(k), str) for k in ("id", "signal", "at")
@@ -88,6 +91,16 @@ def read_events_text(text: str, rel: str) -> tuple[list[dict[str, Any]], list[di
                 event[key] = mask_text(event[key])
         events.setdefault(event["id"], event)  # a union merge may duplicate a line: count it once
     return sorted(events.values(), key=lambda e: (e["at"], e["id"])), problems
+
+
+def bounded_int(text: str) -> int:
+    """A whole number of a JSON line, or ValueError beyond :data:`ee.config.MAX_INT` (Python reads no more
+    than 4300 digits, and ee computes with none beyond 64 bits)."""
+    value = int(text) if len(text) <= 20 else None
+    if value is None or abs(value) > MAX_INT:
+        shown = text if len(text) <= 24 else f"{text[:12]}…({len(text)} digits)"
+        raise ValueError(f"the number {shown} is beyond {MAX_INT}")
+    return value
 
 
 def append_event(root: Path, event: dict[str, Any]) -> str:

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 
 from ee._crash import crash_point
 from ee.config import open_regular
-from ee.errors import ConflictError, LockTimeout, MemoryFormatError, NotFound, StorageError, UsageError
+from ee.errors import (
+    ConflictError,
+    LockTimeout,
+    MemoryFormatError,
+    NotFound,
+    NotRegularFile,
+    StorageError,
+    UsageError,
+)
 from ee.git.repo import check_own_folder, iter_memory_files
 from ee.model import Memory, Problem
 from ee.store import frontmatter
@@ -423,13 +431,13 @@ def make_state_folder(folder: Path) -> None:
     workspace was just moved or deleted must not make it again (it would never see it gone). Raises
     FileNotFoundError when the workspace folder is gone; a StorageError when ``folder`` is a link or not this
     user's (:func:`ee.config.state_folder`: ee fills it by name, never through a link)."""
-    from ee.config import NotRegularFile, state_folder
+    from ee.config import state_folder
 
     try:
         state_folder(folder)
     except NotRegularFile as exc:
         raise StorageError(
-            f"ee keeps derived data in {folder}, but {exc.strerror}",
+            f"ee keeps derived data in {folder}, but {exc.filename}: {exc.strerror}",
             f"remove it (rm -r {folder}, or the link on the way): ee makes it again",
         ) from None
 
@@ -444,7 +452,7 @@ def workspace_lock(root: Path, timeout: float = 30.0) -> Iterator[None]:
     path = root / STATE_DIR / "lock"
     try:
         fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-    except OSError as exc:  # a link (never followed), a FIFO, a folder, another user's file
+    except NotRegularFile as exc:  # a link (never followed), a FIFO, a folder, another user's file
         raise StorageError(
             f"cannot open the workspace lock {path}: {exc.strerror or exc}",
             f"remove it (rm {path}: ee makes a new one), then run the command again",

@@ -15,10 +15,11 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ee.config import MAX_INT
 from ee.errors import MemoryFormatError, UsageError
 from ee.git.conflict import git_marker_line
 from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
-from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, parse_time
+from ee.store.ids import ID_RE, TimeOutOfRange, format_time, is_valid_id, parse_time
 
 
 class _LazyPattern:
@@ -48,10 +49,34 @@ def _yaml() -> Any:
     return yaml
 
 
+# The largest whole number a memory file may hold (a 64-bit integer): beyond it, a value ee reads as a
+# number (confidence, a feedback count) could not become a float, a JSON number other tools read, or even
+# text (Python refuses int ↔ str past 4300 digits). Such a file is one bad file, reported at file:line.
+
+
 @functools.cache
 def _loader() -> Any:
+    """PyYAML's safe loader (the C one, ~10x faster), with whole numbers bounded by :data:`MAX_INT`:
+    a subclass, so PyYAML's own loaders stay as they are."""
     yaml = _yaml()
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def bounded_int(loader: Any, node: Any) -> int:
+        text = str(node.value).replace("_", "").lstrip("+-")
+        if len(text) > 3 * 64 or (":" in text and len(text) > 40):  # (0b…, or 1:2:3… in base 60)
+            raise ValueError(f"the number {_short(node.value)} is beyond {MAX_INT}")
+        value = int(base.construct_yaml_int(loader, node))
+        if abs(value) > MAX_INT:
+            raise ValueError(f"the number {_short(node.value)} is beyond {MAX_INT}")
+        return value
+
+    loader: Any = type("BoundedSafeLoader", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:int", bounded_int)
+    return loader
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}…({len(text)} characters)"
 
 
 # Keys the merge driver writes (a conflicted memory, the values a merge set aside): kept in ``extra``.
@@ -277,12 +302,15 @@ def _load_mapping(fm_text: str, path: str) -> dict[Any, Any]:
         raise MemoryFormatError(
             f"invalid YAML in frontmatter: {exc}", path, 2, hint="fix the YAML between the '---' lines"
         ) from None
-    except (ValueError, OverflowError) as exc:  # a plain value YAML reads as a date that does not exist
+    except (ValueError, OverflowError) as exc:  # a date that does not exist; a number of 5,000 digits
+        number = "the number" in str(exc)
         raise MemoryFormatError(
             f"invalid value in frontmatter: {exc}",
             path,
             _line_of_bad_value(fm_text),
-            hint="write a real date (RFC 3339, e.g. 2026-12-01T09:00:00Z), or quote the value",
+            hint="write a smaller number, or quote it to keep it as text"
+            if number
+            else "write a real date (RFC 3339, e.g. 2026-12-01T09:00:00Z), or quote the value",
         ) from None
     if data is None:
         return {}
@@ -383,7 +411,8 @@ def _fast_scalar(text: str) -> Any:
             return _NO
         return text
     if _FAST_INT_RE.fullmatch(text):
-        return int(text)
+        # (a number that may be beyond MAX_INT: PyYAML decides, and it is reported at file:line)
+        return int(text) if len(text) < 19 else _NO
     if _FAST_FLOAT_RE.fullmatch(text):
         return float(text)
     if _FAST_PLAIN_RE.fullmatch(text) and text.lower() not in _YAML11_WORDS:
@@ -442,6 +471,24 @@ def _problem_error(message: str, path: str, line: int | None, key: str, hint: st
     return MemoryFormatError(message, path, line, key, hint=hint)
 
 
+def _refuse_secret_id(value: str, path: str, line: int | None) -> None:
+    """A hand-written id holding a secret makes the file unreadable (reported at ``file:line``, skipped
+    like any malformed file): an id is printed everywhere (search, lists, packs, exports, commit
+    trailers) and cannot be masked and still name the memory."""
+    from ee.policy.secrets import find_secrets
+
+    found = find_secrets(value)
+    if found:
+        raise _problem_error(
+            f"id holds a secret ({found[0].cls})",
+            path,
+            line,
+            "id",
+            "write another id (or delete the key: ee derives one from the file name), rotate the secret, "
+            "and take it out of git history if it was committed",
+        )
+
+
 def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[Problem]) -> Any:
     """Validate and normalise one known key's value; raise on a wrong type or value."""
     if raw is None:
@@ -456,6 +503,8 @@ def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[P
                 key,
                 "use letters, digits, '_', '-', '.' or ':' (ee writes mem_<ULID>), or delete the key",
             )
+        if not ID_RE.match(value):
+            _refuse_secret_id(value, path, line)
         return value
     if key == "level":
         if raw not in LEVELS:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee._crash import crash_point
+from ee.config import open_regular
 from ee.errors import LockTimeout
 from ee.git.repo import blob_id
 from ee.model import Problem
@@ -229,7 +230,7 @@ def begin_import(root: Path, files: dict[str, str], subject: str, trailers: dict
     }
     path = root / JOURNAL
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as handle:
+    with open(open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as handle:
         handle.write(json.dumps(journal, ensure_ascii=False).encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
@@ -284,7 +285,8 @@ def journal_problem(root: Path) -> Problem | None:
 
 def _read_journal(root: Path) -> dict[str, Any]:
     try:
-        journal = json.loads((root / JOURNAL).read_text(encoding="utf-8"))
+        with open(open_regular(root / JOURNAL, os.O_RDONLY), encoding="utf-8") as handle:
+            journal = json.loads(handle.read())
     except (OSError, ValueError) as exc:
         raise ValueError(f"the import journal cannot be read: {exc}") from None
     files = journal.get("files") if isinstance(journal, dict) else None

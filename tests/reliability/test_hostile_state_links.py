@@ -10,6 +10,7 @@ by hand, untracked), every open under ``.ee/`` refuses to follow it (:func:`ee.c
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -188,7 +189,7 @@ def test_as_of_pruning_deletes_only_views_ee_made(ws: Workspace) -> None:
 
 
 def test_a_refresh_log_link_is_not_followed_by_the_hook_job(ws: Workspace, tmp_path: Path) -> None:
-    from ee.config import NotRegularFile
+    from ee.errors import NotRegularFile
     from ee.hooks import refresh
 
     victim = _victim(tmp_path)
@@ -305,3 +306,62 @@ def test_every_front_end_uses_the_one_root_finder(tmp_path: Path) -> None:
     os.chown(planted / "memories", 65534, 65534)
     (planted / "deep").mkdir()
     assert client_root(None, str(planted / "deep")) is None
+
+
+def test_a_link_arriving_by_ee_sync_is_refused_before_anything_writes_through_it(tmp_path: Path) -> None:
+    """A teammate pushes ``.ee/lock`` (and an index folder) as links: the victim's ``ee sync`` pulls them,
+    then refuses to go on (exit 4); its next command refuses too; the targets are untouched."""
+    victim = _victim(tmp_path)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    clones = []
+    for name in ("a", "b"):
+        dest = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(bare), str(dest)], check=True, capture_output=True)
+        Workspace.init(dest)
+        assert run_ee_process("sync", "--json", cwd=dest).returncode == 0
+        clones.append(dest)
+    a, b = clones
+    for rel, target in ((".ee/lock", victim), (".ee/index", victim.parent)):
+        path = a / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        path.symlink_to(target)
+        git(a, "add", "-f", rel)
+    git(a, "commit", "-q", "--no-verify", "-m", "tidy")
+    git(a, "push", "-q", "origin", "main")
+    before = sorted(p.name for p in victim.parent.iterdir())
+    assert run_ee_process("remember", "Teammate B's rule.", "--json", cwd=b).returncode == 0
+    synced = run_ee_process("sync", "--json", cwd=b)
+    _refused(synced, ".ee/lock")
+    assert (b / ".ee" / "lock").is_symlink()
+    _refused(run_ee_process("search", "rule", "--json", cwd=b), ".ee/index")
+    assert victim.read_text() == VICTIM_TEXT
+    assert sorted(p.name for p in victim.parent.iterdir()) == before
+
+
+def test_the_import_journal_and_the_hook_table_are_never_written_or_read_through_a_link(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """Two more files of ``.ee/`` by name: the import journal's temporary file, and the hooks' risk table."""
+    from ee.hooks import risks
+
+    victim = _victim(tmp_path)
+    source = tmp_path / "in.jsonl"
+    ws.remember("Exported rule.")
+    assert run_cli("--workspace", str(ws.root), "export", "jsonl", "--output", str(source)).code == 0
+    other, _ = Workspace.init(tmp_path / "other")
+    (other.root / ".ee" / "import-journal.json.tmp").symlink_to(victim)
+    res = run_cli("--workspace", str(other.root), "import", "jsonl", str(source), "--json")
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert victim.read_text() == VICTIM_TEXT
+    table = ws.root / risks.TABLE
+    table.parent.mkdir(parents=True, exist_ok=True)
+    table.unlink(missing_ok=True)
+    table.symlink_to(victim)
+    assert risks.load_table(ws.root) is None  # (not read through the link)
+    risks.save_table(ws.root, {"format": risks.TABLE_FORMAT})  # replaces the link, writes nothing through it
+    assert victim.read_text() == VICTIM_TEXT
+    assert not table.is_symlink()

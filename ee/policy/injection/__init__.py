@@ -120,7 +120,10 @@ _BOUNDARY = r"[.!?;\n](?=\s|$)|\n|[。！？；]"  # end of a clause: punctuatio
 _QUOTES = {"\u201e": "\u201c", "\u201c": "\u201d", "\u00ab": "\u00bb", "\u300c": "\u300d", "\u300e": "\u300f"}
 _SINGLE_OPEN = r"(?:^|(?<=[\s(\[:]))['\u2018]"
 _SINGLE_CLOSE = r"(?<=\S)['\u2019](?=[\s.,;:!?)\]]|$)"
-_SCRIPTS = {"cjk": r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]", "cyrillic": r"[\u0400-\u04ff]"}
+_SCRIPTS = {
+    "cjk": r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]",  # and Hangul
+    "cyrillic": r"[\u0400-\u04ff]",
+}
 HIDDEN_WEIGHT = 0.6  # an instruction inside an encoding or an HTML comment
 
 
@@ -178,7 +181,8 @@ def _is_dampened(text: str, start: int, end: int) -> bool:
         return True
     if _re(_IMPERATIVE).search(prefix):
         return False
-    sentence = text[left:right]
+    # (a URL's words are no words about the attack: "evil.example" is no "example")
+    sentence = _re(r"\S*://\S*").sub(" ", text[left:right])
     attack = _re(_ATTACK_WORDS).search(sentence) is not None
     if _in_quotes(prefix):
         return attack or _re(_META_WORDS).search(sentence) is not None

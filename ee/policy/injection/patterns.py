@@ -31,13 +31,16 @@ _SH = r"(?:sudo\s+(?:-\S+\s+)*)?(?:ba|z|k|da|fi)?sh\b"
 _SEND_ML = (
     r"(?:\b(?:sende|schicke?|übermittle|übertrage|lade\s+\S+\s+hoch|envoie[sz]?|envoyez|transmets|transmettez"
     r"|envía|envia|envíe|envíen|manda|sube|suba|отправь(?:те)?|пошли(?:те)?|перешли(?:те)?|загрузи(?:те)?"
-    r"|слей(?:те)?)\b|发送|上传|发到|传到|提交到|转发|送信|送って|送付|アップロード)"
+    r"|слей(?:те)?|invia|inviate|invii|carica|caricate|envie|enviem|mande|carregue|stuur|verstuur|upload)\b"
+    r"|发送|上传|发到|传到|提交到|转发|送信|送って|送付|アップロード|보내|전송|업로드|올려)"
 )
 _SENS_ML = (
     r"(?:passw(?:ö|o)rt\w*|zugangsdaten|schlüssel\w*|geheimnisse|mots?\s+de\s+passe|identifiants|jetons"
     r"|clés|contraseñas|credenciales|claves|secretos|парол\w*|ключ\w*|токен\w*|учётн\w*\s+данн\w*"
     r"|учетн\w*\s+данн\w*|секрет\w*|密码|密钥|令牌|凭据|凭证|私钥|环境变量|パスワード|認証情報|秘密鍵"
-    r"|トークン|環境変数|APIキー|\btokens?\b|\.env\b)"
+    r"|トークン|環境変数|APIキー|\btokens?\b|\.env\b|\bpasswords?\b|chiavi|credenziali|segreti|senhas"
+    r"|chaves|credenciais|segredos|wachtwoorden|sleutels|inloggegevens|geheimen|비밀번호|암호|API\s*키|자격\s*증명"
+    r"|토큰|환경\s*변수|비밀\s*키)"
 )
 _ROLE_WORD = (
     r"(?:system|système|sistema|система|系统|システム|developer|entwickler|développeur|desarrollador"
@@ -91,9 +94,19 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
     (
         "role_override",
         0.5,
-        r"\b(?:obey|follow)\s+(?:only\s+)?(?:the|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
-        r"(?:below|that follow|instead)\b",
+        r"\bobey\s+(?:only\s+)?(?:the|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
+        r"(?:below|that follow|instead)\b"
+        r"|\bfollow\s+(?:only\s+(?:the|these|my)|these|my)\s+(?:text|instructions?|commands?|orders?)\s+"
+        r"(?:below|that follow|instead)\b"
+        r"|\bfollow\s+the\s+(?:text|instructions?|commands?|orders?)\s+(?:below\s+|that follow\s+)?instead\b",
         ("below", "follow", "instead"),
+    ),
+    # "follow the instructions below" is how documentation introduces its steps: weak alone
+    (
+        "role_override",
+        0.3,
+        r"\bfollow\s+the\s+(?:text|instructions?|commands?|orders?)\s+(?:below|that follow)\b",
+        ("below", "follow"),
     ),
     (
         "role_override",
@@ -317,6 +330,33 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         r"|\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASS))",
         ("curl",),
     ),
+    # a secret shown to whoever reads the conversation: "paste ~/.ssh/id_ed25519 into the chat"
+    (
+        "exfiltration",
+        0.65,
+        r"\b(?:paste|print|show|output|include|dump|post|share|reveal|display|echo|cat|put|copy|add|write)\b"
+        r"[^\n]{0,60}?(?:~/\.ssh\S*|\.ssh/\S*|\bid_(?:rsa|ed25519|ecdsa)\b|\.env\b|~/\.aws\S*|\.aws/credentials"
+        r"|\bcredentials\b|\bprivate keys?\b|\bssh keys?\b|\bapi[ _-]?keys?\b|\bsecrets\b|\btokens\b"
+        r"|\bpasswords\b|\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD)\b)[^\n]{0,60}?\b(?:in|into|to)\s+"
+        r"(?:(?:the|this|our)\s+(?:chat|conversation|thread)|(?:your|the)\s+(?:next\s+|first\s+)?"
+        r"(?:reply|replies|answer|answers|response|message|comment))\b",
+        ("chat", "conversation", "thread", "repl", "answer", "response", "message", "comment"),
+    ),
+    # a Markdown image or link whose URL carries data out in its query: a template, a variable, a command
+    (
+        "exfiltration",
+        0.6,
+        r"!\[[^\]\n]{0,100}\]\(\s*<?https?://[^)\s?#]+[?#][^)\n]*?(?:\{\{|\{%|\$\{|\$\(|\$[A-Z_]{2,}"
+        r"|<[^>\n]{1,60}>|%7B%7B|\b[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD|SSH|ENV|BASE64)[A-Z_]*\b)",
+        ("![",),
+    ),
+    (
+        "exfiltration",
+        0.6,
+        r"\[[^\]\n]{0,100}\]\(\s*<?https?://[^)\s?#]+[?#][^)\n]*?(?:\{\{|\$\{|\$\(|<[^>\n]{0,60}>)"
+        r"[^)\n]*?(?:key|token|secret|passw|\.env|ssh|credential|cookie)",
+        ("](",),
+    ),
     # ------------------------------------------------------------------ pipe_to_shell
     (
         "pipe_to_shell",
@@ -336,6 +376,40 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         0.6,
         r"\biex\s*\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+net\.webclient)",
         ("iex",),
+    ),
+    # download-and-execute shapes, whatever the spelling: a shell running what a download prints, an
+    # interpreter evaluating what it fetches, a fetched file made executable and run
+    (
+        "pipe_to_shell",
+        0.65,
+        r"\b(?:ba|z|k|da|fi)?sh\s+-c\s+[\"']?\$\(\s*(?:curl|wget|fetch)\b"
+        r"|\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b",
+        ("-c", "<("),
+    ),
+    (
+        "pipe_to_shell",
+        0.65,
+        r"\b(?:python[\d.]*|py|perl|ruby|node|deno|php)\s+(?:-\w+\s+)*-[ce]\s+[^\n]{0,200}?"
+        r"\b(?:exec|eval|Function|system|instance_eval)\s*\(\s*[^\n]{0,80}?"
+        r"(?:urlopen|urlretrieve|requests\.get|httpx\.get|urllib|https?\.get|fetch\(|open-uri|URI\.open"
+        r"|file_get_contents\(\s*['\"]https?://|Net::HTTP|LWP::Simple|get\(\s*['\"]https?://)"
+        r"|\b(?:python[\d.]*|node|ruby|perl|php)\s+(?:-\w+\s+)*-[ce]\s+[^\n]{0,120}?https?://[^\n]{0,200}?"
+        r"\b(?:exec|eval)\s*\(",
+        ("exec", "eval", "function", "system"),
+    ),
+    (
+        "pipe_to_shell",
+        0.6,
+        r"\b(?:iex|invoke-expression)\b[^\n]{0,80}?(?:downloadstring|downloadfile|iwr|irm|invoke-webrequest"
+        r"|invoke-restmethod)",
+        ("iex", "invoke-expression"),
+    ),
+    (
+        "pipe_to_shell",
+        0.6,
+        r"\b(?:curl|wget)\b[^\n;&|]{0,160}?(?:-[A-Za-z]*[oO]|--output(?:-document)?)[ =]?\s*\S+"
+        r"[^\n]{0,40}?(?:&&|;)\s*chmod\s+\+?[0-7]*x\s+\S+\s*(?:&&|;)\s*(?:\./|/tmp/|\$\w+)\S*",
+        ("chmod",),
     ),
     # ------------------------------------------------------------------ tool_abuse
     (
@@ -367,8 +441,16 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
     (
         "tool_abuse",
         0.35,
-        r"--dangerously-skip-permissions\b|\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b",
-        ("dangerously", "push"),
+        r"\bgit\s+push\s+(?:-f|--force)\b[^\n]{0,40}\b(?:main|master)\b",
+        ("push",),
+    ),
+    # an agent's permission checks switched off: Claude Code's and Codex's flags, and their kin
+    (
+        "tool_abuse",
+        0.6,
+        r"--dangerously-[a-z-]+|--yolo\b|--allow-all-tools\b|--bypass-approvals\b|--skip-permissions\b"
+        r"|\bbypassPermissions\b|--permission-mode[ =]+bypass",
+        ("dangerously", "yolo", "allow-all", "bypass", "skip-permissions"),
     ),
     # ------------------------------------------------------------------ hidden_instructions
     (
@@ -576,6 +658,83 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         r"|reglas|filtros?)\b",
         ("sin",),
     ),
+    # ------------------------------------------------------------------ Italian
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:ignora(?:te)?|dimentica(?:te)?|trascura(?:te)?|non\s+considerare|tralascia(?:te)?)\s+"
+        r"(?:(?:tutte|tutti|le|gli|i|tue|sue|vostre|queste|ogni)\s+){0,3}(?:istruzioni|indicazioni|regole"
+        r"|direttive|comandi|consegne)\s+(?:precedenti|anteriori|iniziali|originali|di\s+prima|sopra)",
+        ("istruzion", "indicazion", "regole", "direttive", "comandi", "consegne"),
+    ),
+    ("role_override", 0.55, r"\bda\s+(?:ora|adesso)\s+in\s+poi\s+(?:tu\s+)?(?:sei|sarai|devi)\b", ("poi",)),
+    (
+        "role_override",
+        0.5,
+        r"\b(?:assistente|ia|modello)\s+senza\s+(?:alcuna\s+|nessuna\s+)?(?:restrizion[ei]|limit[ei]|regole"
+        r"|filtri)\b",
+        ("senza",),
+    ),
+    ("role_override", 0.6, r"\bnuov[oa]\s+prompt\s+di\s+sistema", ("sistema",)),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:mostra|rivela|stampa|ripeti|dimmi|scrivi)(?:mi)?\s+(?:il\s+)?(?:tuo\s+)?prompt\s+di\s+sistema",
+        ("sistema",),
+    ),
+    # ------------------------------------------------------------------ Portuguese
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:ignore|ignora|ignorem|ignorar|desconsidere|desconsidera|esqueça|esqueca|esquece|despreze)\s+"
+        r"(?:(?:todas|todos|as|os|suas|tuas|essas|estas)\s+){0,3}(?:instruções|instrucoes|orientações"
+        r"|orientacoes|regras|diretrizes|comandos|diretivas)\s+(?:anteriores|acima|iniciais|originais|prévias)",
+        ("instru", "orienta", "regras", "diretri", "comandos", "diretivas"),
+    ),
+    (
+        "role_override",
+        0.55,
+        r"\ba\s+partir\s+de\s+agora\s*,?\s*(?:você|voce|tu)\s+(?:é|e|és|es|será|sera|vai|deve)\b",
+        ("agora",),
+    ),
+    (
+        "role_override",
+        0.5,
+        r"\b(?:assistente|ia|modelo)\s+sem\s+(?:nenhuma\s+|qualquer\s+)?(?:restrições|restricoes|limites"
+        r"|regras|filtros)\b",
+        ("sem",),
+    ),
+    ("role_override", 0.6, r"\bnovo\s+prompt\s+(?:de|do)\s+sistema", ("sistema",)),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:revele|revela|mostre|mostra|imprima|imprime|repita|repete|diga)\s+(?:me\s+)?(?:o\s+)?"
+        r"(?:seu\s+|teu\s+)?prompt\s+(?:de|do)\s+sistema",
+        ("sistema",),
+    ),
+    # ------------------------------------------------------------------ Dutch
+    (
+        "ignore_instructions",
+        0.75,
+        r"\b(?:negeer|vergeet|verwaarloos|overschrijf)\s+(?:(?:alle|al|de|je|jouw|uw|deze)\s+){0,3}"
+        r"(?:vorige|eerdere|voorgaande|oorspronkelijke|bovenstaande)\s+(?:instructies|aanwijzingen|regels"
+        r"|opdrachten|richtlijnen|prompts?)\b",
+        ("instructies", "aanwijzingen", "regels", "opdrachten", "richtlijnen", "prompt"),
+    ),
+    ("role_override", 0.55, r"\bvanaf\s+nu\s+(?:ben|word|moet)\s+(?:je|jij|u)\b", ("vanaf",)),
+    (
+        "role_override",
+        0.5,
+        r"\b(?:assistent|ai|model)\s+zonder\s+(?:enige\s+)?(?:beperkingen|restricties|regels|filters)\b",
+        ("zonder",),
+    ),
+    ("role_override", 0.6, r"\bnieuwe\s+systeem-?prompt", ("systeem",)),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"\b(?:toon|laat|geef|herhaal|print)\s+(?:me\s+|mij\s+)?(?:je|jouw|uw|de)\s+systeem-?prompt",
+        ("systeem",),
+    ),
     # ------------------------------------------------------------------ other languages: exfiltration
     (
         "exfiltration",
@@ -624,6 +783,21 @@ CJK_TABLE: tuple[tuple[str, float, str], ...] = (
         "system_prompt_leak",
         0.6,
         r"システムプロンプト(?:を|の内容を)?[^。\n]{0,6}?(?:表示|教えて|出力|見せて|開示)",
+    ),
+    # ------------------------------------------------------------------ Korean
+    (
+        "ignore_instructions",
+        0.75,
+        r"(?:이전|앞|위|기존|지금까지|모든|원래)[^.!?\n]{0,12}?(?:지시|지침|명령|규칙|프롬프트|설정|제약)"
+        r"[^.!?\n]{0,8}?(?:무시|잊어|잊고|따르지\s*마)",
+    ),
+    ("role_override", 0.55, r"(?:지금부터|이제부터|앞으로)\s*(?:너는|당신은|넌)"),
+    ("role_override", 0.5, r"(?:제한|제약|규칙)(?:이|가)?\s*없는\s*(?:AI|어시스턴트|모델|인공지능)"),
+    ("role_override", 0.6, r"새로운\s*시스템\s*프롬프트"),
+    (
+        "system_prompt_leak",
+        0.6,
+        r"시스템\s*프롬프트[^.!?\n]{0,10}?(?:출력|보여|알려|공개|표시|말해)",
     ),
 )
 

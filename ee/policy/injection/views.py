@@ -39,6 +39,49 @@ _BASE64 = r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
 _PERCENT = r"%[0-9A-Fa-f]{2}"
 _ENTITY = r"&(?:#\d{1,7}|#x[0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});"
 _COMMENT = r"<!--(.*?)-->"
+_HEX = r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]?){12,}(?![0-9A-Za-z])"
+_BASE32 = r"(?<![A-Za-z0-9])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])"
+_HYPHEN_BREAK = r"(?<=[^\W\d_])-[ \t]*\r?\n[ \t]*(?=[^\W\d_])"  # "pre-\nvious": a word hyphenated at a break
+_WORD_BREAK = r"(?<=[^\W\d_])\r?\n(?=[^\W\d_])"  # "previ\nous": a break inside a word, no space around
+# Common English words: a text that holds more of them read backwards, or in rot13, than as written is
+# written backwards or in rot13 (a cheap test, made before any reading is scanned)
+_COMMON = frozenset(
+    [
+        "the",
+        "and",
+        "all",
+        "to",
+        "of",
+        "you",
+        "your",
+        "this",
+        "that",
+        "is",
+        "are",
+        "be",
+        "with",
+        "for",
+        "from",
+        "on",
+        "in",
+        "it",
+        "now",
+        "any",
+        "every",
+        "previous",
+        "instructions",
+        "ignore",
+        "send",
+        "run",
+        "print",
+        "system",
+        "prompt",
+        "please",
+        "must",
+    ]
+)
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ROT13 = str.maketrans(_LETTERS, "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 
 
 @functools.cache
@@ -115,12 +158,36 @@ def views(visible: str) -> tuple[str, list[str], list[str]]:
         folded = unicodedata.normalize("NFC", _drop_latin_accents(unicodedata.normalize("NFD", folded)))
     if folded != text:
         respelled.append(_changed_lines(text, folded))
-    joined = _re(_SPELLED).sub(lambda m: m.group(0).replace(m.group(1), ""), folded)
+    unmarked = _unmarked(folded)
+    if unmarked != folded:
+        respelled.append(_changed_lines(folded, unmarked))
+    if "\n" in unmarked and _re(_WORD_BREAK).search(unmarked):
+        # "previ\nous" joined (a reading of its own: "all\nprevious" is two words, the others keep it so)
+        respelled.append(_re(_WORD_BREAK).sub("", unmarked))
+    joined = _re(_SPELLED).sub(lambda m: m.group(0).replace(m.group(1), ""), unmarked)
     joined = _re(_LEET_WORD).sub(lambda m: m.group(0).translate(_LEET), joined)
     joined = _re(_SLUG).sub(lambda m: re.sub(r"[-_]", " ", m.group(0)), joined)
-    if joined != folded:
-        respelled.append(_changed_lines(folded, joined))
+    if joined != unmarked:
+        respelled.append(_changed_lines(unmarked, joined))
     return text, respelled, _decoded(text)
+
+
+def _unmarked(text: str) -> str:
+    """``text`` with what spells a word apart without changing it taken out: format characters (a soft
+    hyphen, U+00AD) and combining marks (U+0336 strokes, stacked accents) dropped, each emoji or other
+    symbol read as a space ("ignore👉all"; "I🔥g🔥n…" is then spelled out, which :data:`_SPELLED` joins),
+    and a word hyphenated at a line break joined ("pre-\nvious")."""
+    if "\n" in text and "-" in text:
+        text = _re(_HYPHEN_BREAK).sub("", text)
+    if text.isascii():
+        return text
+    out: list[str] = []
+    for char in unicodedata.normalize("NFKD", text):
+        category = unicodedata.category(char)
+        if category in ("Mn", "Me", "Cf"):
+            continue
+        out.append(" " if category == "So" else char)
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 def _changed_lines(before: str, after: str) -> str:
@@ -156,7 +223,61 @@ def _decoded(text: str) -> list[str]:
 
         out.append(html.unescape(text))
     out.extend(m.group(1) for m in _re(_COMMENT, re.DOTALL).finditer(text))
+    for match in _re(_HEX).finditer(text):
+        decoded = _as_text(_hex_bytes(match.group(0)))
+        if decoded:
+            out.append(decoded)
+    for match in _re(_BASE32).finditer(text):
+        decoded = _base32_text(match.group(0))
+        if decoded:
+            out.append(decoded)
+    out.extend(_backwards_or_rot13(text))
     return [unicodedata.normalize("NFKC", piece) for piece in out]
+
+
+def _common_words(text: str) -> int:
+    return sum(1 for word in _re(r"[a-z]+").findall(text.lower()) if word in _COMMON)
+
+
+def _backwards_or_rot13(text: str) -> list[str]:
+    """The text read backwards, or in rot13, when that reads as English more than the text does."""
+    if not _re(r"[A-Za-z]{3}").search(text):
+        return []
+    plain = _common_words(text)
+    out = []
+    for reading in (text[::-1], text.translate(_ROT13)):
+        if _common_words(reading) >= max(3, plain + 2):
+            out.append(reading)
+    return out
+
+
+def _hex_bytes(run: str) -> bytes | None:
+    try:
+        return bytes.fromhex(run.replace(" ", "").replace(":", ""))
+    except ValueError:
+        return None
+
+
+def _base32_text(run: str) -> str | None:
+    import base64
+    import binascii
+
+    try:
+        return _as_text(base64.b32decode(run + "=" * (-len(run) % 8)))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _as_text(data: bytes | None) -> str | None:
+    """Decoded bytes as text when they are text: UTF-8, printable, with a space (not a key or a digest)."""
+    if not data:
+        return None
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    printable = sum(c.isprintable() or c in "\n\t" for c in decoded)
+    return decoded if printable >= 0.95 * len(decoded) and " " in decoded else None
 
 
 def _base64_text(run: str) -> str | None:

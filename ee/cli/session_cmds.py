@@ -1,0 +1,136 @@
+"""``ee import session`` and ``ee sessions list | show | forget``: agent transcripts as private evidence."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ee.cli import Output, json_option, workspace
+
+FORMATS = ("claude-code", "codex", "messages")
+
+
+@click.command("session")
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Force the format of every file."
+)
+@click.option("--claude-code", is_flag=True, help="Also this workspace's transcripts in ~/.claude/projects/.")
+@click.option("--codex", is_flag=True, help="Also this workspace's rollouts in ~/.codex/sessions/.")
+@click.option(
+    "--from-hook",
+    is_flag=True,
+    hidden=True,
+    help="Read a Claude Code hook's JSON on stdin and import its transcript in the background.",
+)
+@json_option
+@click.pass_context
+def import_session_cmd(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    fmt: str | None,
+    claude_code: bool,
+    codex: bool,
+    from_hook: bool,
+    as_json: bool | None,
+) -> int:
+    """Import agent transcripts (Claude Code, Codex, or {role, content} messages) as session evidence.
+
+    Incremental and idempotent: a grown transcript adds only its new turns, the same one twice changes
+    nothing. Evidence stays in .ee/sessions/ (never committed) and is searchable at once."""
+    if from_hook:
+        from ee.hooks.sessions import from_hook as run_hook
+
+        return run_hook(ctx.find_root().params.get("workspace"), sys.stdin.read(1 << 20))
+    from ee.errors import UsageError
+    from ee.sessions.ops import harness_transcripts
+
+    ws = workspace(ctx)
+    files = [Path(p) for p in paths]
+    if claude_code:
+        files += harness_transcripts("claude-code", ws.root)
+    if codex:
+        files += harness_transcripts("codex", ws.root)
+    if not files and not (claude_code or codex):
+        raise UsageError("no transcript given", "give PATH..., or --claude-code / --codex")
+    from ee.hooks.sessions import propose_candidates
+
+    report = ws.import_sessions(list(dict.fromkeys(files)), fmt)
+    report["candidates"] = propose_candidates(ws, report)
+    Output(as_json).emit(report, lambda: _import_human(report))
+    if report["errors"]:
+        from ee.errors import ExitCode
+
+        codes = {"usage": ExitCode.USAGE, "not_found": ExitCode.NOT_FOUND, "policy": ExitCode.POLICY}
+        return int(codes.get(report["errors"][0]["code"], ExitCode.STORAGE))
+    return 0
+
+
+def _import_human(report: dict[str, Any]) -> str:
+    lines = [
+        f"{f['path']}: {f['status']}, {f['added']} new piece(s) of evidence (session {f.get('session_id')})"
+        for f in report["files"]
+    ]
+    lines += [
+        f"{e['path']}: error: {e['message']}" + (f" (repair: {e['repair']})" if e.get("repair") else "")
+        for e in report["errors"]
+    ]
+    found = report.get("candidates", {})
+    lines.append(
+        f"{report['added']} added, {report['evidence']} in all; "
+        f"{len(found.get('proposed', []))} candidate(s) proposed for review (ee curate list)"
+    )
+    return "\n".join(lines)
+
+
+@click.group("sessions")
+def sessions_group() -> None:
+    """Imported agent sessions: list, show and forget their evidence (.ee/sessions/, never committed)."""
+
+
+@sessions_group.command("list")
+@json_option
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool | None) -> None:
+    """The imported sessions, oldest first, with how much evidence each holds."""
+    found = workspace(ctx).sessions()
+    Output(as_json).emit(
+        {"sessions": found},
+        lambda: (
+            "\n".join(
+                f"{s['session_id']}  {s['first']} .. {s['last']}  {s['evidence']} piece(s)" for s in found
+            )
+            or "no session imported (ee import session PATH...)"
+        ),
+    )
+
+
+@sessions_group.command("show")
+@click.argument("ident")
+@json_option
+@click.pass_context
+def show_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
+    """A session's evidence (or one piece, by its ev_ id), with provenance."""
+    data = workspace(ctx).session(ident)
+
+    def human() -> str:
+        out = []
+        for e in data["evidence"]:
+            p = e["provenance"]
+            out.append(f"{e['id']}  {p['file_name']} turn {p['turn']}  {p['time']}\n{e['text']}\n")
+        return "\n".join(out)
+
+    Output(as_json).emit(data, human)
+
+
+@sessions_group.command("forget")
+@click.argument("ident")
+@json_option
+@click.pass_context
+def forget_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
+    """Purge a session's evidence (or one piece, by its ev_ id), its index entries and vectors."""
+    data = workspace(ctx).forget_session(ident)
+    Output(as_json).emit(data, f"forgot {data['evidence']} piece(s) of evidence of {ident}")

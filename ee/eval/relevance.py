@@ -1,0 +1,176 @@
+"""``ee eval relevance``: does the relevance floor drop noise and keep answers, for each semantic arm?
+
+A set folder holds ``stores.json``::
+
+    {"stores": [{"name": "tinycalc", "memories": "../stores/tinycalc/memories",
+                 "paraphrases": "paraphrase-tinycalc.tsv", "unanswerable": "unanswerable-tinycalc.txt"}],
+     "offtopic": ["../offtopic/questions.txt"]}
+
+(paths relative to the folder). Each store's memories are copied into a temporary workspace and indexed;
+then, for the static arm and for the transformer arm (its vectors computed first, as ``ee index rebuild``
+does), every question is searched (hybrid, top 10) with the floor off and on:
+
+* ``paraphrase_hit@10``: the share of paraphrased questions whose memory (the TSV's file name) is in the
+  top 10, floor off and on, and ``kept`` = on / off (issue 35's target: ≥ 0.95);
+* ``unanswerable_abstention``: the share of in-domain questions the store cannot answer that get no hit;
+* ``offtopic_abstention``: the share of off-topic questions that get no hit in search, and no item in a
+  context pack (balanced profile, 4000 tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ee.errors import NotFound, UsageError
+from ee.model import Progress
+
+ARMS = ("static", "transformer")
+K = 10
+
+
+def read_lines(path: Path) -> list[str]:
+    """Questions, one per line; blank lines and ``#`` comments skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise NotFound(f"{path} does not exist", "check the paths in stores.json") from None
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def read_pairs(path: Path) -> list[tuple[str, str]]:
+    """(question, memory file name) rows of a paraphrase TSV."""
+    out = []
+    for number, line in enumerate(read_lines(path), 1):
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise UsageError(f"{path}: row {number} is not 'question<TAB>file name'", "fix the TSV row")
+        out.append((parts[0].strip(), parts[1].strip()))
+    return out
+
+
+def read_sets(folder: Path) -> dict[str, Any]:
+    path = folder / "stores.json"
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise NotFound(f"{path} does not exist", "pass a folder with stores.json") from None
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}", "fix the JSON") from None
+    stores = []
+    for entry in spec.get("stores", []):
+        stores.append(
+            {
+                "name": str(entry["name"]),
+                "memories": (folder / entry["memories"]).resolve(),
+                "paraphrases": read_pairs(folder / entry["paraphrases"]),
+                "unanswerable": read_lines(folder / entry["unanswerable"]),
+            }
+        )
+    offtopic = [q for name in spec.get("offtopic", []) for q in read_lines(folder / name)]
+    return {"stores": stores, "offtopic": offtopic}
+
+
+def evaluate(folder: Path, floor: float | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    """Every store's figures per arm (see the module's doc)."""
+    from ee.query.relevance import DEFAULT_MIN_RELEVANCE
+
+    sets = read_sets(folder)
+    floor = DEFAULT_MIN_RELEVANCE if floor is None else floor
+    out: dict[str, Any] = {"min_relevance": floor, "k": K, "offtopic_questions": len(sets["offtopic"])}
+    out["stores"] = {}
+    with tempfile.TemporaryDirectory(prefix="ee-eval-relevance-") as tmp:
+        for store in sets["stores"]:
+            out["stores"][store["name"]] = _store(Path(tmp), store, sets["offtopic"], floor, progress)
+    return out
+
+
+def _store(
+    tmp: Path, store: dict[str, Any], offtopic: list[str], floor: float, progress: Progress | None
+) -> dict[str, Any]:
+    from ee.index.transformer import embed_pending
+    from ee.index.view import open_index
+    from ee.workspace import Workspace
+
+    root = tmp / store["name"]
+    shutil.copytree(store["memories"], root / "memories")
+    Workspace.init(root)  # (makes the git repository)
+    ws = Workspace(root)
+    view = open_index(ws)
+    by_stem = {Path(m.path).stem: m.id for m in ws.list()[0]}
+    missing = sorted({stem for _q, stem in store["paraphrases"] if stem not in by_stem})
+    if missing:
+        raise UsageError(f"{store['name']}: no memory file named {', '.join(missing)}", "fix the TSV")
+    result: dict[str, Any] = {"memories": view.gen.size, "paraphrases": len(store["paraphrases"])}
+    result["unanswerable_questions"] = len(store["unanswerable"])
+    for arm in ARMS:
+        if arm == "transformer":
+            embed_pending(view, None, progress)
+            if view.arm != "transformer":
+                result[arm] = None  # (turned off, or the model is not there)
+                continue
+        else:
+            view.transformer_vectors = None  # the static arm answers (as before its vectors are complete)
+        result[arm] = _measure(view, store, offtopic, floor, by_stem)
+    return result
+
+
+def _measure(
+    view: Any, store: dict[str, Any], offtopic: list[str], floor: float, by_stem: dict[str, str]
+) -> dict[str, Any]:
+    from ee.pack import pack_view
+    from ee.pack.profiles import resolve_profile
+    from ee.query.document import from_arguments
+    from ee.query.engine import run_search
+
+    def hits(text: str, min_relevance: float) -> list[str]:
+        query = from_arguments(text, mode="hybrid", limit=K, fields="minimal")
+        return [h["id"] for h in run_search(view, query, min_relevance=min_relevance)["hits"]]
+
+    pairs = store["paraphrases"]
+    off = [by_stem[stem] in hits(q, 0.0) for q, stem in pairs]
+    on = [by_stem[stem] in hits(q, floor) for q, stem in pairs]
+    hit_off, hit_on = sum(off) / len(pairs), sum(on) / len(pairs)
+    missed = [q for (q, _stem), kept, found in zip(pairs, on, off, strict=True) if found and not kept]
+    unanswerable = [not hits(q, floor) for q in store["unanswerable"]]
+    profile = resolve_profile("balanced", {}, None, "output.profile")
+    search_empty = [not hits(q, floor) for q in offtopic]
+    packed_empty = []
+    for q in offtopic:
+        pack = pack_view(view, from_arguments(q, mode="hybrid"), profile, min_relevance=floor)
+        packed_empty.append(not any(section["items"] for section in pack["sections"]))
+    return {
+        "paraphrase_hit@10": {"floor_off": round(hit_off, 4), "floor_on": round(hit_on, 4)},
+        "kept": round(hit_on / hit_off, 4) if hit_off else None,
+        "dropped_answers": missed,
+        "unanswerable_abstention": round(sum(unanswerable) / max(1, len(unanswerable)), 4),
+        "offtopic_abstention": {
+            "search": round(sum(search_empty) / max(1, len(offtopic)), 4),
+            "context": round(sum(packed_empty) / max(1, len(offtopic)), 4),
+        },
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"min_relevance {result['min_relevance']:g}, k={result['k']}, "
+        f"{result['offtopic_questions']} off-topic questions",
+        f"{'store':<10} {'arm':<12} {'hit@10 off':>10} {'hit@10 on':>10} {'kept':>6} "
+        f"{'unanswerable':>13} {'off-topic search':>17} {'context':>8}",
+    ]
+    for name, store in result["stores"].items():
+        for arm in ARMS:
+            row = store.get(arm)
+            if row is None:
+                lines.append(f"{name:<10} {arm:<12} (not available)")
+                continue
+            hit, off = row["paraphrase_hit@10"], row["offtopic_abstention"]
+            kept = f"{row['kept']:.3f}" if row["kept"] is not None else "-"
+            lines.append(
+                f"{name:<10} {arm:<12} {hit['floor_off']:>10.3f} {hit['floor_on']:>10.3f} {kept:>6} "
+                f"{row['unanswerable_abstention']:>13.3f} {off['search']:>17.3f} {off['context']:>8.3f}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,140 @@
+"""Claude Code's ``SessionEnd`` and ``PreCompact`` hooks: import the session's transcript, in the background.
+
+The hook runs ``ee import session --from-hook``, which reads the hook's JSON on stdin (``transcript_path``,
+``cwd``, ``hook_event_name``, ``session_id``), checks it, starts a detached job and returns at once: the
+agent never waits for the import (``bench/`` measures the hook's own time). It imports only
+
+* a ``.jsonl`` file inside Claude Code's own transcript folder (``~/.claude/projects/``, links not
+  followed out of it), and
+* when the hook's ``cwd`` is this workspace (or a folder inside it), and ``[sessions] import`` is on.
+
+Anything else is skipped with a line on stderr, exit 0: a hook never gets in the harness's way. The job's
+output goes to ``.ee/sessions/hook.log``; it writes its token to ``.ee/sessions/hook.done`` when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+LOG = ".ee/sessions/hook.log"
+DONE = ".ee/sessions/hook.done"
+TIME_LIMIT = 600
+_JOB = "import sys; from ee.hooks.sessions import job; sys.exit(job(sys.argv[1:]))"
+
+
+def _skip(why: str) -> int:
+    print(f"ee: session not imported ({why})", file=sys.stderr, flush=True)
+    return 0
+
+
+def projects_folder() -> Path:
+    return Path(os.path.expanduser("~")) / ".claude" / "projects"
+
+
+def checked_transcript(raw: Any) -> Path | None:
+    """The transcript path when it is a regular ``.jsonl`` file inside Claude Code's projects folder."""
+    if not isinstance(raw, str) or not raw.endswith(".jsonl"):
+        return None
+    folder = projects_folder().resolve()
+    path = Path(raw)
+    real = path.resolve()
+    if not real.is_relative_to(folder) or path.is_symlink() or not real.is_file():
+        return None
+    return real
+
+
+def from_hook(workspace: str | None, text: str) -> int:
+    """Check the hook's input and start the import job; always 0."""
+    from ee.errors import EeError
+    from ee.workspace import Workspace
+
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        return _skip("the hook's input is not JSON")
+    if not isinstance(data, dict):
+        return _skip("the hook's input is not a JSON object")
+    transcript = checked_transcript(data.get("transcript_path"))
+    if transcript is None:
+        return _skip("transcript_path is not a transcript in ~/.claude/projects/")
+    given = data.get("cwd")
+    cwd = given if isinstance(given, str) else os.getcwd()
+    try:
+        ws = Workspace.discover(workspace or cwd)
+        if not ws.config.get("sessions.import"):
+            return _skip("[sessions] import = false")
+    except EeError as exc:
+        return _skip(exc.message)
+    root = ws.root.resolve()
+    where = Path(cwd).resolve()
+    if where != root and not where.is_relative_to(root):
+        return _skip(f"the session's cwd {where} is not this workspace")
+    return start(root, transcript)
+
+
+def start(root: Path, transcript: Path) -> int:
+    """Start the job detached (its own session, no terminal) and return 0 at once."""
+    import subprocess
+    import time
+
+    from ee.sessions.store import connect
+
+    with connect(root, create=True):  # (the folder, created and checked here: the log goes there)
+        pass
+    from ee.config import open_regular
+
+    argv = [sys.executable, "-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns())]
+    with open(open_regular(root / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
+        subprocess.Popen(
+            argv, cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    return 0
+
+
+def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
+    """The candidates of the sessions an import added to, proposed to the review queue (``ee curate``):
+    ``{"found": N, "proposed": [ids pending now]}``. Nothing becomes a memory until a person accepts it."""
+    from ee.sessions.ops import session_candidates
+
+    candidates = session_candidates(ws, report)
+    out: dict[str, Any] = {"found": len(candidates), "proposed": []}
+    if not candidates:
+        return out
+    try:
+        from ee.curate.queue import propose
+    except ImportError:  # a build without the review queue: the evidence is kept, nothing is proposed
+        return out
+    out["proposed"] = [c.id for c in propose(ws, candidates)]
+    return out
+
+
+def job(argv: list[str]) -> int:
+    """The detached job: ``ROOT TRANSCRIPT TOKEN``."""
+    import signal
+
+    from ee.errors import EeError
+    from ee.workspace import Workspace
+
+    root, transcript, token = Path(argv[0]), Path(argv[1]), argv[2]
+    signal.alarm(TIME_LIMIT)
+    try:
+        ws = Workspace(root)
+        report = ws.import_sessions([transcript], "claude-code")
+        report["candidates"] = propose_candidates(ws, report)
+        for error in report["errors"]:
+            print(f"ee: {error['path']}: {error['message']}", file=sys.stderr)
+        print(f"ee: {transcript.name}: {report['added']} new piece(s) of evidence", file=sys.stderr)
+    except EeError as exc:
+        print(f"ee: {transcript.name}: {exc.message}", file=sys.stderr)
+    finally:
+        from ee.config import open_regular
+
+        tmp = root / f"{DONE}.{os.getpid()}.tmp"
+        with open(open_regular(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as file:
+            file.write(token + "\n")
+        os.replace(tmp, root / DONE)
+    return 0

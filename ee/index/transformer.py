@@ -1,0 +1,350 @@
+"""The transformer semantic arm: all-MiniLM-L6-v2 as an int8 ONNX graph, run by onnxruntime.
+
+ee ships the model inside the package (``ee/models/minilm-l6-v2-onnx-int8``, built by
+``scripts/build_onnx_model.py``; see its NOTICE). Its vectors are far better witnesses of meaning than the
+static model's (semantic-only recall@10 on the development set 0.606 against 0.521, and paraphrases
+separate from off-topic questions much more cleanly), but embedding costs ~70× the static model's time.
+So a memory's vector is computed once per blob id, in the background (the warm server's idle time,
+:func:`embed_pending`) and by ``ee index rebuild``, and cached in the derived cache like every derived
+datum. A query never waits for them: until every memory of a generation has its vector, the static arm
+answers (``ee.index.view.IndexView.arm``).
+
+Each text is run through the graph alone: the graph quantises its activations per call (dynamic int8), so
+a text's vector would depend on what else shares its batch (cosine 0.98 between the two); alone, it
+depends on the text only, and the same store gives the same bytes however it was embedded. (Alone is also
+faster here: a batch pads every text to the longest.) Work is still done in batches of
+:data:`BATCH` texts between the time checks and cache writes of :func:`embed_pending`.
+
+A generation's complete matrix (rows in position order) is saved beside it as
+``transformer-<key>.npy``: a query memory-maps it, as it does the static vectors.
+
+Heavy imports (numpy, onnxruntime, tokenizers) happen inside functions: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ee.errors import ModelError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "BATCH",
+    "DEFAULT_MAX_MEMORIES",
+    "DEFAULT_TRANSFORMER_DIR",
+    "THREADS",
+    "Transformer",
+    "embed_pending",
+    "load_transformer",
+    "matrix_path",
+]
+
+TRANSFORMER_NAME = "minilm-l6-v2-onnx-int8"
+DEFAULT_TRANSFORMER_DIR: Path = Path(__file__).resolve().parent.parent / "models" / TRANSFORMER_NAME
+BATCH = 8  # texts embedded between two time checks (and one cache write)
+THREADS = 2  # onnxruntime's intra-op threads
+# A store larger than this keeps the static arm: embedding it takes minutes (~150-200 memories/s), and
+# its cosines cost a served query more than the static ones (bench/README.md, "transformer arm").
+DEFAULT_MAX_MEMORIES = 50_000
+PENDING = "transformer-pending"  # a generation whose vectors the cache did not hold, checked once
+
+
+@dataclass(frozen=True, slots=True)
+class Transformer:
+    """A loaded ONNX sentence encoder. Safe to share between threads (onnxruntime sessions are)."""
+
+    model_id: str
+    dim: int
+    path: Path
+    session: Any = field(repr=False, compare=False)
+    tokenizer: Any = field(repr=False, compare=False)
+
+    def vocabulary(self) -> list[str]:
+        """Every token of the tokenizer (what ``ee.index.embedder.derive_profile`` reads words from)."""
+        vocab: dict[str, int] = self.tokenizer.get_vocab(with_added_tokens=True)
+        return [token for token, _id in sorted(vocab.items(), key=lambda item: item[1])]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised float32 vectors (len(texts), dim), each text run alone (see the module's doc).
+        A text with no token at all gets a row of zeros."""
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise TypeError("Transformer.encode takes a list of strings, not a string")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            ids = self.tokenizer.encode(text).ids
+            if not ids:
+                continue
+            row = np.asarray([ids], dtype=np.int64)
+            feed = {"input_ids": row, "attention_mask": np.ones_like(row)}
+            out[i] = self.session.run(None, feed)[0][0]
+        return out
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        """Document vectors: the transformer reads the whole text (its first 256 tokens) itself."""
+        return self.encode(texts)
+
+
+_LOADED: dict[str, Transformer] = {}  # folder key → loaded model: a long-lived process loads it once
+
+
+def transformer_key(folder: Path) -> str | None:
+    """A cheap key of the model in ``folder`` (path, size and mtime of model.onnx), or None if absent."""
+    try:
+        st = (folder / "model.onnx").stat()
+    except OSError:
+        return None
+    return f"{folder.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
+    """Load the ONNX model of ``folder`` (once per process while its file is unchanged).
+
+    Raises :class:`ee.errors.ModelError` with a repair hint when the folder is incomplete or unreadable.
+    Reads local files only: never the network."""
+    key = transformer_key(folder) or ""
+    loaded = _LOADED.get(key)
+    if loaded is not None:
+        return loaded
+
+    def fail(what: str, cause: BaseException | None = None) -> ModelError:
+        err = ModelError(
+            f"transformer model unavailable ({folder}): {what}",
+            "pip install --force-reinstall --no-deps eidetic-engine   "
+            f"# in a source checkout: git checkout -- ee/models/{TRANSFORMER_NAME}",
+            {"path": str(folder)},
+        )
+        if cause is not None:
+            err.__cause__ = cause
+        return err
+
+    if not key or not (folder / "tokenizer.json").is_file() or not (folder / "config.json").is_file():
+        raise fail("incomplete model folder (model.onnx, tokenizer.json, config.json)")
+    try:
+        import onnxruntime
+        from tokenizers import Tokenizer
+    except ImportError as exc:  # pragma: no cover - runtime deps of ee
+        raise fail(f"{exc}; pip install onnxruntime", exc) from exc
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        dim = int(config["dim"])
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(int(config.get("max_tokens", 256)))
+        data = (folder / "model.onnx").read_bytes()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = THREADS
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # (onnxruntime's shape-merge warnings are not the user's business)
+        session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # OSError, JSON errors, and onnxruntime's / tokenizers' own exception types
+        raise fail(f"cannot load it ({type(exc).__name__}: {exc})", exc) from exc
+    digest = hashlib.sha256(data).hexdigest()
+    model = Transformer(f"{folder.resolve().name}@{digest[:12]}", dim, folder, session, tokenizer)
+    _LOADED.clear()  # one model at a time: a changed key means the old one is gone
+    _LOADED[key] = model
+    return model
+
+
+# ------------------------------------------------------------------------------------ vectors of a store
+
+
+def matrix_path(gen_folder: Path, key: str) -> Path:
+    """Where a generation's complete transformer matrix is saved (one per model)."""
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return gen_folder / f"transformer-{digest}.npy"
+
+
+_IDS: dict[str, str] = {}  # folder key → model id (the model file's digest), computed once per process
+
+
+def cache_model_id(folder: Path, key: str) -> str:
+    """The name the derived cache files transformer vectors under: the model's id (``<folder name>@<first
+    12 hex of sha256(model.onnx)>``, as :func:`load_transformer` names it), so a reinstalled or moved
+    copy of the same model reuses them. Computed without loading the model (~20 ms), once per process."""
+    model_id = _IDS.get(key)
+    if model_id is None:
+        digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()
+        model_id = _IDS[key] = f"{folder.resolve().name}@{digest[:12]}"
+    return "transformer:" + model_id
+
+
+def generation_blobs(gen_folder: Path) -> list[str]:
+    """The blob id of each position of a saved generation (its ``columns.marshal``)."""
+    import marshal
+
+    columns = marshal.loads((gen_folder / "columns.marshal").read_bytes())  # noqa: S302 - our own file
+    blobs = columns["blobs"]
+    if not isinstance(blobs, list):
+        raise ValueError("generation columns damaged")
+    return blobs
+
+
+def load_matrix(gen_folder: Path, key: str, size: int) -> np.ndarray | None:
+    """The saved complete matrix of a generation, memory-mapped, or None (absent, damaged, wrong shape)."""
+    import numpy as np
+
+    path = matrix_path(gen_folder, key)
+    try:
+        matrix = np.load(path, mmap_mode="r")
+    except (OSError, ValueError):
+        return None
+    if matrix.ndim != 2 or matrix.shape[0] != size or matrix.dtype != np.float32:
+        return None
+    return matrix
+
+
+def assemble_from_cache(
+    root: Path, gen_folder: Path, model_folder: Path, key: str, size: int
+) -> np.ndarray | None:
+    """A generation's matrix from vectors the derived cache already holds, saved beside it; None when the
+    cache lacks any (then ``transformer-pending`` is left there so the next query does not look again:
+    only :func:`embed_pending` fills the gap, and it saves the matrix itself). No model is loaded."""
+    pending = gen_folder / PENDING
+    if pending.exists():
+        return None
+    vectors = _cached_vectors(root, gen_folder, model_folder, key)
+    if vectors is None:
+        return None
+    blobs, found = vectors
+    if len(blobs) != size or any(b not in found for b in blobs):
+        with contextlib.suppress(OSError):
+            pending.touch()
+        return None
+    return _save_matrix(gen_folder, key, blobs, found)
+
+
+def embed_pending(
+    view: Any, max_seconds: float | None = None, progress: Callable[[str, int, int], None] | None = None
+) -> tuple[int, int]:
+    """Embed the memories of ``view``'s generation that the derived cache has no transformer vector for,
+    :data:`BATCH` at a time, until all are done or ``max_seconds`` have passed (None: no limit). Each batch
+    is written to the cache at once, so work is never lost; when every memory has its vector, the
+    generation's matrix is saved beside it and the next query answers with the transformer arm.
+
+    Returns (memories with a vector, memories in the generation). Any server loop calls this in idle
+    time; ``ee index rebuild`` calls it with no limit and a ``progress(phase, done, total)``. Does nothing
+    (returns (0, size)) when the view has no saved generation, the store is above the configured size,
+    or the transformer is off or not there."""
+    import numpy as np
+
+    started = time.monotonic()
+    gen = view.gen
+    folder = _gen_folder(view)
+    key = view.transformer_key
+    if folder is None or not key or gen.size == 0:
+        return (0, gen.size)
+    saved = load_matrix(folder, key, gen.size)
+    if saved is not None:
+        view.use_transformer(saved)
+        return (gen.size, gen.size)
+    assert view.root is not None
+    vectors = _cached_vectors(view.root, folder, view.transformer_folder, key)
+    if vectors is None:
+        return (0, gen.size)
+    blobs, found = vectors
+    missing = [pos for pos, blob in enumerate(blobs) if blob not in found]
+    done = gen.size - len(missing)
+    if missing:
+        from ee.index.cache import DerivedCache
+        from ee.index.derive import embed_text
+        from ee.index.freshness import CACHE_PATH
+
+        model = load_transformer(view.transformer_folder)
+        cache = DerivedCache(view.root / CACHE_PATH)
+        try:
+            for start in range(0, len(missing), BATCH):
+                if max_seconds is not None and time.monotonic() - started >= max_seconds:
+                    break
+                chunk = missing[start : start + BATCH]
+                texts = []
+                for pos in chunk:
+                    record = gen.records[pos]
+                    texts.append(embed_text(gen.body(pos), record.get("tags") or [], record.get("kind", "")))
+                matrix = model.encode_documents(texts)
+                rows = {blobs[p]: matrix[i].tobytes() for i, p in enumerate(chunk)}
+                cache.put_vectors(rows, cache_model_id(view.transformer_folder, key))
+                found.update({blob: np.frombuffer(row, dtype=np.float32) for blob, row in rows.items()})
+                done += len(chunk)
+                if progress is not None:
+                    progress("transformer", done, gen.size)
+        finally:
+            cache.close()
+    if done < gen.size:
+        return (done, gen.size)
+    if _save_matrix(folder, key, blobs, found) is not None:
+        view.use_transformer(load_matrix(folder, key, gen.size))
+    with contextlib.suppress(OSError):
+        (folder / PENDING).unlink(missing_ok=True)
+    return (done, gen.size)
+
+
+def _gen_folder(view: Any) -> Path | None:
+    from ee.index.freshness import INDEX_DIR
+
+    if view.root is None or view.commit is not None:
+        return None  # (an asOf view keeps the static arm: it is not saved as a generation)
+    name = view.manifest.get("generation") if isinstance(view.manifest, dict) else None
+    if not name:
+        return None
+    folder: Path = view.root / INDEX_DIR / name
+    return folder if folder.is_dir() else None
+
+
+def _cached_vectors(
+    root: Path, gen_folder: Path, model_folder: Path, key: str
+) -> tuple[list[str], dict[str, Any]] | None:
+    """(each position's blob, blob → cached vector of those the cache holds), or None when the generation
+    or the cache cannot be read (a writer pruned it meanwhile: the next call sees the new one)."""
+    import numpy as np
+
+    from ee.index.cache import DerivedCache
+    from ee.index.freshness import CACHE_PATH
+
+    try:
+        blobs = generation_blobs(gen_folder)
+        model_id = cache_model_id(model_folder, key)
+        cache = DerivedCache(root / CACHE_PATH)
+    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        return None
+    try:
+        raw = cache.get_vectors(blobs, model_id)
+    finally:
+        cache.close()
+    found = {blob: np.frombuffer(data, dtype=np.float32) for blob, data in raw.items()}
+    return blobs, found
+
+
+def _save_matrix(gen_folder: Path, key: str, blobs: list[str], found: dict[str, Any]) -> np.ndarray | None:
+    """Write the matrix (rows in position order) atomically beside the generation; None if it is gone."""
+    import numpy as np
+
+    matrix = np.stack([found[b] for b in blobs]).astype(np.float32, copy=False)
+    path = matrix_path(gen_folder, key)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=gen_folder, prefix=".ee-tmp-", suffix=".npy")
+    except OSError:
+        return None  # (pruned by a writer since: the next generation gets its own)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, matrix)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return None
+    return matrix

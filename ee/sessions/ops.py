@@ -1,0 +1,122 @@
+"""The session operations the façade binds: import, list, show, forget; and a harness's transcripts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ee.errors import NotFound
+
+
+def _model(ws: Any) -> tuple[Any, str]:
+    """The static embedding model of the workspace (None when there is none usable) and its key."""
+    from ee.index.view import open_index
+
+    view = open_index(ws)
+    if view.model_folder is None:
+        return None, ""
+    return view.embedder(), view.model_key
+
+
+def import_sessions(ws: Any, paths: list[Path], fmt: str | None) -> dict[str, Any]:
+    from ee.sessions.importer import import_sessions as run
+
+    embedder, key = _model(ws)
+    return run(ws.root, ws.config, paths, fmt, embedder, key)
+
+
+def session_candidates(ws: Any, report: dict[str, Any]) -> list[Any]:
+    """The candidates of the sessions an import added evidence to (ee.sessions.candidates)."""
+    from ee.sessions import store
+    from ee.sessions.candidates import extract
+
+    sessions = sorted({f["session_id"] for f in report["files"] if f.get("added")})
+    if not sessions:
+        return []
+    with store.connect(ws.root) as db:
+        if db is None:
+            return []
+        evidence = [e for s in sessions for e in store.of_session(db, s)]
+    return extract(evidence)
+
+
+def list_sessions(ws: Any) -> list[dict[str, Any]]:
+    from ee.sessions import store
+
+    with store.connect(ws.root, write=False) as db:
+        return store.sessions(db) if db is not None else []
+
+
+def show_session(ws: Any, ident: str) -> dict[str, Any]:
+    from ee.sessions import store
+
+    with store.connect(ws.root, write=False) as db:
+        if db is not None and ident.startswith("ev_"):
+            found = store.get_many(db, [ident])
+            items = list(found.values())
+        else:
+            items = store.of_session(db, ident) if db is not None else []
+    if not items:
+        raise NotFound(f"no session or evidence {ident!r}", "list them with: ee sessions list")
+    return {
+        "session_id": items[0].session_id,
+        "evidence": [
+            {"id": e.id, "text": e.text, "provenance": e.provenance(), "flags": _flags(e)} for e in items
+        ],
+    }
+
+
+def _flags(e: Any) -> list[str]:
+    return [
+        name
+        for name, on in (("secret_masked", e.secrets), ("quarantined", e.flagged), ("sidechain", e.sidechain))
+        if on
+    ]
+
+
+def forget_session(ws: Any, ident: str) -> dict[str, Any]:
+    from ee.sessions import index, store
+
+    with store.connect(ws.root) as db:
+        removed = store.forget(db, ident) if db is not None else 0
+        if removed and db is not None:
+            store.bump(db)
+    if not removed:
+        raise NotFound(f"no session or evidence {ident!r}", "list them with: ee sessions list")
+    embedder, key = _model(ws)
+    index.build(ws.root, embedder, key)  # its index entries and vectors go with it, now
+    return {"forgotten": ident, "evidence": removed}
+
+
+def harness_transcripts(harness: str, root: Path, home: Path | None = None) -> list[Path]:
+    """This workspace's transcripts in a harness's default folder: Claude Code's
+    ``~/.claude/projects/<cwd with / and . as ->/*.jsonl``; Codex's ``~/.codex/sessions/YYYY/MM/DD/
+    rollout-*.jsonl`` whose ``session_meta`` names this folder (or one inside it) as ``cwd``."""
+    home = home or Path(os.path.expanduser("~"))
+    where = str(root.resolve())
+    if harness == "claude-code":
+        folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
+        return sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
+    found = []
+    for path in sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        cwd = codex_cwd(path)
+        if cwd is not None and (cwd == where or cwd.startswith(where + os.sep)):
+            found.append(path)
+    return found
+
+
+def codex_cwd(path: Path) -> str | None:
+    """The ``cwd`` of a Codex rollout's ``session_meta`` (its first line)."""
+    import json
+
+    try:
+        with path.open("rb") as file:
+            first = json.loads(file.readline(1 << 20))
+    except (OSError, ValueError):
+        return None
+    payload = first.get("payload") if isinstance(first, dict) else None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None

@@ -1,0 +1,388 @@
+"""Session import on real transcript files: the three formats, incremental and idempotent imports, the
+errors, evidence in search and context with provenance, time, forget, secrets and the agent hook."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_ee_process
+
+from ee.workspace import Workspace
+
+FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
+
+
+def _copy(ws: Workspace, name: str, folder: Path | None = None) -> Path:
+    target = (folder or ws.root.parent / "transcripts") / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(FIXTURES / name, target)
+    return target
+
+
+def _hits(cli: Any, query: str, *extra: str) -> list[dict[str, Any]]:
+    result = cli("search", query, "--json", "--min-relevance", "0", *extra)
+    assert result.code == 0, result.err
+    hits: list[dict[str, Any]] = result.data["hits"]
+    return hits
+
+
+def test_the_three_formats_import_and_are_found_with_provenance(ws: Workspace, cli: Any) -> None:
+    paths = [_copy(ws, n) for n in ("claude-code.jsonl", "codex.jsonl", "messages.json")]
+    result = cli("import", "session", *map(str, paths), "--json")
+    assert result.code == 0, result.err
+    files = {Path(f["path"]).name: f for f in result.data["files"]}
+    assert files["claude-code.jsonl"]["format"] == "claude-code"
+    assert files["claude-code.jsonl"]["session_id"] == "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    assert files["codex.jsonl"]["format"] == "codex"
+    assert files["codex.jsonl"]["session_id"] == "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    assert files["messages.json"]["format"] == "messages"
+    assert files["messages.json"]["session_id"] == "ci-chat-1"
+
+    hit = _hits(cli, "alembic database migrations")[0]
+    assert hit["type"] == "evidence"
+    assert hit["id"].startswith("ev_")
+    assert hit["trust"] == "cass_evidence"
+    prov = hit["provenance"]
+    assert prov["file_name"] == "claude-code.jsonl"
+    assert prov["transcript"] == str(paths[0])
+    assert prov["session_id"] == "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    assert prov["turn"] == 0
+    assert prov["time"] == "2026-11-02T09:00:00Z"
+    assert prov["cwd"] == "/home/dev/shop"
+    assert prov["branch"] == "main"
+    # the tool calls: the command, that it failed, the error's first line, the file changed
+    assert "$ pytest -q → failed: ImportError while loading conftest" in hit["body"]
+    assert "Edit /home/dev/shop/pyproject.toml → ok" in hit["body"]
+
+    codex = _hits(cli, "redis cache fakeredis catalogue")[0]
+    assert codex["provenance"]["branch"] == "feature/cache"
+    assert "$ pytest tests/test_catalogue.py -q → failed: FAILED" in codex["body"]
+    assert "environment_context" not in codex["body"]
+
+    sidechain = _hits(cli, "which files open a database session")
+    assert any("sidechain" in h["flags"] for h in sidechain if h["type"] == "evidence")
+    assert _hits(cli, "github actions matrix python versions")[0]["provenance"]["session_id"] == "ci-chat-1"
+
+
+def test_context_has_a_session_evidence_section(ws: Workspace, cli: Any) -> None:
+    ws.remember("The shop service deploys with a blue-green switch on Fridays.")
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    result = cli("context", "how do we run database migrations", "--json", "--min-relevance", "0")
+    assert result.code == 0, result.err
+    sections = {s["name"]: s for s in result.data["sections"]}
+    item = sections["sessions"]["items"][0]
+    assert item["type"] == "evidence"
+    assert item["trust"] == "cass_evidence"
+    assert item["authoritative"] is False
+    assert item["provenance"]["file_name"] == "claude-code.jsonl"
+    assert result.data["budget"]["used_tokens"] <= result.data["budget"]["max_tokens"]
+    markdown = cli(
+        "context", "how do we run database migrations", "--format", "markdown", "--min-relevance", "0"
+    )
+    assert "Session evidence" in markdown.out
+    assert "claude-code.jsonl" in markdown.out
+
+
+def test_the_same_file_twice_changes_nothing_and_a_grown_one_adds_its_new_turns(
+    ws: Workspace, cli: Any
+) -> None:
+    path = _copy(ws, "claude-code.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:4]) + lines[4][:50], encoding="utf-8")  # a partial last line
+    first = cli("import", "session", str(path), "--json").data
+    assert first["files"][0]["pending_bytes"] == 50
+    before = ws.sessions()[0]["evidence"]
+    again = cli("import", "session", str(path), "--json").data
+    assert again["files"][0]["status"] == "unchanged"
+    assert again["added"] == 0
+    assert ws.sessions()[0]["evidence"] == before
+    path.write_text("".join(lines), encoding="utf-8")  # the session went on
+    grown = cli("import", "session", str(path), "--json").data
+    assert grown["files"][0]["status"] == "grown"
+    full = ws.root.parent / "whole" / "claude-code.jsonl"
+    full.parent.mkdir()
+    shutil.copyfile(FIXTURES / "claude-code.jsonl", full)
+    fresh, _ = Workspace.init(ws.root.parent / "other")
+    fresh.import_sessions([full])
+    # the grown file's evidence is exactly what one import of the whole file gives (no partial leftover)
+    mine = [e["text"] for e in ws.session("5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")["evidence"]]
+    theirs = [e["text"] for e in fresh.session("5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")["evidence"]]
+    assert mine == theirs
+    assert any("42 passed" not in t and "pytest -q → ok" in t for t in mine)
+
+
+def test_a_malformed_line_names_file_and_line_and_imports_nothing_of_that_file(
+    ws: Workspace, cli: Any
+) -> None:
+    bad = _copy(ws, "claude-code.jsonl")
+    lines = bad.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad.write_text("".join(lines[:3]) + "{not json\n" + "".join(lines[3:]), encoding="utf-8")
+    good = _copy(ws, "codex.jsonl")
+    result = cli("import", "session", str(bad), str(good), "--json")
+    assert result.code == 4
+    error = result.data["errors"][0] if result.json.get("success") else None
+    assert error is not None
+    assert f"{bad}:4" in error["message"]
+    assert [s["session_id"] for s in ws.sessions()] == ["0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"]
+    not_a_transcript = ws.root.parent / "notes.jsonl"
+    not_a_transcript.write_text('{"a": 1}\n{"b": 2}\n', encoding="utf-8")
+    result = cli("import", "session", str(not_a_transcript), "--json")
+    assert result.code == 4
+    assert "not a transcript" in result.data["errors"][0]["message"]
+
+
+def test_a_huge_transcript_is_refused(ws: Workspace, cli: Any) -> None:
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nmax_file_bytes = 1000\n", encoding="utf-8")
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert result.code == 4
+    assert "above the limit of 1000 bytes" in result.data["errors"][0]["message"]
+    assert ws.sessions() == []
+
+
+def test_import_and_search_can_be_turned_off(ws: Workspace, cli: Any) -> None:
+    path = _copy(ws, "claude-code.jsonl")
+    assert cli("import", "session", str(path)).code == 0
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nsearch = false\nimport = false\n", encoding="utf-8")
+    assert all(h["type"] == "memory" for h in _hits(cli, "alembic migrations"))
+    assert cli("import", "session", str(path)).code == 6
+
+
+def test_newer_statement_ranks_first_and_the_older_is_superseded_by_time(ws: Workspace, cli: Any) -> None:
+    folder = ws.root.parent / "t"
+    folder.mkdir()
+    old = [
+        {
+            "role": "user",
+            "content": "For database migrations we use Alembic with autogenerate.",
+            "timestamp": "2026-10-01T10:00:00Z",
+        },
+        {
+            "role": "assistant",
+            "content": "OK, database migrations go through Alembic.",
+            "timestamp": "2026-10-01T10:00:05Z",
+        },
+    ]
+    new = [
+        {
+            "role": "user",
+            "content": "We switched database migrations to Aerich because we moved to Tortoise ORM.",
+            "timestamp": "2026-10-15T10:00:00Z",
+        },
+        {
+            "role": "assistant",
+            "content": "Understood: database migrations now go through Aerich.",
+            "timestamp": "2026-10-15T10:00:05Z",
+        },
+    ]
+    (folder / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    (folder / "new.json").write_text(json.dumps(new), encoding="utf-8")
+    cli("import", "session", str(folder / "old.json"), str(folder / "new.json"))
+    hits = [h for h in _hits(cli, "what do we use for database migrations") if h["type"] == "evidence"]
+    assert [h["provenance"]["session_id"] for h in hits[:2]] == ["new", "old"]
+    assert "superseded_by_time" in hits[1]["flags"]
+    assert hits[1]["superseded_by"] == hits[0]["id"]
+
+
+def test_secrets_are_masked_before_they_are_written(ws: Workspace, cli: Any) -> None:
+    key = "AKIA" + "Q3EGRIOXZ5KDMV7N"
+    path = ws.root.parent / "s.jsonl"
+    path.write_text(
+        json.dumps({"role": "user", "content": f"deploy with aws key {key} to the staging bucket"}) + "\n",
+        encoding="utf-8",
+    )
+    cli("import", "session", str(path))
+    database = (ws.root / ".ee/sessions/evidence.sqlite3").read_bytes()
+    assert key.encode() not in database
+    hit = _hits(cli, "deploy staging bucket")[0]
+    assert "[REDACTED:" in hit["body"]
+    assert "secret_masked" in hit["flags"]
+
+
+def test_forget_purges_evidence_and_its_index(ws: Workspace, cli: Any) -> None:
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")), str(_copy(ws, "codex.jsonl")))
+    result = cli("sessions", "forget", "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c", "--json")
+    assert result.code == 0
+    assert result.data["evidence"] >= 2
+    assert not any(h["type"] == "evidence" and "alembic" in h["body"].lower() for h in _hits(cli, "alembic"))
+    assert [s["session_id"] for s in cli("sessions", "list", "--json").data["sessions"]] == [
+        "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    ]
+    assert cli("sessions", "show", "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c").code == 7
+
+
+def test_evidence_survives_an_index_rebuild_and_doctor_fix(ws: Workspace, cli: Any) -> None:
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    assert cli("index", "rebuild").code == 0
+    assert cli("doctor", "--fix").code == 0
+    assert ws.sessions()[0]["session_id"] == "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    for stale in (ws.root / ".ee/sessions").glob("index-*"):
+        shutil.rmtree(stale)  # the evidence index is derived: it comes back from the database
+    assert _hits(cli, "alembic migrations")[0]["type"] == "evidence"
+
+
+def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path: Path) -> None:
+    home = Path.home()
+    project = home / ".claude" / "projects" / ("-" + str(ws.root).strip("/").replace("/", "-"))
+    transcript = _copy(ws, "claude-code.jsonl", project)
+    settings = run_ee_process("hooks", "agent", "claude-code", "--write", "--json", cwd=ws.root)
+    assert settings.returncode == 0, settings.stderr
+    hooks = json.loads((ws.root / ".claude/settings.json").read_text(encoding="utf-8"))["hooks"]
+    command = hooks["SessionEnd"][0]["hooks"][0]["command"]
+    assert "import session --from-hook" in command
+    assert "PreCompact" in hooks
+    event = {
+        "session_id": "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c",
+        "transcript_path": str(transcript),
+        "cwd": str(ws.root),
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+    }
+    done = ws.root / ".ee/sessions/hook.done"
+    ran = run_ee_process("import", "session", "--from-hook", cwd=ws.root, input=json.dumps(event))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "", ran.stderr
+    deadline = time.monotonic() + 120  # the job runs detached: wait for its token (not a timing check)
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    assert [s["session_id"] for s in ws.sessions()] == ["5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"]
+    # a transcript outside Claude Code's folder, or another workspace's session, is not imported
+    outside = _copy(ws, "codex.jsonl")
+    for bad in ({**event, "transcript_path": str(outside)}, {**event, "cwd": str(tmp_path)}):
+        skipped = run_ee_process("import", "session", "--from-hook", cwd=ws.root, input=json.dumps(bad))
+        assert skipped.returncode == 0
+        assert "not imported" in skipped.stderr
+
+
+def test_candidates_carry_their_evidence(ws: Workspace) -> None:
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions import store
+    from ee.sessions.candidates import extract
+
+    ws.import_sessions([_copy(ws, "claude-code.jsonl")])
+    with store.connect(ws.root) as db:
+        assert db is not None
+        evidence = store.of_session(db, "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
+    found = extract(evidence)
+    kinds = {c.new_memory.kind for c in found if c.new_memory is not None}
+    assert {"decision", "preference", "failure"} <= kinds
+    fix = next(c for c in found if c.new_memory is not None and c.new_memory.kind == "failure")
+    assert "No module named 'alembic'" in fix.new_memory.body
+    assert "pyproject.toml" in fix.new_memory.body
+    assert all(ref.kind == "evidence" and ref.provenance["session_id"] for ref in fix.evidence)
+    assert set(fix.new_memory.derived_from) < set(fix.subjects)
+    assert [c.id for c in extract(evidence)] == [c.id for c in found]  # stable
+
+
+@pytest.mark.parametrize("fields", ["minimal", "summary", "standard", "full"])
+def test_answers_with_evidence_match_their_schemas(ws: Workspace, cli: Any, fields: str) -> None:
+    from ee.schemas import validator
+
+    ws.remember("Database migrations run in CI before every deploy of the shop service.")
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")), str(_copy(ws, "codex.jsonl")))
+    query = ("database migrations alembic", "--min-relevance", "0", "--fields", fields)
+    search = cli("search", *query, "--json")
+    types = {h["type"] for h in search.data["hits"]}
+    assert types == {"memory", "evidence"}
+    assert list(validator("ee.search.v1").iter_errors(search.data)) == []
+    pack = cli("context", *query, "--json")
+    assert "sessions" in {s["name"] for s in pack.data["sections"]}
+    assert list(validator("ee.pack.v1").iter_errors(pack.data)) == []
+    for kind in ("search", "context"):
+        lines = [json.loads(line) for line in cli(kind, *query, "--format", "jsonl").out.splitlines()]
+        assert {line.get("item_type") for line in lines if line["type"] == "item"} >= {"evidence"}
+        for line in lines:
+            assert [e.message for e in validator("ee.jsonl.v1").iter_errors(line)] == []
+
+
+def test_candidates_reach_the_review_queue_and_accepting_writes_a_memory(ws: Workspace, cli: Any) -> None:
+    queue = pytest.importorskip("ee.curate.queue")
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    proposed = result.data["candidates"]["proposed"]
+    assert len(proposed) >= 3
+    waiting, _problems = queue.pending(ws, "session")
+    assert {c.id for c in waiting} == set(proposed)
+    fix = next(c for c in waiting if c.new_memory is not None and c.new_memory.kind == "failure")
+    assert all(
+        ref.kind == "evidence" and ref.provenance["file_name"] == "claude-code.jsonl" for ref in fix.evidence
+    )
+    again = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert again.data["candidates"]["found"] == 0  # the same file again: nothing new to propose
+    assert not list((ws.root / "memories").glob("*.md"))  # nothing became a memory behind anyone's back
+    accepted = cli("curate", "accept", fix.id, "--json")
+    assert accepted.code == 0, accepted.err
+    written = [p.read_text(encoding="utf-8") for p in (ws.root / "memories").glob("*.md")]
+    assert len(written) == 1
+    assert "No module named 'alembic'" in written[0]
+    assert fix.new_memory.derived_from[0] in written[0]
+
+
+def test_a_link_in_place_of_the_evidence_folder_is_refused(ws: Workspace, cli: Any, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ws.root / ".ee/sessions").symlink_to(elsewhere)  # as a cloned repository could commit it
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert result.code == 4
+    assert "symbolic link" in result.err
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    # a search over memories does not fail for it: the evidence is left out, and it says so
+    ws.remember("The staging database is reset every Monday.")
+    search = cli("search", "staging database reset", "--json")
+    assert search.code == 0
+    assert [d["code"] for d in search.json["degraded"]] == ["sessions_unavailable"]
+
+
+def test_claude_code_and_codex_folders_are_searched_for_this_workspace(ws: Workspace, cli: Any) -> None:
+    home = Path.home()
+    where = str(ws.root.resolve())
+    claude = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
+    _copy(ws, "claude-code.jsonl", claude)
+    _copy(ws, "claude-code.jsonl", home / ".claude" / "projects" / "-some-other-project")
+    codex_day = home / ".codex" / "sessions" / "2026" / "11" / "03"
+    rollout = codex_day / "rollout-2026-11-03T14-00-00-0199a1b2.jsonl"
+    lines = (FIXTURES / "codex.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    meta["payload"]["cwd"] = where
+    codex_day.mkdir(parents=True)
+    rollout.write_text(json.dumps(meta) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    (codex_day / "rollout-2026-11-03T15-00-00-other.jsonl").write_text(
+        "".join(lines),
+        encoding="utf-8",  # another folder's session (cwd /home/dev/shop)
+    )
+    result = cli("import", "session", "--claude-code", "--codex", "--json")
+    assert result.code == 0, result.err
+    assert sorted(Path(f["path"]).name for f in result.data["files"]) == [
+        "claude-code.jsonl",
+        rollout.name,
+    ]
+
+
+def test_retention_bounds_the_age_of_evidence(ws: Workspace, cli: Any) -> None:
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    path = ws.root.parent / "old-and-new.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "role": "user",
+                    "content": "Long ago we chose Flask for the admin site.",
+                    "timestamp": "2001-01-01T00:00:00Z",
+                },
+                {
+                    "role": "user",
+                    "content": "Today the admin site moved to Litestar.",
+                    "timestamp": "2999-01-01T00:00:00Z",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
+    result = cli("import", "session", str(path), "--json")
+    assert result.data["pruned"] == 1
+    texts = [e["text"] for e in ws.session("old-and-new")["evidence"]]
+    assert texts == ["user: Today the admin site moved to Litestar."]

@@ -1,0 +1,190 @@
+"""The transformer semantic arm and a floor that drops noise, not answers (issue 35).
+
+Real stores (the tinycalc toy project of tests/fixtures/stores, a few memories written here), the real
+shipped models (static and transformer), real git, the real CLI. A few tests only: each one loads the
+transformer (CI budget).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ee.index.cache import DerivedCache
+from ee.index.freshness import CACHE_PATH
+from ee.index.transformer import cache_model_id, embed_pending
+from ee.index.view import open_index
+from ee.workspace import Workspace
+from tests.conftest import run_cli
+
+REPO = Path(__file__).resolve().parent.parent
+TINYCALC = REPO / "tests" / "fixtures" / "stores" / "tinycalc" / "memories"
+OFFTOPIC = REPO / "tests" / "fixtures" / "offtopic" / "questions.txt"
+
+pytestmark = pytest.mark.semantic
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def tinycalc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tinycalc store, committed, with its transformer vectors computed by ``ee index rebuild``."""
+    root = tmp_path_factory.mktemp("tinycalc") / "ws"
+    shutil.copytree(TINYCALC, root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memories")
+    assert run_cli("-W", str(root), "index", "rebuild", "--json").code == 0
+    return root
+
+
+def search(root: Path, text: str, *more: str) -> dict:
+    result = run_cli("-W", str(root), "search", text, "--json", *more)
+    assert result.code == 0, result.err
+    data: dict = result.data
+    return data
+
+
+def packed(root: Path, text: str) -> list[str]:
+    result = run_cli("-W", str(root), "context", text, "--json")
+    assert result.code == 0, result.err
+    return [item["id"] for section in result.data["sections"] for item in section["items"]]
+
+
+def test_paraphrased_and_multi_part_tasks_get_their_memories(tinycalc: Path) -> None:
+    asked = {
+        "I want to add a sqrt function, what about negative inputs?": "sqrt-negative",
+        "I want to cut a release of tinycalc today, what should I check?": "release-checklist",
+        "what does the library do when asked to divide something by nothing": "division-by-zero",
+        "Task: add a currency conversion command to the interactive prompt. It must round amounts "
+        "correctly, read the user's preferred precision from their settings, and print errors without "
+        "colour when piped.": "decimal-precision",
+    }
+    for text, expected in asked.items():
+        data = search(tinycalc, text)
+        assert data["query"]["semantic_arm"] == "transformer"
+        assert expected in [h["id"] for h in data["hits"]], text
+        assert expected in packed(tinycalc, text), text  # the prompt hook and MCP context get it too
+
+
+def test_off_topic_questions_get_nothing_and_explain_why(tinycalc: Path) -> None:
+    lines = OFFTOPIC.read_text(encoding="utf-8").splitlines()
+    asked = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    searched = [not search(tinycalc, text)["hits"] for text in asked]
+    assert sum(searched) >= 0.95 * len(asked)  # (issue 35's bar; "roast a chicken" finds the °C memory)
+    contexts = [not packed(tinycalc, text) for text in asked]
+    assert sum(contexts) >= 0.95 * len(asked)
+    data = search(tinycalc, "how do I improve my marathon time", "--explain")
+    assert data["hits"] == []
+    (omitted,) = data["omitted"]
+    assert omitted["reason"] == "below_relevance_floor"
+    nearest = omitted["nearest"]
+    assert nearest
+    assert all(n["relevance"] < data["min_relevance"] for n in nearest)
+    assert all(n["explanation"]["passed"] is False for n in nearest)
+    assert "coverage" in nearest[0]["explanation"]
+    assert "cosine" in nearest[0]["explanation"]
+
+
+def test_the_static_arm_answers_until_the_vectors_are_complete(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(TINYCALC, root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    ws = Workspace(root)
+    text = "I want to add a sqrt function, what about negative inputs?"  # (ranking here: the floor off)
+    before = search(root, text, "--min-relevance", "0")
+    assert before["query"]["semantic_arm"] == "static"  # nothing embedded yet: the query did not wait
+    assert before["hits"][0]["id"] == "sqrt-negative"
+    assert (
+        search(root, text, "--min-relevance", "0") == before
+    )  # same store state, same cached vectors: the same answer
+    view = open_index(ws)
+    done, total = embed_pending(view, max_seconds=0)  # a server's slice that ran out at once
+    assert (done, total) == (0, 38)
+    assert search(root, text, "--min-relevance", "0")["query"]["semantic_arm"] == "static"
+    assert embed_pending(view) == (38, 38)
+    assert view.arm == "transformer"
+    after = search(root, text, "--min-relevance", "0")
+    assert after["query"]["semantic_arm"] == "transformer"
+    assert after["hits"][0]["id"] == "sqrt-negative"
+
+
+def test_the_vector_cache_survives_restarts_and_is_reused_across_commits(tinycalc: Path) -> None:
+    ws = Workspace(tinycalc)
+    view = open_index(ws)
+    cache = DerivedCache(tinycalc / CACHE_PATH)
+    try:
+        model_id = cache_model_id(view.transformer_folder, view.transformer_key)
+        assert len(cache.get_vectors(_blobs(view), model_id)) == 38
+    finally:
+        cache.close()
+    # a new process (nothing kept in memory) answers with the transformer at once
+    assert '"semantic_arm": "transformer"' in fresh_search(tinycalc, "divide by zero")
+    # a new memory: only it lacks a vector, and the static arm answers until it has one
+    (tinycalc / "memories" / "modulo-negative.md").write_text(
+        "tinycalc.mod follows Python: the result takes the sign of the divisor, so -7 mod 3 is 2.\n",
+        encoding="utf-8",
+    )
+    assert search(tinycalc, "remainder of a negative number")["query"]["semantic_arm"] == "static"
+    view = open_index(ws)
+    assert embed_pending(view) == (39, 39)
+    assert search(tinycalc, "remainder of a negative number")["query"]["semantic_arm"] == "transformer"
+    # committing it changes no blob: a new process's new generation takes every vector from the cache
+    # (a query never embeds: it assembles cached vectors or answers with the static arm)
+    git(tinycalc, "add", "-A")
+    git(tinycalc, "commit", "-q", "-m", "modulo")
+    out = fresh_search(tinycalc, "remainder of a negative number", "--min-relevance", "0")
+    assert '"semantic_arm": "transformer"' in out
+    assert '"id": "modulo-negative"' in out
+
+
+def _blobs(view: object) -> list[str]:
+    from ee.index.freshness import INDEX_DIR
+    from ee.index.transformer import generation_blobs
+
+    root = view.root  # type: ignore[attr-defined]
+    return generation_blobs(root / INDEX_DIR / view.manifest["generation"])  # type: ignore[attr-defined]
+
+
+def fresh_search(root: Path, text: str, *more: str) -> str:
+    """``ee search TEXT --json`` in a new process, without a server."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ee", "-W", str(root), "search", text, "--json", *more],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ) | {"EE_NO_SERVER": "1"},
+        check=True,
+    )
+    return done.stdout
+
+
+def test_the_warm_server_computes_the_vectors_in_idle_time(tmp_path: Path) -> None:
+    from tests.test_watch import Watcher, wait_for
+
+    root = tmp_path / "ws"
+    shutil.copytree(TINYCALC, root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memories")
+    watcher = Watcher(Workspace(root))
+    try:
+        wait_for(lambda: "transformer vectors complete: 38" in watcher.log, "the vectors", watcher)
+        out = fresh_search(root, "what happens when you take the square root of minus four")
+        assert '"semantic_arm": "transformer"' in out  # saved beside the generation: any process uses them
+    finally:
+        assert watcher.stop() == 0
