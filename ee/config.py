@@ -57,6 +57,7 @@ DEFAULT_CONFIG_TEXT = """\
 # agent_max_age_days = 14      # an agent's unreviewed memory older than this comes up for review
 # agent_max_count = 50         # ... and all of an agent's, once it has more unreviewed memories than this
 # unused_days = 90             # a memory no context pack included for this many days comes up for review
+
 [sessions]
 # import = true                # `ee import session` and the agent hooks import transcripts
 # search = true                # search and context return session evidence beside memories

@@ -117,6 +117,12 @@ class MemoryFormatError(StorageError):
         return (self, *self.also)
 
 
+class DoctorFound(StorageError):
+    """``ee doctor`` found errors: its whole report is the details."""
+
+    code = "doctor_found_problems"
+
+
 class GitError(StorageError):
     code = "git"
 
@@ -165,9 +171,9 @@ class NotRegularFile(OSError):
 
 
 def disk_failure(exc: BaseException) -> StorageError | None:
-    """A full or read-only disk, wherever ee met it (a file, git, the SQLite cache), or a file of ``.ee/``
-    ee refused to open (:class:`NotRegularFile`): a storage error with its repair, not a crash with a
-    traceback. None for anything else."""
+    """A full or read-only disk, or a file or folder ee may not use, wherever ee met it (a file, git, the
+    SQLite cache), or a file of ``.ee/`` ee refused to open (:class:`NotRegularFile`): a storage error with
+    its repair, not a crash with a traceback. None for anything else."""
     import errno
 
     if isinstance(exc, NotRegularFile):
@@ -187,5 +193,11 @@ def disk_failure(exc: BaseException) -> StorageError | None:
     if code == errno.EROFS or sqlite == 8:
         return StorageError(
             f"the file system is read-only: {exc}", "run ee where it may write the workspace and its .ee/"
+        )
+    if code in (errno.EACCES, errno.EPERM):
+        where = getattr(exc, "filename", None) or "a file"
+        return StorageError(
+            f"permission denied: {where}",
+            "check its permissions (ls -ld), or run ee as the user who owns the workspace",
         )
     return None

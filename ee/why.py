@@ -72,7 +72,7 @@ def why(
             }
             for item in data["events_elsewhere"]
         ]
-    return data | {"degraded": ctx.degraded + notes}
+    return data | {"degraded": [*query.notes, *ctx.degraded, *notes]}  # (a long query: shortened)
 
 
 def _events_elsewhere(ws: Workspace, memory_id: str) -> list[dict[str, Any]]:

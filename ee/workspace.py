@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ee.query.document import Query
+    from ee.query.standing import Standing
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
@@ -452,7 +453,7 @@ class Workspace:
         views = {} if views is None else views
         data = search(self, query, min_relevance, views)
         view = views[query.get("asOf")][0]
-        return search_with_evidence(self, query, data, view, min_relevance)
+        return with_notes(search_with_evidence(self, query, data, view, min_relevance), query)
 
     def context(
         self,
@@ -467,7 +468,7 @@ class Workspace:
         from ee.sessions.packing import context_with_evidence
 
         document = as_query(query)
-        pack = context_with_evidence(self, document, quotas, min_relevance)
+        pack = with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
         if not document.get("asOf"):
             ids = [
                 item["id"]
@@ -542,7 +543,34 @@ class Workspace:
             memory = mask_memory(memory)
             return memory, memory.to_dict() | {"as_of": commit.to_dict()}
         memory = mask_memory(self.get(memory_id))
-        return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+        standing = self.standings([memory]).get(memory.id)
+        if standing is None:  # (not in the index: it cannot be searched either)
+            return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
+        return memory, with_standing(memory, standing)
+
+    def standings(self, memories: Sequence[Memory]) -> dict[str, Standing]:
+        """Each memory's standing as search weighs it now, by id: the trust class ee grants, the prior and
+        effective confidence, the creation time (the file's, else its first commit's). A memory the index
+        does not hold (its file does not load) is left out."""
+        from ee.index.provenance import writer_of
+        from ee.index.view import open_index
+        from ee.query.standing import standing_of
+        from ee.store.ids import utcnow
+
+        view = open_index(self)
+        now = utcnow()
+        events, provenance = view.state.get("events", {}), view.state.get("provenance", {})
+        out: dict[str, Standing] = {}
+        for memory in memories:
+            pos = view.gen.position(memory.id)
+            if pos is None:
+                continue
+            record = view.gen.records[pos]
+            writer = writer_of(view.state, record["path"], memory.id)
+            out[memory.id] = standing_of(
+                record, events.get(memory.id, []), provenance.get(record["path"]), writer, now, now
+            )
+        return out
 
     def listing(
         self,
@@ -579,17 +607,24 @@ class Workspace:
             and (start is None or (m.created or "") >= start)
             and (not quarantined or facts[m.id][2])
         ][:limit]
-        effective = effective_confidences(self, memories)
+        standings = self.standings(memories)  # the values search weighs, as ee memory show gives them
+        rest = [m for m in memories if m.id not in standings]
+        effective = effective_confidences(self, rest) if rest else {}
+
+        def shown(m: Memory) -> dict[str, Any]:
+            if m.id in standings:
+                return with_standing(m, standings[m.id])
+            return with_granted(m, facts[m.id][0]) | {"effective_confidence": effective[m.id]}
+
         data = {
             "count": len(memories),
             "memories": [
-                with_granted(m, facts[m.id][0])
+                shown(m)
                 | {
                     "title": m.title,
                     "writer": facts[m.id][1] or "human",
                     "quarantined": facts[m.id][2],
                     "conflict": is_conflicted(m),
-                    "effective_confidence": effective[m.id],
                 }
                 for m in memories
             ],
@@ -628,7 +663,7 @@ class Workspace:
             raise PolicyError(
                 f"an agent ({actor.agent}) cannot set a memory's trust: only a person's review raises it",
                 "ask a person to review the memory and run `ee memory trust ID --class CLASS` "
-                "without EE_AGENT or --agent",
+                "with EE_AGENT unset",
                 {"agent": actor.agent, "memory": memory_id},
             )
         rank(cls)  # an unknown class is a usage error naming the allowed ones
@@ -896,6 +931,36 @@ def as_query(query: Query | str) -> Query:
 
         return from_arguments(query)
     return query
+
+
+def with_notes(data: dict[str, Any], query: Query) -> dict[str, Any]:
+    """An answer's data with what reading its query changed (a text shortened) first in ``degraded``."""
+    if query.notes:
+        data["degraded"] = [*query.notes, *data.get("degraded", [])]
+    return data
+
+
+def with_standing(memory: Memory, standing: Standing) -> dict[str, Any]:
+    """``memory.to_dict()`` with the values search uses: ``trust`` granted, ``confidence`` the prior (the
+    file's, else its trust class's), ``effective_confidence`` (feedback applied), ``created`` (the file's,
+    else its first commit's); ``derived`` names the ones ee derived rather than read from the file."""
+    from ee.store.ids import format_time, parse_time
+
+    derived = []
+    if memory.trust != standing.trust:
+        derived.append("trust")
+    if memory.confidence is None:
+        derived.append("confidence")
+    created = memory.created
+    if not created and standing.created:
+        derived.append("created")
+        created = format_time(parse_time(standing.created))  # (git's date, as ee writes times)
+    return with_granted(memory, standing.trust) | {
+        "confidence": round(standing.prior, 4),
+        "effective_confidence": round(standing.effective, 4),
+        "created": created,
+        "derived": derived,
+    }
 
 
 def with_granted(memory: Memory, granted: str) -> dict[str, Any]:

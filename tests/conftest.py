@@ -202,3 +202,15 @@ def cli(ws: Workspace) -> Any:
         return run_cli("--workspace", str(ws.root), *args, input=input)
 
     return invoke
+
+
+def doctor_report(doc: dict[str, Any]) -> dict[str, Any]:
+    """The report of ``ee doctor --json``: the data of a healthy answer, else (exit 4) the details of its
+    ee.error.v1 envelope."""
+    if doc["success"]:
+        data: dict[str, Any] = doc["data"]
+        return data
+    assert doc["error"]["code"] == "doctor_found_problems", doc
+    report: dict[str, Any] = doc["error"]["details"]["report"]
+    assert report["healthy"] is False
+    return report

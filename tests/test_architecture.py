@@ -50,7 +50,7 @@ LAYERS: list[set[str]] = [
     {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
     {"eval"},
     # Entry points: the command line, the MCP server, git hooks, the warm server and its client.
-    {"cli", "mcp", "hooks", "serve", "__main__", "ee"},
+    {"cli", "mcp", "hooks", "serve", "__main__", "ee", "status"},  # (status: an overview of them all)
 ]
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 

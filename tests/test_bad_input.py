@@ -20,7 +20,7 @@ import pytest
 from ee.errors import ExitCode
 from ee.schemas import validator
 from ee.workspace import Workspace
-from tests.conftest import Result, git, run_ee_process
+from tests.conftest import Result, doctor_report, git, run_ee_process
 
 Cli = Callable[..., Result]
 
@@ -133,7 +133,7 @@ def test_doctor_lists_every_problem_with_a_repair_and_fails(
     ws, _good = messy
     before = digest_tree(ws.root)
     doc = check(cli("doctor", "--json"), ExitCode.STORAGE)
-    problems = doc["data"]["problems"]
+    problems = doctor_report(doc)["problems"]
     paths = {p.get("path") for p in problems if p["severity"] == "error"}
     assert {f"memories/{name}.md" for name in BAD_FILES} <= paths
     assert {"memories/dup-two.md", "memories/escape.md", "memories/fifo.md"} <= paths
@@ -201,7 +201,7 @@ def test_duplicate_ids_resolve_to_the_first_path_and_are_reported(cli: Cli, ws: 
     (ws.root / "memories" / "a.md").write_text("---\nid: same\n---\nfrom a\n")
     assert check(cli("memory", "show", "same", "--json"))["data"]["body"] == "from a"
     doc = check(cli("doctor", "--json"), ExitCode.STORAGE)
-    dup = [p for p in doc["data"]["problems"] if p["code"] == "duplicate_id"]
+    dup = [p for p in doctor_report(doc)["problems"] if p["code"] == "duplicate_id"]
     assert [p["path"] for p in dup] == ["memories/b.md"]
     assert "memories/a.md" in dup[0]["message"]
 
@@ -309,7 +309,7 @@ def test_a_time_out_of_range_in_utc_is_a_bad_time_everywhere(cli: Cli, ws: Works
     export = cli("export", "jsonl")
     assert export.code == 0
     assert "skipped memories/early.md" in export.err
-    problems = check(cli("doctor", "--json"), ExitCode.STORAGE)["data"]["problems"]
+    problems = doctor_report(check(cli("doctor", "--json"), ExitCode.STORAGE))["problems"]
     assert {(p["path"], p["line"]) for p in problems} >= {("memories/early.md", 3), ("memories/late.md", 4)}
     # Options and query documents: usage errors.
     for when in OUT_OF_RANGE:

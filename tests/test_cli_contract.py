@@ -16,7 +16,7 @@ from ee.cli import cli as root_command
 from ee.errors import EeError, ExitCode
 from ee.schemas import validator
 from ee.workspace import Workspace
-from tests.conftest import REPO_ROOT, Result, run_ee_process
+from tests.conftest import REPO_ROOT, Result, doctor_report, run_ee_process
 
 Cli = Callable[..., Result]
 
@@ -51,6 +51,19 @@ def test_every_command_has_help(path: str, command: click.Command, cli: Cli) -> 
     result = cli(*path.split()[1:], "--help")
     assert result.code == 0, result.err
     assert result.out.startswith(f"Usage: {path}")
+
+
+LEAVES = [(path, command) for path, command in COMMANDS if not isinstance(command, click.Group)]
+
+
+@pytest.mark.parametrize(("path", "command"), LEAVES, ids=[p for p, _ in LEAVES])
+def test_every_command_help_has_an_example(path: str, command: click.Command, cli: Cli) -> None:
+    """Every command (walked from click's tree: one added later too) shows how it is called."""
+    help_text = cli(*path.split()[1:], "--help").out
+    examples = [line.strip() for line in help_text.splitlines() if line.strip().startswith("Example: ")]
+    assert examples, f"{path} --help has no 'Example: …' line"
+    example = examples[0].removeprefix("Example: ")
+    assert example == path or example.startswith(path + " "), examples
 
 
 def _readme() -> str:
@@ -237,7 +250,9 @@ def test_conflict_and_storage_exit_codes(ws: Workspace) -> None:
     (ws.root / "memories" / "bad.md").write_text("---\nlevel: x\n---\nb\n")
     proc = run_ee_process("doctor", cwd=ws.root)
     assert proc.returncode == ExitCode.STORAGE
-    assert _json_only(proc.stdout)["data"]["healthy"] is False
+    doctor = _json_only(proc.stdout)
+    assert doctor["success"] is False  # a failing exit never says "success": true
+    assert doctor_report(doctor)["healthy"] is False
 
 
 def test_json_output_is_deterministic(ws: Workspace, cli: Cli) -> None:

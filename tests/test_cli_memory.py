@@ -14,7 +14,7 @@ from ee.errors import ExitCode
 from ee.model import Link
 from ee.schemas import load_schema, schema_dir, validator
 from ee.workspace import Workspace
-from tests.conftest import Result, git, make_repo, run_cli
+from tests.conftest import Result, doctor_report, git, make_repo, run_cli
 
 Cli = Callable[..., Result]
 OTHER_ID = "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"
@@ -152,7 +152,11 @@ def test_remember_with_every_option(cli: Cli, ws: Workspace) -> None:
     text = (ws.root / data["path"]).read_text()
     assert text.startswith(f"---\nid: {data['id']}\nlevel: procedural\nkind: rule\ntags: [rust, ci]\n")
     assert text.endswith("---\nPin the toolchain: rust-toolchain.toml decides the compiler.\n")
-    assert check(cli("memory", "show", data["id"], "--json")) == data
+    # show: the same, with the values search uses (here all from the file: nothing derived)
+    assert check(cli("memory", "show", data["id"], "--json")) == data | {
+        "effective_confidence": 0.7,
+        "derived": [],
+    }
 
 
 def test_remember_as_an_agent(cli: Cli, ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -386,11 +390,13 @@ def test_doctor_healthy_then_with_problems(cli: Cli, ws: Workspace) -> None:
     result = cli("doctor", "--json")
     assert result.code == ExitCode.STORAGE
     doc = json.loads(result.out)
-    validator("ee.response.v1").validate(doc)
-    for problem in doc["data"]["problems"]:
+    validator("ee.error.v1").validate(doc)  # exit 4: the error envelope, never "success": true
+    assert doc["error"]["message"].startswith("ee doctor found 1 error, ")
+    assert "memories/bad.md:3: confidence must be a number" in doc["error"]["message"]
+    for problem in doctor_report(doc)["problems"]:
         shape("problem").validate(problem)
         assert problem["repair"]
-    by_code = {p["code"]: p for p in doc["data"]["problems"]}
+    by_code = {p["code"]: p for p in doctor_report(doc)["problems"]}
     assert by_code["memory_invalid"]["path"] == "memories/bad.md"
     assert by_code["memory_invalid"]["line"] == 3
     assert by_code["memory_invalid"]["key"] == "confidence"
@@ -408,7 +414,7 @@ def test_every_problem_of_a_broken_file_is_reported_with_its_line(cli: Cli, ws: 
     (ws.root / "memories" / "bad.md").write_text("---\nlevel: cosmic\nconfidence: lots\n---\nbody\n")
     result = cli("doctor", "--json")
     assert result.code == ExitCode.STORAGE
-    doctor = json.loads(result.out)["data"]
+    doctor = doctor_report(json.loads(result.out))
     found = [(p["line"], p["key"]) for p in doctor["problems"] if p["code"] == "memory_invalid"]
     assert found == [(2, "level"), (3, "confidence")]
     human = cli("doctor", "--human").out
@@ -426,7 +432,7 @@ def test_doctor_reports_a_missing_layout_and_config(cli: Cli, ws: Workspace) -> 
     (ws.root / ".ee" / "config.toml").write_text("[lock]\ntimeout = 'x'\n")
     (ws.root / ".gitattributes").write_text("")
     git(ws.root, "config", "--unset", "merge.ee-memory.driver")
-    data = json.loads(cli("doctor", "--json").out)["data"]
+    data = doctor_report(json.loads(cli("doctor", "--json").out))
     codes = {p["code"]: p["repair"] for p in data["problems"]}
     assert "config_invalid" in codes
     assert codes["gitattributes_incomplete"] == "ee init"
@@ -509,3 +515,36 @@ def test_remember_links_only_to_memories_that_exist_and_once(cli: Any, ws: Works
         cli("remember", "Tagging needs a clean tree.", "--link", twice[0], "--link", twice[1], "--json")
     )
     assert ws.get(made["id"]).links == (Link("supports", target.id),)
+
+
+def test_show_gives_the_values_search_uses_and_marks_the_derived_ones(cli: Cli, ws: Workspace) -> None:
+    """A hand-written memory has no trust, confidence or created key: show gives what search weighs
+    (issue 36, item 7), marked derived; a file's own values are marked as the file's."""
+    (ws.root / "memories" / "by-hand.md").write_text("---\nkind: rule\n---\nNo deploys on Fridays.\n")
+    git(ws.root, "add", "memories/by-hand.md")
+    git(ws.root, "commit", "-q", "-m", "a rule by hand")
+    committed = git(ws.root, "log", "-1", "--format=%cI").strip()
+    shown = check(cli("memory", "show", "by-hand", "--json"))
+    hit = check(cli("search", "deploys Fridays", "--json"))["hits"][0]
+    assert hit["id"] == "by-hand"
+    assert shown["trust"] == hit["trust"] == "human_explicit"
+    assert shown["effective_confidence"] == hit["factors"]["confidence"]["value"] == 0.85
+    assert shown["confidence"] == 0.85
+    assert shown["derived"] == ["trust", "confidence", "created"]
+    assert shown["created"] == committed.replace("+00:00", "Z")
+    human = cli("memory", "show", "by-hand", "--human").out
+    assert "trust  human_explicit  (derived: who committed it)" in human
+    assert "confidence  0.85  (derived: the default of human_explicit)" in human
+    assert "created  " + shown["created"] + "  (derived: its first commit)" in human
+    for key in ("trust", "confidence", "created"):
+        assert f"{key}  -" not in human  # the effective value, never "-"
+    written = ws.remember("Pinned toolchain.", confidence=0.6, kind="rule")
+    ws.outcome(written.id, "harmful")
+    shown = check(cli("memory", "show", written.id, "--json"))
+    assert shown["derived"] == []
+    assert shown["confidence"] == 0.6
+    hit = next(h for h in check(cli("search", "Pinned toolchain", "--json"))["hits"] if h["id"] == written.id)
+    assert shown["effective_confidence"] == hit["factors"]["confidence"]["value"] < 0.6
+    human = cli("memory", "show", written.id, "--human").out
+    assert f"confidence  0.60  (file); {shown['effective_confidence']:.2f} with feedback" in human
+    assert "created  " + shown["created"] + "  (file)" in human

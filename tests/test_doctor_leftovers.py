@@ -14,13 +14,13 @@ import pytest
 from ee.index.freshness import index_lock
 from ee.store.files import workspace_lock
 from ee.workspace import Workspace
-from tests.conftest import run_cli, run_ee_process
+from tests.conftest import doctor_report, run_cli, run_ee_process
 
 
 def _doctor(ws: Workspace, *args: str, code: int = 0) -> dict[str, Any]:
     res = run_cli("--workspace", str(ws.root), "doctor", *args, "--json")
     assert res.code == code, res.out + res.err
-    data: dict[str, Any] = res.json["data"]
+    data: dict[str, Any] = doctor_report(res.json)
     return data
 
 

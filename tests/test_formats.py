@@ -325,3 +325,46 @@ def test_explain_shows_in_human_output(store: dict[str, Any]) -> None:
     assert "score: " in pack
     assert "selected: mmr (" in pack
     assert "selected: " not in ee(store, "context", TASK, "--max-tokens", "600", "--format", "human")
+
+
+@pytest.mark.slow
+def test_the_readme_format_table_is_written_by_its_script_and_its_targets_hold(tmp_path: Path) -> None:
+    """The format sizes the READMEs state come from one script (issue 36, item 9): run on copies of them it
+    replaces bench/README.md's table and the README's summary only, names both stores and the date, and
+    the targets it states hold on both stores as measured."""
+    from bench import format_sizes
+
+    readme, bench = tmp_path / "README.md", tmp_path / "bench.md"
+    shutil.copy(REPO_ROOT / "README.md", readme)
+    shutil.copy(REPO_ROOT / "bench" / "README.md", bench)
+    assert format_sizes.main(["--write", "--readme", str(readme), "--bench-readme", str(bench)]) == 0
+    before, after = (REPO_ROOT / "README.md").read_text().splitlines(), readme.read_text().splitlines()
+    assert len(after) == len(before)  # (the README's line budget)
+    line = next(i for i, text in enumerate(after) if text.startswith(format_sizes.SUMMARY))
+    assert [a for i, a in enumerate(after) if i not in (line, line + 1)] == [
+        b for i, b in enumerate(before) if i not in (line, line + 1)
+    ]
+    assert "(20" in after[line]  # the date
+    assert "bench/README.md#format-sizes" in after[line + 1]
+    lines = bench.read_text().splitlines()
+    start = next(i for i, text in enumerate(lines) if text.startswith(format_sizes.INTRO))
+    assert "(20" in lines[start]
+    header = lines[start + 3]
+    assert "this repository's" in header
+    assert f"{len(format_sizes.SHORT_MEMORIES)} short memories" in header
+    cells = [text.strip("|").split(" | ") for text in lines[start + 5 : start + 10]]
+    rows = {row[0].strip(): row for row in cells}
+    assert list(rows) == list(format_sizes.FORMATS)
+
+    def tokens(fmt: str, store: int) -> int:
+        return int(rows[fmt][1 + 2 * store].replace(",", ""))
+
+    for store in (0, 1):
+        markdown = tokens("markdown", store)
+        assert tokens("toon", store) <= markdown
+        assert tokens("compact", store) < markdown
+        assert tokens("hook", store) <= markdown
+    assert tokens("compact", 0) <= tokens("markdown", 0) / 2  # long memories: ≤ ½
+    assert {fmt: rows[fmt][-1].strip() for fmt in rows} == format_sizes.TARGETS
+    compact = round(100 * tokens("compact", 0) / tokens("markdown", 0))
+    assert f"compact {compact} % on long memories" in after[line + 1]

@@ -613,7 +613,7 @@ def test_claude_code_entries_merge_into_existing_settings(tmp_path: Path) -> Non
     assert Path(ee_command()[0]).is_absolute()
     assert entry["command"] == f"EE_HOOK_EVENT=UserPromptSubmit {ee} context - {PACK}"
     session = printed["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert session == f"EE_HOOK_EVENT=SessionStart {ee} context --for-branch {PACK}"
+    assert session == f"EE_HOOK_EVENT=SessionStart {ee} context --for-session {PACK}"
     assert run_cli("hooks", "agent", "claude-code", "--write", "--json", cwd=repo).data["changed"] is True
     merged = json.loads((repo / ".claude/settings.json").read_text())
     assert list(merged) == ["model", "hooks", "permissions"]
@@ -735,3 +735,83 @@ def test_a_server_that_does_not_answer_leaves_the_check_to_the_hook(
     finally:
         silent.close()
         os.close(pid_file)
+
+
+BROKEN_YAML = "---\nkind: [rule\n---\nDeploy with make release.\n"
+GIT_MARKERS = (
+    "---\nkind: rule\n---\n<<<<<<< HEAD\nDeploy on Thursdays.\n=======\nDeploy on Fridays.\n>>>>>>> feat\n"
+)
+
+
+def test_pre_commit_warns_about_a_memory_file_ee_cannot_read(tmp_path: Path) -> None:
+    """Broken YAML and git's conflict markers never land silently (issue 36, item 2): the hook names
+    file:line and the repair; the commit goes on unless [hooks] block = true."""
+    repo = hooked(tmp_path)
+    stage(repo, "memories/bad.md", BROKEN_YAML)
+    stage(repo, "memories/merged.md", GIT_MARKERS)
+    proc = run_git(repo, "commit", "-m", "two broken memories")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: warning: memories/bad.md:2: invalid YAML in frontmatter" in proc.stderr
+    assert "ee: warning: memories/merged.md:4: git's conflict markers from a merge" in proc.stderr
+    assert "(repair: keep one version in memories/merged.md and delete the marker lines" in proc.stderr
+    assert "(repair: fix the YAML on that line" in proc.stderr
+    assert git(repo, "log", "-1", "--format=%s").strip() == "two broken memories"
+    # Search and context name the conflicted file as broken, never a hit titled "<<<<<<< HEAD".
+    for args in (("search", "deploy Fridays Thursdays"), ("context", "deploy on Fridays")):
+        result = run_cli(*args, "--json", cwd=repo)
+        assert result.code == 0, result.err
+        assert "<<<<<<<" not in json.dumps(result.json["data"])
+        notes = {d["code"]: d["message"] for d in result.json["degraded"]}
+        assert notes["memory_conflicted"].startswith("memories/merged.md:4: git's conflict markers")
+        assert "memories/bad.md:2: invalid YAML" in notes["memory_invalid"]
+
+
+def test_pre_commit_blocks_a_broken_memory_file_when_configured(tmp_path: Path) -> None:
+    repo = hooked(tmp_path)
+    write(repo, ".ee/config.toml", "[hooks]\nblock = true\n")
+    before = git(repo, "rev-parse", "HEAD")
+    stage(repo, "memories/merged.md", GIT_MARKERS)
+    proc = run_git(repo, "commit", "-m", "markers")
+    assert proc.returncode != 0
+    assert "ee: blocked: memories/merged.md:4: git's conflict markers from a merge" in proc.stderr
+    assert "ee: commit blocked ([hooks] block = true in .ee/config.toml)" in proc.stderr
+    assert git(repo, "rev-parse", "HEAD") == before
+    stage(repo, "memories/merged.md", "---\nkind: rule\n---\nDeploy on Thursdays.\n")
+    proc = run_git(repo, "commit", "-m", "one version")
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: blocked" not in proc.stderr
+
+
+def test_a_session_starts_with_the_project_rules_on_any_branch(tmp_path: Path) -> None:
+    """SessionStart (issue 36, item 8): the rules and conventions that hold for the whole project, within
+    budget, whatever the branch and its commit subjects; not a pack built from recent commit subjects."""
+    rules = {
+        "memories/tests.md": "---\nkind: rule\n---\nTests use real git repositories, never mocks.\n",
+        "memories/style.md": "---\nkind: convention\n---\nErrors end with the next command to try.\n",
+        "memories/make.md": "---\nkind: command\n---\nRun make test before pushing.\n",
+        "memories/retry.md": "---\nkind: anti-pattern\n---\nNever retry a failed migration blindly.\n",
+    }
+    other = {
+        "memories/fact.md": "---\nkind: fact\n---\nThe upload service lives in svc/upload.\n",
+        "memories/why.md": "---\nkind: decision\n---\nWe chose Postgres for the upload queue.\n",
+    }
+    repo = hooked(tmp_path, rules | other)
+    for branch in ("main", "fix/upload-timeout"):
+        if branch != "main":
+            git(repo, "checkout", "-q", "-b", branch)
+            stage(repo, "svc/upload.py", "TIMEOUT = 30\n")
+            git(repo, "commit", "-q", "--no-verify", "-m", "Raise the upload timeout")
+        else:
+            git(repo, "branch", "-M", "main")
+        result = run_cli("context", "--for-session", "--max-tokens", "1200", "--json", cwd=repo)
+        assert result.code == 0, result.err
+        data = result.json["data"]
+        kinds = sorted(item["kind"] for section in data["sections"] for item in section["items"])
+        assert kinds == ["anti-pattern", "command", "convention", "rule"], (branch, kinds)
+        assert data["budget"]["used_tokens"] <= 1200
+    hook = run_cli("context", "--for-session", *PACK.split(), cwd=repo, input="{}")
+    assert hook.code == 0, hook.err
+    injected = json.loads(hook.out)["hookSpecificOutput"]["additionalContext"]
+    assert "Tests use real git repositories" in injected
+    assert "Postgres" not in injected
+    assert run_cli("context", "--for-session", "--for-branch", cwd=repo).code == 2

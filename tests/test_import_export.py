@@ -156,7 +156,7 @@ def test_skip_invalid_imports_the_good_lines(cli: Cli, ws: Workspace, tmp_path: 
         "--skip-invalid",
         "--human",
     )
-    assert "imported 1 memories, skipped 1:\n  line 1: not JSON" in human.out
+    assert "imported 1 memory, skipped 1:\n  line 1: not JSON" in human.out
 
 
 @pytest.mark.parametrize(

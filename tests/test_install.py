@@ -14,7 +14,7 @@ import pytest
 import ee
 from ee.install import DISTRIBUTION, ee_command
 from ee.workspace import Workspace
-from tests.conftest import REPO_ROOT, run_ee_process
+from tests.conftest import REPO_ROOT, doctor_report, run_ee_process
 
 EE_PACKAGE = Path(ee.__file__).resolve().parent
 
@@ -45,7 +45,7 @@ def fake_earthengine(site: Path, ee_folder: Path | None) -> Path:
 
 def doctor(ws: Workspace, pythonpath: str) -> tuple[int, list[dict[str, object]]]:
     proc = run_ee_process("doctor", "--json", cwd=ws.root, env={"PYTHONPATH": pythonpath})
-    return proc.returncode, json.loads(proc.stdout)["data"]["problems"]
+    return proc.returncode, doctor_report(json.loads(proc.stdout))["problems"]
 
 
 def clashes(problems: list[dict[str, object]]) -> list[dict[str, object]]:

@@ -218,7 +218,10 @@ def test_every_tool_answers_as_the_cli(ws: Workspace, tmp_path: Path) -> None:
     assert mine["trust"] == dashed["trust"] == "agent_assertion"
     assert dashed["body"] == "--release builds strip debug symbols"  # a leading dash stays text
     for memory in (mine, dashed):
-        assert cli_json(ws, "memory", "show", memory["id"])["data"] == memory
+        shown = cli_json(ws, "memory", "show", memory["id"])["data"]
+        assert shown.pop("derived") == []  # every value of a file ee wrote is the file's
+        assert 0 < shown.pop("effective_confidence") <= 1  # (the value search weighs)
+        assert shown == memory
     assert [v.get("actor") for v in seen["history"]["versions"]] == ["agent:test-harness"]
     assert cli_json(ws, "memory", "history", dashed["id"])["data"]["versions"][0]["actor"] == "agent:codex"
     outcome = seen["outcome"]["data"]
@@ -436,3 +439,18 @@ def test_text_that_is_not_utf8_is_a_usage_error_of_the_call(ws: Workspace) -> No
         assert answer.document["error"]["code"] == "usage", answer.document
         assert answer.document["error"]["details"]["path"] == where
     assert ws.list()[0] == []
+
+
+def test_manifest_names_the_workspace_it_runs_in(cli: Any, ws: Workspace, tmp_path: Path) -> None:
+    """The snippet for other clients names this workspace, not a placeholder (issue 36, item 8)."""
+    from tests.conftest import run_cli
+
+    data = cli("mcp", "manifest", "--json").data
+    assert data["server"]["workspace"] == str(ws.root)
+    human = cli("mcp", "manifest", "--human").out
+    assert f'"--workspace", "{ws.root}"' in human
+    assert "/path/to/repo" not in human
+    outside = run_cli("mcp", "manifest", "--json", cwd=tmp_path)  # no workspace here: the tools all the same
+    assert outside.code == 0, outside.err
+    assert outside.data["server"]["workspace"] is None
+    assert outside.data["tools"] == data["tools"]

@@ -136,7 +136,8 @@ def test_the_agent_hook_injects_nothing_when_nothing_is_relevant(own: Workspace)
 def test_a_human_pack_with_nothing_relevant_says_so(own: Workspace) -> None:
     res = run_cli("-W", str(own.root), "context", "how do I clean a cast iron pan", "--human")
     assert res.code == 0
-    assert "nothing relevant to this task" in res.out
+    assert "No memory is relevant to this task (" in res.out
+    assert "below the relevance floor 0.8)." in res.out
     assert "below_relevance_floor" in res.out  # counted ...
     assert "  - mem_" not in res.out  # ... not listed one by one
     assert "no memory is relevant" in res.err
@@ -314,3 +315,33 @@ def test_a_batch_opens_the_index_once(
     assert len(lines) == 15
     assert all(line["success"] for line in lines)
     assert opened == [None]  # one view for the whole batch
+
+
+def test_every_format_says_when_nothing_is_relevant(own: Workspace) -> None:
+    """An agent tells "ee ran and found nothing" from a failure in every format; the hook stays silent."""
+    task = "how do I clean a cast iron pan"
+    below = run_cli("-W", str(own.root), "context", task, "--json").json["data"]["counts"]["omitted"]
+    assert below > 0
+    said = f"No memory is relevant to this task ({below} below the relevance floor 0.8)."
+    for fmt in ("human", "markdown", "compact", "toon"):
+        res = run_cli("-W", str(own.root), "context", task, "--format", fmt)
+        assert res.code == 0, (fmt, res.err)
+        assert said in res.out, (fmt, res.out)
+    markdown = run_cli("-W", str(own.root), "context", task, "--format", "markdown").out
+    assert markdown.splitlines() == [f"# ee context: {task}", "", said]
+    hits = run_cli("-W", str(own.root), "search", task, "--json").json["data"]
+    found = f"No memory matches this query ({hits['omitted'][0]['count']} below the relevance floor 0.8)."
+    for fmt in ("human", "markdown", "compact", "toon"):
+        res = run_cli("-W", str(own.root), "search", task, "--format", fmt)
+        assert res.code == 0, (fmt, res.err)
+        assert found in res.out, (fmt, res.out)
+    data = run_cli("-W", str(own.root), "context", task, "--json").json["data"]
+    assert data["sections"] == []
+    assert data["counts"]["items"] == 0
+    assert data["counts"]["omitted_by_reason"] == {"below_relevance_floor": below}
+    jsonl = run_cli("-W", str(own.root), "context", task, "--format", "jsonl").out
+    footer = json.loads(jsonl.splitlines()[-1])
+    assert (footer["type"], footer["count"]) == ("footer", 0)
+    assert footer["degraded"][0]["code"] == "no_relevant_memories"
+    hook = run_cli("-W", str(own.root), "context", task, "--format", "hook")
+    assert (hook.code, hook.out) == (0, "")  # silent by design: nothing is injected

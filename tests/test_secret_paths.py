@@ -21,7 +21,7 @@ import pytest
 from ee.errors import ExitCode
 from ee.git.merge import merge_driver
 from ee.workspace import Workspace
-from tests.conftest import Result, git, run_cli
+from tests.conftest import Result, doctor_report, git, run_cli
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -390,7 +390,7 @@ def test_a_secret_in_a_file_or_folder_name_is_masked_reported_and_never_synced(
     assert len({hit["id"] for hit in search}) == 2  # two masked names keep two ids
     doctor = cli("doctor", "--json")
     assert GHP not in doctor.out
-    problems = [p for p in json.loads(doctor.out)["data"]["problems"] if p["code"] == "secret_in_path"]
+    problems = [p for p in doctor_report(json.loads(doctor.out))["problems"] if p["code"] == "secret_in_path"]
     assert len(problems) == 2
     assert all("git mv memories/ghp_????" in p["repair"] for p in problems)
     git(tmp_path, "init", "-q", "--bare", "remote.git")

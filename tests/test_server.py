@@ -73,7 +73,11 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture
 def served_ws(ws: Workspace) -> Iterator[Workspace]:
-    """A workspace with three memories (one committed) and a running ``ee watch``."""
+    """A workspace with three memories (one committed) and a running ``ee watch``. The transformer arm is
+    off: the server computes its vectors when idle and then answers with it, so an answer would change
+    arm between a served and an in-process query without the store changing (tests/test_transformer.py
+    checks served and in-process answers once the vectors are complete)."""
+    (ws.root / ".ee/config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
     for name, body in (("a", "alpha rollback window"), ("b", "alpha bravo"), ("c", "charlie")):
         (ws.root / f"memories/{name}.md").write_text(f"---\nid: mem_{name}\ntags: [ci]\n---\n{body}\n")
     git(ws.root, "add", "-A")

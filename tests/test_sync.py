@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Result, git, run_cli
+from conftest import Result, doctor_report, git, run_cli
 
 from ee.store import frontmatter
 from ee.workspace import Workspace
@@ -284,7 +284,7 @@ def test_conflicting_body_edits_read_cleanly_and_resolve_by_label_in_both_clones
     text = memory_file(b, memory_id).read_text()
     assert "conflict" not in text
     assert "ee:version" not in text
-    assert not any(p["code"] == "memory_conflicted" for p in ee(b, "doctor").json["data"]["problems"])
+    assert not any(p["code"] == "memory_conflicted" for p in doctor_report(ee(b, "doctor").json)["problems"])
     assert sync(b)["conflicted"] == []
     assert sync(a)["conflicted"] == []
     assert Workspace(a).get(memory_id).body == "Deploy with make release"
@@ -615,7 +615,7 @@ def test_git_markers_from_a_merge_without_ee_s_driver_are_named_at_their_line(ws
     subprocess.run(["git", "merge", "feat"], cwd=root, capture_output=True, check=False)
     assert (root / rel).read_text().splitlines()[3] == "<<<<<<< HEAD"
     res = run_cli("-W", str(root), "doctor", "--json")
-    (problem,) = [p for p in res.json["data"]["problems"] if p["code"] == "memory_conflicted"]
+    (problem,) = [p for p in doctor_report(res.json)["problems"] if p["code"] == "memory_conflicted"]
     assert problem["path"] == rel
     assert problem["line"] == 4
     assert problem["repair"].endswith(f"ee memory resolve {memory_id} --pick HEAD|feat|both")

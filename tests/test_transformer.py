@@ -97,6 +97,10 @@ def test_off_topic_questions_get_nothing_and_explain_why(tinycalc: Path) -> None
     assert all(n["explanation"]["passed"] is False for n in nearest)
     assert "coverage" in nearest[0]["explanation"]
     assert "cosine" in nearest[0]["explanation"]
+    human = run_cli(
+        "-W", str(tinycalc), "search", "how do I improve my marathon time", "--explain", "--human"
+    )
+    assert f"below the floor 0.8: {nearest[0]['id']}  relevance" in human.out
 
 
 def test_the_static_arm_answers_until_the_vectors_are_complete(tmp_path: Path) -> None:
@@ -184,7 +188,16 @@ def test_the_warm_server_computes_the_vectors_in_idle_time(tmp_path: Path) -> No
     watcher = Watcher(Workspace(root))
     try:
         wait_for(lambda: "transformer vectors complete: 38" in watcher.log, "the vectors", watcher)
-        out = fresh_search(root, "what happens when you take the square root of minus four")
+        text = "what happens when you take the square root of minus four"
+        out = fresh_search(root, text)
         assert '"semantic_arm": "transformer"' in out  # saved beside the generation: any process uses them
+        served = subprocess.run(
+            [sys.executable, "-m", "ee", "-W", str(root), "search", text, "--json"],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "EE_NO_SERVER"},
+            check=True,
+        )
+        assert served.stdout == out  # served by the warm server: the same bytes as in-process
     finally:
         assert watcher.stop() == 0

@@ -36,6 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # Every top-level command → "module:attribute" of its click command, in the order help lists them (it
 # reads like the README).
 COMMANDS = {
+    "status": "status_cmds:status_cmd",
     "init": "store_cmds:init_cmd",
     "remember": "remember_cmds:remember_cmd",
     "import": "store_cmds:import_group",
@@ -64,17 +65,20 @@ COMMANDS = {
 
 class Text(click.ParamType):
     """A text argument or option. Bytes that are not UTF-8 (``$'\\xff'``) reach Python as lone surrogates,
-    which no memory file, commit, JSON answer or tokenizer takes: a usage error naming the parameter."""
+    which no memory file, commit, JSON answer or tokenizer takes, and a NUL byte no file name or git
+    argument takes: a usage error naming the parameter."""
 
     name = "text"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from ee.schemas import is_utf8
 
-        if isinstance(value, str) and not is_utf8(value):
+        if isinstance(value, str) and (not is_utf8(value) or "\x00" in value):
             from ee.errors import UsageError
 
             shown = (param.opts[0] if param.opts else (param.name or "").upper()) if param else "an argument"
+            if "\x00" in value:  # no process argument holds one, but the warm server's and MCP's may
+                raise UsageError(f"{shown} holds a NUL byte", "pass text without NUL (\\0) characters")
             raise UsageError(
                 f"{shown} holds bytes that are not UTF-8",
                 "convert it first, e.g. with: iconv -f latin1 -t utf-8",
@@ -335,7 +339,15 @@ def _run(args: list[str]) -> int:
         return 130
     except Exception as exc:
         storage = disk_failure(exc)
-        if storage is None:
+        if storage is not None:
+            return report_error(storage, wants_json(args))
+        if os.environ.get("EE_DEBUG"):
             raise
-        return report_error(storage, wants_json(args))
+        # A bug: one clear line and exit 1 (documented: "internal error"), not a traceback in a person's
+        # or an agent's face; EE_DEBUG=1 shows where it happened.
+        bug = EeError(
+            f"internal error (a bug in ee {__version__}): {type(exc).__name__}: {exc}",
+            "run it again with EE_DEBUG=1 to see the traceback, and report it",
+        )
+        return report_error(bug, wants_json(args))
     return result if isinstance(result, int) else 0

@@ -70,6 +70,12 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
 @click.option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths).")
 @click.option("--for-branch", is_flag=True, help="Pack for the branch (its name and recent commit subjects).")
+@click.option(
+    "--for-session",
+    is_flag=True,
+    help="Pack for a session's start: the project's rules, conventions, commands and anti-patterns, on any "
+    "branch (no relevance floor unless --min-relevance).",
+)
 @click.pass_context
 def context_cmd(
     ctx: click.Context,
@@ -90,30 +96,41 @@ def context_cmd(
     for_staged: bool,
     for_paths: bool,
     for_branch: bool,
+    for_session: bool,
 ) -> int:
     """The memories that matter for TASK, as a token-budgeted pack to paste into a prompt.
 
     TASK '-' reads the task from stdin (an agent hook's JSON input: its "prompt"). With --format hook an
-    error prints an empty context and exits 0, so an agent harness never blocks on ee."""
+    error prints an empty context and exits 0, so an agent harness never blocks on ee.
+
+    Example: ee context "fix the flaky upload test" --max-tokens 1200 --format markdown
+    """
     from ee.hooks.agents import never_block
-    from ee.hooks.tasks import resolve_task
+    from ee.hooks.tasks import resolve_task, session_query
     from ee.query.document import from_arguments, with_options
 
     def pack() -> int:
+        floor = min_relevance
         if query_file:
-            if task or for_staged or for_paths or for_branch:
+            if task or for_staged or for_paths or for_branch or for_session:
                 raise QueryError(
                     "give TASK or --query-file, not both", "put the task in the document's query.text"
                 )
             query = read_query_file(query_file)
+        elif for_session:
+            if task or for_staged or for_paths or for_branch:
+                raise UsageError(
+                    "--for-session packs the project's rules: it takes no task nor another --for-…",
+                    "drop the others (or drop --for-session)",
+                )
+            query = session_query(workspace(ctx).root)
+            floor = 0.0 if min_relevance is None else min_relevance  # (nothing is asked yet)
         else:
             query = from_arguments(
                 resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
             )
         query = with_options(query, mode=mode, tags=list(tags), speed=speed)
-        return run_pack(
-            ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, min_relevance, as_json
-        )
+        return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, floor, as_json)
 
     return never_block(fmt, pack)
 
@@ -141,7 +158,10 @@ def pack_cmd(
     min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
-    """A context pack for an ee.query.v1 document (options given here override the document)."""
+    """A context pack for an ee.query.v1 document (options given here override the document).
+
+    Example: ee pack --query-file query.json --format markdown
+    """
     query = read_query_file(query_file)
     return run_pack(
         ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, min_relevance, as_json

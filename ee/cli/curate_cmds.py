@@ -26,7 +26,10 @@ def curate_group() -> None:
 @json_option
 @click.pass_context
 def list_cmd(ctx: click.Context, kind: str | None, as_json: bool | None) -> None:
-    """The candidates waiting for review (from the last scan, agents and sessions)."""
+    """The candidates waiting for review (from the last scan, agents and sessions).
+
+    Example: ee curate list --type duplicate --human
+    """
     from ee.curate.queue import list_data, pending
     from ee.render.curate_text import queue_human
 
@@ -41,7 +44,10 @@ def list_cmd(ctx: click.Context, kind: str | None, as_json: bool | None) -> None
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, candidate_id: str, action: str | None, as_json: bool | None) -> None:
-    """A candidate's evidence, and exactly what accepting it would change (a diff)."""
+    """A candidate's evidence, and exactly what accepting it would change (a diff).
+
+    Example: ee curate show CANDIDATE_ID --human
+    """
     from ee.curate.queue import show
     from ee.render.curate_text import candidate_human
 
@@ -79,7 +85,10 @@ def accept_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Carry out a candidate: one commit with the change and the decision (a person only)."""
+    """Carry out a candidate: one commit with the change and the decision (a person only).
+
+    Example: ee curate accept CANDIDATE_ID
+    """
     from ee.curate.queue import accept, decide_all
     from ee.policy.trust import Actor
     from ee.render.curate_text import decided_human
@@ -116,7 +125,10 @@ def reject_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Reject a candidate: it is never proposed again for the same subjects, in any clone."""
+    """Reject a candidate: it is never proposed again for the same subjects, in any clone.
+
+    Example: ee curate reject CANDIDATE_ID --reason "both are needed"
+    """
     from ee.curate.queue import decide_all, reject
     from ee.policy.trust import Actor
     from ee.render.curate_text import decided_human
@@ -140,7 +152,10 @@ def reject_cmd(
 def snooze_cmd(
     ctx: click.Context, candidate_id: str, until: str, agent: str | None, as_json: bool | None
 ) -> None:
-    """Hide a candidate until a time; then it is pending again."""
+    """Hide a candidate until a time; then it is pending again.
+
+    Example: ee curate snooze CANDIDATE_ID --until 7d
+    """
     from ee.curate.queue import snooze
     from ee.policy.trust import Actor
     from ee.render.curate_text import decided_human
@@ -155,7 +170,10 @@ def snooze_cmd(
 @json_option
 @click.pass_context
 def scan_cmd(ctx: click.Context, docs: bool, as_json: bool | None) -> None:
-    """Look for duplicates, contradictions, stale and unused memories, and agents' writes to review."""
+    """Look for duplicates, contradictions, stale and unused memories, and agents' writes to review.
+
+    Example: ee curate scan --docs
+    """
     from ee.curate.scan import scan
     from ee.render.curate_text import scan_human
 
@@ -175,7 +193,10 @@ def scan_cmd(ctx: click.Context, docs: bool, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def propose_cmd(ctx: click.Context, file: str, agent: str | None, as_json: bool | None) -> None:
-    """Propose candidates for a person to review (type, subjects, title, reason, new_memory, …)."""
+    """Propose candidates for a person to review (type, subjects, title, reason, new_memory, …).
+
+    Example: ee curate propose --candidates candidates.json --agent codex
+    """
     from ee.curate.queue import list_data, propose_documents
     from ee.policy.trust import Actor
     from ee.render.curate_text import proposed_human

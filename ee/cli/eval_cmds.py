@@ -58,7 +58,10 @@ def beir_cmd(
 ) -> None:
     """Import a BEIR-layout set (corpus.jsonl, queries.jsonl, qrels.tsv) into a temporary workspace and print
     recall@k, MRR@k and nDCG@k per mode next to a plain bm25s baseline; with --offtopic, the share of
-    off-topic questions that get no hit."""
+    off-topic questions that get no hit.
+
+    Example: ee eval beir /tmp/devset --offtopic questions.txt
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.eval.beir import MODES, beir, read_offtopic, table
 
@@ -92,7 +95,10 @@ def run_cmd(
     ctx: click.Context, folder: str | None, scenario_ids: tuple[str, ...], as_json: bool | None
 ) -> None:
     """Run the scenario files in FOLDER (default: tests/fixtures/eval of the workspace or of the ee checkout),
-    each in a temporary workspace; exit 9 when an expectation is not met."""
+    each in a temporary workspace; exit 9 when an expectation is not met.
+
+    Example: ee eval run tests/fixtures/eval --scenario ID
+    """
     from ee.errors import EvalFailed
     from ee.eval.scenarios import default_folder, load_folder, run_scenarios, table
 
@@ -144,7 +150,10 @@ def sessions_cmd(
     question of FOLDER/questions.jsonl with `ee search` and `ee context`, and print session hit@1/5/10, MRR,
     the share of answerable and of unanswerable questions with no hit, newest-session-first for knowledge
     updates and the share of packs holding the answer's key terms, overall and per question type (--json:
-    every question's outcome under misses)."""
+    every question's outcome under misses).
+
+    Example: ee eval sessions tests/fixtures/sessions --misses
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.eval.sessions import evaluate, table
 
@@ -167,7 +176,10 @@ def sessions_cmd(
 def relevance_cmd(folder: str, min_relevance: float | None, as_json: bool | None) -> None:
     """Measure what the relevance floor keeps and drops, for the static and the transformer arm: on each
     store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, and the share of
-    unanswerable and off-topic questions that get nothing (tests/fixtures/relevance is ee's own set)."""
+    unanswerable and off-topic questions that get nothing (tests/fixtures/relevance is ee's own set).
+
+    Example: ee eval relevance tests/fixtures/relevance --min-relevance 0.8
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.eval.relevance import evaluate, table
 

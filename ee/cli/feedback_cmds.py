@@ -30,7 +30,10 @@ def why_cmd(
     as_of: str | None,
     as_json: bool | None,
 ) -> None:
-    """Why MEMORY_ID ranks where it does: standing, feedback, links, validity, history, --query rank."""
+    """Why MEMORY_ID ranks where it does: standing, feedback, links, validity, history, --query rank.
+
+    Example: ee why ID --query "how do we release"
+    """
     from ee.render.pack_text import why_human
 
     data = workspace(ctx).why(memory_id, query_text, as_of=as_of, profile=profile)
@@ -55,7 +58,10 @@ def outcome_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Record that MEMORY_ID helped or hurt: an append-only feedback event, committed on its own."""
+    """Record that MEMORY_ID helped or hurt: an append-only feedback event, committed on its own.
+
+    Example: ee outcome ID --signal helpful --reason "the checklist was right"
+    """
     from ee.policy.trust import Actor
     from ee.render.pack_text import outcome_human
 

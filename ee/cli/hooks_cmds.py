@@ -18,7 +18,10 @@ def hooks_group() -> None:
 @json_option
 @click.pass_context
 def install_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """Wire ee into this repository's git hooks (core.hooksPath honoured; existing hooks chained, kept)."""
+    """Wire ee into this repository's git hooks (core.hooksPath honoured; existing hooks chained, kept).
+
+    Example: ee hooks install
+    """
     from ee.hooks.wiring import install
 
     data = install(workspace(ctx).root)
@@ -31,7 +34,10 @@ def install_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def uninstall_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """Remove ee's git hooks and put back the hooks they chained, byte for byte."""
+    """Remove ee's git hooks and put back the hooks they chained, byte for byte.
+
+    Example: ee hooks uninstall
+    """
     from ee.hooks.wiring import uninstall
 
     data = uninstall(workspace(ctx).root)
@@ -44,7 +50,10 @@ def uninstall_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """Each hook: installed, chained (your hook runs first), missing, or foreign (not ee's)."""
+    """Each hook: installed, chained (your hook runs first), missing, or foreign (not ee's).
+
+    Example: ee hooks status --human
+    """
     from ee.hooks.wiring import status
 
     data = status(workspace(ctx).root)
@@ -57,7 +66,10 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def agent_cmd(ctx: click.Context, harness: str, write: bool, as_json: bool | None) -> None:
-    """Hook entries for an agent harness (Claude Code: SessionStart and UserPromptSubmit → ee context)."""
+    """Hook entries for an agent harness (Claude Code: SessionStart and UserPromptSubmit → ee context).
+
+    Example: ee hooks agent claude-code --write
+    """
     from ee.hooks.agents import claude_code_hooks, write_claude_settings
     from ee.hooks.wiring import work_tree_top
     from ee.render import dumps
@@ -77,7 +89,10 @@ def agent_cmd(ctx: click.Context, harness: str, write: bool, as_json: bool | Non
 @click.argument("name")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook_cmd(name: str, args: tuple[str, ...]) -> int:
-    """Run one git hook (called by the scripts `ee hooks install` writes): exit 0, or 40 to block."""
+    """Run one git hook (called by the scripts `ee hooks install` writes): exit 0, or 40 to block.
+
+    Example: ee hook pre-commit   (the scripts ee hooks install writes run it)
+    """
     from ee.hooks import main
 
     return main([name, *args])
@@ -89,7 +104,10 @@ def hook_cmd(name: str, args: tuple[str, ...]) -> int:
 def hook_check_cmd(ctx: click.Context, name: str) -> int:
     """What `ee watch`'s server answers a warm git hook about the staged change on stdin (see
     ee.hooks.warm.change_text): pre-commit's warnings on stderr and exit 0 or 40; prepare-commit-msg's
-    memories as ID<TAB>TITLE lines."""
+    memories as ID<TAB>TITLE lines.
+
+    Example: ee hook-check pre-commit < change   (ee watch's server runs it for a warm hook)
+    """
     import sys
 
     from ee.hooks.run import serve

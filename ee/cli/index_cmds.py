@@ -19,7 +19,10 @@ def index_group() -> None:
 @json_option
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing)."""
+    """ready / stale / missing / corrupt, with counts, model, generation and problems (changes nothing).
+
+    Example: ee index status --human
+    """
     from ee.index.view import status
     from ee.serve.watch import watcher_pid
 
@@ -39,7 +42,10 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """Build the index again from the memory files (derived data is reused by content)."""
+    """Build the index again from the memory files (derived data is reused by content).
+
+    Example: ee index rebuild
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.index.view import rebuild
 
@@ -59,6 +65,8 @@ def watch_cmd(ctx: click.Context, no_serve: bool, lock_fd: int | None) -> None:
     Runs until Ctrl-C / SIGTERM, or until the workspace is deleted or moved. One watcher per workspace;
     logs go to stderr. (ee starts one in the background by itself, logging to .ee/serve.log, which stops
     after [server] idle_timeout without a client.)
+
+    Example: ee watch --no-serve
     """
     from ee.serve.watch import run_watch
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ee.cli import Output, json_option
+from ee.cli import Output, json_option, workspace
 from ee.errors import ConfigError
 
 MCP_REQUIREMENT = "mcp>=2.3,<3"
@@ -35,7 +35,10 @@ def mcp_group() -> None:
 )
 @click.pass_context
 def serve_cmd(ctx: click.Context, serve_workspace: str | None, agent: str | None) -> None:
-    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the mcp extra."""
+    """Serve MCP over stdio (stdin/stdout) until the client disconnects. Needs the mcp extra.
+
+    Example: ee mcp serve --workspace .
+    """
     from ee.workspace import Workspace
 
     root = Workspace.discover(serve_workspace or ctx.find_root().params.get("workspace")).root
@@ -66,18 +69,28 @@ def require_sdk() -> None:
 
 @mcp_group.command("manifest")
 @json_option
-def manifest_cmd(as_json: bool | None) -> None:
-    """The MCP tools `ee mcp serve` offers: names, descriptions, input schemas, the command each runs."""
+@click.pass_context
+def manifest_cmd(ctx: click.Context, as_json: bool | None) -> None:
+    """The MCP tools `ee mcp serve` offers: names, descriptions, input schemas, the command each runs,
+    and the snippet that registers it with a client for this workspace (when run in one).
+
+    Example: ee mcp manifest --human
+    """
+    from ee.errors import WorkspaceNotFound
     from ee.mcp.mapping import available_tools, manifest_entry
 
+    try:
+        root: str | None = str(workspace(ctx).root)
+    except WorkspaceNotFound:  # (outside a workspace the tools are the same; the snippet names none)
+        root = None
     tools = [manifest_entry(tool) for tool in available_tools()]
-    data = manifest_data(tools)
+    data = manifest_data(tools, root)
     Output(as_json).emit(data, lambda: manifest_text(data))
 
 
-def manifest_data(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The server (started by the absolute path of this ee: an MCP client's PATH may not hold it) and
-    its tools."""
+def manifest_data(tools: list[dict[str, Any]], root: str | None = None) -> dict[str, Any]:
+    """The server (started by the absolute path of this ee: an MCP client's PATH may not hold it), the
+    workspace it would serve from here (``root``, None outside one) and its tools."""
     from ee import __version__
     from ee.install import ee_command
 
@@ -87,6 +100,7 @@ def manifest_data(tools: list[dict[str, Any]]) -> dict[str, Any]:
             "version": __version__,
             "transport": "stdio",
             "command": [*ee_command(), "mcp", "serve"],
+            "workspace": root,
         },
         "tools": tools,
     }
@@ -101,7 +115,8 @@ def manifest_text(data: dict[str, Any]) -> str:
         command = " ".join(tool["cli"]["command"])
         lines.append(f"{tool['name']:<16} {tool['title']}  ({command})")
     program, *args = data["server"]["command"]
-    config = {"mcpServers": {"ee": {"command": program, "args": [*args, "--workspace", "/path/to/repo"]}}}
+    root = data["server"]["workspace"] or "/path/to/repo"  # (outside a workspace: the user names it)
+    config = {"mcpServers": {"ee": {"command": program, "args": [*args, "--workspace", root]}}}
     lines += [
         "",
         "Claude Code:    claude mcp add --scope project ee -- " + shlex.join(data["server"]["command"]),

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.errors import UsageError
 from ee.model import Memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
@@ -23,14 +24,17 @@ def memory_group() -> None:
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: bool | None) -> None:
-    """Show MEMORY_ID: its fields and body."""
+    """Show MEMORY_ID: its fields and body.
+
+    Example: ee memory show ID --as-of HEAD~5
+    """
     memory, data = workspace(ctx).show(memory_id, as_of)
     if as_of:
         commit = data["as_of"]
         human = f"as of {commit['commit'][:10]} ({commit['date']})\n" + memory_block(memory)
         Output(as_json).emit(data, human)
         return
-    Output(as_json).emit(data, lambda: memory_block(memory, data["trust"]))
+    Output(as_json).emit(data, lambda: memory_block(memory, data))
 
 
 @memory_group.command("list")
@@ -60,7 +64,10 @@ def list_cmd(
     quarantined: bool,
     as_json: bool | None,
 ) -> None:
-    """List memories (sorted by id), with trust, writer, created and quarantine; with filters."""
+    """List memories (sorted by id), with trust, writer, created and quarantine; with filters.
+
+    Example: ee memory list --kind rule --tag ci --human
+    """
     memories, data, degraded = workspace(ctx).listing(
         level=level,
         kind=kind,
@@ -89,7 +96,10 @@ def list_cmd(
 @json_option
 @click.pass_context
 def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> None:
-    """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed."""
+    """Every version of MEMORY_ID: commit, date, actor, message, the fields that changed.
+
+    Example: ee memory history ID --human
+    """
     versions, data = workspace(ctx).history(memory_id)
     Output(as_json).emit(data, lambda: history_lines(versions))
 
@@ -109,8 +119,10 @@ def tags_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept)."""
-    from ee.errors import UsageError
+    """Add or remove tags of MEMORY_ID (one commit; the file's layout is kept).
+
+    Example: ee memory tags ID --add ci --remove draft
+    """
     from ee.policy.trust import Actor
 
     if not add and not remove:
@@ -139,6 +151,8 @@ def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None
 
     The only way a memory an agent wrote rises above agent_assertion or leaves quarantine: one commit
     with the trailers Ee-Op: trust and Ee-Trust: CLASS. Editing tags or the file is no review.
+
+    Example: ee memory trust ID --class human_explicit
     """
     from ee.policy.trust import Actor
 
@@ -166,7 +180,10 @@ def trust_cmd(ctx: click.Context, memory_id: str, cls: str, as_json: bool | None
 def link_cmd(
     ctx: click.Context, memory_id: str, target: str, link_type: str, agent: str | None, as_json: bool | None
 ) -> None:
-    """Link MEMORY_ID to TARGET with a typed link."""
+    """Link MEMORY_ID to TARGET with a typed link.
+
+    Example: ee memory link ID OTHER_ID --type supports
+    """
     from ee.policy.trust import Actor
 
     ws = workspace(ctx)
@@ -183,7 +200,10 @@ def link_cmd(
 def expire_cmd(
     ctx: click.Context, memory_id: str, at: str | None, agent: str | None, as_json: bool | None
 ) -> None:
-    """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history)."""
+    """End MEMORY_ID's validity (sets valid_to; the memory stays in the store and in history).
+
+    Example: ee memory expire ID --at 2027-01-01T00:00:00Z
+    """
     from ee.policy.trust import Actor
 
     ws = workspace(ctx)
@@ -197,7 +217,10 @@ def expire_cmd(
 @json_option
 @click.pass_context
 def forget_cmd(ctx: click.Context, memory_id: str, agent: str | None, as_json: bool | None) -> None:
-    """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version)."""
+    """Delete MEMORY_ID's file in a commit (`ee memory history` still shows every version).
+
+    Example: ee memory forget ID
+    """
     from ee.policy.trust import Actor
 
     ws = workspace(ctx)
@@ -238,11 +261,20 @@ def resolve_cmd(
     """Settle MEMORY_ID after a merge kept several versions of its text (one commit).
 
     "local" is the version committed in this clone, whether the merge was a rebase or not.
-    Without --pick or --text: lists the versions."""
+    Without --pick or --text: lists the versions.
+
+    Example: ee memory resolve ID --pick local
+    """
     from ee.git.sync import resolve_memory
     from ee.policy.trust import Actor
 
-    text = text_file.read() if text_file is not None else None
+    try:
+        text = text_file.read() if text_file is not None else None
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--text {text_file.name}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            "save the new body as UTF-8 text",
+        ) from None
     ws = workspace(ctx)
     memory, commit = resolve_memory(ws, memory_id, pick, text, Actor.from_env(agent))
     Output(as_json).emit(

@@ -132,7 +132,10 @@ def search_cmd(
     min_relevance: float | None,
     as_json: bool | None,
 ) -> int:
-    """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained."""
+    """Search memories: hybrid (lexical + semantic), lexical, semantic or exact, every hit explained.
+
+    Example: ee search "release checklist" --mode lexical --limit 5
+    """
     from ee.query.document import from_arguments, with_options
 
     options: dict[str, Any] = {
@@ -188,7 +191,7 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
     The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
     answers as of the moment it started, at the engine's speed."""
     from ee.query.document import MAX_DOCUMENT_BYTES, from_arguments, parse_document, with_options
-    from ee.render import dumps, envelope, error_envelope
+    from ee.render import dumps, envelope, error_envelope, visible
 
     handle = open_query_input(path, "batch file")
     source = "<stdin>" if path == "-" else path
@@ -222,7 +225,9 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
                 click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:
                 code = code or int(exc.exit_code)
-                click.echo(dumps(error_envelope(exc.to_dict() | {"line": number}), indent=None))
+                error = error_envelope(exc.to_dict() | {"line": number})
+                click.echo(dumps(error, indent=None))
+                click.echo(visible(f"error: {error['error']['message']}"), err=True)  # for a person too
                 if too_long:
                     break
     finally:

@@ -52,7 +52,10 @@ def remember_cmd(
     redact: bool,
     as_json: bool | None,
 ) -> None:
-    """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input."""
+    """Remember TEXT as a new memory (one file, one commit). TEXT '-' reads standard input.
+
+    Example: ee remember "Run make test before a release" --kind rule --tags ci,release
+    """
     from ee.curate.intake import remember
     from ee.policy.trust import Actor
 

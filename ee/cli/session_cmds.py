@@ -40,7 +40,10 @@ def import_session_cmd(
     """Import agent transcripts (Claude Code, Codex, or {role, content} messages) as session evidence.
 
     Incremental and idempotent: a grown transcript adds only its new turns, the same one twice changes
-    nothing. Evidence stays in .ee/sessions/ (never committed) and is searchable at once."""
+    nothing. Evidence stays in .ee/sessions/ (never committed) and is searchable at once.
+
+    Example: ee import session --claude-code   (or: ee import session ~/transcript.jsonl)
+    """
     if from_hook:
         from ee.hooks.sessions import from_hook as run_hook
 
@@ -63,6 +66,12 @@ def import_session_cmd(
     Output(as_json).emit(report, lambda: _import_human(report))
     if report["errors"]:
         from ee.errors import ExitCode
+        from ee.render import visible
+
+        for error in report["errors"]:  # on stderr too: a failing exit always says why there
+            click.echo(visible(f"error: {error['message']}"), err=True)
+            if error.get("repair"):
+                click.echo(visible(f"  repair: {error['repair']}"), err=True)
 
         codes = {"usage": ExitCode.USAGE, "not_found": ExitCode.NOT_FOUND, "policy": ExitCode.POLICY}
         return int(codes.get(report["errors"][0]["code"], ExitCode.STORAGE))
@@ -95,7 +104,10 @@ def sessions_group() -> None:
 @json_option
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool | None) -> None:
-    """The imported sessions, oldest first, with how much evidence each holds."""
+    """The imported sessions, oldest first, with how much evidence each holds.
+
+    Example: ee sessions list --human
+    """
     found = workspace(ctx).sessions()
     Output(as_json).emit(
         {"sessions": found},
@@ -113,7 +125,10 @@ def list_cmd(ctx: click.Context, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
-    """A session's evidence (or one piece, by its ev_ id), with provenance."""
+    """A session's evidence (or one piece, by its ev_ id), with provenance.
+
+    Example: ee sessions show SESSION_ID --human
+    """
     data = workspace(ctx).session(ident)
 
     def human() -> str:
@@ -131,6 +146,9 @@ def show_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
 @json_option
 @click.pass_context
 def forget_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
-    """Purge a session's evidence (or one piece, by its ev_ id), its index entries and vectors."""
+    """Purge a session's evidence (or one piece, by its ev_ id), its index entries and vectors.
+
+    Example: ee sessions forget SESSION_ID
+    """
     data = workspace(ctx).forget_session(ident)
     Output(as_json).emit(data, f"forgot {data['evidence']} piece(s) of evidence of {ident}")

@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
-from ee.errors import NotFound, StorageError, UsageError
+from ee.errors import DoctorFound, NotFound, StorageError, UsageError
 from ee.render import dumps
-from ee.render.text import problem_lines
+from ee.render.text import plural, problem_lines
 
 
 @click.command("init")
@@ -29,7 +29,10 @@ def init_cmd(ctx: click.Context, path: str | None, branch: str | None, as_json: 
     """Create or adopt a git repository at PATH and make it an ee workspace (safe to run again).
 
     PATH defaults to the --workspace given before the command, else $EE_WORKSPACE, else the current
-    folder."""
+    folder.
+
+    Example: ee init   (or, memories on their own branch: ee init --branch ee/memories)
+    """
     import os
 
     from ee.workspace import Workspace
@@ -72,7 +75,10 @@ def import_group() -> None:
 def import_jsonl_cmd(
     ctx: click.Context, file: str, skip_invalid: bool, redact: bool, agent: str | None, as_json: bool | None
 ) -> None:
-    """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit."""
+    """Import FILE (JSON Lines: one memory per line; '-' for stdin) in one commit.
+
+    Example: ee import jsonl memories.jsonl --skip-invalid
+    """
     from ee.cli.progress import progress_on_a_terminal
     from ee.policy.trust import Actor
     from ee.store.transfer import import_jsonl
@@ -110,7 +116,7 @@ def import_jsonl_cmd(
     skipped = "".join(f"\n  line {s['line']}: {s['message']}" for s in report.skipped)
     Output(as_json).emit(
         report.to_dict(),
-        f"imported {len(report.imported)} memories"
+        f"imported {plural(len(report.imported), 'memory', 'memories')}"
         + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else ""),
     )
 
@@ -130,9 +136,14 @@ def export_group() -> None:
 )
 @click.pass_context
 def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
-    """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`."""
+    """Export every memory as JSON Lines (sorted by id), ready for `ee import jsonl`.
+
+    Example: ee export jsonl -o memories.jsonl
+    """
     from ee.store.transfer import export_records
 
+    if not output:
+        raise UsageError("--output is empty", "name a file, or leave --output out to print to stdout")
     ws = workspace(ctx)
     snap = ws.store.snapshot()
     from ee.policy.secrets import mask_memory
@@ -157,23 +168,41 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
 @json_option
 @click.pass_context
 def doctor_cmd(ctx: click.Context, full: bool, fix: bool, as_json: bool | None) -> int:
-    """Check the repository, every memory file, the lock, the config; print a repair for each problem."""
+    """Check the repository, every memory file, the lock, the config; print a repair for each problem.
+
+    Example: ee doctor --fix
+    """
     from ee.doctor import doctor
 
     report = doctor(workspace(ctx), full=full, fix=fix)
 
+    def found() -> str:
+        errors, warnings = report["errors"], report["warnings"]
+        return f"{plural(errors, 'error', 'errors')}, {plural(warnings, 'warning', 'warnings')}"
+
     def human() -> str:
         from ee.model import Problem
 
-        head = f"{report['memories']} memories, {report['errors']} errors, {report['warnings']} warnings"
+        head = f"{plural(report['memories'], 'memory', 'memories')}, {found()}"
         fixed = report.get("fixed")
         if fixed:
             head = fixed_lines(fixed) + head
         problems = [Problem(**p) for p in report["problems"]]
         return head + ("\n" + problem_lines(problems) if problems else "\nall good")
 
-    Output(as_json).emit(report, human)
-    return 0 if report["healthy"] else int(StorageError.exit_code)
+    out = Output(as_json)
+    if report["healthy"] or not out.json:
+        out.emit(report, human)
+        return 0 if report["healthy"] else int(StorageError.exit_code)
+    # Problems found: exit 4 with the ee.error.v1 envelope (never "success": true beside a failing exit),
+    # the whole report in its details (``details.report``).
+    first = next((p for p in report["problems"] if p["severity"] == "error"), report["problems"][0])
+    where = ":".join(str(part) for part in (first.get("path"), first.get("line")) if part)
+    raise DoctorFound(
+        f"ee doctor found {found()}; first: {where + ': ' if where else ''}{first['message']}",
+        first["repair"],
+        {"report": report},
+    )
 
 
 def fixed_lines(fixed: dict[str, Any]) -> str:
@@ -199,7 +228,10 @@ def schema_group() -> None:
 @schema_group.command("list")
 @json_option
 def schema_list_cmd(as_json: bool | None) -> None:
-    """List the schema ids."""
+    """List the schema ids.
+
+    Example: ee schema list --human
+    """
     from ee.schemas import list_schemas
 
     ids = list_schemas()
@@ -209,7 +241,10 @@ def schema_list_cmd(as_json: bool | None) -> None:
 @schema_group.command("export")
 @click.argument("schema_id")
 def schema_export_cmd(schema_id: str) -> None:
-    """Print the schema SCHEMA_ID (e.g. ee.query.v1)."""
+    """Print the schema SCHEMA_ID (e.g. ee.query.v1).
+
+    Example: ee schema export ee.query.v1
+    """
     from ee.schemas import load_schema
 
     click.echo(dumps(load_schema(schema_id)))

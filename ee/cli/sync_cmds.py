@@ -31,7 +31,10 @@ def sync_cmd(
     agent: str | None,
     as_json: bool | None,
 ) -> None:
-    """Share memories through the git remote: commit pending memory changes, fetch, integrate, push."""
+    """Share memories through the git remote: commit pending memory changes, fetch, integrate, push.
+
+    Example: ee sync --remote origin --strategy rebase
+    """
     from ee.git.sync import sync
     from ee.policy.trust import Actor
 
@@ -86,15 +89,17 @@ def _human(data: dict[str, Any]) -> str:
 
 
 @click.command("merge-driver")
-@click.argument("base", type=click.Path(dir_okay=False))
-@click.argument("ours", type=click.Path(dir_okay=False))
-@click.argument("theirs", type=click.Path(dir_okay=False))
+@click.argument("base", type=click.Path(exists=True, dir_okay=False))
+@click.argument("ours", type=click.Path(exists=True, dir_okay=False))
+@click.argument("theirs", type=click.Path(exists=True, dir_okay=False))
 @click.argument("path", default="", type=click.Path())
 def merge_driver_cmd(base: str, ours: str, theirs: str, path: str) -> int:
     """Merge a memory file (git calls this: `ee merge-driver %O %A %B %P`); the result goes into OURS.
 
     Exit 0: merged (a body both sides changed is kept twice, flagged `conflict: true`);
     exit 1: a side does not parse, git's text merge is in OURS and git reports a conflict.
+
+    Example: ee merge-driver %O %A %B %P   (git runs it: ee init registers it)
     """
     from ee.git.merge import merge_driver
 

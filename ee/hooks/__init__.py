@@ -11,7 +11,8 @@
 * :mod:`ee.hooks.warm` — with ``ee watch`` running, a hook sends the staged change it read to the watch
   server, which runs the same check (``ee hook-check NAME``, :func:`ee.hooks.run.serve`) warm.
 * :mod:`ee.hooks.risks` — the hook table and the path / word matching behind the warnings.
-* :mod:`ee.hooks.tasks` — the task of ``ee context --for-staged / --for-paths / --for-branch / -``.
+* :mod:`ee.hooks.tasks` — the task of ``ee context --for-staged / --for-paths / --for-branch / -``, and the
+  query of ``--for-session``.
 * :mod:`ee.hooks.agents` — Claude Code ``SessionStart`` / ``UserPromptSubmit`` entries.
 
 **Exit codes of ``ee hook``:** 0 (done or skipped) and :data:`ee.hooks.run.BLOCKED` = 40 (the commit must

@@ -25,7 +25,7 @@ SETTINGS = ".claude/settings.json"
 TIMEOUT = 10  # seconds Claude Code gives the command
 PACK = "--format hook --profile compact --max-tokens 1200"
 ARGUMENTS = {
-    "SessionStart": f"context --for-branch {PACK}",
+    "SessionStart": f"context --for-session {PACK}",
     "UserPromptSubmit": f"context - {PACK}",
     # The session's transcript → evidence, in the background (ee.hooks.sessions): the agent never waits.
     "SessionEnd": "import session --from-hook",

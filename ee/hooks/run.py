@@ -166,10 +166,13 @@ def _time_limit(started: float) -> Iterator[None]:
 
 
 def pre_commit(hook: Hook, paths: list[str], added: str) -> int:
-    """Warn (or block) on risky memories about the change (after :func:`pre_commit_main` refused secrets).
+    """Warn (or block) on a staged memory file ee cannot read and on risky memories about the change
+    (after :func:`pre_commit_main` refused secrets).
 
     With ``ee watch``, its server checks the change (:func:`serve`): it has the tokenizer imported and
     the hook table loaded, which cost this process more than the rest of the hook."""
+    if broken_files(hook, paths):
+        return BLOCKED
     served = warm.check(hook.root, hook.name, paths, added) if hook.warm else None
     if served is not None and served[0] in (0, BLOCKED):
         if served[2]:
@@ -208,6 +211,38 @@ def check_change(hook: Hook, paths: list[str], added: str, generation: str | Non
         )
         return BLOCKED
     return 0
+
+
+def broken_files(hook: Hook, paths: list[str]) -> bool:
+    """Say each staged memory file ee cannot read (broken YAML, git's conflict markers, …) with its
+    ``file:line`` and repair, read as the index reads it (:func:`ee.index.derive.derive`), so it never lands
+    silently; True (block) when ``[hooks] block = true``."""
+    folder = hook.memories + "/"
+    wanted = [p for p in paths if p.startswith(folder) and p.endswith(".md") and "/.events/" not in p]
+    if not wanted:
+        return False
+    from ee.index.derive import derive, errors_of
+
+    said = []
+    for path, data in sorted(gitinfo.staged_blobs(wanted, hook.top).items()):
+        record = derive(data, path).record
+        if "error" in record:
+            for error in errors_of(record):
+                where = f"{path}:{error['line']}" if error.get("line") else path
+                said.append(f"{where}: {error['message']} (repair: {error['repair']})")
+    if not said:
+        return False
+    block = bool(hook.setting("hooks.block"))
+    for line in said:
+        hook.say(f"ee: {'blocked' if block else 'warning'}: {line}")
+    if block:
+        hook.say(
+            "ee: commit blocked ([hooks] block = true in .ee/config.toml): fix the file, then git add it; "
+            "commit anyway: git commit --no-verify"
+        )
+    else:
+        hook.say("ee: committed as it is, but ee leaves it out of search until it is fixed")
+    return block
 
 
 def refuse_secrets(hook: Hook, paths: list[str]) -> bool:

@@ -16,10 +16,15 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ee.hooks import gitinfo
 
-MAX_TASK_CHARS = 4000  # a pasted wall of text still makes a usable query (ee.query.document caps at 8192)
+if TYPE_CHECKING:
+    from ee.query.document import Query
+
+# What a session starts with, on any branch: the memories that say how to work in the whole project.
+SESSION_KINDS = ("rule", "convention", "command", "anti-pattern")
 
 
 def resolve_task(
@@ -58,12 +63,24 @@ def resolve_task(
         return _checked(gitinfo.branch_task(Path.cwd()), "no branch or commits to describe")
     if list(words) == ["-"]:
         return _checked(task_from_input((read_stdin or sys.stdin.read)()), "standard input gave no task")
-    if not words:
+    if not " ".join(words).strip():
         raise QueryError(
-            "nothing to pack for",
+            "nothing to pack for: the task is empty" if words else "nothing to pack for",
             'describe the task: ee context "fix the flaky upload test" (or --for-staged)',
         )
     return " ".join(words)
+
+
+def session_query(cwd: Path) -> Query:
+    """The pack a session starts with (Claude Code's SessionStart, ``ee context --for-session``): the
+    project's rules, conventions, commands and anti-patterns (:data:`SESSION_KINDS`), whatever the branch,
+    those that name the branch's words first. Nothing is asked yet, so no relevance floor applies (the
+    caller turns it off); the budget and the profile decide what fits."""
+    from ee.query.document import Query, from_arguments
+
+    words = gitinfo.branch_words(cwd) if gitinfo.workspace_root(str(cwd)) is not None else ""
+    query = from_arguments(" ".join(["project rule convention command anti-pattern", words]).strip())
+    return Query(query.doc | {"filters": {"kind": {"in": list(SESSION_KINDS)}}}, query.notes)
 
 
 def staged_task(cwd: Path) -> str:
@@ -75,7 +92,8 @@ def staged_task(cwd: Path) -> str:
 
 
 def task_from_input(text: str) -> str:
-    """A harness's hook input (JSON with ``prompt``) or plain text → the task, capped in length."""
+    """A harness's hook input (JSON with ``prompt``) or plain text → the task (a long one is shortened by
+    the rule every query text follows: :func:`ee.query.document.shortened`)."""
     task = text
     stripped = text.strip()
     if stripped.startswith("{"):
@@ -86,8 +104,7 @@ def task_from_input(text: str) -> str:
         if isinstance(doc, dict):
             prompt = doc.get("prompt")
             task = prompt if isinstance(prompt, str) else ""
-    task = task.strip()
-    return task[:MAX_TASK_CHARS]
+    return task.strip()
 
 
 def _checked(task: str, why: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from ee.config import write_private
 from ee.store.files import make_state_folder
 
-CACHE_VERSION = 10  # bump when the parse record or the tokenizer changes
+CACHE_VERSION = 11  # bump when the parse record or the tokenizer changes
 REBUILT_NOTE = "rebuilt.json"  # beside the cache file: when and why it was last found damaged
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: the file's content is damaged
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED: a writer holds it, nothing is wrong

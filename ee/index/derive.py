@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ee.errors import MemoryFormatError
-from ee.git.conflict import is_conflicted
+from ee.git.conflict import git_marker_line, has_git_markers, is_conflicted
 from ee.index.cache import Derived
 from ee.index.tokenize import lead, tokenize
 from ee.store import frontmatter
@@ -35,10 +35,21 @@ def derive(data: bytes, path: str) -> Derived:
     from ee.policy.secrets import scan_memory
 
     try:
-        parsed, problems = frontmatter.parse(frontmatter.decode(data, path), path)
+        text = frontmatter.decode(data, path)
+        parsed, problems = frontmatter.parse(text, path)
     except MemoryFormatError as exc:
         errors = [{"message": e.reason, "line": e.line, "key": e.key, "repair": e.hint} for e in exc.each()]
         return Derived({"error": errors[0], "errors": errors}, "", [], None)
+    if has_git_markers(parsed.body):  # a text merge that stopped: broken, never a hit titled "<<<<<<< HEAD"
+        error = {
+            "code": "memory_conflicted",
+            "message": "git's conflict markers from a merge: both sides are in the text",
+            "line": git_marker_line(text),
+            "key": None,
+            "repair": f"keep one version in {path} and delete the marker lines (<<<<<<<, =======, >>>>>>>), "
+            "then commit it; ee doctor names the sides (after the merge commit: ee memory resolve ID --pick)",
+        }
+        return Derived({"error": error, "errors": [error]}, "", [], None)
     memory, secrets = scan_memory(parsed)
     body = memory.body
     secret_classes = sorted({f.cls for f in secrets})

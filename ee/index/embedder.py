@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import numpy as np
     from model2vec import StaticModel
 
+    from ee.index.transformer import Transformer
+
 __all__ = [
     "DEFAULT_MODEL_DIR",
     "DEFAULT_MODEL_NAME",
@@ -257,7 +259,7 @@ class ModelProfile:
     words: frozenset[str]
 
 
-def derive_profile(embedder: Embedder) -> ModelProfile:
+def derive_profile(embedder: Embedder | Transformer) -> ModelProfile:
     """The profile of ``embedder``'s model, computed (~70 ms: the word list and 400 encodings)."""
     import numpy as np
 
@@ -278,7 +280,7 @@ def derive_profile(embedder: Embedder) -> ModelProfile:
     return ModelProfile(embedder.model_id, float(cos.mean()), max(float(cos.std()), 1e-3), words)
 
 
-def model_profile(embedder: Embedder, folder: Path | None = None) -> ModelProfile:
+def model_profile(embedder: Embedder | Transformer, folder: Path | None = None) -> ModelProfile:
     """The profile of ``embedder``'s model: derived once per process, and saved in ``folder`` (a
     workspace's derived cache) so the next process reads it instead of deriving it again.
 

@@ -227,7 +227,10 @@ def assemble_from_cache(
 
 
 def embed_pending(
-    view: Any, max_seconds: float | None = None, progress: Callable[[str, int, int], None] | None = None
+    view: Any,
+    max_seconds: float | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    lock: Any = None,
 ) -> tuple[int, int]:
     """Embed the memories of ``view``'s generation that the derived cache has no transformer vector for,
     :data:`BATCH` at a time, until all are done or ``max_seconds`` have passed (None: no limit). Each batch
@@ -235,9 +238,10 @@ def embed_pending(
     generation's matrix is saved beside it and the next query answers with the transformer arm.
 
     Returns (memories with a vector, memories in the generation). Any server loop calls this in idle
-    time; ``ee index rebuild`` calls it with no limit and a ``progress(phase, done, total)``. Does nothing
-    (returns (0, size)) when the view has no saved generation, the store is above the configured size,
-    or the transformer is off or not there."""
+    time, passing the ``lock`` its queries hold: the view switches arms under it, never in the middle of a
+    query (whose vector and cosines must come from one arm); ``ee index rebuild`` calls it with no limit
+    and a ``progress(phase, done, total)``. Does nothing (returns (0, size)) when the view has no saved
+    generation, the store is above the configured size, or the transformer is off or not there."""
     import numpy as np
 
     started = time.monotonic()
@@ -248,7 +252,7 @@ def embed_pending(
         return (0, gen.size)
     saved = load_matrix(folder, key, gen.size)
     if saved is not None:
-        view.use_transformer(saved)
+        _switch(view, saved, lock)
         return (gen.size, gen.size)
     assert view.root is not None
     vectors = _cached_vectors(view.root, folder, view.transformer_folder, key)
@@ -285,10 +289,24 @@ def embed_pending(
     if done < gen.size:
         return (done, gen.size)
     if _save_matrix(folder, key, blobs, found) is not None:
-        view.use_transformer(load_matrix(folder, key, gen.size))
+        # The relevance profile of the model (its null cosines: 400 encodings, ~1 s) is derived and saved
+        # now, in the background, so the first query the transformer answers does not wait for it.
+        from ee.index.embedder import model_profile
+        from ee.index.freshness import CACHE_PATH
+
+        model_profile(load_transformer(view.transformer_folder), view.root / Path(CACHE_PATH).parent)
+        _switch(view, load_matrix(folder, key, gen.size), lock)
     with contextlib.suppress(OSError):
         (folder / PENDING).unlink(missing_ok=True)
     return (done, gen.size)
+
+
+def _switch(view: Any, matrix: Any, lock: Any) -> None:
+    if lock is None:
+        view.use_transformer(matrix)
+        return
+    with lock:
+        view.use_transformer(matrix)
 
 
 def _gen_folder(view: Any) -> Path | None:

@@ -74,26 +74,37 @@ class IndexView:
         return "transformer" if self.transformer_vectors is not None else "static"
 
     def embedder(self) -> Any:
-        """The model of the arm that answers (only that one is loaded)."""
-        if self.transformer_vectors is not None and self.transformer_folder is not None:
-            from ee.index.transformer import load_transformer
-
-            return load_transformer(self.transformer_folder)
+        """The static model (what the index embeds memories with, and session evidence too)."""
         if self._embedder is None and self.model_folder is not None:
             self._embedder = _cached_embedder(self.model_folder, self.model_key)
         return self._embedder
 
+    def arm_encoder(self) -> Any:
+        """The model of the arm that answers queries (only that one is loaded)."""
+        if self.transformer_vectors is not None and self.transformer_folder is not None:
+            from ee.index.transformer import load_transformer
+
+            return load_transformer(self.transformer_folder)
+        return self.embedder()
+
     def model_profile(self) -> ModelProfile:
-        """What relevance needs to know about the answering model, saved in the workspace's derived cache."""
+        """What relevance needs to know about the static model, saved in the workspace's derived cache."""
         from ee.index.embedder import model_profile
 
         folder = self.root / Path(CACHE_PATH).parent if self.root is not None else None
         return model_profile(self.embedder(), folder)
 
+    def arm_profile(self) -> ModelProfile:
+        """The same for the model of the arm that answers queries."""
+        from ee.index.embedder import model_profile
+
+        folder = self.root / Path(CACHE_PATH).parent if self.root is not None else None
+        return model_profile(self.arm_encoder(), folder)
+
     def query_vector(self, text: str) -> np.ndarray | None:
         if not self.semantic_ready:
             return None
-        return self.embedder().encode([text])[0]
+        return self.arm_encoder().encode([text])[0]
 
     def use_transformer(self, matrix: np.ndarray | None) -> None:
         """Answer with the transformer arm from now on (a long-lived process that completed the vectors

@@ -42,6 +42,7 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
     from ee.workspace import Workspace
 
     try:
+        arguments = plain_query(tool, arguments)
         check_arguments(tool, arguments)
         data, degraded = ANSWERS[tool.name](Workspace.discover(workspace), arguments, agent)
     except EeError as exc:
@@ -60,6 +61,17 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
         )
     document = envelope(data, degraded)
     return Outcome(True, dumps(document, indent=None), document)
+
+
+def plain_query(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``{"query": "release checklist"}``: plain words where a tool takes a query document are its text (or
+    task), as an agent often sends them; anything else is checked against the schema as it is."""
+    words = arguments.get("query")
+    document = any(p.name == "query" and p.document for p in tool.params)
+    text = next((p.name for p in tool.params if p.style == "argument"), None)
+    if not document or not isinstance(words, str) or text is None or text in arguments:
+        return arguments
+    return {**{k: v for k, v in arguments.items() if k != "query"}, text: words}
 
 
 def failure(error: dict[str, Any]) -> Outcome:

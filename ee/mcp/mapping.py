@@ -148,8 +148,13 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     if errors:
         first = errors[0]
         where = ".".join(str(part) for part in first.absolute_path) or "arguments"
+        repair = f"see the input schema of {tool.name} (`ee mcp manifest --json`)"
+        text = next((p.name for p in tool.params if p.style == "argument"), None)
+        if where.split(".")[0] == "query" and any(p.name == "query" and p.document for p in tool.params):
+            # (query is a whole ee.query.v1 document: the plain words an agent means go in the text field)
+            repair = f'put the words in {text}: {{"{text}": "…"}}, or send query as an ee.query.v1 document'
         raise UsageError(
             f"{tool.name}: {where}: {first.message}",
-            f"see the input schema of {tool.name} (`ee mcp manifest --json`)",
+            repair,
             {"tool": tool.name, "path": where, "violations": len(errors)},
         )

@@ -99,9 +99,9 @@ def query_document(what: str) -> Param:
         "query",
         "stdin",
         {"type": "object"},
-        f"A full ee.query.v1 document instead of {what}: filters over frontmatter, tags "
-        "require/requireAny/exclude, time window, asOf, trust, temporal validity, graph expansion "
-        "from seed memories, budget, pagination cursor. Give either this or "
+        f"A full ee.query.v1 document instead of {what} (plain words here are taken as the {what}): "
+        "filters over frontmatter, tags require/requireAny/exclude, time window, asOf, trust, temporal "
+        "validity, graph expansion from seed memories, budget, pagination cursor. Give either this or "
         f"{what}, not both; the other arguments given override the document's settings.",
         flag="--query-file",
         document="ee.query.v1",

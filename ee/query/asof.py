@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ee.workspace import Workspace
 
 ASOF_DIR = f"{INDEX_DIR}/asof"
+AS_OF_EXAMPLES = "2026-12-01T09:00:00Z, or a date: 2026-12-01"
 KEEP_VIEWS = 8
 LAYOUT = 2  # 2: duplicate ids kept and reported as the HEAD index does (a view saved before is built again)
 
@@ -40,7 +41,9 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
     """(commit or None when the time is before the first commit, reference time)."""
     spec = spec.strip()
     if not spec:
-        raise UsageError("asOf is empty", "pass an RFC 3339 time or a commit-ish such as HEAD~3")
+        raise UsageError(
+            "asOf is empty", f"pass an RFC 3339 time ({AS_OF_EXAMPLES}) or a commit-ish such as HEAD~3"
+        )
     as_time: datetime | None = None
     if spec[:4].isdigit() and "-" in spec:
         try:
@@ -72,7 +75,15 @@ def resolve(ws: Workspace, spec: str) -> tuple[str | None, datetime]:
             return commit, parse_time(date)
     if ws.git.head() is None:
         raise NotFound(f"no commit {spec!r}: the repository has no commits", "commit memories first")
-    commit = ws.git.resolve(spec)
+    try:
+        commit = ws.git.resolve(spec)
+    except NotFound as exc:  # "last tuesday": say what asOf takes
+        raise NotFound(
+            f"asOf {spec!r} is neither a time nor a commit of this repository",
+            f"pass an RFC 3339 time ({AS_OF_EXAMPLES}) or a commit-ish (HEAD~3, a tag, a commit id: "
+            "git log --oneline)",
+            exc.details,
+        ) from None
     date = ws.git.run("show", "-s", "--format=%cI", commit).strip()
     return commit, parse_time(date)
 

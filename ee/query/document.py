@@ -20,9 +20,11 @@ SPEEDS = {"instant": 0.25, "default": 1.0, "quality": 4.0}  # candidate-pool mul
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A validated query document (``doc``) with its defaults filled in."""
+    """A validated query document (``doc``) with its defaults filled in; ``notes``: what reading it
+    changed (a text too long, shortened), reported in the answer's ``degraded``."""
 
     doc: dict[str, Any]
+    notes: tuple[dict[str, Any], ...] = ()
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.doc
@@ -113,13 +115,8 @@ def validate(doc: Any, source: str = "query document") -> Query:
             f"expected {expected} at {pointer} (see `ee schema export ee.query.v1`)",
             {"pointer": pointer, "expected": expected, "errors": len(errors)},
         )
-    if len(doc["query"]["text"]) > MAX_QUERY_CHARS:
-        raise QueryError(
-            f"{source}: /query/text is longer than {MAX_QUERY_CHARS} characters",
-            "shorten the query text",
-            {"pointer": "/query/text", "expected": f"at most {MAX_QUERY_CHARS} characters", "errors": 1},
-        )
-    return Query(doc)
+    doc["query"]["text"], notes = shortened(doc["query"]["text"])  # (the rule of every query text)
+    return Query(doc, notes)
 
 
 def _too_deep(doc: Any, limit: int) -> str | None:
@@ -172,11 +169,11 @@ def from_arguments(
     profile: str | None = None,
     fmt: str | None = None,
 ) -> Query:
-    """The document the plain CLI arguments stand for (then validated like any other)."""
+    """The document the plain CLI arguments stand for (then validated like any other). A text longer than
+    :data:`MAX_QUERY_CHARS` is shortened (:func:`shortened`), and the answer says so."""
     if not text.strip():
         raise QueryError("the query text is empty", 'pass the words to search for: ee search "…"')
-    if len(text) > MAX_QUERY_CHARS:
-        raise QueryError(f"the query text is longer than {MAX_QUERY_CHARS} characters", "shorten it")
+    text, notes = shortened(text)
     from ee.schemas import is_utf8
 
     if not is_utf8(text):
@@ -186,7 +183,7 @@ def from_arguments(
         )
     # click's choices already constrain every other argument: skip jsonschema (~110 ms of imports).
     return with_options(
-        Query({"version": "ee.query.v1", "query": {"text": text, "mode": mode}}),
+        Query({"version": "ee.query.v1", "query": {"text": text, "mode": mode}}, notes),
         limit=limit or None,
         tags=tags,
         level=level or None,
@@ -252,7 +249,47 @@ def with_options(
             doc.setdefault(section, {})[key] = value
     if speed is not None:
         doc["speed"] = speed
-    return Query(doc)
+    return Query(doc, query.notes)
+
+
+def shortened(text: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, tuple[dict[str, Any], ...]]:
+    """One rule for a task or query text longer than ``limit`` (a pasted issue, log or stack trace), on the
+    command line, in a hook and over MCP alike: keep the most informative part and say so.
+
+    Repeated lines go first (a log repeats itself; whitespace runs count as one space); if the text is
+    still too long, its beginning (where a task is stated) and its end (where the question often is) are
+    kept, three quarters and one quarter, cut between words. The text and the note for ``degraded``."""
+    if len(text) <= limit:
+        return text, ()
+    seen: set[str] = set()
+    lines = []
+    for line in text.splitlines():
+        words = " ".join(line.split())
+        if words and words not in seen:
+            seen.add(words)
+            lines.append(words)
+    kept = "\n".join(lines)
+    how = "each repeated line once"
+    if len(kept) > limit:
+        gap = " … "
+        head_size = limit * 3 // 4
+        head = kept[:head_size]
+        if kept[head_size : head_size + 1].strip():  # (the cut fell inside a word: drop that part)
+            head = head.rsplit(None, 1)[0]
+        tail_size = limit - len(head) - len(gap)
+        tail = kept[-tail_size:]
+        if kept[-tail_size - 1 : -tail_size].strip():  # (the cut fell inside a word: drop that part)
+            tail = tail.split(None, 1)[-1]
+        kept = head.rstrip() + gap + tail.lstrip()
+        how = "its beginning and its end, each repeated line once"
+    note = {
+        "code": "task_shortened",
+        "severity": "warning",
+        "message": f"the text is {len(text):,} characters, more than {limit:,}: ee kept {len(kept):,} "
+        f"({how})",
+        "repair": "put what matters in the first lines, or shorten the text",
+    }
+    return kept, (note,)
 
 
 def check_as_of(as_of: str) -> None:

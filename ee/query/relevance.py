@@ -63,16 +63,19 @@ AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile 
 TRANSFORMER = (-2.213, 5.201, 1.116, -0.061, -0.055, 0.384)
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
-# Words that make a question a question (who/what/how, pronouns, auxiliaries): not evidence of what it is
-# about. The index keeps them (Lucene's short stopword list: technical text uses "only", "other", "up"...);
-# coverage leaves them out, or "how do we release" would need a memory that says "how" and "we".
+# Words that make a question a question (who/what/how, pronouns, auxiliaries) and an agent's prompt filler
+# (want, need, new, today): not evidence of what it is about. ("now" and "currently" stay: a question about
+# the present is about the newest statement, which session evidence ranks by them; ee eval sessions'
+# knowledge updates lost one of nine without them.) The index keeps them (Lucene's short stopword list:
+# technical text uses "only", "other", "up"...); coverage leaves them out, or "how do we release" would
+# need a memory that says "how" and "we".
 _FUNCTION_WORDS = """
     what which who whom whose why how when where whether
     do does did doing done can could should would will shall may might must
     i me my mine we us our ours you your yours he him his she her hers they them their theirs it its
     am is are was were be been being have has having had please
     want wants wanted need needs needed like would'd i'm i've let lets let's tell know knows
-    new today now currently also just really still any some there here about anything something thing
+    new today also just really still any some there here about anything something thing
     things way ways best good better sure think idea ideas help thanks hi hello hey ok okay
     check checks look looking see try trying get gets got make makes go going
     task tasks question questions
@@ -266,11 +269,14 @@ def _evidence(
             matched[i].append(term)
     if total > 0:
         coverage = np.minimum(1.0, coverage / total)
-    if cosines is None or not view.semantic_ready:
+    if cosines is None or view.model_folder is None:
         found = Evidence(terms, coverage, matched, None, None, None, None, None, relevance(coverage, None))
         found.text = text
         return found
-    profile = view.model_profile()
+    # The arm that measured the cosines: a query's (ee.index.view.IndexView.arm), or the static model's
+    # for what has no arm of its own (session evidence: ee.sessions.search).
+    arm = getattr(view, "arm", "static")
+    profile = view.arm_profile() if arm == "transformer" else view.model_profile()
     null = (profile.null_mean, profile.null_spread)
     familiar = familiarity(text, profile.words, gen.lexical)
     cos = np.asarray(cosines, dtype=np.float64)
@@ -281,7 +287,7 @@ def _evidence(
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
-    value = relevance(coverage, z, affinity, view.arm)
+    value = relevance(coverage, z, affinity, arm)
     found = Evidence(terms, coverage, matched, cos, z, familiar, null, affinity, value)
     found.text = text
     return found

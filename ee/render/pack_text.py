@@ -95,15 +95,9 @@ def pack_human(data: dict[str, Any]) -> str:
             for item in items:
                 lines += _human_item(item)
     if not counts.get("items"):
-        below = (counts.get("omitted_by_reason") or {}).get("below_relevance_floor", 0)
-        if below and below == counts.get("omitted"):
-            floor = data.get("min_relevance")
-            lines += [
-                "",
-                f"  nothing relevant to this task ({below} memories below the relevance floor {floor:g})",
-            ]
-        else:
-            lines += ["", "  no memory fits this task and budget"]
+        from ee.render.results import nothing_found
+
+        lines += ["", f"  {nothing_found('context', data)}"]
     lines += _omitted_lines(data.get("omitted", []), counts.get("omitted_by_reason") or {})
     return "\n".join(lines)
 

@@ -122,6 +122,28 @@ def short_provenance(item: dict[str, Any]) -> str:
     return f"{who} {str(provenance.get('date') or '')[:10]}".strip()
 
 
+def nothing_found(kind: str, data: dict[str, Any]) -> str:
+    """The one sentence every text format says when an answer holds no item (so an agent can tell "ee ran
+    and found nothing" from a failure): why, with the counts."""
+    if kind == "search":
+        below = sum(o["count"] for o in data.get("omitted", []) if o.get("reason") == "below_relevance_floor")
+        other = sum(o["count"] for o in data.get("omitted", [])) - below
+        what, place = "matches this query", "query"
+    else:
+        counts = data.get("counts", {})
+        below = (counts.get("omitted_by_reason") or {}).get("below_relevance_floor", 0)
+        other = counts.get("omitted", 0) - below
+        what, place = "is relevant to this task", "task"
+    reasons = []
+    if below:
+        reasons.append(f"{below:,} below the relevance floor {data.get('min_relevance') or 0:g}")
+    if other:
+        reasons.append(f"{other:,} left out by the {'filters' if kind == 'search' else 'budget'}")
+    if not reasons:
+        reasons.append(f"no memory shares a word or a meaning with the {place}")
+    return f"No memory {what} ({'; '.join(reasons)})."
+
+
 def _headline(kind: str, data: dict[str, Any], count: int) -> str:
     if kind == "search":
         text = _one_line(data.get("query", {}).get("text", ""))
@@ -154,7 +176,7 @@ def _compact(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) ->
         text = _one_line(row["text"], BRIEF_TEXT_CHARS)
         lines.append(f"{rank}{row['id']} {kind_of}{text}{mark}" + (f" [{note}]" if note else ""))
     if not rows:
-        lines.append("nothing found")
+        lines.append(nothing_found(kind, data))
     return "\n".join(lines)
 
 
@@ -192,6 +214,8 @@ def _toon(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> st
         omitted = data.get("counts", {}).get("omitted_by_reason")
         if omitted:
             doc["omitted"] = omitted
+    if not rows:
+        doc["found"] = nothing_found(kind, data)
     if degraded:
         doc["degraded"] = [d.get("message", "") for d in degraded]
     return str(toon_format.encode(doc, delimiter="\t"))
@@ -203,9 +227,7 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
 
         return pack_human(data)
     hits = data.get("hits", [])
-    if not hits:
-        return f"no memories match {data['query']['text']!r}"
-    lines = []
+    lines = [] if hits else [nothing_found(kind, data)]
     for hit in hits:
         tags = f" [{', '.join(hit['tags'])}]" if hit.get("tags") else ""
         flags = f"  ({', '.join(hit['flags'])})" if hit.get("flags") else ""
@@ -215,6 +237,7 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
         if hit.get("why"):
             lines.append(f"     why: {hit['why']}")
         lines += explain_lines(hit, "     ")
+    lines += _nearest_lines(data)
     if data.get("next_cursor"):
         rest = data["total"] - data.get("offset", 0) - data["returned"]
         by = data.get("truncated_reason") or "budget.maxResults"
@@ -223,6 +246,23 @@ def _human(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -> s
             f"… {rest} more: cut by {by} ({raise_it}, or page with pagination.cursor {data['next_cursor']})"
         )
     return "\n".join(lines)
+
+
+def _nearest_lines(data: dict[str, Any]) -> list[str]:
+    """With --explain: the dropped hits nearest the relevance floor, each with its evidence."""
+    lines = []
+    for entry in data.get("omitted", []):
+        for near in entry.get("nearest", []):
+            found = near["explanation"]
+            evidence = f"coverage {found.get('coverage', 0):.2f}"
+            if "cosine" in found:
+                evidence += f", cosine {found['cosine']:.2f} (z {found.get('z', 0):.2f})"
+            part = f", from the part {found['from_part']!r}" if found.get("from_part") else ""
+            lines.append(
+                f"  below the floor {data.get('min_relevance', 0):g}: {near['id']}  relevance "
+                f"{near['relevance']:.2f} ({evidence}{part})"
+            )
+    return lines
 
 
 def _kind_of(hit: dict[str, Any]) -> str:
@@ -236,8 +276,19 @@ def _markdown(kind: str, data: dict[str, Any], degraded: list[dict[str, Any]]) -
     if kind == "context":
         from ee.render.pack_text import pack_markdown
 
-        return pack_markdown(data)
+        markdown = pack_markdown(data)
+        if items_of(kind, data):
+            return markdown
+        from ee.query.engine import count_tokens
+
+        note = "\n" + nothing_found(kind, data) + "\n"
+        budget = data.get("budget", {})
+        if budget.get("used_tokens", 0) + count_tokens(note) > budget.get("max_tokens", 0):
+            return markdown  # (the budget holds not even that line: it stays the limit)
+        return markdown + note
     lines = [f"# ee search: {data['query']['text']}", ""]
+    if not data.get("hits"):
+        lines.append(nothing_found(kind, data))
     for hit in data.get("hits", []):
         lines.append(f"## {hit['rank']}. {hit.get('title', hit['id'])}")
         lines.append("")

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from ee.model import Memory, Problem, Version
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """``1 memory``, ``2 memories``: a count with its noun."""
+    return f"{count:,} {one if count == 1 else many}"
 
 
 def memory_line(memory: Memory) -> str:
@@ -12,12 +18,37 @@ def memory_line(memory: Memory) -> str:
     return f"{memory.id}  {memory.level}/{memory.kind}{tags}  {memory.title}"
 
 
-def memory_block(memory: Memory, granted: str | None = None) -> str:
-    """The memory's fields and body; ``granted``: the trust class ee grants it, shown with the file's claim
-    when the two differ."""
-    trust = granted or memory.trust or "-"
-    if granted and memory.trust and memory.trust != granted:
-        trust += f" (the file claims {memory.trust}; a person raises it with: ee memory trust {memory.id})"
+def memory_block(memory: Memory, shown: dict[str, Any] | None = None) -> str:
+    """The memory's fields and body. ``shown`` (``ee memory show``'s data): the values search uses — the
+    trust class ee grants, the confidence and creation time — each marked ``(file)`` or with how ee
+    derived it; without it, the file's own values."""
+    if shown is None:
+        trust = memory.trust or "-"
+        confidence = "-" if memory.confidence is None else f"{memory.confidence:.2f}"
+        created = memory.created or "-"
+    else:
+        derived = shown.get("derived", [])
+        trust = f"{shown['trust']}  " + (
+            f"(file; ee grants {shown['trust']} only: the file claims {memory.trust}; a person raises it "
+            f"with: ee memory trust {memory.id})"
+            if memory.trust and memory.trust != shown["trust"]
+            else "(derived: who committed it)"
+            if "trust" in derived
+            else "(file)"
+        )
+        confidence = f"{shown['confidence']:.2f}  " + (
+            f"(derived: the default of {shown['trust']})" if "confidence" in derived else "(file)"
+        )
+        effective = shown.get("effective_confidence")
+        if effective is not None and round(effective, 2) != round(shown["confidence"], 2):
+            confidence += f"; {effective:.2f} with feedback"
+        created = (
+            f"{shown['created']}  (derived: its first commit)"
+            if "created" in derived
+            else f"{shown['created']}  (file)"
+            if shown.get("created")
+            else "-  (not committed yet)"
+        )
     rows = [
         ("id", memory.id),
         ("path", memory.path),
@@ -25,8 +56,8 @@ def memory_block(memory: Memory, granted: str | None = None) -> str:
         ("kind", memory.kind),
         ("tags", ", ".join(memory.tags) or "-"),
         ("trust", trust),
-        ("confidence", "-" if memory.confidence is None else f"{memory.confidence:.2f}"),
-        ("created", memory.created or "-"),
+        ("confidence", confidence),
+        ("created", created),
     ]
     if memory.valid_from or memory.valid_to:
         rows.append(("valid", f"{memory.valid_from or '…'} → {memory.valid_to or '…'}"))

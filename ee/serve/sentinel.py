@@ -312,6 +312,12 @@ class Voucher:
             return
         git._toplevel, git._git_dir = top, git_dir
 
+    def forget(self) -> None:
+        """Hand out no held view: the next request opens a fresh one. For what changes the answer without
+        a file event (the transformer arm's vectors completed beside the generation by ``ee watch``)."""
+        with self.lock:
+            self.view = self.key = None
+
     def close(self) -> None:
         with self.lock:
             self.view = self.key = None

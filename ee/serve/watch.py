@@ -38,6 +38,7 @@ PID_FILE = f"{STATE_DIR}/watch.pid"
 QUIET = 0.15  # seconds without events before an update
 MAX_WAIT = 2.0  # an update at the latest this long after the first pending event
 EMBED_SLICE = 0.2  # seconds of transformer embedding between two looks at the files
+EMBED_AFTER_IDLE = 1.0  # ... done only once the server has answered no client for this long
 SAFETY = 30.0  # an idle watcher still checks this often (missed events, a re-created memories/)
 LIFETIME_CHECK = 5.0  # seconds between two looks at whether the workspace is still there (and used)
 MAX_DIRTY = 2048  # paths remembered for the log; beyond that only a count
@@ -239,6 +240,7 @@ class Watcher:
         self.view: Any = None  # the last update's view (its transformer vectors are embedded when idle)
         self._embedding = False
         self._embedded = -1
+        self.idle: Callable[[], float] | None = None  # seconds since the server last answered a client
         self._retry_at: float | None = None
         self._problems: set[str] = set()
         self._watched: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
@@ -323,8 +325,11 @@ class Watcher:
                 self.update()
                 continue
             if wait is None and self._embedding:
-                self.embed_idle()  # (a slice of the transformer vectors; then look at the files again)
-                continue
+                quiet = self.idle() if self.idle is not None else EMBED_AFTER_IDLE
+                if quiet >= EMBED_AFTER_IDLE:
+                    self.embed_idle()  # (a slice of the transformer vectors; then look at the files again)
+                    continue
+                wait = EMBED_AFTER_IDLE - quiet  # (clients are being answered: look again then)
             timeout = self.safety - (time.monotonic() - last_check)
             self.dirty.wake.wait(max(0.0, timeout if wait is None else min(wait, timeout)))
             self.dirty.wake.clear()
@@ -385,7 +390,7 @@ class Watcher:
         view = self.view
         before = self._embedded
         try:
-            done, total = embed_pending(view, EMBED_SLICE)
+            done, total = embed_pending(view, EMBED_SLICE, lock=self.exec_lock)
         except Exception as exc:  # a model that does not load, a full disk: keep the static arm, say so
             self._embedding = False
             self.log(f"transformer vectors not computed: {exc}")
@@ -393,6 +398,10 @@ class Watcher:
         self._embedded = done
         if done >= total:
             self._embedding = False
+            from ee.index import view as index_view
+
+            if index_view.VOUCHER is not None:  # (it holds a view of the static arm: open a new one)
+                index_view.VOUCHER.forget()
             self.log(f"transformer vectors complete: {total} memories (the transformer arm answers)")
         elif done == before:
             self._embedding = False  # (no progress: the generation went away meanwhile; the next update)
@@ -475,6 +484,7 @@ def run_watch(
 
                 server = Server(ws.root, exec_lock=watcher.exec_lock, log=log)
                 server.start()
+                watcher.idle = server.idle_seconds
             where = f"; serving queries and ee remember on {server.path}" if server else ""
             idle = f"; stops after {idle_timeout:g} s without a client" if idle_timeout else ""
             log(f"watching {ws.root} (pid {os.getpid()}){where}{idle}; stop with Ctrl-C")

@@ -127,9 +127,10 @@ def import_jsonl(
         more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
         # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
         error_class = SecretFound if secret_classes else UsageError
+        fix = "pass --redact to store the secrets masked" if secret_classes else first["repair"] or "fix it"
         raise error_class(
             f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
-            "fix the line(s) (or pass --redact for secrets), or pass --skip-invalid to import the good lines",
+            f"{fix}; or pass --skip-invalid to import the good lines",
             {"errors": errors[:100], "classes": sorted(secret_classes)},
         )
     report.skipped = errors

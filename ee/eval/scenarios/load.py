@@ -105,7 +105,13 @@ def load_folder(folder: Path, only: tuple[str, ...] = ()) -> list[Scenario]:
 
 
 def load_file(path: Path) -> Scenario:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+            "pass a scenario file (YAML or JSON) or the folder that holds them",
+        ) from None
     data, lines = _parse_json(text, path) if path.suffix == ".json" else _parse_yaml(text, path)
     if not isinstance(data, dict):
         raise UsageError(
