@@ -48,6 +48,7 @@ def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str
     return None, near
 
 
+MAX_GREP_WORD = 64
 _ERE_SPECIAL = re.compile(r"([.\[\]{}()\\*+?^$|])")
 
 
@@ -59,7 +60,14 @@ def _sharing_head(ws: Workspace, body: str) -> list[str]:
     first = next((line.split() for line in body.splitlines() if line.strip()), [])[:HEAD_WORDS]
     if not first:
         return []
-    pattern = "[[:space:]]+".join(_ERE_SPECIAL.sub(r"\\\1", word) for word in first)
+    # A word is cut to its start (the files found are read and compared anyway): a 300 KiB "word" must not
+    # become a command line longer than the system takes.
+    parts = []
+    for word in first:
+        parts.append(_ERE_SPECIAL.sub(r"\\\1", word[:MAX_GREP_WORD]))
+        if len(word) > MAX_GREP_WORD:
+            break  # (what follows a cut word is not next to it)
+    pattern = "[[:space:]]+".join(parts)
     git = ws.git
     out = git.run(
         "grep",
