@@ -105,15 +105,18 @@ def _check_links(root: Path) -> None:
 
 
 def check_state_untracked(root: Path | str) -> None:
-    """A StorageError when git's index tracks anything under ``root/.ee/`` but ``.ee/config.toml``
-    (nothing to do outside a git repository)."""
+    """A StorageError when git's index tracks anything under ``root/.ee/`` but ``.ee/config.toml`` (as a
+    file, not a link); nothing to do outside a git repository."""
     from ee.git import runner
 
-    proc = runner.run(["ls-files", "-z", "--", f"{STATE_DIR}/"], root)
+    proc = runner.run(["ls-files", "-z", "--stage", "--", f"{STATE_DIR}/"], root)
     if proc.returncode != 0:
         return
-    listed = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    names = sorted(name for name in listed if name and name != TRACKED_OK)
+    listed = [entry.partition("\t") for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0")]
+    # (config.toml too when it is committed as a link: mode 120000)
+    names = sorted(
+        name for meta, _, name in listed if name and (name != TRACKED_OK or meta.startswith("120000"))
+    )
     if not names:
         return
     shown = ", ".join(repr(name) for name in names[:5]) + (", …" if len(names) > 5 else "")

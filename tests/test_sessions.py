@@ -386,3 +386,14 @@ def test_retention_bounds_the_age_of_evidence(ws: Workspace, cli: Any) -> None:
     assert result.data["pruned"] == 1
     texts = [e["text"] for e in ws.session("old-and-new")["evidence"]]
     assert texts == ["user: Today the admin site moved to Litestar."]
+
+
+def test_index_tokens_of_an_older_database_still_read() -> None:
+    import marshal
+
+    from ee.sessions.store import pack_tokens, unpack_tokens
+
+    tokens = ["alembic", "migrat", "databas"]
+    assert unpack_tokens(pack_tokens(tokens)) == tokens
+    assert len(pack_tokens(tokens * 50)) < len(marshal.dumps(tokens * 50)) / 4
+    assert unpack_tokens(marshal.dumps(tokens)) == tokens  # written before the tokens were compressed

@@ -710,7 +710,8 @@ def refuse_in_progress(git: Git) -> None:
 @contextlib.contextmanager
 def started_by_ee(ws: Workspace, mode: str, head: str | None, upstream: str) -> Iterator[None]:
     """Record in :data:`STARTED` (opened by :func:`ee.config.open_regular`, never through a link) that ee
-    starts a ``mode`` (rebase or merge) of ``upstream`` onto ``head``; removed once it ended."""
+    starts a ``mode`` (rebase or merge) of ``upstream`` onto ``head``; removed once it ended (kept while
+    it is still in progress: a kill, or an abort git refused)."""
     import json
 
     from ee.config import open_regular
@@ -725,8 +726,9 @@ def started_by_ee(ws: Workspace, mode: str, head: str | None, upstream: str) -> 
     try:
         yield
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        if in_progress(ws.git.git_dir) is None:  # (an abort that failed leaves it ee's, for ee doctor --fix)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
 
 @dataclass

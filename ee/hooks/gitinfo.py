@@ -329,7 +329,7 @@ def workspace_root(cwd: StrPath) -> str | None:
     for a workspace in a sub-folder), else None. ``$EE_WORKSPACE`` is ignored on purpose: hooks serve the
     repository being committed to, not a store the shell happens to point at. Found by
     :func:`ee.discovery.find_root`: a StorageError for a link out of the repository, or for files git tracks
-    under ``.ee/`` (the hook fails open, writing nothing there)."""
+    under ``.ee/`` (nothing is written there: pre-commit blocks the commit, the other hooks skip)."""
     from ee.discovery import find_root
     from ee.errors import WorkspaceNotFound
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ee.config import open_regular
-from ee.errors import ConflictError, EeError, NotRegularFile
+from ee.errors import ConflictError, EeError, NotRegularFile, StorageError
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR
 
 PID_FILE = f"{STATE_DIR}/watch.pid"
@@ -69,9 +69,14 @@ def watch_lock(root: Path) -> Iterator[None]:
     while True:
         try:
             fd = open_regular(path, os.O_RDWR | os.O_CREAT)
-        except NotRegularFile:  # a FIFO, a device, a link (never followed), another's: not ours to write
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        except NotRegularFile as exc:  # a FIFO, a device, a link (never followed), another's: not ours
+            try:
+                path.unlink()  # (the link itself, never its target)
+            except FileNotFoundError:  # (the trouble is not the file but .ee/ itself: never loop on it)
+                raise StorageError(
+                    f"cannot hold {path}: {exc.filename}: {exc.strerror}",
+                    f"make {root / STATE_DIR} a folder of your own, then run ee watch again",
+                ) from None
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

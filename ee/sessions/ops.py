@@ -16,7 +16,7 @@ def _model(ws: Any) -> tuple[Any, str]:
     view = open_index(ws)
     if view.model_folder is None:
         return None, ""
-    return view.embedder(), view.model_key
+    return view.embedder(), view.model_key  # (evidence has the static arm only)
 
 
 def import_sessions(ws: Any, paths: list[Path], fmt: str | None) -> dict[str, Any]:

@@ -27,8 +27,11 @@ _SUMMARY = (*_MINIMAL, "kind", "trust", "posture", "time", "why", "flags")
 def wanted(ws: Any, query: Any) -> bool:
     """Whether this query may return evidence."""
     from ee.model import TRUST_CLASSES
+    from ee.sessions.store import present
 
     if not ws.config.get("sessions.search") or query.mode == "exact" or not query.text.strip():
+        return False
+    if not present(ws.root):
         return False
     if query.get("tags") or query.get("filters") or query.get("graph"):
         return False

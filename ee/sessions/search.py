@@ -61,17 +61,29 @@ class _Gen:
 
 
 class _RelevanceView:
-    """What :func:`ee.query.relevance.evidence` reads of a view, over the evidence index."""
+    """What :func:`ee.query.relevance.evidence` reads of a view, over the evidence index: its lexical
+    index and the static model (evidence has the static arm only, whichever arm answers memories)."""
 
-    __slots__ = ("gen", "model_folder", "view")
+    __slots__ = ("embedder", "gen", "model_folder", "root")
 
-    def __init__(self, lexical: Any, view: Any) -> None:
+    arm = "static"
+
+    def __init__(self, lexical: Any, view: Any, embedder: Any) -> None:
         self.gen = _Gen(lexical)
-        self.view = view
+        self.embedder = embedder
         self.model_folder = view.model_folder if view is not None else None
+        self.root = view.root if view is not None else None
+
+    @property
+    def semantic_ready(self) -> bool:
+        return self.embedder is not None and self.model_folder is not None
 
     def model_profile(self) -> Any:
-        return self.view.model_profile()
+        from ee.index.embedder import model_profile
+        from ee.index.freshness import CACHE_PATH
+
+        folder = self.root / Path(CACHE_PATH).parent if self.root is not None else None
+        return model_profile(self.embedder, folder)
 
 
 def rank_evidence(
@@ -84,7 +96,7 @@ def rank_evidence(
     from ee.query.relevance import evidence
     from ee.sessions import index, store
 
-    embedder = view.embedder() if view is not None and view.model_folder is not None else None
+    embedder = view.embedder() if view is not None else None
     idx = index.fresh(root, embedder, view.model_key if view is not None else "")
     if idx is None or idx.size == 0 or not text.strip():
         return []
@@ -105,7 +117,7 @@ def rank_evidence(
     _ln, _sn, fused = fuse_arrays(
         lex_values, sem_values, lambda i: idx.ids[union[i]], weight_semantic=WEIGHT_SEMANTIC
     )
-    found = evidence(_RelevanceView(idx.lexical, view), text, union, sem_values, sem)
+    found = evidence(_RelevanceView(idx.lexical, view, embedder), text, union, sem_values, sem)
     relevance = found.relevance
     past = _PAST.search(text) is not None
     scores = fused.tolist()

@@ -20,6 +20,7 @@ import json
 import marshal
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,6 +117,13 @@ def connect(root: Path, *, create: bool = False, write: bool = True) -> Iterator
         db.close()
 
 
+def present(root: Path) -> bool:
+    """Whether the workspace at ``root`` has imported sessions at all (a name in ``.ee/``, not followed: a
+    link there still goes through :func:`connect`, which refuses it). A query in a workspace without any
+    pays nothing for evidence: no model, no index, no database."""
+    return os.path.lexists(folder_of(root) / DATABASE) or os.path.islink(folder_of(root))
+
+
 def generation(db: sqlite3.Connection) -> int:
     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row else 0
@@ -193,7 +201,7 @@ def add(db: sqlite3.Connection, items: Iterable[Evidence], tokens: Iterable[list
                 int(e.flagged),
                 json.dumps([list(c) for c in e.commands]),
                 json.dumps(list(e.files)),
-                marshal.dumps(t),
+                pack_tokens(t),
             )
             for e, t in zip(items, tokens, strict=True)
         ),
@@ -240,10 +248,27 @@ def of_session(db: sqlite3.Connection, session_id: str) -> list[Evidence]:
     return [_row(r) for r in rows]
 
 
+def pack_tokens(tokens: list[str]) -> bytes:
+    """A piece's index tokens as stored: marshalled, then zlib-compressed (a quarter of the bytes: the
+    tokens repeat the text's words, and the database is the part of .ee/sessions/ that grows)."""
+    return zlib.compress(marshal.dumps(tokens), 1)
+
+
+def unpack_tokens(blob: bytes) -> list[str]:
+    """The tokens :func:`pack_tokens` stored (or, from a database written before they were compressed,
+    marshalled alone)."""
+    try:
+        data = zlib.decompress(blob)
+    except zlib.error:
+        data = blob
+    tokens: list[str] = marshal.loads(data)  # noqa: S302 - ee's own data
+    return tokens
+
+
 def all_tokens(db: sqlite3.Connection) -> Iterator[tuple[str, str, list[str]]]:
     """(id, time, tokens) of every piece, in id order (the index's order)."""
     for evidence_id, time, blob in db.execute("SELECT id, time, tokens FROM evidence ORDER BY id"):
-        yield evidence_id, time, marshal.loads(blob)  # noqa: S302 - ee's own data
+        yield evidence_id, time, unpack_tokens(blob)
 
 
 def texts(db: sqlite3.Connection, ids: list[str]) -> list[str]:

@@ -54,7 +54,7 @@ def test_every_command_reports_the_file_and_answers(store: Workspace) -> None:
         assert "beyond 9223372036854775807" in proc.stdout
     doctor = _ee(store.root, "doctor", "--json")
     assert doctor.returncode == ExitCode.STORAGE  # unhealthy: the bad files are errors
-    problems = json.loads(doctor.stdout)["data"]["problems"]
+    problems = json.loads(doctor.stdout)["error"]["details"]["report"]["problems"]  # (unhealthy: an error)
     _named(json.dumps(problems))
     assert {p["line"] for p in problems if p["path"] in {f"memories/{n}" for n in HUGE}} == {2, 3}
     target = store.root.parent / "out.jsonl"

@@ -135,6 +135,16 @@ def test_a_tracked_config_toml_is_fine(ws: Workspace) -> None:
     assert run_ee_process("search", "x", "--json", cwd=ws.root).returncode == 0
 
 
+def test_a_config_toml_committed_as_a_link_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "home" / ".ssh" / "config"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("Host *\n  IdentityFile ~/.ssh/id_ed25519\n")
+    clone = _hostile_clone(tmp_path, {".ee/config.toml": secret})
+    for command in (("init",), ("search", "linter", "--json")):
+        _refused(run_ee_process(*command, cwd=clone), ".ee/config.toml")
+    assert "IdentityFile" in secret.read_text()
+
+
 # ------------------------------------------------------------------ links nobody committed: the opener
 
 

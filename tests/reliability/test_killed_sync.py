@@ -47,6 +47,12 @@ def _ee(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_ee_process(*args, "--json", cwd=root)
 
 
+def _report(proc: subprocess.CompletedProcess[str]) -> dict:
+    """ee doctor's report: the data of a healthy answer, or the details of the error it exits with."""
+    doc = json.loads(proc.stdout)
+    return doc["data"] if doc["success"] else doc["error"]["details"]["report"]
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -85,11 +91,11 @@ def test_a_sync_killed_in_its_rebase_is_reported_and_aborted_by_doctor_fix(tmp_p
     # doctor reports it as ee's own...
     checked = _ee(b, "doctor")
     assert checked.returncode == ExitCode.STORAGE
-    codes = {p["code"] for p in json.loads(checked.stdout)["data"]["problems"]}
+    codes = {p["code"] for p in _report(checked)["problems"]}
     assert "git_operation_interrupted" in codes
     # ... and --fix aborts it: the store is usable again, nothing lost.
     fixed = _ee(b, "doctor", "--fix")
-    data = json.loads(fixed.stdout)["data"]
+    data = _report(fixed)
     assert data["fixed"]["git"]["action"] == "aborted"
     assert "git_operation_interrupted" not in {p["code"] for p in data["problems"]}
     assert not (b / ".git" / "rebase-merge").exists()
@@ -118,10 +124,10 @@ def test_a_rebase_a_person_started_is_reported_and_never_touched(tmp_path: Path)
     (b / ".ee" / "sync-started.json").write_text(
         json.dumps({"mode": "rebase", "head": "0" * 40, "upstream": "1" * 40, "pid": 1}) + "\n"
     )
-    checked = json.loads(_ee(b, "doctor").stdout)["data"]
+    checked = _report(_ee(b, "doctor"))
     problem = next(p for p in checked["problems"] if p["code"] == "git_operation_in_progress")
     assert "git rebase --abort" in problem["repair"]
-    fixed = json.loads(_ee(b, "doctor", "--fix").stdout)["data"]
+    fixed = _report(_ee(b, "doctor", "--fix"))
     assert fixed["fixed"]["git"] is None
     assert any("someone started" in s["reason"] for s in fixed["fixed"]["skipped"])
     assert (b / ".git" / "rebase-merge").is_dir()  # still theirs to finish

@@ -42,7 +42,20 @@ _COMMENT = r"<!--(.*?)-->"
 _HEX = r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}[ :]?){12,}(?![0-9A-Za-z])"
 _BASE32 = r"(?<![A-Za-z0-9])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])"
 _HYPHEN_BREAK = r"(?<=[^\W\d_])-[ \t]*\r?\n[ \t]*(?=[^\W\d_])"  # "pre-\nvious": a word hyphenated at a break
-_WORD_BREAK = r"(?<=[^\W\d_])\r?\n(?=[^\W\d_])"  # "previ\nous": a break inside a word, no space around
+# The words an attack is made of: a break is read as inside a word only when joining its two sides makes one
+# of them (wrapped prose breaks between words, and joining those too would scan most texts twice)
+_KEYWORDS = (
+    "ignore", "disregard", "forget", "previous", "prior", "instruction", "prompt", "system", "directive",
+    "override", "bypass", "reveal", "secret", "token", "password", "credential", "upload", "send", "curl",
+    "wget", "exec", "eval", "dangerously", "permission", "sandbox", "approval", "assistant", "developer",
+)  # fmt: skip
+# What :func:`_unmarked` takes out (format characters, combining marks, symbols): a text without any is
+# left as it is, without looking at each character
+_MARKS = (
+    "[\u00ad\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u20d0-\u20ff\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u297f\u2b00-\u2bff\ufe00-\ufe0f\ufe20-\ufe2f"
+    "\ufeff\U0001f000-\U0001faff]"
+)
 # Common English words: a text that holds more of them read backwards, or in rot13, than as written is
 # written backwards or in rot13 (a cheap test, made before any reading is scanned)
 _COMMON = frozenset(
@@ -80,6 +93,9 @@ _COMMON = frozenset(
         "must",
     ]
 )
+# ... looked for only when the text holds two of their commonest words so spelled (a few substring counts)
+_BACKWARDS_MARKS = (" eht ", " dna ", " lla ", " uoy ", " ruoy ", " fo ", " ot ", " si ", " siht ")
+_ROT13_MARKS = (" gur ", " naq ", " nyy ", " lbh ", " lbhe ", " bs ", " vf ", " guvf ", " vtaber ")
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _ROT13 = str.maketrans(_LETTERS, "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 
@@ -161,9 +177,9 @@ def views(visible: str) -> tuple[str, list[str], list[str]]:
     unmarked = _unmarked(folded)
     if unmarked != folded:
         respelled.append(_changed_lines(folded, unmarked))
-    if "\n" in unmarked and _re(_WORD_BREAK).search(unmarked):
-        # "previ\nous" joined (a reading of its own: "all\nprevious" is two words, the others keep it so)
-        respelled.append(_re(_WORD_BREAK).sub("", unmarked))
+    rejoined = _rejoined(unmarked) if "\n" in unmarked else unmarked
+    if rejoined != unmarked:  # "previ\nous" (a reading of its own: "all\nprevious" stays two words)
+        respelled.append(rejoined)
     joined = _re(_SPELLED).sub(lambda m: m.group(0).replace(m.group(1), ""), unmarked)
     joined = _re(_LEET_WORD).sub(lambda m: m.group(0).translate(_LEET), joined)
     joined = _re(_SLUG).sub(lambda m: re.sub(r"[-_]", " ", m.group(0)), joined)
@@ -179,15 +195,33 @@ def _unmarked(text: str) -> str:
     and a word hyphenated at a line break joined ("pre-\nvious")."""
     if "\n" in text and "-" in text:
         text = _re(_HYPHEN_BREAK).sub("", text)
-    if text.isascii():
+    if text.isascii() or not _re(_MARKS).search(text):
         return text
     out: list[str] = []
-    for char in unicodedata.normalize("NFKD", text):
+    for char in text:  # (NFKC composed what it could: a mark left alone is one no letter takes)
         category = unicodedata.category(char)
         if category in ("Mn", "Me", "Cf"):
             continue
         out.append(" " if category == "So" else char)
     return unicodedata.normalize("NFC", "".join(out))
+
+
+def _rejoined(text: str) -> str:
+    """``text`` with each line break that splits one of :data:`_KEYWORDS` ("instruc\\ntions") taken out."""
+    low = text.lower()
+    joined = low.replace("\r", "").replace(
+        "\n", ""
+    )  # (a few counts in C decide whether any break splits one)
+    if not any(joined.count(k) > low.count(k) for k in _KEYWORDS):
+        return text
+
+    def join(m: re.Match[str]) -> str:
+        left, right = m.group(1).lower(), m.group(2).lower()
+        word = left + right
+        broken = any(k in word and k not in left and k not in right for k in _KEYWORDS)
+        return m.group(1) + m.group(2) if broken else m.group(0)
+
+    return _re(r"(?<![^\W\d_])([^\W\d_]+)\r?\n([^\W\d_]+)").sub(join, text)
 
 
 def _changed_lines(before: str, after: str) -> str:
@@ -241,14 +275,19 @@ def _common_words(text: str) -> int:
 
 def _backwards_or_rot13(text: str) -> list[str]:
     """The text read backwards, or in rot13, when that reads as English more than the text does."""
-    if not _re(r"[A-Za-z]{3}").search(text):
+    padded = " " + text.lower() + " "
+    candidates = [
+        reading()
+        for marks, reading in (
+            (_BACKWARDS_MARKS, lambda: text[::-1]),
+            (_ROT13_MARKS, lambda: text.translate(_ROT13)),
+        )
+        if sum(padded.count(mark) for mark in marks) >= 2
+    ]
+    if not candidates:
         return []
     plain = _common_words(text)
-    out = []
-    for reading in (text[::-1], text.translate(_ROT13)):
-        if _common_words(reading) >= max(3, plain + 2):
-            out.append(reading)
-    return out
+    return [reading for reading in candidates if _common_words(reading) >= max(3, plain + 2)]
 
 
 def _hex_bytes(run: str) -> bytes | None:
