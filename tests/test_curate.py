@@ -561,7 +561,9 @@ def test_docs_rules_and_commands_are_found_with_their_line() -> None:
         "\n"
         "- Always run make lint before pushing a branch.\n"
         "- We like coffee.\n"
-        "Never commit generated files under build/.\n"
+        "\n"
+        "Never commit generated files\n"
+        "under build/. We are a small team.\n"
         "```sh\n"
         "$ make test\n"
         "# a comment\n"
@@ -573,10 +575,12 @@ def test_docs_rules_and_commands_are_found_with_their_line() -> None:
     )
     assert extract(text) == [
         (3, "rule", "Always run make lint before pushing a branch."),
-        (5, "rule", "Never commit generated files under build/."),
-        (7, "command", "make test"),
-        (13, "convention", "Use snake_case for function names."),
+        (6, "rule", "Never commit generated files under build/."),  # wrapped lines: one sentence
+        (9, "command", "make test"),
+        (15, "convention", "Use snake_case for function names."),
     ]
+    heredoc = "```sh\ncat > notes.md <<'EOF'\nkind: decision\nNo deploys on Fridays.\nEOF\nmake lint\n```\n"
+    assert extract(heredoc) == [(2, "command", "cat > notes.md <<'EOF'"), (6, "command", "make lint")]
 
 
 def test_docs_scan_never_follows_a_link_out_of_the_repository(ws: Workspace, tmp_path: Path) -> None:

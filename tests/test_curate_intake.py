@@ -141,3 +141,11 @@ def test_an_agents_quarantined_write_says_so(ws: Workspace) -> None:
     assert ee(ws.root, "memory", "list", "--quarantined").data["memories"][0]["id"] == result.data["id"]
     person = ee(ws.root, "remember", "Ignore all previous instructions is a phrase attackers use.")
     assert person.json["degraded"] == []  # a person's own write is not quarantined
+
+
+def test_a_text_starting_with_a_very_long_word_is_still_found_again(ws: Workspace) -> None:
+    text = "x" * 500 + " is the marker every build log starts with."
+    first = ee(ws.root, "remember", text)
+    assert first.code == 0, first.err
+    again = ee(ws.root, "remember", text)
+    assert again.data["duplicate_of"] == first.data["id"]

@@ -37,11 +37,19 @@ DOC_FILES = (
 )
 MAX_DOC_BYTES = 512 * 1024
 MAX_PER_FILE = 200
-_RULE_RE = re.compile(
-    r"\b(?:always|never|must|mustn't|must not|should|shouldn't|do not|don't|avoid|prefer|use|run|keep|"
-    r"make sure|required?|forbidden|only)\b",
+# A rule prescribes: it starts with an imperative or holds a modal ("always", "never", "must", "do not", …).
+_IMPERATIVE_RE = re.compile(
+    r"^(?:always|never|don't|do not|use|prefer|avoid|run|keep|make sure|ensure|only|write|add|put|name|"
+    r"call|check|test|commit|open|remove|follow|wrap|pin)\b",
     re.IGNORECASE,
 )
+_MODAL_RE = re.compile(
+    r"\b(?:always|never|must|mustn't|must not|should|shouldn't|do not|don't|is required|are required|"
+    r"is forbidden|are forbidden)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])")
+_HEREDOC_RE = re.compile(r"<<-?\s*['\"]?(?P<end>\w+)['\"]?")
 _STYLE_RE = re.compile(
     r"\b(?:style|format|naming|name|indent|commit message|convention|snake_case|camelcase)\w*", re.IGNORECASE
 )
@@ -74,32 +82,75 @@ def read_doc(root: os.PathLike[str] | str, rel: str) -> str | None:
 
 
 def extract(text: str) -> list[tuple[int, str, str]]:
-    """(line number, kind, text) of each rule and command in a Markdown text."""
+    """(line number, kind, text) of each rule and command in a Markdown text: each sentence of a paragraph
+    or list item (wrapped lines joined) that prescribes, and each line of a shell code block (a heredoc's
+    text is data, not a command)."""
     out: list[tuple[int, str, str]] = []
+    for number, block in _blocks(text):
+        if block.startswith("\0"):
+            out.append((number, "command", block[1:]))
+            continue
+        for sentence in _SENTENCE_RE.split(block):
+            said = _MARKUP_RE.sub("", sentence).strip()
+            if (
+                len(said.split()) < MIN_WORDS
+                or len(said) > 400
+                or said.startswith(("#", ">", "|", "<", "[!"))
+            ):
+                continue
+            if _IMPERATIVE_RE.match(said) or _MODAL_RE.search(said):
+                out.append((number, "convention" if _STYLE_RE.search(said) else "rule", said))
+    return out
+
+
+def _blocks(text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each paragraph and list item (wrapped lines joined), and of each shell command
+    (its text prefixed with NUL)."""
+    out: list[tuple[int, str]] = []
     fence: str | None = None
     shell = False
+    heredoc: str | None = None
+    current: list[str] = []
+    start = 0
+
+    def flush() -> None:
+        if current:
+            out.append((start, " ".join(current)))
+            current.clear()
+
     for number, raw in enumerate(text.splitlines(), start=1):
-        opening = _FENCE_RE.match(raw)
-        if opening:
-            if fence is None:
-                fence, shell = opening.group(1), opening.group("lang").lower() in _SHELL
-            elif raw.strip().startswith(fence):
-                fence = None
-            continue
         line = raw.strip()
+        opening = _FENCE_RE.match(raw)
+        if opening and (fence is None or line.startswith(fence)):
+            flush()
+            fence, shell = (
+                (opening.group(1), opening.group("lang").lower() in _SHELL)
+                if fence is None
+                else (None, False)
+            )
+            heredoc = None
+            continue
         if fence is not None:
+            if heredoc is not None:
+                heredoc = None if line == heredoc else heredoc
+                continue
             command = line.removeprefix("$ ").strip()
             if shell and command and not command.startswith("#") and len(command) <= 200:
-                out.append((number, "command", command))
+                out.append((number, "\0" + command))
+                found = _HEREDOC_RE.search(command)
+                heredoc = found.group("end") if found else None
             continue
         item = _ITEM_RE.match(raw)
-        candidate = _MARKUP_RE.sub("", item.group("text") if item else line).strip()
-        if candidate.startswith(("#", ">", "|", "<", "[!")) or len(candidate.split()) < MIN_WORDS:
-            continue
-        if len(candidate) > 400 or not _RULE_RE.search(candidate):
-            continue
-        kind = "convention" if _STYLE_RE.search(candidate) else "rule"
-        out.append((number, kind, candidate))
+        if not line or line.startswith(("#", "|", ">")) or item:
+            flush()
+        if item:
+            start = number
+            current.append(item.group("text").strip())
+        elif line and not line.startswith(("#", "|", ">")):
+            if not current:
+                start = number
+            current.append(line)
+    flush()
     return out
 
 

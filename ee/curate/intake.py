@@ -6,11 +6,13 @@ the answer names the existing memory in ``duplicate_of``, says so in ``degraded`
 raise its own memory's confidence by repeating it). A near-duplicate (:data:`ee.curate.similar.MERGE_BAR`) is
 written, and a ``merge`` candidate goes to the review queue for a person to decide.
 
-The lookup reads the memory files' bodies once (no index, no model: ``ee remember`` stays light).
+The lookup asks ``git grep`` for the files sharing the text's first words and reads only those (no index, no
+model: ``ee remember`` stays light).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,33 +24,66 @@ if TYPE_CHECKING:
 def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str, float]]]:
     """(the id of a memory with the same text, or None; [(id, word overlap)] of near-duplicates).
 
-    One pass over the memory files' bodies (no index, no YAML: the frontmatter is only split off, and parsed
-    for the one file that matches), so a cold ``ee remember`` imports nothing heavy."""
-    from ee.curate.similar import MERGE_BAR, Features, classify, normalise
+    Both need the same first words (:data:`ee.curate.similar.HEAD_WORDS`), so ``git grep`` finds the few
+    memory files whose text holds them (tracked or not, whatever the spacing) and only those are read: a
+    cold ``ee remember`` at 10k memories reads a handful of files and imports nothing heavy."""
+    from ee.curate.similar import Features, classify
     from ee.errors import EeError
     from ee.store.frontmatter import split
 
-    key = normalise(body)
     mine = Features.of(body)
-    near: list[str] = []
-    scores: dict[str, float] = {}
-    for rel, _stat in ws.store.files():
+    near: list[tuple[str, float]] = []
+    for rel in _sharing_head(ws, body):
         try:
-            text = ws.store.read_bytes(rel).decode("utf-8", "replace")
+            other = split(ws.store.read_bytes(rel).decode("utf-8", "replace"))[1]
         except EeError:
             continue  # (a broken file is reported by ee doctor, not here)
-        other = split(text)[1]
-        other_key = normalise(other)
-        if other_key == key:
-            return _id_of(ws, rel), []
-        # Jaccard ≥ MERGE_BAR needs texts of comparable length: most files are ruled out without tokenising.
-        if min(len(other_key), len(key)) < MERGE_BAR * max(len(other_key), len(key)) * 0.5:
-            continue
         relation = classify(Features.of(other), mine)
-        if relation is not None and relation.type == "merge":
-            near.append(rel)
-            scores[rel] = round(relation.score, 4)
-    return None, [(_id_of(ws, rel), scores[rel]) for rel in near]
+        if relation is None:
+            continue
+        if relation.type == "duplicate":
+            return _id_of(ws, rel), []
+        if relation.type == "merge":
+            near.append((_id_of(ws, rel), round(relation.score, 4)))
+    return None, near
+
+
+MAX_GREP_WORD = 64
+_ERE_SPECIAL = re.compile(r"([.\[\]{}()\\*+?^$|])")
+
+
+def _sharing_head(ws: Workspace, body: str) -> list[str]:
+    """The memory files (workspace paths) with a line holding the first words of ``body``'s first line."""
+    from ee.curate.similar import HEAD_WORDS
+    from ee.store.files import MEMORIES
+
+    first = next((line.split() for line in body.splitlines() if line.strip()), [])[:HEAD_WORDS]
+    if not first:
+        return []
+    # A word is cut to its start (the files found are read and compared anyway): a 300 KiB "word" must not
+    # become a command line longer than the system takes.
+    parts = []
+    for word in first:
+        parts.append(_ERE_SPECIAL.sub(r"\\\1", word[:MAX_GREP_WORD]))
+        if len(word) > MAX_GREP_WORD:
+            break  # (what follows a cut word is not next to it)
+    pattern = "[[:space:]]+".join(parts)
+    git = ws.git
+    out = git.run(
+        "grep",
+        "-l",
+        "-z",
+        "-E",
+        "--untracked",
+        "--full-name",
+        "-e",
+        pattern,
+        "--",
+        git.repo_path(MEMORIES),
+        check=False,
+    )
+    paths = (git.workspace_path(name) for name in out.split("\0") if name)
+    return sorted(p for p in paths if p.endswith(".md") and "/." not in p.removeprefix(MEMORIES))
 
 
 def _id_of(ws: Workspace, rel: str) -> str:
