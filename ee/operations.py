@@ -7,7 +7,8 @@ whichever process computed it; the front end renders it.
 
 Adding an operation is one :class:`Operation` in :data:`OPERATIONS` and one ``Workspace`` method of that
 name taking those keyword arguments (``docs/architecture.md``). ``query`` arguments travel as the
-ee.query.v1 document (:class:`ee.query.document.Query`'s ``doc``).
+ee.query.v1 document (:class:`ee.query.document.Query`'s ``doc``), with ``query_notes`` beside it: what
+reading it changed (its ``notes``, e.g. a long text shortened), which the answer's ``degraded`` reports.
 """
 
 from __future__ import annotations
@@ -36,15 +37,16 @@ class Operation:
 OPERATIONS: dict[str, Operation] = {
     op.name: op
     for op in (
-        Operation("search", ("query", "min_relevance")),
-        Operation("context", ("query", "quotas", "min_relevance")),
+        Operation("search", ("query", "query_notes", "min_relevance")),
+        Operation("context", ("query", "query_notes", "quotas", "min_relevance")),
         Operation("why", ("memory_id", "query_text", "as_of", "profile")),
     )
 }
 
 
 def run(ws: Workspace, name: str, args: dict[str, Any]) -> Any:
-    """Operation ``name`` with ``args`` (as they travel: a query as its document) on ``ws``."""
+    """Operation ``name`` with ``args`` (as they travel: a query as its document and its notes) on
+    ``ws``."""
     operation = OPERATIONS[name]
     unknown = set(args) - set(operation.params)
     if unknown:
@@ -52,5 +54,6 @@ def run(ws: Workspace, name: str, args: dict[str, Any]) -> Any:
     if "query" in args:
         from ee.query.document import Query
 
-        args = args | {"query": Query(args["query"])}
+        notes = tuple(args.get("query_notes") or ())
+        args = {k: v for k, v in args.items() if k != "query_notes"} | {"query": Query(args["query"], notes)}
     return getattr(ws, name)(**args)

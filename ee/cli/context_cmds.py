@@ -198,7 +198,14 @@ def run_pack(
     )
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "context")
-    data = call(ctx, "context", query=query.doc, quotas=overrides or None, min_relevance=min_relevance)
+    data = call(
+        ctx,
+        "context",
+        query=query.doc,
+        query_notes=list(query.notes),
+        quotas=overrides or None,
+        min_relevance=min_relevance,
+    )
     emit("context", data, chosen)
     return 0
 

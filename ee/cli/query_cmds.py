@@ -167,7 +167,7 @@ def search_cmd(
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "search")
-    data = call(ctx, "search", query=query.doc, min_relevance=min_relevance)
+    data = call(ctx, "search", query=query.doc, query_notes=list(query.notes), min_relevance=min_relevance)
     emit("search", data, chosen)
     return 0
 
