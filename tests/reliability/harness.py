@@ -101,6 +101,21 @@ def run_ee(
     )
 
 
+def doctor_report(stdout: str) -> dict[str, Any]:
+    """The report of ``ee doctor --json``: its ``data`` when healthy; when it found errors (exit 4), the
+    ``ee.error.v1`` envelope coded ``doctor_found_problems`` carries the whole report in
+    ``error.details.report`` (issue 36)."""
+    answer = json.loads(stdout)
+    if answer["success"]:
+        report: dict[str, Any] = answer["data"]
+        assert report["healthy"], answer
+        return report
+    assert answer["error"]["code"] == "doctor_found_problems", answer
+    report = answer["error"]["details"]["report"]
+    assert not report["healthy"], answer
+    return report
+
+
 @dataclass
 class Ran:
     code: int

@@ -24,7 +24,7 @@ from ee.query.document import parse_document, validate
 
 from .corpus import CLI_CASES, FILE_CASES, IMPORT_CASES, QUERY_CASES, CliCase, FileCase, ImportCase, QueryCase
 from .corpus import total_cases as corpus_size
-from .harness import head_memories, new_workspace, run_inprocess, store_state
+from .harness import doctor_report, head_memories, new_workspace, run_inprocess, store_state
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,9 @@ def test_hostile_file_is_reported_and_skipped(root: Path, case: FileCase) -> Non
         where = f"{case.shown}:{case.line}" if case.line else case.shown
         messages = [d["message"] for d in listed.json["degraded"]]
         assert [m for m in messages if where in m and case.message in m], messages
-        problems = doctor.json["data"]["problems"]
+        assert doctor.code == 4, doctor.err  # an error found: exit 4
+        report = doctor_report(doctor.out)
+        problems = report["problems"]
         assert [
             p
             for p in problems
@@ -113,7 +115,7 @@ def test_hostile_file_is_reported_and_skipped(root: Path, case: FileCase) -> Non
             and (case.line is None or p["line"] == case.line)
             and p["repair"]
         ], problems
-        assert not doctor.json["data"]["healthy"]
+        assert not report["healthy"]
         index_messages = [d["message"] for d in found.json["degraded"]]
         assert [m for m in index_messages if case.shown in m] or not case.index_reports, index_messages
     _remember_still_works(root)

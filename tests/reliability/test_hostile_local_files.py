@@ -18,7 +18,7 @@ from ee.errors import ExitCode
 from ee.workspace import Workspace
 from tests.conftest import git, run_cli
 
-from .harness import run_ee
+from .harness import doctor_report, run_ee
 
 
 def _config(ws: Workspace) -> Path:
@@ -114,7 +114,7 @@ def test_memories_that_is_not_a_folder_reads_as_no_memories(ws: Workspace, odd: 
         assert "Traceback" not in proc.stdout + proc.stderr
     proc = run_ee(ws.root, "doctor", "--json")
     assert proc.returncode == ExitCode.STORAGE, proc.stdout + proc.stderr
-    assert "memories_missing" in [p["code"] for p in json.loads(proc.stdout)["data"]["problems"]]
+    assert "memories_missing" in [p["code"] for p in doctor_report(proc.stdout)["problems"]]
 
 
 def _damage_cache(ws: Workspace, how: str) -> Path:
@@ -147,7 +147,7 @@ def _doctor_codes(ws: Workspace, *args: str, code: int) -> list[str]:
     proc = run_ee(ws.root, "doctor", *args, "--json")
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
-    return [p["code"] for p in json.loads(proc.stdout)["data"]["problems"]]
+    return [p["code"] for p in doctor_report(proc.stdout)["problems"]]
 
 
 @pytest.mark.parametrize("how", ["garbage", "truncated"])

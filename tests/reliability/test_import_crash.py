@@ -12,6 +12,7 @@ import pytest
 
 from .harness import (
     child_env,
+    doctor_report,
     ee_args,
     git,
     head_memories,
@@ -43,8 +44,7 @@ def _untracked(root: Path) -> list[str]:
 
 def _doctor(root: Path, *args: str) -> dict[str, Any]:
     proc = run_ee(root, "doctor", *args, "--json")
-    data: dict[str, Any] = json.loads(proc.stdout)["data"]
-    return data
+    return doctor_report(proc.stdout)
 
 
 def _codes(doctor: dict[str, Any]) -> list[str]:

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from .harness import child_env, ee_args, git, head_memories, import_lines, new_workspace, run_ee, run_killed
+from .harness import (
+    child_env,
+    doctor_report,
+    ee_args,
+    git,
+    head_memories,
+    import_lines,
+    new_workspace,
+    run_ee,
+    run_killed,
+)
 from .team import make_team
 
 SIZE = 40
@@ -42,7 +52,7 @@ def test_doctor_reports_a_killed_import_as_an_error(tmp_path: Path) -> None:
     _killed_import(root, f"write.temp:{SIZE // 2}")
     proc = run_ee(root, "doctor", "--json")
     assert proc.returncode == 4, proc.stdout
-    problems = json.loads(proc.stdout)["data"]["problems"]
+    problems = doctor_report(proc.stdout)["problems"]
     interrupted = [p for p in problems if p["code"] == "import_interrupted"]
     assert [p["severity"] for p in interrupted] == ["error"]
 
