@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ee.errors import QueryError
 from ee.model import TRUST_CLASSES
-from ee.query.document import parse_document, validate
+from ee.query.document import MAX_QUERY_CHARS, parse_document, validate
 
 from .corpus import CLI_CASES, FILE_CASES, IMPORT_CASES, QUERY_CASES, CliCase, FileCase, ImportCase, QueryCase
 from .corpus import total_cases as corpus_size
@@ -205,6 +205,27 @@ def test_hostile_query_document_is_refused_naming_the_field(
         pointer = error["details"].get("pointer") or error["message"]
         assert pointer.startswith(case.pointer), error
         assert case.pointer in error["message"]
+    assert store_state(root) == before
+
+
+@pytest.mark.parametrize("command", ["search", "context"])
+def test_a_huge_query_text_is_shortened_and_said(root: Path, tmp_path: Path, command: str) -> None:
+    """A query text above 8,192 characters is shortened to its most informative part, never refused, and
+    ``degraded`` says so (issue 36: one rule for every way a text comes in)."""
+    path = tmp_path / "query.json"
+    text = "deploy " * 2000
+    path.write_text(json.dumps({"version": "ee.query.v1", "query": {"text": text}}), encoding="utf-8")
+    before = store_state(root)
+    with time_limit(60):
+        ran = run_inprocess(root, command, "--query-file", str(path), "--json")
+    assert ran.code == 0, (ran.out[-800:], ran.err[-1500:])
+    assert "Traceback" not in ran.err
+    data = ran.json["data"]
+    kept = data["query"]["text"] if command == "search" else data["task"]
+    assert 0 < len(kept) <= MAX_QUERY_CHARS
+    assert kept.startswith("deploy deploy")
+    (note,) = [d for d in ran.json["degraded"] if d["code"] == "task_shortened"]
+    assert note["message"].startswith(f"the text is {len(text):,} characters, more than 8,192")
     assert store_state(root) == before
 
 
