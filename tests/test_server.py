@@ -70,6 +70,14 @@ def add_memories(root: Path, memories: dict[str, str]) -> None:
     git(root, "commit", "-q", "-m", "memories")
 
 
+def static_arm(root: Path) -> None:
+    """Turn the transformer arm off in ``root``: the server computes its vectors when idle and then answers
+    with it, so an answer would change arm between a served and an in-process query without the store
+    changing (tests/test_transformer.py checks served and in-process answers once the vectors are
+    complete)."""
+    (root / ".ee/config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
+
+
 def args_of(text: str) -> dict[str, Any]:
     return {"query": from_arguments(text).doc, "min_relevance": None}
 
@@ -139,11 +147,9 @@ def start(tmp_path: Path) -> Iterator[Callable[[Path], Running]]:
 
 @pytest.fixture
 def served_ws(ws: Workspace, start: Callable[[Path], Running]) -> Workspace:
-    """A workspace with three memories and the user's server running (opened on it). The transformer arm is
-    off: the server computes its vectors when idle and then answers with it, so an answer would change
-    arm between a served and an in-process query without the store changing (tests/test_transformer.py
-    checks served and in-process answers once the vectors are complete)."""
-    (ws.root / ".ee/config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
+    """A workspace with three memories and the user's server running (opened on it), the transformer arm
+    off (:func:`static_arm`)."""
+    static_arm(ws.root)
     add_memories(ws.root, {"a": "alpha rollback window", "b": "alpha bravo", "c": "charlie"})
     start(ws.root)
     return ws
@@ -228,6 +234,7 @@ def test_two_workspaces_with_concurrent_clients_never_leak(
     for name in ("one", "two"):
         root = make_repo(tmp_path / name)
         Workspace.init(root)
+        static_arm(root)  # every answer below is compared with one taken before the server went idle
         add_memories(root, {f"{name}{i}": f"alpha shared words {name} number {i}" for i in range(3)})
         roots[name] = root
     start(roots["one"])
