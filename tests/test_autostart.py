@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, run_cli, stop_server
-from test_server import DEADLINE, Running, args_of, ee, wait_for
+from test_server import DEADLINE, Running, args_of, ee, static_arm, wait_for
 
 from ee.serve import client, protocol
 from ee.workspace import Workspace
@@ -130,6 +130,8 @@ def test_one_server_serves_every_workspace_of_its_user(store: Workspace, tmp_pat
     other = make_repo(tmp_path / "other")
     Workspace.init(other)
     (other / "memories/b.md").write_text("---\nid: mem_b\n---\nalpha other window\n")
+    for root in (store.root, other):  # every answer is compared with one taken in-process
+        static_arm(root)
     try:
         assert ee("search", "alpha", cwd=store.root, served=True).returncode == 0
         pid = served_pid()

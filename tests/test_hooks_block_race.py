@@ -44,11 +44,19 @@ def _repo(tmp_path: Path) -> Path:
     return repo
 
 
+def _remember(repo: Path) -> None:
+    """A person's blocking memory, written and committed as ``ee remember`` does: only a memory a person
+    wrote or reviewed blocks, and a version not committed yet is capped at agent_assertion (issue 31)."""
+    (repo / "memories/fail.md").write_text(BLOCKING, encoding="utf-8")
+    git(repo, "add", "memories/fail.md")
+    git(repo, "commit", "-q", "-m", "ee: remember a failure")
+
+
 def test_a_table_older_than_the_files_is_not_trusted_on_the_manifests_word(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     before = risks.current_table(repo)  # built, and labelled with the index generation of the moment
     assert before.data["generation"] == risks.manifest_generation(repo)
-    (repo / "memories/fail.md").write_text(BLOCKING, encoding="utf-8")  # the index has not seen it yet
+    _remember(repo)  # the index has not seen it yet
     hook = Hook("pre-commit", [], str(repo), str(repo), warm=True)  # as when the server did not answer
     assert check_change(hook, ["src/app.py"], "x = 2\n") == BLOCKED
 
@@ -57,7 +65,7 @@ def test_a_memory_written_while_the_job_ran_is_not_labelled_away(tmp_path: Path)
     repo = _repo(tmp_path)
     risks.current_table(repo)
     digest = risks.memory_digest(repo)  # the job's stat, taken before it opens the index ...
-    (repo / "memories/fail.md").write_text(BLOCKING, encoding="utf-8")  # ... an `ee remember` lands ...
+    _remember(repo)  # ... an `ee remember` lands ...
     view = open_index(Workspace(repo))  # ... and the view the job opens holds it
     table = risks.refresh_table(repo, view, digest)
     found = risks.Table(table).findings(["src/app.py"], None)

@@ -279,6 +279,13 @@ def test_a_missing_folder_never_reaches_the_hub(tmp_path: Path, no_env: pytest.M
     assert not (tmp_path / ".cache" / "huggingface").exists()
 
 
+def _cache(tmp_path: Path) -> Path:
+    """A workspace's derived cache, where ee saves a profile: ee writes its files only under ``.ee/``
+    (issue 31), so a profile ``folder`` elsewhere is never written."""
+    (tmp_path / "ws").mkdir()
+    return tmp_path / "ws" / ".ee" / "cache"
+
+
 def _saved_profile(embedder: Embedder, folder: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Path]:
     """A profile derived and saved in ``folder`` by a fresh process (an empty memo), and its file."""
     from ee.index import embedder as module
@@ -303,9 +310,10 @@ def test_model_profile_is_derived_once_and_read_back_from_the_cache(
     assert {"buffer", "window", "release"} <= derived.words
     assert not any(w.startswith(("##", "[")) for w in derived.words)
 
-    saved = module.model_profile(embedder, tmp_path)
+    cache = _cache(tmp_path)
+    saved = module.model_profile(embedder, cache)
     assert saved == derived
-    (path,) = tmp_path.glob("model-*.json")
+    (path,) = cache.glob("model-*.json")
     assert json.loads(path.read_text())["model"] == embedder.model_id
 
     # A later process reads the file instead of deriving it: a valid file with another mean is believed.
@@ -313,10 +321,10 @@ def test_model_profile_is_derived_once_and_read_back_from_the_cache(
     data["null_mean"] = 0.125
     path.write_text(json.dumps(data))
     monkeypatch.setattr(module, "_PROFILES", {})
-    assert module.model_profile(embedder, tmp_path).null_mean == 0.125
+    assert module.model_profile(embedder, cache).null_mean == 0.125
     # ...and the process keeps what it has: the file is read once.
     path.unlink()
-    assert module.model_profile(embedder, tmp_path).null_mean == 0.125
+    assert module.model_profile(embedder, cache).null_mean == 0.125
 
 
 @pytest.mark.parametrize(
@@ -338,9 +346,10 @@ def test_a_damaged_profile_is_derived_again_and_replaced(
 ) -> None:
     from ee.index import embedder as module
 
-    good, path = _saved_profile(embedder, tmp_path, monkeypatch)
+    cache = _cache(tmp_path)
+    good, path = _saved_profile(embedder, cache, monkeypatch)
     path.write_bytes(damage(json.loads(path.read_text())))
-    assert module.model_profile(embedder, tmp_path) == good
+    assert module.model_profile(embedder, cache) == good
     assert json.loads(path.read_text())["null_spread"] == good.null_spread
 
 
@@ -350,7 +359,8 @@ def test_a_profile_folder_that_cannot_be_written_costs_only_time(
     from ee.index import embedder as module
 
     monkeypatch.setattr(module, "_PROFILES", {})
-    blocker = tmp_path / "cache"
+    blocker = _cache(tmp_path)
+    blocker.parent.mkdir()
     blocker.write_text("a file where the cache folder should be")
     assert module.model_profile(embedder, blocker) == module.derive_profile(embedder)
     assert blocker.read_text() == "a file where the cache folder should be"
@@ -363,10 +373,11 @@ def test_a_fifo_in_place_of_the_profile_never_blocks(
 
     from ee.index import embedder as module
 
-    good, path = _saved_profile(embedder, tmp_path, monkeypatch)
+    cache = _cache(tmp_path)
+    good, path = _saved_profile(embedder, cache, monkeypatch)
     path.unlink()
     os.mkfifo(path)
-    assert module.model_profile(embedder, tmp_path) == good  # derived again; the FIFO is replaced
+    assert module.model_profile(embedder, cache) == good  # derived again; the FIFO is replaced
     assert path.is_file()
 
 
@@ -375,12 +386,13 @@ def test_a_killed_save_leaves_one_temporary_that_the_next_save_reuses(
 ) -> None:
     from ee.index import embedder as module
 
-    good, path = _saved_profile(embedder, tmp_path, monkeypatch)
+    cache = _cache(tmp_path)
+    good, path = _saved_profile(embedder, cache, monkeypatch)
     path.unlink()
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text('{"version": 1, "model": "half-writ')  # what a killed writer left
-    assert module.model_profile(embedder, tmp_path) == good
-    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    assert module.model_profile(embedder, cache) == good
+    assert sorted(p.name for p in cache.iterdir()) == [path.name]
 
 
 def test_saving_a_profile_never_makes_a_moved_workspace_again(

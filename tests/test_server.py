@@ -8,6 +8,7 @@ has its own runtime folder (``XDG_RUNTIME_DIR``, set by conftest), so its server
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -68,6 +69,14 @@ def add_memories(root: Path, memories: dict[str, str]) -> None:
         (root / f"memories/{name}.md").write_text(f"---\nid: mem_{name}\ntags: [ci]\n---\n{body}\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "memories")
+
+
+def static_arm(root: Path) -> None:
+    """Turn the transformer arm off in ``root``: the server computes its vectors when idle and then answers
+    with it, so an answer would change arm between a served and an in-process query without the store
+    changing (tests/test_transformer.py checks served and in-process answers once the vectors are
+    complete)."""
+    (root / ".ee/config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
 
 
 def args_of(text: str) -> dict[str, Any]:
@@ -139,11 +148,9 @@ def start(tmp_path: Path) -> Iterator[Callable[[Path], Running]]:
 
 @pytest.fixture
 def served_ws(ws: Workspace, start: Callable[[Path], Running]) -> Workspace:
-    """A workspace with three memories and the user's server running (opened on it). The transformer arm is
-    off: the server computes its vectors when idle and then answers with it, so an answer would change
-    arm between a served and an in-process query without the store changing (tests/test_transformer.py
-    checks served and in-process answers once the vectors are complete)."""
-    (ws.root / ".ee/config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
+    """A workspace with three memories and the user's server running (opened on it), the transformer arm
+    off (:func:`static_arm`)."""
+    static_arm(ws.root)
     add_memories(ws.root, {"a": "alpha rollback window", "b": "alpha bravo", "c": "charlie"})
     start(ws.root)
     return ws
@@ -228,6 +235,7 @@ def test_two_workspaces_with_concurrent_clients_never_leak(
     for name in ("one", "two"):
         root = make_repo(tmp_path / name)
         Workspace.init(root)
+        static_arm(root)  # every answer below is compared with one taken before the server went idle
         add_memories(root, {f"{name}{i}": f"alpha shared words {name} number {i}" for i in range(3)})
         roots[name] = root
     start(roots["one"])
@@ -456,8 +464,13 @@ def test_an_older_server_never_misleads_a_command(ws: Workspace, client_env: Non
             b"",
         )
     finally:
+        # Closing alone does not wake an accept() blocked in the thread on Linux: shutting the listener
+        # down does (accept fails with EINVAL), so the thread ends now instead of after DEADLINE.
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(timeout=DEADLINE)
+    assert not thread.is_alive()
 
 
 def test_a_different_model_is_not_served(

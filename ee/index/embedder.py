@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ee.config import write_private
-from ee.errors import ModelError
+from ee.errors import ModelError, StorageError
 from ee.index.tokenize import LEAD_WORDS, lead
 
 if TYPE_CHECKING:
@@ -345,6 +345,8 @@ def _write_profile(path: Path, profile: ModelProfile) -> None:
         make_state_folder(path.parent)
         write_private(tmp, json.dumps(data, ensure_ascii=False).encode("utf-8"))
         tmp.replace(path)
-    except (OSError, ValueError):  # (not writable; ValueError: a word UTF-8 cannot hold, never expected)
+    # (not writable; StorageError: a link or a file in place of the folder, which make_state_folder refuses;
+    # ValueError: a folder not under .ee/, or a word UTF-8 cannot hold, never expected)
+    except (OSError, StorageError, ValueError):
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
