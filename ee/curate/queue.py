@@ -155,7 +155,8 @@ def show(ws: Workspace, candidate_id: str, action: str | None = None) -> dict[st
     """A candidate, its status, and exactly what accepting it (with ``action``) would change."""
     candidate = find(ws, candidate_id)
     data = candidate.to_dict() | status_of(ws, candidate)
-    helps = ACTION_HELP | (PROPOSED_HELP if candidate.arguments else {})
+    proposed = {a: PROPOSED_HELP[a] for a in (candidate.default_action,) if a in PROPOSED_HELP}
+    helps = ACTION_HELP | (proposed if candidate.arguments else {})
     data["action_help"] = {a: helps[a] for a in candidate.actions if a in helps}
     try:
         plan = make_plan(ws, candidate, action or candidate.default_action)

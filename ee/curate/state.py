@@ -126,6 +126,7 @@ def propose(ws: Workspace, candidates: Iterable[Candidate]) -> list[Candidate]:
 
 
 REFUSED_OPS = ("expire", "forget", "tags", "link", "supersede", "outcome")  # what the queue carries out
+VERBS = {"tags": "retag", "outcome": "report feedback on"}  # an op's words in a candidate's title
 
 
 def arguments_digest(arguments: dict[str, Any]) -> str | None:
@@ -156,11 +157,12 @@ def propose_refusal(ws: Workspace, target: Any, proposal: Any) -> Candidate | No
     if digest is not None:
         subjects.append(f"args:{digest}")
     body = " ".join(target.body.split())
+    verb = VERBS.get(proposal.op, proposal.op)
     candidate = Candidate.make(
         "agent-write",
         subjects,
-        title=f"{proposal.actor} asks to {proposal.op} {target.title}{_what(proposal.op, arguments)}",
-        reason=f"{proposal.actor} may not {proposal.op} a memory more trusted than itself: a person decides",
+        title=f"{proposal.actor} asks to {verb} {target.title}{_what(proposal.op, arguments)}",
+        reason=f"{proposal.actor} may not {verb} a memory more trusted than itself: a person decides",
         evidence=[EvidenceRef("memory", target.id, mask_text(body[:240]), {"path": target.path})],
         default_action=proposal.op,
         actions=(proposal.op, "attest", "expire", "forget"),
