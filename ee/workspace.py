@@ -199,7 +199,9 @@ class Workspace:
         for link in fields["links"]:  # (after the secret guard: an error never echoes a secret)
             target = self.get(link.to)  # each target exists, as `ee memory link` requires
             if link.type in HIDING_LINKS:  # an agent's new memory may not retire a person's
-                self.may_change(actor, target, "supersede", {"text": body, "link": f"{link.type}:{link.to}"})
+                proposed: dict[str, Any] = {"text": body, "link": f"{link.type}:{link.to}"}
+                proposed |= {"kind": kind, "level": level, "tags": list(fields["tags"])}
+                self.may_change(actor, target, "supersede", proposed)
         rel = self.store.new_path(fields["id"], body)
         cites = self._cites(fields["paths"])
         content = frontmatter.render_new(fields, body, cites)
@@ -346,7 +348,8 @@ class Workspace:
             check_window(memory.valid_from, stamp, f"{memory.id}'s valid_from", end_name)
             return {"valid_to": stamp}
 
-        return self._edit(memory_id, "expire", change, actor, arguments={"at": stamp})
+        at = stamp if when else None  # (a proposal to expire "now" is the same proposal whenever it is made)
+        return self._edit(memory_id, "expire", change, actor, arguments={"at": at})
 
     def forget(self, memory_id: str, actor: Actor | None = None) -> Memory:
         """Delete the memory's file in a commit; history keeps every version."""

@@ -38,11 +38,22 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "expired": ("forget", "keep"),
     "harmful": ("expire", "forget"),
     "unused": ("expire", "forget"),
-    "agent-write": ("attest", "expire", "forget"),
+    "agent-write": ("attest", "expire", "forget", "tags", "link", "supersede", "outcome"),
     "session": ("write",),
     "docs": ("write",),
 }
 assert set(ACTIONS) == set(TYPES)
+# The agent-write actions that carry out an agent's refused change as proposed (``Candidate.arguments``):
+# offered only by the candidate that holds the proposal (:func:`ee.curate.state.propose_refusal`).
+PROPOSED_ONLY = ("tags", "link", "supersede", "outcome")
+
+
+def offered(type: str) -> tuple[str, ...]:  # noqa: A002 (the contract's name)
+    """The actions a candidate of ``type`` offers when no refused change stands behind it."""
+    if type != "agent-write":
+        return ACTIONS[type]
+    return tuple(a for a in ACTIONS[type] if a not in PROPOSED_ONLY)
+
 
 EVIDENCE_KINDS = ("memory", "evidence", "file", "commit")
 PROPOSERS = ("ee", "human")  # or "agent:<name>"
@@ -139,6 +150,7 @@ class Candidate:
     new_memory: NewMemory | None = None
     proposed_by: str = "ee"  # "ee" | "agent:<name>" | "human"
     created: str = ""  # RFC 3339
+    arguments: Mapping[str, Any] = field(default_factory=dict)  # an agent's refused change, as it proposed it
 
     @classmethod
     def make(
@@ -154,6 +166,7 @@ class Candidate:
         new_memory: NewMemory | None = None,
         proposed_by: str = "ee",
         created: str = "",
+        arguments: Mapping[str, Any] | None = None,
     ) -> Candidate:
         """A candidate with its id derived, its subjects sorted and its default action first in actions."""
         keys = tuple(sorted(set(subjects)))
@@ -170,6 +183,7 @@ class Candidate:
             new_memory=new_memory,
             proposed_by=proposed_by,
             created=created,
+            arguments=dict(arguments or {}),
         )
 
     def problems(self) -> list[str]:
@@ -209,6 +223,7 @@ class Candidate:
             "new_memory": None if self.new_memory is None else self.new_memory.to_dict(),
             "proposed_by": self.proposed_by,
             "created": self.created,
+            "arguments": dict(self.arguments),
         }
 
     @classmethod
@@ -228,4 +243,5 @@ class Candidate:
             new_memory=None if new_memory is None else NewMemory.from_dict(new_memory),
             proposed_by=str(data.get("proposed_by", "ee")),
             created=str(data.get("created", "")),
+            arguments=dict(data.get("arguments") or {}),
         )

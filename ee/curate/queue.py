@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.decisions import DECISIONS, Decision, append_decision, check_reason, read_decisions
-from ee.curate.model import ACTIONS, TYPES, Candidate
+from ee.curate.model import ACTIONS, PROPOSED_ONLY, TYPES, Candidate, offered
 from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, propose, read_state
 from ee.errors import NotFound, PolicyError, UsageError
 
@@ -45,7 +45,12 @@ ACTION_HELP = {
     "refresh": "the memory is still true: record the cited code's new hash",
     "attest": "a person vouches for the agent's memory: trust peer_human_attested",
     "write": "write the proposed memory as an ordinary memory file",
+    "tags": "add and remove the tags the agent proposed",
+    "supersede": "write the agent's proposed memory with its supersedes link (or, when the agent's memory "
+    "exists, add the link and review that memory up to the target's trust)",
+    "outcome": "record the agent's feedback event (its source is the agent)",
 }
+PROPOSED_HELP = {"link": "add the link the agent proposed", "expire": "end the memory's validity as proposed"}
 
 
 @dataclass(slots=True)
@@ -59,6 +64,13 @@ class Plan:
     editable: str | None = None  # the file --edit opens
     memory: str | None = None  # the memory the commit is about (Ee-Memory)
     review: bool = False  # the commit is also a person's trust review (Ee-Op: trust)
+    events: list[dict[str, Any]] = field(default_factory=list)  # feedback events the commit appends
+
+    def files(self) -> list[str]:
+        """Every file the commit changes: the rewritten ones and the events files appended to."""
+        from ee.store.feedback import events_path
+
+        return sorted({*self.changed(), *(events_path(e["memory"]) for e in self.events)})
 
     def changed(self) -> dict[str, str | None]:
         """The files whose text the plan changes (a file kept as it is, for --edit, is not one)."""
@@ -77,6 +89,14 @@ class Plan:
                     tofile=f"b/{rel}" if new is not None else "/dev/null",
                 )
             )
+        import json
+
+        from ee.store.feedback import events_path
+
+        for event in self.events:
+            rel = events_path(event["memory"])
+            parts += [f"--- a/{rel}\n", f"+++ b/{rel}\n", "@@ appended @@\n"]
+            parts.append("+" + json.dumps(event, ensure_ascii=False, sort_keys=True, default=str) + "\n")
         return "".join(line if line.endswith("\n") else line + "\n" for line in parts)
 
 
@@ -135,7 +155,9 @@ def show(ws: Workspace, candidate_id: str, action: str | None = None) -> dict[st
     """A candidate, its status, and exactly what accepting it (with ``action``) would change."""
     candidate = find(ws, candidate_id)
     data = candidate.to_dict() | status_of(ws, candidate)
-    data["action_help"] = {a: ACTION_HELP[a] for a in candidate.actions if a in ACTION_HELP}
+    proposed = {a: PROPOSED_HELP[a] for a in (candidate.default_action,) if a in PROPOSED_HELP}
+    helps = ACTION_HELP | (proposed if candidate.arguments else {})
+    data["action_help"] = {a: helps[a] for a in candidate.actions if a in helps}
     try:
         plan = make_plan(ws, candidate, action or candidate.default_action)
     except (NotFound, UsageError) as exc:
@@ -145,7 +167,7 @@ def show(ws: Workspace, candidate_id: str, action: str | None = None) -> dict[st
     data["would_change"] = {
         "action": plan.action,
         "summary": plan.summary,
-        "files": sorted(plan.changed()),
+        "files": plan.files(),
         "diff": plan.preview(),
     }
     return data
@@ -288,6 +310,7 @@ def accept(
         path = ws.root / DECISIONS
         size = path.stat().st_size if path.exists() else None
         written: list[str] = []
+        appended: list[tuple[Path, int | None]] = []
         try:
             for rel, text in changes.items():
                 if text is None:
@@ -295,6 +318,13 @@ def accept(
                 else:
                     ws.store.write(rel, text)
                 written.append(rel)
+            for event in plan.events:
+                from ee.store.feedback import append_event, events_path
+
+                events_file = ws.root / events_path(event["memory"])
+                events_size = events_file.lstat().st_size if events_file.exists() else None
+                append_event(ws.root, event)  # (refuses a linked events file: only then undone by size)
+                appended.append((events_file, events_size))
             append_decision(ws.root, decision)
             trailers = {"Ee-Op": "curate", "Ee-Candidate": candidate.id, "Ee-Actor": actor.label}
             if plan.memory:
@@ -304,7 +334,7 @@ def accept(
             )
             if plan.review:  # also a person's trust review, which ee.index.provenance counts
                 message = message.rstrip("\n") + "\nEe-Op: trust\n"
-            commit = ws.git.commit_paths([*changes, DECISIONS], message)
+            commit = ws.git.commit_paths([*plan.files(), DECISIONS], message)
         except BaseException:
             from ee.store.files import atomic_write
 
@@ -314,13 +344,15 @@ def accept(
                     (ws.root / rel).unlink(missing_ok=True)
                 else:
                     atomic_write(ws.root / rel, old.encode("utf-8"))
+            for events_file, events_size in appended:
+                _truncate(events_file, events_size)
             _truncate(path, size)
             raise
     return {
         "candidate": candidate.to_dict(),
         "decision": decision.to_dict(),
         "commit": commit,
-        "changed": {"summary": plan.summary, "files": sorted(changes), "diff": plan.preview()},
+        "changed": {"summary": plan.summary, "files": plan.files(), "diff": plan.preview()},
     }
 
 
@@ -423,7 +455,9 @@ def make_plan(ws: Workspace, candidate: Candidate, action: str) -> Plan:
     older, newer = memories[0], memories[-1]
     target = newer if pair else older
     now = _now()
-    if action == "forget":
+    if candidate.type == "agent-write" and action in PROPOSED_ONLY:
+        _plan_proposed(ws, candidate, plan, target, now)
+    elif action == "forget":
         _change(ws, plan, target, None)
         plan.summary.append(f"delete {target.path} ({target.id})")
         if pair:
@@ -437,8 +471,9 @@ def make_plan(ws: Workspace, candidate: Candidate, action: str) -> Plan:
         plan.summary.append(f"{newer.id} gets a {kind} link to {older.id}")
     elif action in ("expire", "expire-older", "expire-newer"):
         gone = newer if action == "expire-newer" else older
-        _update(ws, plan, gone, {"valid_to": now})
-        plan.summary.append(f"{gone.id} expires now ({now})")
+        at = candidate.arguments.get("at") if candidate.default_action == "expire" else None
+        _update(ws, plan, gone, {"valid_to": str(at) if at else now})
+        plan.summary.append(f"{gone.id} expires {'at' if at else 'now'} ({at or now})")
         if action == "expire-older":
             _update(ws, plan, newer, {"links": _with_link(newer, "supersedes", older.id)})
             plan.summary.append(f"{newer.id} supersedes {older.id}")
@@ -459,6 +494,104 @@ def make_plan(ws: Workspace, candidate: Candidate, action: str) -> Plan:
         plan.summary.append(f"{target.id}: a person vouches for it (trust peer_human_attested)")
     plan.memory = plan.memory or target.id
     return plan
+
+
+def _plan_proposed(ws: Workspace, candidate: Candidate, plan: Plan, target: Memory, now: str) -> None:
+    """An agent's refused change (``candidate.arguments``, :func:`ee.curate.state.propose_refusal`) carried
+    out as it proposed it, now that a person accepts it."""
+    args = candidate.arguments
+    action = plan.action
+    if action != candidate.default_action or not args:
+        raise UsageError(
+            f"candidate {candidate.id} holds no proposed {action} change",
+            f"pick another action: {', '.join(a for a in candidate.actions if a not in PROPOSED_ONLY)}",
+        )
+    if action == "tags":
+        add, remove = [str(t) for t in args.get("add") or ()], {str(t) for t in args.get("remove") or ()}
+        tags = [t for t in target.tags if t not in remove]
+        tags += [t for t in add if t not in tags]
+        _update(ws, plan, target, {"tags": tags})
+        words = [f"+{t}" for t in add] + [f"-{t}" for t in sorted(remove)]
+        plan.summary.append(f"{target.id}: tags {' '.join(words)} (now: {', '.join(tags) or 'none'})")
+    elif action == "link":
+        link = _proposed_link(ws, args)
+        _update(ws, plan, target, {"links": _with_link(target, link.type, link.to)})
+        plan.summary.append(f"{target.id} gets a {link.type} link to {link.to}")
+    elif action == "supersede":
+        _plan_supersede(ws, candidate, plan, target, now)
+    elif action == "outcome":
+        from ee.policy.feedback import new_event, validate_signal
+        from ee.store.ids import new_ulid, utcnow
+
+        signal = str(args.get("signal", ""))
+        validate_signal(signal)
+        reason = args.get("reason")
+        event = new_event(
+            event_id=f"evt_{new_ulid()}",
+            memory=target.id,
+            signal=signal,
+            at=utcnow(),
+            source=candidate.proposed_by,  # the agent's feedback: a person let it count
+            reason=None if reason is None else str(reason),
+        )
+        plan.events.append(event)
+        plan.memory = target.id
+        plan.summary.append(f"{target.id}: record {candidate.proposed_by}'s {signal} feedback")
+
+
+def _proposed_link(ws: Workspace, args: Any) -> Any:
+    from ee.workspace import parse_link
+
+    link = parse_link(str(args.get("link", "")))
+    ws.get(link.to)  # the memory it links to must still exist (NotFound: reject the candidate)
+    return link
+
+
+def _plan_supersede(ws: Workspace, candidate: Candidate, plan: Plan, target: Memory, now: str) -> None:
+    """The agent's memory that supersedes ``target``: its proposed text as a new memory with the link, or,
+    when the agent's memory exists (``ee memory link … --type supersedes``), the link added to it, and that
+    memory reviewed up to the target's trust, since a link only hides a memory trusted no more than its
+    source (:func:`ee.policy.trust.may_act_on`)."""
+    from ee.model import Link
+    from ee.policy.trust import may_act_on
+    from ee.store import frontmatter
+    from ee.store.ids import new_id
+    from ee.workspace import build_fields, check_text, guard_memory
+
+    args = candidate.arguments
+    if args.get("source"):
+        source = ws.get(str(args["source"]))
+        _update(ws, plan, source, {"links": _with_link(source, "supersedes", target.id)})
+        plan.memory = source.id
+        plan.summary.append(f"{source.id} supersedes {target.id}")
+        granted = ws.granted_trust([source, target])
+        if not may_act_on(granted[source.id], granted[target.id]):
+            _update(ws, plan, source, {"trust": granted[target.id], frontmatter.REVIEW_KEY: now})
+            plan.review = True
+            plan.summary.append(f"{source.id}: a person reviews it (trust {granted[target.id]})")
+        return
+    body = check_text(str(args.get("text", "")))
+    kind = str(args.get("kind") or "fact")
+    fields = build_fields(
+        memory_id=new_id(),
+        level=str(args.get("level") or "semantic"),
+        kind=kind,
+        tags=[str(t) for t in args.get("tags") or ()],
+        trust="human_explicit",  # a person reviewed and accepted it
+        confidence=None,
+        source=[],
+        valid_from=None,
+        valid_to=None,
+        links=[Link(type="supersedes", to=target.id)],
+        paths=[],
+    )
+    fields, body, _extra = guard_memory(fields, body)
+    rel = ws.store.new_path(fields["id"], body)
+    plan.before[rel] = None
+    plan.changes[rel] = frontmatter.render_new(fields, body)
+    plan.editable = rel
+    plan.memory = fields["id"]
+    plan.summary.append(f"write {rel} ({fields['id']}, {kind}) superseding {target.id}")
 
 
 def _with_link(memory: Memory, kind: str, to: str) -> list[Any]:
@@ -578,7 +711,7 @@ def propose_documents(ws: Workspace, raw: Any, actor: Actor) -> list[Candidate]:
                     reason=str(item.get("reason", "")),
                     evidence=[EvidenceRef.from_dict(ref) for ref in item.get("evidence") or ()],
                     default_action=str(item.get("default_action") or ACTIONS[kind][0]),
-                    actions=ACTIONS[kind],
+                    actions=offered(kind),
                     new_memory=None if new is None else NewMemory.from_dict(new),
                     proposed_by=actor.label,
                 )

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from ee.curate.model import ACTIONS, Candidate, EvidenceRef
+from ee.curate.model import ACTIONS, Candidate, EvidenceRef, offered
 from ee.curate.queue import list_data, pending
 from ee.curate.state import SCAN_FILE, write_state
 
@@ -99,7 +99,7 @@ def _candidate(
         reason=reason,
         evidence=[memory_ref(m) for m in memories],
         default_action=ACTIONS[kind][0],
-        actions=ACTIONS[kind],
+        actions=offered(kind),
         created=now,
     )
 

@@ -76,6 +76,7 @@ def masked(candidate: Candidate) -> Candidate:
             for e in candidate.evidence
         ),
         new_memory=new,
+        arguments=mask_output(dict(candidate.arguments)),
     )
 
 
@@ -124,28 +125,62 @@ def propose(ws: Workspace, candidates: Iterable[Candidate]) -> list[Candidate]:
     return out
 
 
-REFUSED_OPS = ("expire", "forget")  # the refused changes the queue can carry out as proposed
+REFUSED_OPS = ("expire", "forget", "tags", "link", "supersede", "outcome")  # what the queue carries out
+VERBS = {"tags": "retag", "outcome": "report feedback on"}  # an op's words in a candidate's title
+
+
+def arguments_digest(arguments: dict[str, Any]) -> str | None:
+    """A short stable digest of a proposed change's arguments (None when it has none): two different tag
+    changes to one memory are two candidates, the same change proposed again is the same one."""
+    import hashlib
+
+    kept = {key: value for key, value in arguments.items() if value not in (None, [], "")}
+    if not kept:  # (forget, expire now: the ids candidates had before arguments counted)
+        return None
+    text = json.dumps(kept, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def propose_refusal(ws: Workspace, target: Any, proposal: Any) -> Candidate | None:
     """An agent's change to a person's memory that ee refused (:class:`ee.policy.trust.NeedsPerson`), kept
-    as an ``agent-write`` candidate a person may accept; None for a change the queue cannot carry out yet
-    (tags, links, supersedes, feedback: the refusal still names it)."""
+    as an ``agent-write`` candidate a person may accept: its default action carries out ``proposal.op`` with
+    the arguments the agent gave (masked). None for a refusal that is not an agent's (a person's link from
+    an unreviewed memory: the repair is to review that memory)."""
     from ee.curate.model import EvidenceRef
-    from ee.policy.secrets import mask_text
+    from ee.policy.secrets import mask_output, mask_text
 
-    if proposal.op not in REFUSED_OPS:
+    if proposal.op not in REFUSED_OPS or not proposal.actor.startswith("agent:"):
         return None
+    arguments = mask_output(dict(proposal.arguments))  # (what is stored, shown and carried out)
+    subjects = [target.id, f"{proposal.op}:{proposal.actor}"]
+    digest = arguments_digest(arguments)
+    if digest is not None:
+        subjects.append(f"args:{digest}")
     body = " ".join(target.body.split())
+    verb = VERBS.get(proposal.op, proposal.op)
     candidate = Candidate.make(
         "agent-write",
-        [target.id, f"{proposal.op}:{proposal.actor}"],
-        title=f"{proposal.actor} asks to {proposal.op} {target.title}",
-        reason=f"{proposal.actor} may not {proposal.op} a memory more trusted than itself: a person decides",
+        subjects,
+        title=f"{proposal.actor} asks to {verb} {target.title}{_what(proposal.op, arguments)}",
+        reason=f"{proposal.actor} may not {verb} a memory more trusted than itself: a person decides",
         evidence=[EvidenceRef("memory", target.id, mask_text(body[:240]), {"path": target.path})],
         default_action=proposal.op,
-        actions=ACTIONS["agent-write"],
-        proposed_by=proposal.actor if proposal.actor.startswith("agent:") else "ee",
+        actions=(proposal.op, "attest", "expire", "forget"),
+        proposed_by=proposal.actor,
+        arguments=arguments,
     )
     found = propose(ws, [candidate])
     return found[0] if found else None
+
+
+def _what(op: str, arguments: dict[str, Any]) -> str:
+    """The proposed change in a few words, for the candidate's title."""
+    if op == "tags":
+        parts = [f"+{t}" for t in arguments.get("add") or ()]
+        parts += [f"-{t}" for t in arguments.get("remove") or ()]
+        return f" ({' '.join(parts)})" if parts else ""
+    if op in ("link", "supersede") and arguments.get("link"):
+        return f" ({arguments['link']})"
+    if op == "outcome" and arguments.get("signal"):
+        return f" ({arguments['signal']})"
+    return ""

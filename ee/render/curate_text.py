@@ -29,6 +29,11 @@ def candidate_human(data: dict[str, Any]) -> str:
     if data.get("decision"):
         decision = data["decision"]
         lines.append(f"  decided: {decision['verdict']} by {decision['actor']} at {decision['at']}")
+    if data.get("arguments"):
+        proposed = ", ".join(f"{key}={value!r}" for key, value in sorted(data["arguments"].items()))
+        lines.append(f"  proposed by {data['proposed_by']}: {proposed[:400]}")
+    elif data.get("proposed_by", "ee") != "ee":
+        lines.append(f"  proposed by {data['proposed_by']}")
     if data["evidence"]:
         lines.append("evidence:")
         for ref in data["evidence"]:
