@@ -172,6 +172,15 @@ class Proposal:
         return {"op": self.op, "target": self.target, "actor": self.actor, "arguments": dict(self.arguments)}
 
 
+_VERBS = {
+    "tags": "change the tags of",
+    "link": "add a link to",
+    "outcome": "report a demoting outcome on",
+    "supersede": "supersede",
+}
+"""How a refusal names each proposed change (an op missing here is its own verb: forget, expire)."""
+
+
 class NeedsPerson(PolicyError):
     """An agent's change to a memory more trusted than itself: refused (exit 6), ``proposal`` the change."""
 
@@ -179,7 +188,8 @@ class NeedsPerson(PolicyError):
 
     def __init__(self, proposal: Proposal, actor_trust: str, target_trust: str) -> None:
         super().__init__(
-            f"{proposal.actor} may not {proposal.op} {proposal.target}: it is {target_trust}, the change "
+            f"{proposal.actor} may not {_VERBS.get(proposal.op, proposal.op)} {proposal.target}: it is "
+            f"{target_trust}, the change "
             f"carries {actor_trust}, and only an equal or better may change it; nothing was changed",
             "a person must make this change (the same command without EE_AGENT or --agent), or first "
             "review the memory behind it (ee memory trust ID --class CLASS)",
