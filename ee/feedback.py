@@ -12,13 +12,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ee.errors import UsageError
-
 if TYPE_CHECKING:
     from ee.policy.trust import Actor
     from ee.workspace import Workspace
-
-MAX_REASON_CHARS = 2000
 
 
 def record_outcome(
@@ -28,6 +24,7 @@ def record_outcome(
     rule held the new event back."""
     from ee.git.repo import format_message
     from ee.policy.feedback import NEGATIVE_SIGNALS, new_event, validate_signal
+    from ee.policy.secrets import check_reason
     from ee.policy.trust import Actor
     from ee.store.feedback import append_event
     from ee.store.ids import new_ulid, utcnow
@@ -62,22 +59,6 @@ def record_outcome(
             _undo_append(path, size)  # a failed outcome leaves nothing behind
             raise
     return _report(ws, memory, event, rel, commit)
-
-
-def check_reason(reason: str | None) -> str | None:
-    """The reason, stripped; a secret in it is refused before anything is written."""
-    from ee.policy.secrets import guard
-
-    if reason is None or not reason.strip():
-        return None
-    reason = reason.strip()
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError(
-            f"the reason is {len(reason)} characters (at most {MAX_REASON_CHARS})",
-            "say it in a sentence or two",
-        )
-    guard({"reason": reason}, what="the reason", repair="remove the secret from --reason and run it again")
-    return reason
 
 
 def _undo_append(path: Any, size: int | None) -> None:

@@ -23,13 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ee.errors import StorageError, UsageError
+from ee.errors import StorageError
 from ee.store.feedback import open_events
 
 FOLDER = "memories/.curate"
 DECISIONS = f"{FOLDER}/decisions.jsonl"
 VERDICTS = ("accept", "reject", "snooze")
-MAX_REASON_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,21 +117,6 @@ def append_decision(root: Path, decision: Decision) -> str:
     finally:
         os.close(fd)
     return DECISIONS
-
-
-def check_reason(reason: str | None) -> str | None:
-    """A decision's reason, stripped; a secret in it is refused before anything is written."""
-    from ee.policy.secrets import guard
-
-    if reason is None or not reason.strip():
-        return None
-    reason = reason.strip()
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError(
-            f"the reason is {len(reason)} characters (at most {MAX_REASON_CHARS})", "say it in a sentence"
-        )
-    guard({"reason": reason}, what="the reason", repair="remove the secret from --reason and run it again")
-    return reason
 
 
 def _decision(raw: Any) -> Decision:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ee.curate.decisions import DECISIONS, Decision, append_decision, check_reason, read_decisions
+from ee.curate.decisions import DECISIONS, Decision, append_decision, read_decisions
 from ee.curate.model import ACTIONS, PROPOSED_ONLY, TYPES, Candidate, offered
 from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, propose, read_state
 from ee.errors import NotFound, PolicyError, UsageError
@@ -187,6 +187,8 @@ def refuse_agent(actor: Actor, verb: str) -> None:
 
 def reject(ws: Workspace, candidate_id: str, reason: str | None, actor: Actor) -> dict[str, Any]:
     """Record a rejection (one commit of the decisions file): never proposed again for these subjects."""
+    from ee.policy.secrets import check_reason
+
     refuse_agent(actor, "reject")
     reason = check_reason(reason)
     candidate = find(ws, candidate_id)

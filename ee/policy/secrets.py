@@ -1135,6 +1135,28 @@ def guard(
     )
 
 
+MAX_REASON_CHARS = 2000
+"""The longest free-text reason ee stores (an outcome's, a review decision's)."""
+
+
+def check_reason(reason: str | None) -> str | None:
+    """A free-text reason (``ee outcome --reason``, ``ee curate reject --reason``), stripped; None when
+    empty. Refused before anything is written when longer than :data:`MAX_REASON_CHARS` or holding a
+    secret."""
+    from ee.errors import UsageError
+
+    if reason is None or not reason.strip():
+        return None
+    reason = reason.strip()
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(
+            f"the reason is {len(reason)} characters (at most {MAX_REASON_CHARS})",
+            "say it in a sentence or two",
+        )
+    guard({"reason": reason}, what="the reason", repair="remove the secret from --reason and run it again")
+    return reason
+
+
 def _is_key(fields: dict[str, object], label: str) -> bool:
     """Is ``label`` (``extra.a.b``) the name of a key rather than a value? Keys are visited with no key."""
     head, _, rest = label.partition(".")
