@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import doctor_report
+
 from .harness import git, new_workspace, run_ee
 
 AGENT = {"EE_AGENT": "codex"}
@@ -57,7 +59,10 @@ def _listed_trust(root: Path, memory_id: str) -> tuple[str, str | None]:
     human = run_ee(root, "memory", "show", memory_id, "--human").stdout
     assert f"trust  {shown['trust']}" in human
     if shown.get("trust_claimed"):
-        assert f"(the file claims {shown['trust_claimed']};" in human
+        assert (
+            f"trust  {shown['trust']}  (file; ee grants {shown['trust']} only: the file claims "
+            f"{shown['trust_claimed']}; a person raises it with: ee memory trust {memory_id})\n"
+        ) in human
     return shown["trust"], shown.get("trust_claimed")
 
 
@@ -148,7 +153,7 @@ def test_a_copy_or_move_of_an_agents_memory_is_still_the_agents(root: Path, how:
     assert _listed_trust(root, memory_id) == ("agent_assertion", "human_explicit")
     doctor = run_ee(root, "doctor", "--json")  # (exit 4 with the duplicate id of the copies)
     assert doctor.returncode == (0 if how == "move" else 4), doctor.stdout + doctor.stderr
-    problems = json.loads(doctor.stdout)["data"]["problems"]
+    problems = doctor_report(json.loads(doctor.stdout))["problems"]
     assert "trust_not_granted" in {p["code"] for p in problems if p["message"].startswith(memory_id)}
 
     if how == "move":  # the move, committed by a person, is a rename the history follows: still capped
@@ -180,7 +185,7 @@ def test_a_copy_under_another_name_does_not_displace_the_memory(root: Path) -> N
     ]
     doctor = run_ee(root, "doctor", "--json")
     assert doctor.returncode == 4, doctor.stdout + doctor.stderr
-    dup = [p for p in json.loads(doctor.stdout)["data"]["problems"] if p["code"] == "duplicate_id"]
+    dup = [p for p in doctor_report(json.loads(doctor.stdout))["problems"] if p["code"] == "duplicate_id"]
     assert [p["path"] for p in dup] == ["memories/0-sorts-first.md"]
     assert f"memories/{path.name}" in dup[0]["message"]
 
