@@ -241,3 +241,24 @@ def test_mcp_offers_no_way_to_set_trust() -> None:
 
     assert not [t.name for t in TOOLS if "trust" in t.name]
     assert not [(t.name, p.name) for t in TOOLS for p in t.params if "trust" in p.name]
+
+
+def test_an_uncommitted_edit_leaves_a_persons_memory_protected(root: Path) -> None:
+    """An uncommitted version reads as at most agent_assertion (no commit says who wrote it), but that cap
+    is about what the memory may claim, not how it is guarded: an agent that merely touches a person's file
+    (or acts in the instant between ee's write and its commit) still may not demote or re-tag it."""
+    memory_id = _ee(root, "remember", RULE, "--kind", "rule")["id"]
+    path = _path(root, memory_id)
+    path.write_text(path.read_text() + "\n")  # any edit, left uncommitted
+    hit = _hit(root, memory_id, "deploy billing release")
+    assert (hit["trust"], "uncommitted" in hit["flags"]) == ("agent_assertion", True)
+    head = git(root, "rev-parse", "HEAD")
+    for args in (("outcome", memory_id, "--signal", "harmful"), ("memory", "tags", memory_id, "--add", "x")):
+        ran = run_ee(root, *args, "--json", env=AGENT)
+        assert ran.returncode == 6, ran.stdout + ran.stderr
+        error = json.loads(ran.stdout)["error"]
+        assert error["code"] == "needs_a_person"
+        assert f"{memory_id}: it is human_explicit" in error["message"]
+    assert git(root, "rev-parse", "HEAD") == head
+    assert not (root / "memories" / ".events" / f"{memory_id}.jsonl").exists()
+    assert "x" not in _ee(root, "memory", "show", memory_id)["tags"]
