@@ -256,15 +256,25 @@ class Workspace:
 
         return [mask_memory(m) for m in (out[:limit] if limit else out)], snap.problems
 
-    def granted_trust(self, memories: Sequence[Memory]) -> dict[str, str]:
+    def granted_trust(self, memories: Sequence[Memory], protecting: bool = False) -> dict[str, str]:
         """The trust class ee grants each of ``memories``, by id: its ``trust:`` key capped by who wrote the
         file since a person last reviewed it (:func:`ee.query.standing.resolve_trust`, as search and packs
-        decide it). What the file claims is only a claim."""
-        return {memory_id: facts[0] for memory_id, facts in self.standing_facts(memories).items()}
+        decide it). What the file claims is only a claim.
 
-    def standing_facts(self, memories: Sequence[Memory]) -> dict[str, tuple[str, str, bool]]:
+        ``protecting``: the trust that guards the memory against a change (:meth:`may_change`). An
+        uncommitted version is read as at most ``agent_assertion`` (no commit says who wrote it), but that
+        cap must not strip a person's memory of its protection: any edit of the file, even ee's own in the
+        instant before its commit, would let an agent demote, hide or re-tag it. The history decides alone.
+        """
+        facts = self.standing_facts(memories, protecting)
+        return {memory_id: fact[0] for memory_id, fact in facts.items()}
+
+    def standing_facts(
+        self, memories: Sequence[Memory], protecting: bool = False
+    ) -> dict[str, tuple[str, str, bool]]:
         """(the trust class ee grants, the agent that wrote it since a person's review or "", whether the
-        injection guard quarantines it) of each of ``memories``, by id, as search and packs decide them."""
+        injection guard quarantines it) of each of ``memories``, by id, as search and packs decide them
+        (``protecting``: as :meth:`granted_trust` says)."""
         from ee.index.provenance import writer_of
         from ee.index.view import open_index
         from ee.policy.trust import is_human
@@ -276,7 +286,7 @@ class Workspace:
             writer = writer_of(view.state, m.path, m.id)
             pos = view.gen.position(m.id)
             record = view.gen.records[pos] if pos is not None else {}
-            committed = bool(record["committed"]) if pos is not None else True
+            committed = protecting or (bool(record["committed"]) if pos is not None else True)
             cls = resolve_trust({"trust": m.trust, "committed": committed}, writer)
             flagged = bool(record.get("injection", {}).get("flagged"))
             out[m.id] = (cls, writer, flagged and not is_human(cls))
@@ -291,7 +301,7 @@ class Workspace:
         trust = weaker(actor.trust, acting) if acting else actor.trust
         if trust == "human_explicit":  # nothing ranks above a person's own word: no index to open
             return
-        granted = self.granted_trust([target])[target.id]
+        granted = self.granted_trust([target], protecting=True)[target.id]
         try:
             require_may_act_on(trust, granted, Proposal(op, target.id, actor.label, arguments))
         except NeedsPerson as exc:  # kept for a person to decide, where the queue can carry it out

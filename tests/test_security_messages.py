@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli
+from conftest import doctor_report, git, run_cli
 
 from ee.workspace import Workspace
 
@@ -132,7 +132,7 @@ def test_a_secret_in_a_hand_written_id_is_refused_with_file_and_line(ws: Workspa
     assert "memories/deploy.md:3: id holds a secret (github_token)" in json.dumps(listed)
     doctor = run_cli("--workspace", str(ws.root), "doctor", "--json")
     assert doctor.code == 4
-    (problem,) = doctor.data["problems"]
+    (problem,) = doctor_report(doctor.json)["problems"]  # (exit 4: the ee.error.v1 envelope, issue 36)
     assert (problem["code"], problem["path"], problem["line"]) == ("memory_invalid", "memories/deploy.md", 3)
     assert problem["message"] == "id holds a secret (github_token)"
     assert "write another id" in problem["repair"]

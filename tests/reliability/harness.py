@@ -480,7 +480,8 @@ class WorkerSpec:
     seed: int
     out: str
     stop: str
-    shared: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)  # a person's memories
+    agent_shared: list[str] = field(default_factory=list)  # an agent's memories: any agent may re-tag them
     cli_every: int = 4  # every n-th op through a real `python -m ee` (exit codes, envelopes, hints)
     env: dict[str, str] = field(default_factory=dict)
 
@@ -565,9 +566,35 @@ class Worker:
             return {"ids": [self.cli("remember", text, "--tags", f"w,{self.spec.name}")["id"]], "cli": True}
         return {"ids": [self.ws.remember(text, tags=["w", self.spec.name], actor=self.actor(i)).id]}
 
+    def target(self, agent: bool, guarded: bool) -> tuple[str, bool]:
+        """(a shared memory to change, whether this actor may): a person, or an agent making a change no rule
+        guards, takes a person's; an agent's guarded change (re-tag, complaint) takes an agent's memory half
+        the time, else tries a person's and must be refused (an agent may not change a person's memory)."""
+        if not (agent and guarded and self.spec.agent_shared):
+            return self.rng.choice(self.spec.shared), True
+        if self.rng.random() < 0.5:
+            return self.rng.choice(self.spec.agent_shared), True
+        return self.rng.choice(self.spec.shared), False
+
+    def must_refuse(self, run: Any, what: str) -> None:
+        """``run()`` must be refused for want of trust: exit 6, needs_a_person, with a repair."""
+        from ee.errors import EeError
+
+        try:
+            run()
+        except EeError as exc:
+            if (int(exc.exit_code), exc.code, bool(exc.hint)) != (6, "needs_a_person", True):
+                raise
+            return
+        raise AssertionError(f"an agent {what}, a person's memory, and was not refused")
+
     def op_tags(self, i: int) -> dict[str, Any]:
-        memory_id = self.rng.choice(self.spec.shared)
+        agent = not self.via_cli(i) and self.actor(i).agent is not None  # (through the CLI: a person)
+        memory_id, may = self.target(agent, guarded=True)
         tag = f"{self.spec.name}-t{i}"
+        if not may:
+            self.must_refuse(lambda: self.ws.edit_tags(memory_id, add=[tag], actor=self.actor(i)), "tagged")
+            return {"refused": memory_id, "tag": tag}
         if self.via_cli(i):
             self.cli("memory", "tags", memory_id, "--add", tag)
             return {"tagged": memory_id, "tag": tag, "cli": True}
@@ -575,13 +602,26 @@ class Worker:
         return {"tagged": memory_id, "tag": tag}
 
     def op_outcome(self, i: int) -> dict[str, Any]:
-        memory_id = self.rng.choice(self.spec.shared)
+        from ee.policy.feedback import NEGATIVE_SIGNALS
+
         signal_name = self.rng.choice(["helpful", "harmful", "confirmation"])
-        if self.via_cli(i):
-            data = self.cli("outcome", memory_id, "--signal", signal_name, "--agent", self.spec.name)
+        cli = self.via_cli(i)  # (through the CLI: always as this agent)
+        memory_id, may = self.target(cli or self.actor(i).agent is not None, signal_name in NEGATIVE_SIGNALS)
+        if cli:
+            args = ("outcome", memory_id, "--signal", signal_name, "--agent", self.spec.name)
+            if not may:
+                self.must_refuse(lambda: self.cli(*args), f"sent {signal_name} about")
+                return {"refused": memory_id, "signal": signal_name, "cli": True}
+            data = self.cli(*args)
             return {"memory": memory_id, "event": _event_id(data), "cli": True}
         from ee.feedback import record_outcome
 
+        if not may:
+            self.must_refuse(
+                lambda: record_outcome(self.ws, memory_id, signal_name, actor=self.actor(i)),
+                f"sent {signal_name} about",
+            )
+            return {"refused": memory_id, "signal": signal_name}
         data = record_outcome(self.ws, memory_id, signal_name, actor=self.actor(i))
         return {"memory": memory_id, "event": _event_id(data)}
 
@@ -675,6 +715,7 @@ class ConcurrencyReport:
     conflicts: int = 0  # exit 8 with a retry hint: a clean failure
     memories_written: int = 0
     tags_added: int = 0
+    refused: int = 0  # an agent's re-tag or complaint of a person's memory: exit 6 needs_a_person
     events_added: int = 0
     reader_loops: int = 0
     reader_files: int = 0
@@ -687,7 +728,8 @@ class ConcurrencyReport:
         return (
             f"{self.writers} writers x {self.ops} ops: {self.attempted} attempted, {self.succeeded} ok, "
             f"{self.conflicts} clean conflicts (exit 8), {self.memories_written} memories, "
-            f"{self.tags_added} tags, {self.events_added} events; readers {self.reader_loops} loops over "
+            f"{self.tags_added} tags, {self.events_added} events, "
+            f"{self.refused} refused (exit 6); readers {self.reader_loops} loops over "
             f"{self.reader_files} files; {self.hand_writes} hand writes; watcher {self.watcher}; "
             f"{len(self.failures)} failures; {self.seconds:.1f} s"
         )
@@ -714,6 +756,7 @@ def run_concurrency(
     results = base / "results"
     results.mkdir(parents=True)
     shared_ids = new_workspace(root, shared=shared, seed=seed)
+    agent_shared = _agent_memories(root, shared, seed)
     started = time.monotonic()
     watch_log = results / "watch.log"
     watcher = _start_watcher(root, watch_log) if watch and "watch" in ee_commands() else None
@@ -735,6 +778,7 @@ def run_concurrency(
             out=str(results / f"{n}.jsonl"),
             stop=str(stop),
             shared=shared_ids,
+            agent_shared=agent_shared,
             cli_every=cli_every,
             env=env,
         )
@@ -762,6 +806,18 @@ def run_concurrency(
     items = [json.loads(line) for f in sorted(results.glob("*.jsonl")) for line in f.read_text().splitlines()]
     _verify(root, items, report)
     return report
+
+
+def _agent_memories(root: Path, count: int, seed: int) -> list[str]:
+    """``count`` committed memories an agent wrote (the agents' shared ones); their ids."""
+    from ee.policy.trust import Actor
+    from ee.workspace import Workspace
+
+    ws, rng, agent = Workspace(root), random.Random(seed + 1), Actor(agent="seed-agent")
+    return [
+        ws.remember(f"shared agent memory {i}: " + " ".join(rng.choices(WORDS, k=12)), actor=agent).id
+        for i in range(count)
+    ]
 
 
 def _start_watcher(root: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -793,6 +849,7 @@ def _stop_watcher(proc: subprocess.Popen[bytes], log: Path, failures: list[str])
 
 
 def _verify(root: Path, items: list[dict[str, Any]], report: ConcurrencyReport) -> None:
+    from ee.policy.feedback import NEGATIVE_SIGNALS
     from ee.store.files import Store
 
     fail = report.failures
@@ -818,9 +875,11 @@ def _verify(root: Path, items: list[dict[str, Any]], report: ConcurrencyReport) 
             continue
         report.succeeded += 1
         written += item.get("ids", [])
-        if item["op"] == "tags":
+        if "refused" in item:
+            report.refused += 1
+        elif item["op"] == "tags":
             report.tags_added += 1
-        if item["op"] == "outcome":
+        elif item["op"] == "outcome":
             report.events_added += 1
     report.memories_written = len(written)
     fail += [
@@ -835,18 +894,31 @@ def _verify(root: Path, items: list[dict[str, Any]], report: ConcurrencyReport) 
     ]
     final_tags: dict[str, set[str]] = {}
     for item in items:
-        if item["op"] == "tags" and item["ok"]:
+        if item["op"] == "tags" and item["ok"] and "tagged" in item:
             memory_id = item["tagged"]
             if memory_id not in final_tags:
                 final_tags[memory_id] = set(store.find(memory_id).tags)
             if item["tag"] not in final_tags[memory_id]:
                 fail.append(f"lost tag {item['tag']} of {memory_id}")
+    fail += [
+        f"refused tag {item['tag']} of a person's {item['refused']} was written"
+        for item in items
+        if item["op"] == "tags"
+        and item["ok"]
+        and "refused" in item
+        and item["tag"] in store.find(item["refused"]).tags
+    ]
     events_text = "".join(p.read_text() for p in (root / "memories" / ".events").glob("*.jsonl"))
+    refused = {item["refused"] for item in items if "refused" in item}
     for line in events_text.splitlines():
         try:
-            json.loads(line)
+            event = json.loads(line)
         except ValueError:
             fail.append(f"torn events line: {line[:200]}")
+            continue
+        source, signal_name = str(event.get("source")), event.get("signal")
+        if event.get("memory") in refused and source.startswith("agent:") and signal_name in NEGATIVE_SIGNALS:
+            fail.append(f"a refused complaint was written: {line[:200]}")
     fail += [
         f"lost event {item['event']}"
         for item in items

@@ -31,9 +31,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("injection") / "ws"
     new_workspace(root)
     agent = {n: _remember(root, t, "codex") for n, t, _s in FLAGGED}
-    human = {n: _remember(root, t, None) for n, t, _s in FLAGGED}
     benign = {n: _remember(root, t, "codex") for n, t in BENIGN}
-    return {"root": root, "agent": agent, "human": human, "benign": benign}
+    # A person's copies live in a store of their own: in the agent's store, the same text is no new memory
+    # but a confirmation of the agent's (ee.curate.intake), which stays the agent's and quarantined.
+    people = tmp_path_factory.mktemp("injection-people") / "ws"
+    new_workspace(people)
+    human = {n: _remember(people, t, None) for n, t, _s in FLAGGED}
+    return {"root": root, "people": people, "agent": agent, "human": human, "benign": benign}
 
 
 def _hit(root: Path, memory: dict[str, Any]) -> dict[str, Any]:
@@ -61,8 +65,10 @@ def test_agent_written_instructions_are_quarantined(store: dict[str, Any], name:
     assert hit["posture"] != "authoritative"
     human = store["human"][name]
     if human is not None:
-        human_hit = _hit(store["root"], human)
-        assert "quarantined" not in human_hit["flags"]
+        assert human["trust"] == "human_explicit", human
+        human_hit = _hit(store["people"], human)
+        # the guard reads a person's memory too: shown as instruction-like, never quarantined
+        assert human_hit["flags"] == ["instruction_like"], human_hit["flags"]
         assert human_hit["posture"] == "authoritative"
 
 
@@ -102,6 +108,10 @@ def test_doctor_lists_the_quarantined_memories_and_only_those(store: dict[str, A
     benign = {m["id"] for m in store["benign"].values() if m}
     assert agent <= listed
     assert not listed & (human | benign)
+    # ... and in the person's store, where the same words are a person's own memories, nothing at all
+    people = run_inprocess(store["people"], "doctor", "--json").json["data"]
+    assert len(human) > len(FLAGGED) // 2, "the person's copies must mostly be written (not refused)"
+    assert not [p for p in people["problems"] if p["code"] == "memory_quarantined"], people["problems"]
     print(
         f"\ninjection: {len(agent)}/{len(FLAGGED)} agent-written instructions quarantined and listed by "
         f"ee doctor; {len(human)} human-written copies and {len(benign)} agent look-alikes not quarantined"

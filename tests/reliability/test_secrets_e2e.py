@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import doctor_report
+
 from .corpus import _load, secret_corpus
 from .harness import git, head_memories, new_workspace, run_inprocess, store_state
 
@@ -167,7 +169,9 @@ def test_a_hand_typed_secret_is_reported(hand_secret: tuple[Path, list[str]]) ->
     assert [
         d for d in found.json["degraded"] if "deploy-notes.md" in d["message"] and "secret" in d["message"]
     ]
-    doctor = run_inprocess(root, "doctor", "--json").json["data"]
+    ran = run_inprocess(root, "doctor", "--json")
+    assert ran.code == 4, ran.err  # secret_in_file is an error: the ee.error.v1 envelope (issue 36)
+    doctor = doctor_report(ran.json)
     assert [p for p in doctor["problems"] if p["code"] == "secret_in_file" and "deploy-notes" in p["path"]]
 
 

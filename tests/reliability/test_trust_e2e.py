@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import doctor_report
+
 from .harness import git, new_workspace, run_ee
 
 AGENT = {"EE_AGENT": "codex"}
@@ -57,7 +59,10 @@ def _listed_trust(root: Path, memory_id: str) -> tuple[str, str | None]:
     human = run_ee(root, "memory", "show", memory_id, "--human").stdout
     assert f"trust  {shown['trust']}" in human
     if shown.get("trust_claimed"):
-        assert f"(the file claims {shown['trust_claimed']};" in human
+        assert (
+            f"trust  {shown['trust']}  (file; ee grants {shown['trust']} only: the file claims "
+            f"{shown['trust_claimed']}; a person raises it with: ee memory trust {memory_id})\n"
+        ) in human
     return shown["trust"], shown.get("trust_claimed")
 
 
@@ -148,7 +153,7 @@ def test_a_copy_or_move_of_an_agents_memory_is_still_the_agents(root: Path, how:
     assert _listed_trust(root, memory_id) == ("agent_assertion", "human_explicit")
     doctor = run_ee(root, "doctor", "--json")  # (exit 4 with the duplicate id of the copies)
     assert doctor.returncode == (0 if how == "move" else 4), doctor.stdout + doctor.stderr
-    problems = json.loads(doctor.stdout)["data"]["problems"]
+    problems = doctor_report(json.loads(doctor.stdout))["problems"]
     assert "trust_not_granted" in {p["code"] for p in problems if p["message"].startswith(memory_id)}
 
     if how == "move":  # the move, committed by a person, is a rename the history follows: still capped
@@ -180,7 +185,7 @@ def test_a_copy_under_another_name_does_not_displace_the_memory(root: Path) -> N
     ]
     doctor = run_ee(root, "doctor", "--json")
     assert doctor.returncode == 4, doctor.stdout + doctor.stderr
-    dup = [p for p in json.loads(doctor.stdout)["data"]["problems"] if p["code"] == "duplicate_id"]
+    dup = [p for p in doctor_report(json.loads(doctor.stdout))["problems"] if p["code"] == "duplicate_id"]
     assert [p["path"] for p in dup] == ["memories/0-sorts-first.md"]
     assert f"memories/{path.name}" in dup[0]["message"]
 
@@ -236,3 +241,24 @@ def test_mcp_offers_no_way_to_set_trust() -> None:
 
     assert not [t.name for t in TOOLS if "trust" in t.name]
     assert not [(t.name, p.name) for t in TOOLS for p in t.params if "trust" in p.name]
+
+
+def test_an_uncommitted_edit_leaves_a_persons_memory_protected(root: Path) -> None:
+    """An uncommitted version reads as at most agent_assertion (no commit says who wrote it), but that cap
+    is about what the memory may claim, not how it is guarded: an agent that merely touches a person's file
+    (or acts in the instant between ee's write and its commit) still may not demote or re-tag it."""
+    memory_id = _ee(root, "remember", RULE, "--kind", "rule")["id"]
+    path = _path(root, memory_id)
+    path.write_text(path.read_text() + "\n")  # any edit, left uncommitted
+    hit = _hit(root, memory_id, "deploy billing release")
+    assert (hit["trust"], "uncommitted" in hit["flags"]) == ("agent_assertion", True)
+    head = git(root, "rev-parse", "HEAD")
+    for args in (("outcome", memory_id, "--signal", "harmful"), ("memory", "tags", memory_id, "--add", "x")):
+        ran = run_ee(root, *args, "--json", env=AGENT)
+        assert ran.returncode == 6, ran.stdout + ran.stderr
+        error = json.loads(ran.stdout)["error"]
+        assert error["code"] == "needs_a_person"
+        assert f"{memory_id}: it is human_explicit" in error["message"]
+    assert git(root, "rev-parse", "HEAD") == head
+    assert not (root / "memories" / ".events" / f"{memory_id}.jsonl").exists()
+    assert "x" not in _ee(root, "memory", "show", memory_id)["tags"]

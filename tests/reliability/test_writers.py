@@ -38,6 +38,7 @@ def test_eight_writers_by_twenty_five_mixed_ops(tmp_path: Path) -> None:
     print("\n" + report.line())
     assert report.failures == []
     assert report.succeeded >= 8 * 25
+    assert report.refused > 0  # agents tried a person's memories, were refused, and nothing changed
 
 
 _HOLD = textwrap.dedent(
