@@ -10,7 +10,7 @@ as git set them.
 from __future__ import annotations
 
 import os
-import select
+import selectors
 from typing import TYPE_CHECKING
 
 from ee.git import runner
@@ -48,23 +48,27 @@ class Git:
         assert self.proc.stderr is not None
         out_fd, err_fd = self.proc.stdout.fileno(), self.proc.stderr.fileno()
         out, err = bytearray(), bytearray()
-        open_fds = [out_fd, err_fd]
         stopped = False
-        try:
-            while open_fds and not stopped:
-                ready, _w, _x = select.select(open_fds, [], [])
-                for fd in ready:
-                    data = os.read(fd, 65536)
-                    if not data:
-                        open_fds.remove(fd)
-                    elif fd == out_fd:
-                        out += data
-                        stopped = enough is not None and enough(out)
-                    else:
-                        err += data
-        finally:
-            self.proc.stdout.close()
-            self.proc.stderr.close()
+        # selectors (epoll here), not select.select: select cannot watch a descriptor above 1023, and a
+        # process that has opened many files (the warm server, a test run) gets such numbers.
+        with selectors.DefaultSelector() as selector:
+            selector.register(out_fd, selectors.EVENT_READ)
+            selector.register(err_fd, selectors.EVENT_READ)
+            try:
+                while selector.get_map() and not stopped:
+                    for key, _events in selector.select():
+                        fd = key.fd
+                        data = os.read(fd, 65536)
+                        if not data:
+                            selector.unregister(fd)
+                        elif fd == out_fd:
+                            out += data
+                            stopped = enough is not None and enough(out)
+                        else:
+                            err += data
+            finally:
+                self.proc.stdout.close()
+                self.proc.stderr.close()
         status = self.proc.wait()
         return (0 if stopped else status), bytes(out), bytes(err)
 
