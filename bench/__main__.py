@@ -95,7 +95,7 @@ ROWS: tuple[tuple[str, str, dict[int, float] | None], ...] = (
         (
             f"search_{m}_fresh",
             f"search {m}, fresh `ee search`",
-            {10_000: 300, 100_000: 1500} if m == "hybrid" else {100_000: 1500} if m == "exact" else None,
+            {10_000: 400, 100_000: 1500} if m == "hybrid" else {100_000: 1500} if m == "exact" else None,
         )
         for m in MODES
     ),
