@@ -558,7 +558,7 @@ def _plan_supersede(ws: Workspace, candidate: Candidate, plan: Plan, target: Mem
     from ee.policy.trust import may_act_on
     from ee.store import frontmatter
     from ee.store.ids import new_id
-    from ee.workspace import build_fields, check_text, guard_memory
+    from ee.workspace import build_fields, check_text
 
     args = candidate.arguments
     if args.get("source"):
@@ -587,12 +587,7 @@ def _plan_supersede(ws: Workspace, candidate: Candidate, plan: Plan, target: Mem
         links=[Link(type="supersedes", to=target.id)],
         paths=[],
     )
-    fields, body, _extra = guard_memory(fields, body)
-    rel = ws.store.new_path(fields["id"], body)
-    plan.before[rel] = None
-    plan.changes[rel] = frontmatter.render_new(fields, body)
-    plan.editable = rel
-    plan.memory = fields["id"]
+    rel = _plan_new_file(ws, plan, fields, body)
     plan.summary.append(f"write {rel} ({fields['id']}, {kind}) superseding {target.id}")
 
 
@@ -640,9 +635,8 @@ def _update(ws: Workspace, plan: Plan, memory: Memory, changes: dict[str, Any]) 
 def _plan_write(ws: Workspace, candidate: Candidate, plan: Plan) -> None:
     """A session or docs candidate: its ``new_memory`` as an ordinary memory file, with its provenance in
     ``source`` (``evidence:<id>``, ``file://path#Lnn``), through the same checks as ``ee remember``."""
-    from ee.store import frontmatter
     from ee.store.ids import new_id
-    from ee.workspace import build_fields, check_text, guard_memory
+    from ee.workspace import build_fields, check_text
 
     new = candidate.new_memory
     if new is None:
@@ -663,13 +657,23 @@ def _plan_write(ws: Workspace, candidate: Candidate, plan: Plan) -> None:
         links=[],
         paths=[],
     )
+    rel = _plan_new_file(ws, plan, fields, body)
+    plan.summary.append(f"write {rel} ({fields['id']}, {new.kind})")
+
+
+def _plan_new_file(ws: Workspace, plan: Plan, fields: dict[str, Any], body: str) -> str:
+    """A new memory file in ``plan`` (the one it edits and is about), after ``ee remember``'s guard, which
+    may mask ``fields`` and ``body``; its path."""
+    from ee.store import frontmatter
+    from ee.workspace import guard_memory
+
     fields, body, _extra = guard_memory(fields, body)
     rel = ws.store.new_path(fields["id"], body)
     plan.before[rel] = None
     plan.changes[rel] = frontmatter.render_new(fields, body)
     plan.editable = rel
     plan.memory = fields["id"]
-    plan.summary.append(f"write {rel} ({fields['id']}, {new.kind})")
+    return rel
 
 
 def _provenance_uri(ref: str) -> str:
