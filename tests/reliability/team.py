@@ -88,6 +88,25 @@ def make_team(tmp: Path, clones: int, branch: bool) -> tuple[Path, list[Path]]:
     return remote, roots
 
 
+def synced_pair(tmp: Path) -> tuple[Path, Path]:
+    """A bare remote and two clones, ``a`` and ``b``, each made a workspace and synced once by a real
+    ``ee sync`` process (no traceback, exit 0)."""
+    from conftest import run_ee_process
+
+    remote = tmp / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    clones = []
+    for name in ("a", "b"):
+        dest = tmp / name
+        subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True, capture_output=True)
+        Workspace.init(dest)
+        proc = run_ee_process("sync", "--json", cwd=dest)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        clones.append(dest)
+    return clones[0], clones[1]
+
+
 @dataclass
 class _Expected:
     memories: set[str] = field(default_factory=set)

@@ -14,6 +14,8 @@ from conftest import git, run_ee_process
 from ee.errors import ExitCode
 from ee.workspace import Workspace
 
+from .team import synced_pair
+
 HUGE = {
     "decimal.md": f"---\nkind: rule\nconfidence: {'7' * 5000}\n---\nDecimal ci body.\n",
     "hex.md": f"---\nkind: rule\nextra_count: 0x{'f' * 5000}\n---\nHex ci body.\n",
@@ -83,16 +85,7 @@ def test_a_huge_setting_is_a_config_error(store: Workspace) -> None:
 
 
 def test_a_huge_number_arriving_by_sync_is_one_bad_file(tmp_path: Path) -> None:
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
-    clones = []
-    for name in ("a", "b"):
-        dest = tmp_path / name
-        subprocess.run(["git", "clone", "-q", str(bare), str(dest)], check=True, capture_output=True)
-        Workspace.init(dest)
-        assert _ee(dest, "sync", "--json").returncode == 0
-        clones.append(dest)
-    a, b = clones
+    a, b = synced_pair(tmp_path)
     (a / "memories" / "decimal.md").write_text(HUGE["decimal.md"])
     git(a, "add", "memories/decimal.md")
     git(a, "commit", "-q", "--no-verify", "-m", "a rule")

@@ -21,6 +21,8 @@ from conftest import git, make_repo, run_cli, run_ee_process, stop_server
 from ee.errors import ConfigError, ExitCode
 from ee.workspace import Workspace
 
+from .team import synced_pair
+
 VICTIM_TEXT = "[user]\n\tname = Victim\n"
 
 
@@ -322,16 +324,7 @@ def test_a_link_arriving_by_ee_sync_is_refused_before_anything_writes_through_it
     """A teammate pushes ``.ee/lock`` (and an index folder) as links: the victim's ``ee sync`` pulls them,
     then refuses to go on (exit 4); its next command refuses too; the targets are untouched."""
     victim = _victim(tmp_path)
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
-    clones = []
-    for name in ("a", "b"):
-        dest = tmp_path / name
-        subprocess.run(["git", "clone", "-q", str(bare), str(dest)], check=True, capture_output=True)
-        Workspace.init(dest)
-        assert run_ee_process("sync", "--json", cwd=dest).returncode == 0
-        clones.append(dest)
-    a, b = clones
+    a, b = synced_pair(tmp_path)
     for rel, target in ((".ee/lock", victim), (".ee/index", victim.parent)):
         path = a / rel
         if path.is_dir() and not path.is_symlink():

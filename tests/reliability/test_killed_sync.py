@@ -20,7 +20,8 @@ from pathlib import Path
 from conftest import git, run_ee_process
 
 from ee.errors import ExitCode
-from ee.workspace import Workspace
+
+from .team import synced_pair
 
 BLOCKING_HOOK = """#!/bin/sh
 if [ -d "$(git rev-parse --git-dir)/rebase-merge" ]; then
@@ -28,19 +29,6 @@ if [ -d "$(git rev-parse --git-dir)/rebase-merge" ]; then
     exec sleep 600
 fi
 """
-
-
-def _team(tmp_path: Path) -> tuple[Path, Path]:
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
-    clones = []
-    for name in ("a", "b"):
-        dest = tmp_path / name
-        subprocess.run(["git", "clone", "-q", str(bare), str(dest)], check=True, capture_output=True)
-        Workspace.init(dest)
-        assert run_ee_process("sync", "--json", cwd=dest).returncode == 0
-        clones.append(dest)
-    return clones[0], clones[1]
 
 
 def _ee(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -62,7 +50,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 120) -
 
 
 def test_a_sync_killed_in_its_rebase_is_reported_and_aborted_by_doctor_fix(tmp_path: Path) -> None:
-    a, b = _team(tmp_path)
+    a, b = synced_pair(tmp_path)
     assert _ee(a, "remember", "Teammate A: the staging cluster is ephemeral.").returncode == 0
     assert _ee(a, "sync").returncode == 0
     assert _ee(b, "remember", "Teammate B: run the linter before pushing.").returncode == 0
@@ -109,7 +97,7 @@ def test_a_sync_killed_in_its_rebase_is_reported_and_aborted_by_doctor_fix(tmp_p
 
 
 def test_a_rebase_a_person_started_is_reported_and_never_touched(tmp_path: Path) -> None:
-    a, b = _team(tmp_path)
+    a, b = synced_pair(tmp_path)
     (a / "README.md").write_text("theirs\n")
     git(a, "add", "README.md")
     git(a, "commit", "-q", "-m", "readme a")
