@@ -147,6 +147,10 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = THREADS
         options.inter_op_num_threads = 1
+        # Idle intra-op threads sleep instead of spinning: a spinning thread burns a core that the
+        # server's queries and the machine's other work need, and under load it halved the memories
+        # embedded per CPU-second (41 against 85; bench/README.md, "transformer arm").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # (onnxruntime's shape-merge warnings are not the user's business)
         session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # OSError, JSON errors, and onnxruntime's / tokenizers' own exception types
