@@ -55,7 +55,7 @@ from ee.query.relevance import features as relevance_features  # noqa: E402
 from ee.store.transfer import import_jsonl  # noqa: E402
 from ee.workspace import Workspace  # noqa: E402
 
-UNANSWERABLE_WEIGHT = 1.0
+UNANSWERABLE_WEIGHT = 0.1
 FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 RELEVANCE = REPO / "tests" / "fixtures" / "relevance"
 OFFTOPIC = REPO / "tests" / "fixtures" / "offtopic"

@@ -72,6 +72,12 @@ def test_paraphrased_and_multi_part_tasks_get_their_memories(tinycalc: Path) -> 
         "Task: add a currency conversion command to the interactive prompt. It must round amounts "
         "correctly, read the user's preferred precision from their settings, and print errors without "
         "colour when piped.": "decimal-precision",
+        # no word in common with their memories: kept by the cosine and the store's affinity alone
+        # (under the floor before the refit that let in-domain unanswerable questions weigh little)
+        "which operating systems and interpreter versions do the automated checks cover": "ci-matrix",
+        "how long must an old function keep working after we announce it is going away": "deprecation-policy",
+        "evaluating the same formula repeatedly is slow; is there any memoisation, and where do speed "
+        "measurements belong": "performance-cache",
     }
     for text, expected in asked.items():
         data = search(tinycalc, text)
