@@ -30,6 +30,7 @@ from ee.curate.queue import list_data, pending
 from ee.curate.state import SCAN_FILE, write_state
 
 if TYPE_CHECKING:
+    from ee.curate.near import StoreVectors
     from ee.model import Memory
     from ee.workspace import Workspace
 
@@ -45,7 +46,9 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
     memories = snap.sorted()
     now = now_text()
     found: list[Candidate] = []
-    found += pairs(memories, now)
+    from ee.curate.near import for_scan
+
+    found += pairs(memories, now, for_scan(ws))
     found += stale_paths(ws, memories, now)
     found += stale_citations(ws, memories, now)
     found += expired(memories, now, settled(ws))
@@ -107,10 +110,11 @@ def _candidate(
 # ------------------------------------------------------------------------------------ pairs
 
 
-def pairs(memories: list[Memory], now: str) -> list[Candidate]:
-    """Duplicates, near-duplicates, contradictions and updates between memories that share rare words,
-    and every explicit ``contradicts`` link."""
-    from ee.curate.similar import Features, classify
+def pairs(memories: list[Memory], now: str, vectors: StoreVectors | None = None) -> list[Candidate]:
+    """Duplicates, near-duplicates, contradictions and updates between memories that share rare words
+    (judged by their words, and by the cosine of their index ``vectors`` when given: :func:`relate`), and
+    every explicit ``contradicts`` link."""
+    from ee.curate.similar import Features, relate
 
     live = [m for m in memories if not (m.valid_to and m.valid_to <= now)]
     order = sorted(live, key=lambda m: (m.created or "", m.id))  # older first
@@ -146,12 +150,11 @@ def pairs(memories: list[Memory], now: str) -> list[Candidate]:
             for i in posting:
                 if i < j:
                     shared[i] += 1
-        for i, count in shared.items():
-            # Half the rarer side's rare words shared, at least: any pair the rules could take.
-            if count * 2 < min(rare[i], rare[j]):
-                continue
-            relation = classify(features[i], features[j])
-            if relation is None or relation.type == "duplicate":
+        # Half the rarer side's rare words shared, at least: any pair the rules could take.
+        near = sorted(i for i, count in shared.items() if count * 2 >= min(rare[i], rare[j]))
+        for i, cosine in zip(near, _cosines(vectors, order, near, j), strict=True):
+            relation = relate(features[i], features[j], cosine, vectors.arm if vectors else "static")
+            if relation is None:
                 continue
             older = order[i]
             out.append(
@@ -178,6 +181,19 @@ def pairs(memories: list[Memory], now: str) -> list[Candidate]:
                 )
             )
     return out
+
+
+def _cosines(
+    vectors: StoreVectors | None, order: list[Memory], near: list[int], j: int
+) -> list[float | None]:
+    """The cosine of memory ``j`` with each of ``near`` (None where the index holds no row for one)."""
+    row = vectors.row(order[j].id) if vectors is not None else None
+    if vectors is None or row is None:
+        return [None] * len(near)
+    rows = [vectors.row(order[i].id) for i in near]
+    known = [r for r in rows if r is not None]
+    values = iter(vectors.cosines(known, row))
+    return [None if r is None else next(values) for r in rows]
 
 
 # ------------------------------------------------------------------------------------ staleness
