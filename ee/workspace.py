@@ -412,20 +412,28 @@ class Workspace:
     ) -> dict[str, Any]:
         """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
         Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
-        review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
+        review queue's ``unused`` rule (:mod:`ee.curate.usage`), and a memory it marked stale is proposed
+        for review (:func:`ee.curate.citations.propose_stale`)."""
         from ee.curate.usage import record_retrieval
         from ee.sessions.packing import context_with_evidence
 
         document = as_query(query)
         pack = with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
         if not document.get("asOf"):
-            ids = [
-                item["id"]
+            shown = [
+                item
                 for section in pack.get("sections", ())
                 for item in section["items"]
                 if item.get("type", "memory") == "memory"
             ]
-            record_retrieval(self.root, ids, now_text()[:10])
+            record_retrieval(self.root, [item["id"] for item in shown], now_text()[:10])
+            stale = [
+                item["id"] for item in shown if any(m.startswith("stale:") for m in item.get("marks", ()))
+            ]
+            if stale:
+                from ee.curate.citations import propose_stale
+
+                propose_stale(self, stale)
         return pack
 
     # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed

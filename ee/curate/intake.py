@@ -216,7 +216,7 @@ def _confirm(
 def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, str]]) -> list[Any]:
     from ee.curate.model import ACTIONS, Candidate
     from ee.curate.queue import propose
-    from ee.curate.scan import memory_ref
+    from ee.curate.state import memory_ref
 
     candidates = []
     for other_id, why in near:

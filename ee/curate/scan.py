@@ -25,9 +25,9 @@ from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from ee.curate.model import ACTIONS, Candidate, EvidenceRef, offered
+from ee.curate.model import ACTIONS, Candidate, offered
 from ee.curate.queue import list_data, pending
-from ee.curate.state import SCAN_FILE, write_state
+from ee.curate.state import SCAN_FILE, memory_ref, write_state
 
 if TYPE_CHECKING:
     from ee.curate.near import StoreVectors
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from ee.workspace import Workspace
 
 MAX_POSTING = 64  # a word more than this many memories share says nothing about a pair
-EXCERPT_CHARS = 240
 
 
 def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -77,19 +76,6 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
         ),
     ]
     return {"memories": len(memories), "scanned": len(unique)} | list_data(queue), degraded
-
-
-def memory_ref(memory: Memory) -> EvidenceRef:
-    from ee.policy.secrets import mask_text
-
-    body = " ".join(memory.body.split())
-    excerpt = body if len(body) <= EXCERPT_CHARS else body[: EXCERPT_CHARS - 1] + "…"
-    return EvidenceRef(
-        "memory",
-        memory.id,
-        mask_text(excerpt),
-        {"path": memory.path, "created": memory.created, "trust": memory.trust},
-    )
 
 
 def _candidate(
@@ -254,26 +240,15 @@ def stale_paths(ws: Workspace, memories: list[Memory], now: str) -> list[Candida
 
 
 def stale_citations(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
-    from ee.curate.citations import changed, cite_hash
+    from ee.curate.citations import changed, stale_candidate
 
     out = []
     for memory in memories:
         if not memory.paths or (memory.valid_to and memory.valid_to <= now):
             continue
         moved = changed(ws.root, memory)
-        if not moved:
-            continue
-        marks = tuple(f"{entry}@{cite_hash(ws.root, entry) or 'gone'}" for entry in moved)
-        out.append(
-            _candidate(
-                "stale-citation",
-                [memory],
-                f"cited code changed: {memory.title}",
-                f"the code it cites changed since it was recorded: {', '.join(moved)}",
-                now,
-                marks,
-            )
-        )
+        if moved:
+            out.append(stale_candidate(ws.root, memory, moved, now))
     return out
 
 
