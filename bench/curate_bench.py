@@ -16,7 +16,8 @@ Run from the repository root::
   in-process as the warm server runs it). Target ≤ 5 ms.
 * **duplicates on the Vim dev set** (``--vim DIR``: the folder ``/work/shared/eval/make-dev-set.sh`` builds;
   skipped without it): its 6,398 help chunks written as memory files, then the pair scan (duplicate,
-  merge, contradiction, update). Reports how many memories a duplicate/merge flag touches (target ≤ 0.5 %)
+  merge, contradiction, update) with the index's vectors (the near-duplicate bars of
+  ``ee.curate.similar.NEAR_BARS``). Reports how many memories a duplicate/merge flag touches (target ≤ 0.5 %)
   and prints ``--sample`` flagged pairs for a person to judge.
 """
 
@@ -70,8 +71,8 @@ def scan_store(root: Path, repeat: int) -> dict[str, Any]:
 
     ws = Workspace.discover(root)
     open_index(ws)  # a warm store has its index
-    seconds, (data, _degraded) = _time(lambda: scan(ws), repeat)
-    started = time.perf_counter()
+    seconds, cpu, (data, _degraded) = _times(lambda: scan(ws), repeat)
+    started, children = time.perf_counter(), _children_cpu()
     subprocess.run(
         ee_argv("--workspace", str(root), "curate", "scan", "--json"), check=True, capture_output=True
     )
@@ -81,8 +82,18 @@ def scan_store(root: Path, repeat: int) -> dict[str, Any]:
         "candidates": data["scanned"],
         "by_type": data["by_type"],
         "in_process_s": round(seconds, 3),
+        "in_process_cpu_s": round(cpu, 3),
         "fresh_process_s": round(fresh, 3),
+        "fresh_process_cpu_s": round(_children_cpu() - children, 3),
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
@@ -144,6 +155,7 @@ def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
 
 
 def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
+    from ee.curate.near import for_scan
     from ee.curate.scan import pairs
     from ee.store.ids import now_text
     from ee.workspace import Workspace
@@ -161,8 +173,9 @@ def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
     ws = Workspace.discover(root)
     snap = ws.store.snapshot()
     memories = snap.sorted()
+    vectors = for_scan(ws)  # (builds the index the first time, as a scan does)
     started = time.perf_counter()
-    found = pairs(memories, now_text())
+    found = pairs(memories, now_text(), vectors)
     seconds = time.perf_counter() - started
     by_type: dict[str, int] = {}
     for c in found:
@@ -178,6 +191,9 @@ def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
         "by_type": by_type,
         "memories_flagged_duplicate_or_merge": len(flagged),
         "share_flagged": round(len(flagged) / max(1, len(memories)), 4),
+        "arm": vectors.arm if vectors else None,
+        "pairs_by_embedding": sum(1 for c in dup_pairs if "embedding" in c.reason),
+        "pairs_by_words": sum(1 for c in dup_pairs if "embedding" not in c.reason),
         "sample": [
             {
                 "type": c.type,
