@@ -102,11 +102,15 @@ def for_write(ws: Workspace) -> tuple[StoreVectors | None, str | None]:
     used (caught up incrementally): building one would embed the whole store inside ``ee remember``. A
     store with no index yet is not reported (every new store starts so; its first search builds one)."""
     from ee.errors import EeError
+    from ee.index import MANIFEST
+
+    if not (ws.root / MANIFEST).exists():
+        return None, None  # (a new store, before its first search: nothing heavy is even imported)
     from ee.index.freshness import read_manifest
     from ee.index.view import open_index
 
     if read_manifest(ws.root) is None:
-        return None, None  # (a new store, before its first search: the same text is still looked for)
+        return None, None  # (an index of an older format: rebuilding it would embed the whole store)
     try:
         vectors = of_view(open_index(ws))
     except EeError as exc:

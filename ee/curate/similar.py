@@ -201,8 +201,13 @@ near-identical for ``merge`` (a proposal a person reads).
 Without the first-words guard, the static model put ``e`` / ``E`` at 1.0, ``CTRL-D`` / ``CTRL-U`` at
 0.989 and ``CTRL-W H`` / ``CTRL-W L`` at 0.982: it folds case and reads "up" and "down" alike.
 
-The transformer arm has no bars yet (not measured): its vectors are not used here (:mod:`ee.curate.near`
-falls back to the static ones, which every index holds)."""
+**transformer** (MiniLM, once every memory has its vector): measured on the same pairs, and not used. It
+tells meanings apart better ("use uv" / "use poetry": 0.53 against the static 0.71; ``CTRL-D`` /
+``CTRL-U``: 0.93), but Vim's templated headers (two files' "Last change: <date>" lines) score 0.98 to
+0.993, above every rewording tried (0.90 to 0.98): a merge bar of 0.98 flags 57 memories (0.89 %), and one
+above the headers (0.995) would find no rewording at all. So :mod:`ee.curate.near` reads the static
+vectors, which every index holds, whichever arm answers queries; an arm enters this table only with its
+measurement."""
 
 
 def near_relation(old: Features, new: Features, cosine: float, arm: str) -> Relation | None:
