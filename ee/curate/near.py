@@ -1,12 +1,13 @@
 """Near-duplicates by embedding, from the vectors the index already holds.
 
 The index keeps a vector per memory: the static model's always, the transformer's once every memory has
-one (``ee.index.view.IndexView.arm``). A scan compares the pairs that share rare words
-(:func:`ee.curate.scan.pairs`) by the cosine of those rows; a write (``ee remember``, MCP ``remember``,
-``ee import jsonl``) embeds only the new text, with the model of the same arm, and compares it with every
-row. Nothing here embeds the store: a write looks only when an index exists (:func:`for_write`, which
-catches up incrementally, as a search does), and says so otherwise. The bars are
-:data:`ee.curate.similar.NEAR_BARS`, one pair per arm, the same at write time and in a scan.
+one (``ee.index.view.IndexView.arm``). The arm used is the one :data:`ee.curate.similar.NEAR_BARS` has
+measured bars for (today the static one; its docstring says why not the transformer). A scan compares the
+pairs that share rare words (:func:`ee.curate.scan.pairs`) by the cosine of their rows; a write (``ee
+remember``, MCP ``remember``, ``ee import jsonl``) embeds only the new text, with that arm's model, and
+compares it with every row. Nothing here embeds the store: a write looks only when an index exists
+(:func:`for_write`, which catches up incrementally, as a search does); without one only the same text is
+looked for, and a damaged index is said in ``degraded``. The bars are the same at write time and in a scan.
 """
 
 from __future__ import annotations
