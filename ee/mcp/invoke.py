@@ -20,6 +20,7 @@ from ee.mcp.tools import Tool
 if TYPE_CHECKING:
     from ee.policy.trust import Actor
     from ee.query.document import Query
+    from ee.results import Result
     from ee.workspace import Workspace
 
 Answer = tuple[dict[str, Any], list[dict[str, Any]]]  # the data, and the degraded list
@@ -238,6 +239,5 @@ def _actor(args: dict[str, Any], agent: str | None) -> Actor:
     return Actor.from_env(args.get("agent") or agent)
 
 
-def _split(data: dict[str, Any]) -> Answer:
-    data = dict(data)
-    return data, data.pop("degraded", [])
+def _split(result: Result) -> Answer:
+    return result.envelope_parts()

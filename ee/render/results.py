@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ee.pack.profiles import SECTION_TITLES
 from ee.render import dumps, envelope, visible
 from ee.render.pack_text import blocks, explain_lines
 
+if TYPE_CHECKING:
+    from ee.results import Pack, SearchResult
+
 HOOK_EVENT_ENV = "EE_HOOK_EVENT"
 
 
-def render(kind: str, data: dict[str, Any], fmt: str, *, indent: int | None = 2) -> str:
+def render(kind: str, result: SearchResult | Pack, fmt: str, *, indent: int | None = 2) -> str:
     """``kind`` is "search" or "context"; the text ends with a newline, unless it is empty (the ``hook``
     format of an empty answer: nothing at all is injected). ``indent`` is the ``json`` format's (None: the
     envelope on one line)."""
-    data = dict(data)
-    degraded = data.pop("degraded", [])
+    data, degraded = result.envelope_parts()
     if fmt == "json":
         return dumps(envelope(data, degraded), indent=indent) + "\n"
     from ee.policy.secrets import mask_output  # as envelope masks the JSON's
