@@ -7,7 +7,9 @@ whichever process computed it; the front end renders it.
 
 Adding an operation is one :class:`Operation` in :data:`OPERATIONS` and one ``Workspace`` method of that
 name taking those keyword arguments (``docs/architecture.md``), returning the :mod:`ee.results` type
-named in ``result``: the server sends its ``to_json()`` and the client rebuilds it (:func:`answer`).
+named in ``result``. The server sends its ``to_json()`` (:func:`run`), the JSON the command line would
+print, and the front end rebuilds the typed result from it (:func:`answer`); in-process, it takes the
+result as it is (:func:`result`).
 ``query`` arguments travel as the ee.query.v1 document (:class:`ee.query.document.Query`'s ``doc``),
 with ``query_notes`` beside it: what reading it changed (its ``notes``, e.g. a long text shortened),
 which the answer's ``degraded`` reports.
@@ -16,7 +18,7 @@ which the answer's ``degraded`` reports.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ee.results import Explanation, Pack, Result, SearchResult
 
@@ -49,9 +51,14 @@ OPERATIONS: dict[str, Operation] = {
 }
 
 
-def run(ws: Workspace, name: str, args: dict[str, Any]) -> Result:
+def run(ws: Workspace, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Operation ``name``'s answer as it travels: its result's ``to_json()`` (what the warm server sends)."""
+    return result(ws, name, args).to_json()
+
+
+def result(ws: Workspace, name: str, args: dict[str, Any]) -> Result:
     """Operation ``name`` with ``args`` (as they travel: a query as its document and its notes) on
-    ``ws``."""
+    ``ws``: the typed result of its ``Workspace`` method."""
     operation = OPERATIONS[name]
     unknown = set(args) - set(operation.params)
     if unknown:
@@ -61,9 +68,17 @@ def run(ws: Workspace, name: str, args: dict[str, Any]) -> Result:
 
         notes = tuple(args.get("query_notes") or ())
         args = {k: v for k, v in args.items() if k != "query_notes"} | {"query": Query(args["query"], notes)}
-    return getattr(ws, name)(**args)
+    typed: Result = getattr(ws, name)(**args)
+    return typed
 
 
+@overload
+def answer(name: Literal["search"], data: dict[str, Any]) -> SearchResult: ...
+@overload
+def answer(name: Literal["context"], data: dict[str, Any]) -> Pack: ...
+@overload
+def answer(name: str, data: dict[str, Any]) -> Result: ...
 def answer(name: str, data: dict[str, Any]) -> Result:
-    """Operation ``name``'s result rebuilt from its JSON (``to_json()``), as the warm server sent it."""
+    """Operation ``name``'s result rebuilt from the JSON the warm server sent (:func:`run`): the same
+    result, and so the same bytes, as :func:`result` in this process."""
     return OPERATIONS[name].result.from_json(data)

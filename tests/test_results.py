@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ee.operations import answer, run
+from ee.operations import answer, result, run
 from ee.query.document import from_arguments
 from ee.render import dumps
 from ee.results import Explanation, Hit, Omitted, Pack, PackItem, PackSection, SearchResult
@@ -124,11 +124,11 @@ def test_why_is_typed_and_round_trips(store: dict[str, Any]) -> None:
     ],
 )
 def test_a_served_answer_is_rebuilt_as_the_same_result(store: dict[str, Any], op: str, args: Any) -> None:
-    """What the server sends (``to_json()``), rebuilt as the client does, is the in-process result."""
+    """What the server sends (``run``: the result's JSON), rebuilt as the command line does, is the
+    in-process result."""
     ws = Workspace(store["root"])
-    here = run(ws, op, args)
-    sent = json.loads(json.dumps(run(ws, op, args).to_json(), ensure_ascii=False))
-    assert answer(op, sent) == here
+    sent = json.loads(json.dumps(run(ws, op, args), ensure_ascii=False))
+    assert answer(op, sent) == result(ws, op, args)
 
 
 def test_a_key_no_type_knows_is_refused() -> None:

@@ -170,17 +170,17 @@ def search_cmd(
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "search")
-    data = call(ctx, "search", query=query.doc, query_notes=list(query.notes), min_relevance=min_relevance)
-    emit("search", data, chosen)
+    result = call(ctx, "search", query=query.doc, query_notes=list(query.notes), min_relevance=min_relevance)
+    emit(result, chosen)
     return 0
 
 
-def emit(kind: str, result: SearchResult | Pack, fmt: str) -> None:
-    """A search's or a pack's answer (``kind``) in ``fmt`` on stdout; in the text formats a person reads,
+def emit(result: SearchResult | Pack, fmt: str) -> None:
+    """A search's or a pack's answer in ``fmt`` on stdout; in the text formats a person reads,
     each degradation on stderr."""
     from ee.render.results import render
 
-    click.echo(render(kind, result, fmt, indent=json_indent()), nl=False)
+    click.echo(render(result, fmt, indent=json_indent()), nl=False)
     if fmt in ("human", "markdown"):
         report_degraded(list(result.degraded))
 

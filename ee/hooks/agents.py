@@ -126,7 +126,7 @@ def never_block(fmt: str | None, run: Callable[[], int]) -> int:
         return run()
     except EeError as exc:
         print(f"ee: no context ({exc.message}; repair: {exc.hint})", file=sys.stderr, flush=True)
-        sys.stdout.write(render("context", Pack.from_json({"sections": []}), "hook"))
+        sys.stdout.write(render(Pack.from_json({"sections": []}), "hook"))
         sys.stdout.flush()
         return 0
 

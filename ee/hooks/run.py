@@ -322,7 +322,13 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
     if text and len(chosen) < MESSAGE_HITS:
         args = {"query": message_query(text, MESSAGE_HITS).doc}
         served = warm.call(hook.root, "search", args) if hook.warm else None
-        for hit in (served or search_here(hook, text, MESSAGE_HITS, view)).hits:
+        if served is not None:
+            from ee.operations import answer
+
+            found = answer("search", served)
+        else:
+            found = search_here(hook, text, MESSAGE_HITS, view)
+        for hit in found.hits:
             chosen.setdefault(hit.id, hit.title)
     return list(chosen.items())[:MESSAGE_HITS]
 

@@ -2,12 +2,11 @@
 
 :func:`call` is what a front end calls once it has parsed its arguments (``ee.cli.call``, the git hooks):
 it connects to the server of this user (:mod:`ee.serve.protocol`: the runtime folder, the socket and
-the peer checked), sends ``{op, workspace, args}`` and returns the operation's result, rebuilt from the
-JSON the server sent (:func:`ee.operations.answer`): the same typed result an in-process run returns.
-It returns None — run it in-process — when there is no server (after starting one in the background, so
-the next command is served), when the server answers ``fallback``, or on any trouble with the exchange: a
-served operation only reads, so running it again here is always safe. A folder, socket or server of
-another user is reported on stderr and ignored: nothing is sent, and no server is started there.
+the peer checked), sends ``{op, workspace, args}`` and returns the operation's result. It returns None —
+run it in-process — when there is no server (after starting one in the background, so the next command
+is served), when the server answers ``fallback``, or on any trouble with the exchange: a served operation
+only reads, so running it again here is always safe. A folder, socket or server of another user is
+reported on stderr and ignored: nothing is sent, and no server is started there.
 """
 
 from __future__ import annotations
@@ -20,8 +19,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from ee.operations import OPERATIONS
-from ee.operations import answer as rebuilt
 from ee.serve import protocol
 from ee.serve.protocol import Untrusted
 
@@ -59,10 +56,7 @@ def call(op: str, root: Path | str, args: dict[str, Any], timeout: float = ANSWE
             answer = json.loads(protocol.recv_frame(sock))
         except (OSError, ValueError):  # (a text that is not UTF-8, a server gone: run it here)
             return None
-    result = answer.get("result") if isinstance(answer, dict) else None
-    if result is None or op not in OPERATIONS:
-        return result  # (a hook check's answer is its own dict: ee.hooks.run.served_check)
-    return rebuilt(op, result)
+    return answer.get("result") if isinstance(answer, dict) else None
 
 
 def connect() -> socket.socket | None:

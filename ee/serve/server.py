@@ -252,7 +252,7 @@ class Server:
 
                     result = served_check(str(ws.root), **args)
                 else:
-                    result = run(ws, OPERATIONS[op].name, args).to_json()  # (the client rebuilds it)
+                    result = run(ws, OPERATIONS[op].name, args)
             except Exception as exc:  # an ee error (or a bug): the client's own run reports it the same
                 self.log(f"{op} in {request['workspace']} answered in-process: {exc!r}")
                 return {"fallback": "error"}
