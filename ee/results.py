@@ -2,8 +2,9 @@
 
 ``Workspace.search`` returns a :class:`SearchResult` of :class:`Hit`, ``Workspace.context`` a :class:`Pack`
 of :class:`PackSection` and :class:`PackItem` (with :class:`Omitted` entries), ``Workspace.why`` an
-:class:`Explanation`. A front end reads their attributes; the command line, MCP and the warm server turn
-them into JSON with :meth:`Result.to_json`, the one path from each type to its ``data`` object.
+:class:`Explanation`; the review queue a :class:`Queue` of candidates and a :class:`Review` of one. A
+front end reads their attributes; the command line, MCP and the warm server turn them into JSON with
+``to_json()``, the one path from each type to its ``data`` object.
 
 **Exact bytes.** An answer shows a different set of keys for different requests (``output.fields``
 minimal / summary / standard / full, ``--explain``, an evidence hit's own keys), and its bytes are a
@@ -11,11 +12,12 @@ contract (``tests/test_contract*.py``). So each result keeps ``shown``: the keys
 their order, as the pipeline chose them; ``to_json`` writes exactly those. A key not shown has its
 field's empty value (None, ``()``, ``{}``), which is not the same as a shown ``null``.
 
-**The warm server** sends ``to_json()`` (the same ``data`` the command line prints) and the client rebuilds
-the result with :meth:`Result.from_json`: ``from_json(x.to_json()) == x`` and
-``from_json(d).to_json() == d``, so a served answer is the same object, and the same bytes, as one
-computed in-process. That is simpler than a second wire format: the JSON a front end prints is already
-complete, and the round trip is the one a test pins.
+**The warm server** sends ``to_json()`` (:func:`ee.operations.run`: the same ``data`` the command line
+prints), and the front end that asked rebuilds the result with :meth:`Result.from_json`
+(:func:`ee.operations.answer`): ``from_json(x.to_json()) == x`` and ``from_json(d).to_json() == d``, so
+a served answer is the same object, and the same bytes, as one computed in-process. That is simpler than
+a second wire format: the JSON a front end prints is already complete, and the round trip is the one a
+test pins (tests/test_results.py). The review queue's types are not served: they only go one way.
 
 Nested blocks that only renderers and agents read (a hit's score ``components`` and ``factors``, its
 ``provenance``, ``explanation`` and ``memory`` block; why's ``standing`` and ``links``) stay JSON objects
@@ -27,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self
+
+from ee.curate.model import Candidate
 
 JsonObject = Mapping[str, Any]
 # One entry of an answer's ``degraded`` list (code, severity, message, repair; ee.model.Problem's shape):
@@ -293,4 +297,119 @@ class Explanation(Result):
     query: JsonObject | None = None
     events_elsewhere: tuple[JsonObject, ...] = ()
     degraded: tuple[Degradation, ...] = ()
+    shown: tuple[str, ...] = ()
+
+
+# ---- the review queue (ee.curate): its candidates are ee.curate.model.Candidate, which has its own
+# to_dict(), the candidate files' format too
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """The candidates a person is asked to review (``ee curate list``, and what ``propose`` added)."""
+
+    candidates: tuple[Candidate, ...] = ()
+
+    @property
+    def by_type(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for candidate in self.candidates:
+            counts[candidate.type] = counts.get(candidate.type, 0) + 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": len(self.candidates),
+            "by_type": self.by_type,
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
+
+
+ReviewStatus = Literal["pending", "accepted", "rejected", "snoozed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What accepting a candidate would do: its action, a summary line per change, the files the commit
+    writes and their unified diff."""
+
+    action: str
+    summary: tuple[str, ...]
+    files: tuple[str, ...]
+    diff: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "summary": list(self.summary),
+            "files": list(self.files),
+            "diff": self.diff,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One candidate as ``ee curate show`` presents it: its status (and the decision behind it), what each
+    action does, and exactly what accepting it would change, or why it cannot be accepted."""
+
+    candidate: Candidate
+    status: ReviewStatus = "pending"
+    decision: JsonObject | None = None  # (a snoozed candidate back in the queue keeps its decision)
+    action_help: Mapping[str, str] = field(default_factory=dict)
+    would_change: Change | None = None
+    cannot_accept: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.candidate.to_dict() | {"status": self.status}
+        if self.decision is not None:
+            out["decision"] = self.decision
+        out["action_help"] = dict(self.action_help)
+        out["would_change"] = None if self.would_change is None else self.would_change.to_json()
+        if self.cannot_accept is not None:
+            out["cannot_accept"] = self.cannot_accept
+        return out
+
+
+# ---- imported agent sessions (ee.sessions): private evidence under .ee/sessions/
+
+
+@dataclass(frozen=True, slots=True)
+class Session(Result):
+    """One imported session (``ee sessions list``): how many pieces of evidence, from when to when, from
+    which transcripts, in which folder and branch."""
+
+    TUPLES = frozenset({"transcripts"})
+
+    session_id: str = ""
+    evidence: int = 0
+    first: str | None = None
+    last: str | None = None
+    transcripts: tuple[str, ...] = ()
+    cwd: str | None = None
+    branch: str | None = None
+    shown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EvidencePiece(Result):
+    """One piece of session evidence: its id, its text (secrets masked), where it was said, its flags
+    (secret_masked, quarantined, sidechain)."""
+
+    TUPLES = frozenset({"flags"})
+
+    id: str = ""
+    text: str = ""
+    provenance: JsonObject = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvidence(Result):
+    """A session's evidence, or one piece of it (``ee sessions show``)."""
+
+    NESTED: ClassVar[Mapping[str, type[Result]]] = {"evidence": EvidencePiece}
+
+    session_id: str = ""
+    evidence: tuple[EvidencePiece, ...] = ()
     shown: tuple[str, ...] = ()

@@ -5,7 +5,6 @@ The CLI parses, calls one method here, and renders. Store, git, index, query and
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
     from ee.query.document import Query
     from ee.query.standing import Standing
-    from ee.results import Explanation, Pack, SearchResult
+    from ee.results import Explanation, Pack, SearchResult, Session, SessionEvidence
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
@@ -441,11 +440,12 @@ class Workspace:
 
         return import_sessions(self, list(paths), fmt)
 
-    def sessions(self) -> builtins.list[dict[str, Any]]:
-        """The imported sessions (``ee sessions list``)."""
+    def sessions(self) -> tuple[Session, ...]:
+        """The imported sessions, oldest first (``ee sessions list``)."""
+        from ee.results import Session
         from ee.sessions.ops import list_sessions
 
-        return list_sessions(self)
+        return tuple(Session.from_json(row) for row in list_sessions(self))
 
     def last_session_import(self) -> str | None:
         """When ``ee import session`` (or an agent hook) last imported a transcript; None before the first."""
@@ -453,11 +453,12 @@ class Workspace:
 
         return last_import(self)
 
-    def session(self, ident: str) -> dict[str, Any]:
+    def session(self, ident: str) -> SessionEvidence:
         """One session's evidence, or one piece by its id (``ee sessions show``)."""
+        from ee.results import SessionEvidence
         from ee.sessions.ops import show_session
 
-        return show_session(self, ident)
+        return SessionEvidence.from_json(show_session(self, ident))
 
     def forget_session(self, ident: str) -> dict[str, Any]:
         """Purge a session's evidence (or one piece) with its index entries and vectors."""

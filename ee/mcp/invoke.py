@@ -176,19 +176,19 @@ def _curate_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answ
     from ee.curate.queue import list_data, pending
 
     candidates, degraded = pending(ws, args.get("type"))
-    return list_data(candidates), degraded
+    return list_data(candidates).to_json(), degraded
 
 
 def _curate_show(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.curate.queue import show
 
-    return show(ws, args["candidate_id"], args.get("action")), []
+    return show(ws, args["candidate_id"], args.get("action")).to_json(), []
 
 
 def _curate_propose(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.curate.queue import list_data, propose_documents
 
-    return list_data(propose_documents(ws, args["candidates"], _actor(args, agent))), []
+    return list_data(propose_documents(ws, args["candidates"], _actor(args, agent))).to_json(), []
 
 
 def _curate_decide(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
