@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any, ClassVar, Literal, Self
 
 from ee.curate.model import Candidate
@@ -68,12 +69,18 @@ class Result:
     def from_json(cls, data: JsonObject) -> Self:
         """The result whose :meth:`to_json` is ``data`` (an answer as the pipeline or the warm server
         wrote it). A key this type does not know is a bug: TypeError."""
-        names = {f.name for f in fields(cls)} - {"shown"}  # type: ignore[arg-type]
-        unknown = set(data) - names
+        # (mypy takes a class for not Hashable: functools.cache keys on it all the same)
+        unknown = data.keys() - _keys(cls)  # type: ignore[arg-type]
         if unknown:
             raise TypeError(f"{cls.__name__} has no {', '.join(sorted(unknown))}")
         values = {key: _typed(cls, key, value) for key, value in data.items()}
         return cls(**(values | {"shown": tuple(data)}))
+
+
+@cache
+def _keys(cls: type[Result]) -> frozenset[str]:
+    """The JSON keys a result type knows: its fields but ``shown``."""
+    return frozenset(f.name for f in fields(cls) if f.name != "shown")  # type: ignore[arg-type]
 
 
 def _plain(value: Any) -> Any:
