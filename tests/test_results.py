@@ -14,7 +14,17 @@ import pytest
 from ee.operations import answer, result, run
 from ee.query.document import from_arguments
 from ee.render import dumps
-from ee.results import Explanation, Hit, Omitted, Pack, PackItem, PackSection, SearchResult
+from ee.results import (
+    Explanation,
+    Hit,
+    Omitted,
+    Pack,
+    PackItem,
+    PackSection,
+    SearchResult,
+    Session,
+    SessionEvidence,
+)
 from ee.workspace import Workspace
 from tests.memory_corpus import shared_store
 
@@ -99,6 +109,13 @@ def test_answers_with_session_evidence_round_trip(ws: Workspace) -> None:
         assert "sessions" in {section.name for section in pack.sections}
         assert {item.type for item in pack.items} >= {"evidence"}
         assert_round_trips(pack)
+    sessions = ws.sessions()
+    assert len(sessions) == 2
+    assert all(isinstance(s, Session) and s.evidence > 0 and s.transcripts for s in sessions)
+    shown = ws.session(sessions[0].session_id)
+    assert len(shown.evidence) == sessions[0].evidence
+    assert all(piece.id.startswith("ev_") and piece.text for piece in shown.evidence)
+    assert SessionEvidence.from_json(json.loads(dumps(shown.to_json()))) == shown
 
 
 def test_why_is_typed_and_round_trips(store: dict[str, Any]) -> None:
