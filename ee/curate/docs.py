@@ -221,6 +221,7 @@ def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
     from ee.curate.similar import normalise
     from ee.curate.state import propose
     from ee.errors import NotFound, UsageError
+    from ee.results import Queue
     from ee.store.ids import now_text
 
     if not files:
@@ -243,12 +244,7 @@ def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
         found += _candidates(rel, text, known, now)
     unique = list({c.id: c for c in found}.values())
     pending = propose(ws, unique)
-    return {
-        "files": list(texts),
-        "found": len(unique),
-        "count": len(pending),
-        "candidates": [c.to_dict() for c in pending],
-    }
+    return {"files": list(texts), "found": len(unique)} | Queue(tuple(pending)).to_json()
 
 
 def repository_path(root: os.PathLike[str] | str, given: str) -> str:
