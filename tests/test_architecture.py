@@ -20,7 +20,7 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
     # (git, store, curate, serve: their __init__ only)
-    {"errors", "model", "_crash", "git", "store", "curate", "curate.model", "serve"},
+    {"errors", "model", "results", "_crash", "git", "store", "curate", "curate.model", "serve"},
     {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
     {"git.conflict", "spawn"},  # spawn: the one background launcher
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
@@ -48,7 +48,16 @@ LAYERS: list[set[str]] = [
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
     {"workspace", "operations"},  # the façade the commands call, and its operations by name
-    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
+    {
+        "store.transfer",
+        "git.sync",
+        "doctor",
+        "curate.queue",
+        "curate.scan",
+        "curate.docs",
+        "curate.intake",
+        "curate.near",
+    },
     {"eval"},
     # How a front end reaches the user's warm server: its place, trust checks and frames, and the client.
     {"serve.protocol", "serve.client"},

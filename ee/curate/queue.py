@@ -19,13 +19,14 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.decisions import DECISIONS, Decision, append_decision, read_decisions
 from ee.curate.model import ACTIONS, PROPOSED_ONLY, TYPES, Candidate, offered
 from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, propose, read_state
 from ee.errors import NotFound, PolicyError, UsageError
+from ee.results import Change, Queue, Review
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,26 +152,24 @@ def status_of(ws: Workspace, candidate: Candidate) -> dict[str, Any]:
     return {"status": verdict, "decision": decision.to_dict()}
 
 
-def show(ws: Workspace, candidate_id: str, action: str | None = None) -> dict[str, Any]:
+def show(ws: Workspace, candidate_id: str, action: str | None = None) -> Review:
     """A candidate, its status, and exactly what accepting it (with ``action``) would change."""
     candidate = find(ws, candidate_id)
-    data = candidate.to_dict() | status_of(ws, candidate)
+    status = status_of(ws, candidate)
     proposed = {a: PROPOSED_HELP[a] for a in (candidate.default_action,) if a in PROPOSED_HELP}
     helps = ACTION_HELP | (proposed if candidate.arguments else {})
-    data["action_help"] = {a: helps[a] for a in candidate.actions if a in helps}
+    review = Review(
+        candidate,
+        status["status"],
+        status.get("decision"),
+        {a: helps[a] for a in candidate.actions if a in helps},
+    )
     try:
         plan = make_plan(ws, candidate, action or candidate.default_action)
     except (NotFound, UsageError) as exc:
-        data["would_change"] = None
-        data["cannot_accept"] = exc.message
-        return data
-    data["would_change"] = {
-        "action": plan.action,
-        "summary": plan.summary,
-        "files": plan.files(),
-        "diff": plan.preview(),
-    }
-    return data
+        return replace(review, cannot_accept=exc.message)
+    change = Change(plan.action, tuple(plan.summary), tuple(plan.files()), plan.preview())
+    return replace(review, would_change=change)
 
 
 # ------------------------------------------------------------------------------------ deciding
@@ -295,6 +294,7 @@ def accept(
         plan = make_plan(ws, candidate, chosen)
         if edit is not None:
             _apply_edit(ws, plan, edit)
+            record_citations(ws, plan)  # (the edit may have changed what the memory cites)
         changes = plan.changed()
         for rel in changes:
             if plan.before.get(rel) is not None:
@@ -495,7 +495,31 @@ def make_plan(ws: Workspace, candidate: Candidate, action: str) -> Plan:
         plan.review = True
         plan.summary.append(f"{target.id}: a person vouches for it (trust peer_human_attested)")
     plan.memory = plan.memory or target.id
+    record_citations(ws, plan)
     return plan
+
+
+def record_citations(ws: Workspace, plan: Plan) -> None:
+    """A memory a person reviews is checked against its code as it is now: each existing memory file the
+    plan edits records its cited texts' hashes (``cites:``), as ``ee remember`` does for a new one. A
+    stale citation accepted with ``expire``, a contradiction linked or an agent's memory attested all
+    leave the memory's citations current, so the next pack judges the code from that review on."""
+    from ee.curate.citations import citation_hashes
+    from ee.errors import EeError
+    from ee.store import frontmatter
+
+    for rel, text in list(plan.changed().items()):
+        if text is None or plan.before.get(rel) is None:
+            continue  # (deleted, or a new file: it cites nothing yet)
+        try:
+            memory, _problems = frontmatter.parse(text, rel)
+        except EeError:
+            continue  # (an edit that breaks the file is refused by _apply_edit with its file:line)
+        hashes = citation_hashes(ws.root, memory)
+        old = dict(memory.extra).get(frontmatter.CITES_KEY)
+        if (hashes or old) and hashes != old:
+            plan.changes[rel] = frontmatter.update(text, {frontmatter.CITES_KEY: hashes}, rel)
+            plan.summary.append(f"{memory.id}: record the hash of the code it cites as it is now")
 
 
 def _plan_proposed(ws: Workspace, candidate: Candidate, plan: Plan, target: Memory, now: str) -> None:
@@ -683,11 +707,8 @@ def _provenance_uri(ref: str) -> str:
     return ref if ":" in ref else f"evidence:{ref}"
 
 
-def list_data(candidates: Sequence[Candidate]) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for c in candidates:
-        counts[c.type] = counts.get(c.type, 0) + 1
-    return {"count": len(candidates), "by_type": counts, "candidates": [c.to_dict() for c in candidates]}
+def list_data(candidates: Sequence[Candidate]) -> Queue:
+    return Queue(tuple(candidates))
 
 
 def propose_documents(ws: Workspace, raw: Any, actor: Actor) -> list[Candidate]:
