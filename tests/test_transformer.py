@@ -207,3 +207,17 @@ def test_the_warm_server_computes_the_vectors_in_idle_time(tmp_path: Path) -> No
         assert served.stdout == out  # served by the warm server: the same bytes as in-process
     finally:
         assert watcher.stop() == 0
+
+
+def test_a_texts_vector_does_not_depend_on_what_is_encoded_with_it() -> None:
+    from ee.index.transformer import load_transformer
+
+    model = load_transformer()
+    lines = (REPO / "tests" / "fixtures" / "relevance" / "paraphrase-tinycalc.tsv").read_text(
+        encoding="utf-8"
+    )
+    texts = [line.split("\t")[0] for line in lines.splitlines() if line and not line.startswith("#")][:12]
+    together = model.encode(texts)  # (run several at a time: Transformer.encode)
+    alone = [model.encode([text])[0] for text in texts]
+    assert [row.tobytes() for row in together] == [row.tobytes() for row in alone]
+    assert len({row.tobytes() for row in together}) == len(texts)
