@@ -247,6 +247,7 @@ class Server:
             try:
                 ws = served.watcher.workspace()  # (its settings as they are now)
                 served.idle_timeout = float(ws.config.get("server.idle_timeout"))
+                served.watcher.hold.proven = served.watcher.prove()  # (ee.serve.watch: the proof)
                 if op == HOOK_CHECK:
                     from ee.hooks.run import served_check
 
@@ -257,6 +258,7 @@ class Server:
                 self.log(f"{op} in {request['workspace']} answered in-process: {exc!r}")
                 return {"fallback": "error"}
             finally:
+                served.watcher.hold.proven = False
                 served.used = time.monotonic()
             self.served += 1
         return {"result": result}
