@@ -644,3 +644,20 @@ def test_a_changed_setting_applies_to_the_next_served_answer(served_ws: Workspac
     after = client.call("search", served_ws.root, args_of("alpha"))
     assert after == json.loads(json.dumps(run(Workspace(served_ws.root), "search", args_of("alpha"))))
     assert after != before
+
+
+def test_files_git_tracks_under_the_state_folder_are_refused_when_served(
+    served_ws: Workspace, client_env: None
+) -> None:
+    """The client leaves that check to the server, which keeps its answer only while git's index is
+    unchanged: a file committed under .ee/ after a served answer is refused at the next command."""
+    root = served_ws.root
+    assert client.call("search", root, args_of("alpha")) is not None
+    (root / ".ee/shipped.txt").write_text("x\n")
+    git(root, "add", "-f", ".ee/shipped.txt")
+    assert client.call("search", root, args_of("alpha")) is None  # (told to run it in-process)
+    done = ee("search", "alpha", "--json", cwd=root, served=True)
+    assert done.returncode == 4, done.stderr
+    assert b"shipped.txt" in done.stderr
+    git(root, "rm", "-q", "--cached", ".ee/shipped.txt")
+    assert client.call("search", root, args_of("alpha")) is not None
