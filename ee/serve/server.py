@@ -8,7 +8,11 @@ working directory, umask, environment or time zone is swapped): an operation's a
 from the client, and a client whose ``EE_MODEL`` differs from the server's is told to run it itself.
 
 **Workspaces** open lazily, on their first request: a :class:`~ee.serve.watch.Watcher` keeps the index
-current, and the generation stays in memory. At most :data:`MAX_WORKSPACES` are open (the least recently
+current, and the view last opened stays in memory (:class:`ee.index.view.Hold`, one per workspace). Before
+each request the watcher's barrier proves whether any memory file changed since; if none did, the answer
+comes from that view without a stat of every file (the proof: :mod:`ee.serve.watch`). Whether git tracks
+files under ``.ee/`` (which a command checks before opening a workspace) is checked here for the client,
+again only when git's index file changed (:meth:`Open.check_untracked`). At most :data:`MAX_WORKSPACES` are open (the least recently
 used is closed first), and one without a request for its ``[server] idle_timeout`` is closed. The model is
 loaded once for all of them (:func:`ee.index.view._cached_embedder` keeps one). A folder that is gone, or
 whose ``.ee/`` is not this user's alone, is never opened.
