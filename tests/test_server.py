@@ -661,3 +661,31 @@ def test_files_git_tracks_under_the_state_folder_are_refused_when_served(
     assert b"shipped.txt" in done.stderr
     git(root, "rm", "-q", "--cached", ".ee/shipped.txt")
     assert client.call("search", root, args_of("alpha")) is not None
+
+
+def test_saves_commits_and_checkouts_are_seen_by_the_next_served_query(
+    served_ws: Workspace, client_env: None
+) -> None:
+    """The server answers from the view it keeps only when its watcher's barrier proves nothing changed
+    (ee.serve.watch): each change below, made just before a request, is in that request's answer."""
+    root = served_ws.root
+
+    def hit_ids(text: str) -> set[str]:
+        answer = client.call("search", root, args_of(text))
+        assert answer is not None  # (served)
+        return {hit["id"] for hit in answer["hits"]}
+
+    for i in range(20):
+        tmp = root / f"memories/.save{i}.tmp"
+        tmp.write_text(f"---\nid: mem_saved\n---\nkilo{i} saved\n")
+        os.replace(tmp, root / "memories/saved.md")  # (an editor's atomic save)
+        assert "mem_saved" in hit_ids(f"kilo{i}"), f"save {i} missed"
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "saved")
+    git(root, "checkout", "-q", "-b", "side")
+    (root / "memories/side.md").write_text("---\nid: mem_side\n---\nlima on the side\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "side")
+    assert "mem_side" in hit_ids("lima")
+    git(root, "checkout", "-q", "-")
+    assert "mem_side" not in hit_ids("lima")
