@@ -12,10 +12,10 @@ current, and the view last opened stays in memory (:class:`ee.index.view.Hold`, 
 each request the watcher's barrier proves whether any memory file changed since; if none did, the answer
 comes from that view without a stat of every file (the proof: :mod:`ee.serve.watch`). Whether git tracks
 files under ``.ee/`` (which a command checks before opening a workspace) is checked here for the client,
-again only when git's index file changed (:meth:`Open.check_untracked`). At most :data:`MAX_WORKSPACES` are open (the least recently
-used is closed first), and one without a request for its ``[server] idle_timeout`` is closed. The model is
-loaded once for all of them (:func:`ee.index.view._cached_embedder` keeps one). A folder that is gone, or
-whose ``.ee/`` is not this user's alone, is never opened.
+again only when git's index file changed (:meth:`Open.check_untracked`). At most :data:`MAX_WORKSPACES`
+are open (the least recently used is closed first), and one without a request for its ``[server]
+idle_timeout`` is closed. The model is loaded once for all of them (:func:`ee.index.view._cached_embedder`
+keeps one). A folder that is gone, or whose ``.ee/`` is not this user's alone, is never opened.
 
 **Lifetime.** Started on demand (``python -m ee.serve.server --on-demand FD``, by
 :func:`ee.serve.client.autostart`), it stops once no workspace is open any more; ``ee watch`` runs it in

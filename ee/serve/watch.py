@@ -38,8 +38,11 @@ read on every request (a few stats), and ``.ee/config.toml`` too (:meth:`Watcher
    (polling gives no order), or the ``chmod`` is refused (a folder of another owner).
 
 A probe that came too late for its request still counts as sent, so it never ends a later request's wait.
-Left open: another process's ``chmod``/``touch`` of ``memories/`` itself whose event is still queued when
-a probe is sent ends that wait early. Nothing ee runs does that, and git never changes a folder's mode.
+Left open, each a change inotify does not report as one below ``memories/`` (and so a stat pass would
+catch where the proof does not): another process's ``chmod``/``touch`` of ``memories/`` itself whose event
+is still queued when a probe is sent (it ends that wait early; nothing ee or git runs does that); a write
+to a memory file through a hard link outside ``memories/``; a write made on another machine to a network
+file system. Set ``EE_NO_SERVER=1`` for a workspace written in those ways.
 """
 
 from __future__ import annotations
