@@ -219,7 +219,7 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
     when one runs and the operation only reads, else run here — the same ``Workspace`` method either way,
     so the command renders the same bytes."""
     from ee.discovery import check_state_untracked, find_root
-    from ee.operations import OPERATIONS, run
+    from ee.operations import OPERATIONS, answer, result
 
     # (whether git tracks files under .ee/ is checked by whichever process answers: the server keeps
     # the answer while git's index is unchanged, and a command of its own runs git for it)
@@ -227,13 +227,13 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
     if OPERATIONS[op].served:
         from ee.serve.client import call as served
 
-        result = served(op, root, args)
-        if result is not None:
-            return result
+        sent = served(op, root, args)
+        if sent is not None:
+            return answer(op, sent)
     check_state_untracked(root)
     from ee.workspace import Workspace
 
-    return run(Workspace(root), op, args)
+    return result(Workspace(root), op, args)
 
 
 def wants_json(argv: list[str]) -> bool:
