@@ -39,6 +39,7 @@ from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_t
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ee.index.view import Hold
     from ee.query.document import Query
     from ee.query.standing import Standing
     from ee.results import Explanation, Pack, SearchResult, Session, SessionEvidence
@@ -56,6 +57,9 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.recovered_import: dict[str, Any] | None = None  # set by lock(): what it finished or undid
+        # The index view a long-lived process keeps between requests (the server's watcher sets it):
+        # ee.index.view.Hold, read by open_index.
+        self.index_hold: Hold | None = None
 
     @cached_property
     def git(self) -> Git:
