@@ -1,7 +1,7 @@
 """The layers of DESIGN.md §2, checked over every module of ee: an import (at run time, lazy ones included;
 ``if TYPE_CHECKING:`` blocks are annotations only) goes to the importer's own unit or to a lower layer.
 
-A unit is a top-level module or package of ``ee`` (``ee.why``, ``ee.index``), or one module of a package that
+A unit is a top-level module or package of ``ee`` (``ee.index``), or one module of a package that
 spans layers (``ee.git.runner``). Every unit must be in :data:`LAYERS`: a new module takes its place in the
 order on purpose, not by accident.
 """
@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     # git.repo: the one commit path masks every message it writes with the secret policy
     {
         "store.files",
+        "store.fields",
         "git.repo",
         "git.merge",
         "store.feedback",
@@ -45,10 +46,21 @@ LAYERS: list[set[str]] = [
     {"pack"},
     {"sessions"},  # transcripts → evidence; evidence in search answers and packs
     {"render"},  # reads packs and results, never files
-    {"store.recovery", "git.history"},
-    {"why", "feedback"},  # what the façade answers ee why and ee outcome with
+    # The use cases, one module each (ee/ops/<verb>.py), bound by the façade: they take a Workspace (as an
+    # annotation only) and never import it, so nothing below the façade calls back up into it.
+    {
+        "ops",
+        "ops.init",
+        "ops.recovery",
+        "ops.history",
+        "ops.why",
+        "ops.feedback",
+        "ops.transfer",
+        "ops.sync",
+        "ops.doctor",
+    },
     {"workspace", "operations"},  # the façade the commands call, and its operations by name
-    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
+    {"curate.queue", "curate.scan", "curate.docs", "curate.intake"},
     {"eval"},
     # How a front end reaches the user's warm server: its place, trust checks and frames, and the client.
     {"serve.protocol", "serve.client"},
@@ -67,7 +79,7 @@ LAYERS: list[set[str]] = [
 LAYER = {unit: level for level, units in enumerate(LAYERS) for unit in units}
 
 
-SPLIT = {"git", "store", "serve", "curate"}  # packages whose modules are placed one by one
+SPLIT = {"git", "store", "serve", "curate", "ops"}  # packages whose modules are placed one by one
 
 
 def _unit(module: str) -> str:

@@ -263,7 +263,6 @@ def resolve_cmd(
 
     Example: ee memory resolve ID --pick local
     """
-    from ee.git.sync import resolve_memory
     from ee.policy.trust import Actor
 
     try:
@@ -274,7 +273,7 @@ def resolve_cmd(
             "save the new body as UTF-8 text",
         ) from None
     ws = workspace(ctx)
-    memory, commit = resolve_memory(ws, memory_id, pick, text, Actor.from_env(agent))
+    memory, commit = ws.resolve(memory_id, pick, text, Actor.from_env(agent))
     Output(as_json).emit(
         {"memory": memory.to_dict(), "commit": commit},
         f"resolved {memory.id} ({commit[:10]})",

@@ -614,7 +614,7 @@ class Worker:
                 return {"refused": memory_id, "signal": signal_name, "cli": True}
             data = self.cli(*args)
             return {"memory": memory_id, "event": _event_id(data), "cli": True}
-        from ee.feedback import record_outcome
+        from ee.ops.feedback import record_outcome
 
         if not may:
             self.must_refuse(
@@ -626,7 +626,7 @@ class Worker:
         return {"memory": memory_id, "event": _event_id(data)}
 
     def op_import(self, i: int) -> dict[str, Any]:
-        from ee.store.transfer import import_jsonl
+        from ee.ops.transfer import import_jsonl
 
         lines = import_lines(5, seed=self.spec.seed * 1000 + i, prefix=f"{self.spec.name} import {i}")
         report = import_jsonl(self.ws, lines, actor=self.actor(i), source_name=f"{self.spec.name}-{i}.jsonl")
@@ -1009,7 +1009,7 @@ class CrashLab:
             root = self.base / op
             self.shared[op] = new_workspace(root, shared=3, seed=len(self.roots))
             if op == "index":
-                from ee.store.transfer import import_jsonl
+                from ee.ops.transfer import import_jsonl
                 from ee.workspace import Workspace
 
                 import_jsonl(Workspace(root), import_lines(self.index_size, seed=99, prefix="indexed"))

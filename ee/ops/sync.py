@@ -933,7 +933,7 @@ def resolve_memory(
     from ee.git.repo import blob_id
     from ee.policy.trust import Actor
     from ee.store import frontmatter
-    from ee.workspace import check_text, guard_memory
+    from ee.store.fields import check_text, guard_memory
 
     if pick is not None and text is not None:
         raise UsageError("say how to resolve, once", "pass --pick or --text FILE, not both")

@@ -12,19 +12,19 @@ from ee.curate.similar import normalise
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
 from ee.model import KNOWN_KEYS, TRUST_CLASSES, Link, Memory, Progress
-from ee.policy.trust import Actor, capped
-from ee.schemas import unwritable
-from ee.store import frontmatter
-from ee.store.files import flush_to_disk
-from ee.store.ids import new_id
-from ee.store.recovery import (
+from ee.ops.recovery import (
     begin_import,
     end_import,
     has_journal,
     memory_temporaries,
     sweep_memory_temporaries,
 )
-from ee.workspace import build_fields, check_text, guard_memory, parse_link
+from ee.policy.trust import Actor, capped
+from ee.schemas import unwritable
+from ee.store import frontmatter
+from ee.store.fields import build_fields, check_text, guard_memory, parse_link
+from ee.store.files import flush_to_disk
+from ee.store.ids import new_id
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
@@ -141,7 +141,7 @@ def import_jsonl(
     with ws.lock():
         _refuse_taken(ws, planned, explicit)
         # Killed from here to the commit, the files are on disk and not in git: the journal lets the next
-        # import or `ee doctor --fix` commit or remove exactly them (see ee.store.recovery).
+        # import or `ee doctor --fix` commit or remove exactly them (see ee.ops.recovery).
         datas = {rel: text.encode("utf-8") for rel, text in planned.values()}
         begin_import(ws.root, {rel: blob_id(data) for rel, data in datas.items()}, subject, trailers)
         written: list[str] = []
@@ -292,7 +292,7 @@ def _nested_deeper(value: Any, limit: int) -> bool:
 def _created(value: Any) -> str | None:
     if value is None:
         return None
-    from ee.workspace import normalise_time
+    from ee.store.fields import normalise_time
 
     return normalise_time(str(value), "created")
 
