@@ -143,7 +143,7 @@ def test_imports_go_down_the_layers(path: Path) -> None:
     assert _upward(unit, path.read_text(encoding="utf-8")) == []
 
 
-CLICK_USERS = {"cli", "mcp"}  # the command line, and what maps its commands to tools
+CLICK_USERS = {"cli"}  # the command line (MCP's schemas come from ee.operations, not from click)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(EE)))
@@ -185,12 +185,10 @@ def _cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
     return found
 
 
-# The cycles left. cli <-> mcp: MCP's tool schemas are still read from the click options (ee.mcp.mapping
-# imports ee.cli), while `ee mcp serve` is a command (issue 32: described once in ee.operations, not done
-# yet). policy <-> store.frontmatter: the frontmatter reader refuses a secret in an id
+# The cycle left. policy <-> store.frontmatter: the frontmatter reader refuses a secret in an id
 # (policy.secrets.find_secrets) and the secret policy derives a masked id from a path
 # (store.frontmatter.id_from_path, fit_id); one of the two belongs in the other.
-KNOWN_CYCLES = {("cli", "mcp"), ("policy", "store.frontmatter")}
+KNOWN_CYCLES = {("policy", "store.frontmatter")}
 
 
 def test_no_import_cycle_within_a_layer() -> None:
