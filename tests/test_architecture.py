@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     {
         "store.files",
         "store.fields",
+        "store.walk",
         "git.repo",
         "git.merge",
         "store.feedback",

@@ -23,10 +23,11 @@ from ee.errors import (
     StorageError,
     UsageError,
 )
-from ee.git.repo import check_own_folder, iter_memory_files
+from ee.git.repo import check_own_folder
 from ee.model import Memory, Problem
 from ee.store import frontmatter
 from ee.store.ids import is_valid_id
+from ee.store.walk import memory_files
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -70,7 +71,7 @@ class Store:
     # ------------------------------------------------------------------------------------ reading
 
     def files(self) -> list[tuple[str, os.stat_result]]:
-        return list(iter_memory_files(self.root, MEMORIES))
+        return sorted(memory_files(self.root))
 
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of a memory file, refusing anything that leaves ``memories/`` or is too large."""

@@ -286,12 +286,12 @@ def head_memories(root: Path) -> dict[str, str]:
 def unreadable(root: Path, skip: tuple[str, ...] = ("memories/hand/",)) -> list[str]:
     """Memory files in the working tree that do not parse (a half-written file would show here)."""
     from ee.errors import MemoryFormatError, NotFound
-    from ee.git.repo import iter_memory_files
     from ee.store.files import Store
+    from ee.store.walk import memory_files
 
     store = Store(root)
     out = []
-    for rel, _st in iter_memory_files(root):
+    for rel, _st in memory_files(root):
         if rel.startswith(skip):
             continue
         try:
@@ -654,13 +654,13 @@ class Worker:
     def role_reader(self) -> None:
         """Parse every ee-written file and open the index, in a loop, until told to stop."""
         from ee.errors import MemoryFormatError, NotFound
-        from ee.git.repo import iter_memory_files
         from ee.index.view import open_index
+        from ee.store.walk import memory_files
 
         loops, files_read, torn, index_errors = 0, 0, [], []
         stop = Path(self.spec.stop)
         while not stop.exists() and loops < self.spec.ops:
-            for rel, _st in iter_memory_files(self.root):
+            for rel, _st in memory_files(self.root):
                 if rel.startswith("memories/hand/"):
                     continue
                 try:
