@@ -114,6 +114,11 @@ class Config:
         return node if isinstance(node, dict) else {}
 
 
+def default(dotted: str) -> Any:
+    """The value a setting has when the config does not set it (``hooks.timeout`` → 2.0)."""
+    return _SCHEMA[dotted][1]
+
+
 _HEADER_RE = re.compile(r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?")
 
 
