@@ -148,11 +148,9 @@ def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
       folder of this user; with ``O_CREAT`` a missing one is created (``.ee`` itself may be a person's
       own link: :mod:`ee.discovery` checks it). So a link a cloned repository committed as
       ``.ee/watch.pid`` or ``.ee/hooks`` makes ee write nothing through it.
-    * Opened without waiting (``O_NONBLOCK``), so a FIFO in its place is refused at once instead of
-      blocking the command on the open or the read; what was opened is checked, not the name.
-    * ``O_EXCL`` is the caller's, where it creates a file that must be new (a temporary file).
-
-    (Memory files are read by ee.store.files, which also tells a folder from a FIFO in its message.)"""
+    * Opened through :func:`open_file`: a FIFO in its place is refused at once instead of blocking the
+      command on the open or the read; what was opened is checked, not the name.
+    * ``O_EXCL`` is the caller's, where it creates a file that must be new (a temporary file)."""
     parts = Path(path).parts
     below = max((i for i, part in enumerate(parts) if part == STATE_NAME), default=None)
     if below is None:
@@ -161,30 +159,57 @@ def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
         folder_fd = _open_folders(Path(*parts[: below + 1]), parts[below + 1 : -1], bool(flags & os.O_CREAT))
         name = parts[-1]
     try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise NotRegularFile(
-                errno.ELOOP, "Is a symbolic link (ee follows none here)", str(path)
-            ) from None
-        raise
+        fd, info = open_file(name, flags, mode, dir_fd=folder_fd, shown=str(path))
     finally:
         if folder_fd is not None:
             os.close(folder_fd)
+    try:
+        _check_owner(info, path=path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(
+    path: Path | str,
+    flags: int = os.O_RDONLY,
+    mode: int = 0o644,
+    *,
+    follow_links: bool = False,
+    dir_fd: int | None = None,
+    shown: str | None = None,
+) -> tuple[int, os.stat_result]:
+    """The one FIFO-safe open: a descriptor of ``path`` (I/O blocking as usual) and its ``fstat``, or
+    NotRegularFile when what was opened is no regular file (its ``strerror`` says "Is a directory" or "Not
+    a regular file"). Every open of a file a repository or a person may have put a FIFO, device or folder
+    in the place of goes through here (:func:`open_regular`, memory files, docs).
+
+    * Opened without waiting (``O_NONBLOCK``), so a FIFO is refused at once instead of blocking the open
+      or the read; what was opened is checked, not the name (no race between a check and the open).
+    * Unless ``follow_links``, a symlink fails the open itself (``O_NOFOLLOW``; NotRegularFile).
+    """
+    shown = shown or os.fspath(path)
+    nofollow = 0 if follow_links else os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags | nofollow | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise NotRegularFile(errno.ELOOP, "Is a symbolic link (ee follows none here)", shown) from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(
                 errno.EINVAL,
                 "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file",
-                str(path),
+                shown,
             )
-        _check_owner(info, path=path)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, info
 
 
 def write_private(path: Path | str, data: bytes) -> None:

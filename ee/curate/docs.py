@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from typing import TYPE_CHECKING
 
 from ee.curate.model import Candidate, EvidenceRef, NewMemory
@@ -63,18 +62,16 @@ MIN_WORDS = 4
 def read_doc(root: os.PathLike[str] | str, rel: str) -> str | None:
     """A doc's text: a regular file inside the repository, not a link, not too large; else None."""
     path = os.path.join(root, rel)
+    from ee.config import open_file
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd, info = open_file(path)  # (a link, a FIFO, a folder: NotRegularFile, an OSError)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOC_BYTES:
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > MAX_DOC_BYTES:
             return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read()
-    finally:
-        os.close(fd)
+        data = handle.read()
     parent = os.path.realpath(os.path.dirname(path))
     if not (parent + os.sep).startswith(os.path.realpath(root) + os.sep):
         return None  # (a folder on the way is a link out of the repository)

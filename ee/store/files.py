@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ee._crash import crash_point
-from ee.config import open_regular
+from ee.config import open_file, open_regular
 from ee.errors import (
     ConflictError,
     LockTimeout,
@@ -89,20 +89,20 @@ class Store:
                         rel,
                         hint=f"replace the link with a copy of the file, or delete it: rm {rel}",
                     )
-            # O_NONBLOCK: opening a FIFO must not wait for a writer; what was opened is checked, not the name.
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-                st = os.fstat(handle.fileno())
-                if stat.S_ISDIR(st.st_mode):
+            try:  # (a link inside memories/ is followed: checked above)
+                fd, st = open_file(path, follow_links=True)
+            except NotRegularFile as exc:
+                if exc.strerror == "Is a directory":
                     raise MemoryFormatError(
                         "is a folder, not a file", rel, hint="rename the folder: its name ends in .md"
-                    )
-                if not stat.S_ISREG(st.st_mode):
-                    # A FIFO would block the read forever, a device would never end.
-                    raise MemoryFormatError(
-                        "is not a regular file (a FIFO, socket or device)",
-                        rel,
-                        hint=f"move it out of memories/: rm {rel}",
-                    )
+                    ) from None
+                # A FIFO would block the read forever, a device would never end.
+                raise MemoryFormatError(
+                    "is not a regular file (a FIFO, socket or device)",
+                    rel,
+                    hint=f"move it out of memories/: rm {rel}",
+                ) from None
+            with os.fdopen(fd, "rb") as handle:
                 size = st.st_size
                 if size > self.max_body_bytes:
                     raise MemoryFormatError(
