@@ -285,13 +285,25 @@ def read_settings_file(path: Path | str) -> str:
 
 
 def load_config(root: Path) -> Config:
+    """The settings of the workspace at ``root``: its ``.ee/config.toml`` read, each known key's type
+    checked, then each value's range, then ``$EE_LOCK_TIMEOUT`` applied. A ConfigError names the file,
+    the key and the fix."""
     path = root / CONFIG_PATH
+    raw = _read_toml(path)
+    values = _typed_values(raw, path)
+    _check_ranges(values, path)
+    _apply_environment(values)
+    return Config(values=values, sections=raw)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The config file's tables ({} when there is no file)."""
     try:
         text = read_settings_file(path)
         # The file ee writes holds only comments and table headers: no need to import the TOML parser.
-        raw = {} if _only_comments(text) else _toml().loads(text)
+        return {} if _only_comments(text) else dict(_toml().loads(text))
     except FileNotFoundError:
-        raw = {}
+        return {}
     except (ValueError, UnicodeDecodeError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"{CONFIG_PATH}: {exc}", f"fix the TOML syntax in {path}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
@@ -304,6 +316,10 @@ def load_config(root: Path) -> Config:
             f"{CONFIG_PATH}: cannot be read ({exc.strerror or exc})",
             f"make {path} a readable TOML file, or remove it to use the defaults",
         ) from None
+
+
+def _typed_values(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The known settings the file sets (``section.key`` → value), each of its schema's type."""
     values: dict[str, Any] = {}
     for dotted, (kind, _default) in _SCHEMA.items():
         section, key = dotted.split(".")
@@ -323,18 +339,19 @@ def load_config(root: Path) -> Config:
                 f"set {key} to e.g. {_SCHEMA[dotted][1]!r} in {path}",
             )
         values[dotted] = value
-    floor = values.get("query.min_relevance", DEFAULT_MIN_RELEVANCE)
-    if not 0.0 <= floor <= 1.0:
-        raise ConfigError(
-            f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",
-            f"set min_relevance between 0 (keep everything) and 1 in {path}",
-        )
-    evidence_floor = values.get("sessions.min_relevance", 0.02)
-    if not 0.0 <= evidence_floor <= 1.0:
-        raise ConfigError(
-            f"{CONFIG_PATH}: [sessions] min_relevance = {evidence_floor!r} is outside [0, 1]",
-            f"set min_relevance between 0 (keep everything) and 1 in {path}",
-        )
+    return values
+
+
+def _check_ranges(values: dict[str, Any], path: Path) -> None:
+    """Each value within what its setting means (a floor in [0, 1], a wait of 0 seconds or more, …)."""
+    for dotted, floor in (("query.min_relevance", DEFAULT_MIN_RELEVANCE), ("sessions.min_relevance", 0.02)):
+        value = values.get(dotted, floor)
+        if not 0.0 <= value <= 1.0:
+            section, key = dotted.split(".")
+            raise ConfigError(
+                f"{CONFIG_PATH}: [{section}] {key} = {value!r} is outside [0, 1]",
+                f"set min_relevance between 0 (keep everything) and 1 in {path}",
+            )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):
         raise ConfigError(f"{CONFIG_PATH}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
     idle = values.get("server.idle_timeout", 1.0)
@@ -357,18 +374,22 @@ def load_config(root: Path) -> Config:
             f"{CONFIG_PATH}: [store] max_body_bytes = {values['store.max_body_bytes']!r} must be positive",
             f"set max_body_bytes to e.g. {_SCHEMA['store.max_body_bytes'][1]} in {path}",
         )
+
+
+def _apply_environment(values: dict[str, Any]) -> None:
+    """``$EE_LOCK_TIMEOUT`` over ``[lock] timeout``."""
     env_timeout = os.environ.get("EE_LOCK_TIMEOUT")
-    if env_timeout:
-        try:
-            values["lock.timeout"] = float(env_timeout)
-        except ValueError:
-            values["lock.timeout"] = math.nan
-        if not 0 <= values["lock.timeout"] < math.inf:
-            raise ConfigError(
-                f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number of seconds, 0 or more",
-                "set it to e.g. 30, or unset EE_LOCK_TIMEOUT",
-            ) from None
-    return Config(values=values, sections=raw)
+    if not env_timeout:
+        return
+    try:
+        values["lock.timeout"] = float(env_timeout)
+    except ValueError:
+        values["lock.timeout"] = math.nan
+    if not 0 <= values["lock.timeout"] < math.inf:
+        raise ConfigError(
+            f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number of seconds, 0 or more",
+            "set it to e.g. 30, or unset EE_LOCK_TIMEOUT",
+        ) from None
 
 
 def one_blas_thread() -> None:

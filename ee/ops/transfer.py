@@ -123,19 +123,38 @@ def import_jsonl(
             if isinstance(exc, SecretFound):
                 secret_classes.update(exc.details.get("classes", []))
     if errors and not skip_invalid:
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
-        # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
-        error_class = SecretFound if secret_classes else UsageError
-        fix = "pass --redact to store the secrets masked" if secret_classes else first["repair"] or "fix it"
-        raise error_class(
-            f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
-            f"{fix}; or pass --skip-invalid to import the good lines",
-            {"errors": errors[:100], "classes": sorted(secret_classes)},
-        )
+        raise _refusal(errors, secret_classes, source_name)
     report.skipped = errors
     if not planned:
         return report
+    report.commit = _write_and_commit(ws, planned, explicit, actor, source_name, report_progress)
+    report.imported = list(planned)
+    return report
+
+
+def _refusal(errors: list[dict[str, Any]], secret_classes: set[str], source_name: str) -> EeError:
+    """The error of an import with bad lines: the first named, with how many more and the fix."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
+    # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
+    error_class = SecretFound if secret_classes else UsageError
+    fix = "pass --redact to store the secrets masked" if secret_classes else first["repair"] or "fix it"
+    return error_class(
+        f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
+        f"{fix}; or pass --skip-invalid to import the good lines",
+        {"errors": errors[:100], "classes": sorted(secret_classes)},
+    )
+
+
+def _write_and_commit(
+    ws: Workspace,
+    planned: dict[str, tuple[str, str]],
+    explicit: set[str],
+    actor: Actor,
+    source_name: str,
+    report_progress: Progress,
+) -> str | None:
+    """Write the planned files and commit them once, under the workspace lock: all or nothing."""
     subject = f"ee: import {len(planned)} memories from {source_name}"
     trailers = {"Ee-Op": "import", "Ee-Count": str(len(planned)), "Ee-Actor": actor.label}
     with ws.lock():
@@ -152,7 +171,7 @@ def import_jsonl(
                 if len(written) % PROGRESS_STEP == 0 or len(written) == len(planned):
                     report_progress("write", len(written), len(planned))
             flush_to_disk()  # one sync for the batch instead of an fsync pair per file
-            report.commit = ws.git.commit_paths(written, format_message(subject, trailers))
+            commit = ws.git.commit_paths(written, format_message(subject, trailers))
             crash_point("import.committed")
         except BaseException:
             for rel in written:  # all or nothing
@@ -160,8 +179,7 @@ def import_jsonl(
             end_import(ws.root)
             raise
         end_import(ws.root)
-    report.imported = list(planned)
-    return report
+    return commit
 
 
 def _recover(ws: Workspace, report: ImportReport) -> None:
