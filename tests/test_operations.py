@@ -91,3 +91,28 @@ def test_a_value_outside_the_described_choices_is_refused_by_both_front_ends(tmp
     result = CliRunner().invoke(cli, ["search", "x", "--mode", "fuzzy"])
     assert result.exit_code != 0
     assert "fuzzy" in result.output
+
+
+def test_the_architecture_page_lists_every_operation() -> None:
+    """docs/architecture.md's table of operations is COMMANDS and OPERATIONS, row for row."""
+    from pathlib import Path
+
+    from ee.operations import OPERATIONS
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## The operations", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+    expected = [
+        [
+            f"`{command.name}`",
+            f"`ee {' '.join(command.path)}`",
+            "yes" if command.read_only else "no",
+            "yes" if command.name in OPERATIONS else "no",
+        ]
+        for command in COMMANDS.values()
+    ]
+    assert rows == expected
