@@ -43,7 +43,7 @@ LAYERS: list[set[str]] = [
         "curate.usage",
     },
     {"index"},
-    {"query"},
+    {"query", "curate.near"},  # (curate.near: near-duplicates from the index's vectors, for any writer)
     {"pack"},
     {"sessions"},  # transcripts → evidence; evidence in search answers and packs
     {"render"},  # reads packs and results, never files
