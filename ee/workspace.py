@@ -47,6 +47,7 @@ from ee.store.ids import new_id, now_text
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ee.index.view import Hold
     from ee.model import Problem, Progress
     from ee.ops.sync import SyncReport
     from ee.ops.transfer import ImportReport
@@ -59,6 +60,9 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.recovered_import: dict[str, Any] | None = None  # set by lock(): what it finished or undid
+        # The index view a long-lived process keeps between requests (the server's watcher sets it):
+        # ee.index.view.Hold, read by open_index.
+        self.index_hold: Hold | None = None
 
     @cached_property
     def git(self) -> Git:

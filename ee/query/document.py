@@ -3,9 +3,7 @@ and the opaque pagination cursor bound to one query."""
 
 from __future__ import annotations
 
-import base64
 import copy
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +61,8 @@ class Query:
         if doc.get("pagination") == {}:  # a cursor added to a document without a pagination block
             del doc["pagination"]
         canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        import hashlib  # (only a digest needs it: not imported for every parsed query)
+
         return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
     def offset(self) -> int:
@@ -319,11 +319,15 @@ def _is_date(value: str) -> bool:
 
 
 def encode_cursor(binding: str, offset: int) -> str:
+    import base64  # (cursors only: a query without one does not import it)
+
     raw = json.dumps({"q": binding, "o": offset}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str, binding: str) -> int:
+    import base64
+
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))
