@@ -43,6 +43,21 @@ SPEEDS = ("instant", "default", "quality")
 FIELDS = ("minimal", "summary", "standard", "full")
 PROFILES = ("compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom")
 FORMATS = ("human", "json", "jsonl", "compact", "markdown", "toon", "hook")
+# The review queue's candidate types (ee.curate.model: each one's actions; `ee curate list --type`).
+CANDIDATE_TYPES = (
+    "duplicate",
+    "merge",
+    "contradiction",
+    "update",
+    "stale-path",
+    "stale-citation",
+    "expired",
+    "harmful",
+    "unused",
+    "agent-write",
+    "session",
+    "docs",
+)
 
 # The frontmatter keys ee knows, in the order ee writes them.
 KNOWN_KEYS = (

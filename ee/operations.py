@@ -24,38 +24,49 @@ which the answer's ``degraded`` reports.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ee.curate.model import TYPES
-from ee.model import FIELDS, LEVELS, MODES, PROFILES, SPEEDS
+from ee.model import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SPEEDS
 from ee.policy.feedback import SIGNALS
-from ee.results import Explanation, Pack, Result, SearchResult
 
 if TYPE_CHECKING:
+    from ee.results import Result
+    from ee.results.pack import Pack
+    from ee.results.search import SearchResult
     from ee.workspace import Workspace
 
 
 @dataclass(frozen=True, slots=True)
 class Operation:
     """``name``: the ``Workspace`` method; ``params``: its keyword arguments; ``result``: the type it
-    returns; ``writes``: whether it changes the store (only reads are served warm)."""
+    returns, as ``"module:Class"`` under :mod:`ee.results` (imported on use, so a front end imports only
+    the types of the answer it renders; tests/test_results.py resolves every one); ``writes``: whether it
+    changes the store (only reads are served warm)."""
 
     name: str
     params: tuple[str, ...]
-    result: type[Result]
+    result: str
     writes: bool = False
 
     @property
     def served(self) -> bool:
         return not self.writes
 
+    @property
+    def result_type(self) -> type[Result]:
+        """The :class:`~ee.results.Result` type named by ``result``."""
+        module, _, name = self.result.partition(":")
+        found: type[Result] = getattr(import_module(f"ee.results.{module}"), name)
+        return found
+
 
 OPERATIONS: dict[str, Operation] = {
     op.name: op
     for op in (
-        Operation("search", ("query", "query_notes", "min_relevance"), SearchResult),
-        Operation("context", ("query", "query_notes", "quotas", "min_relevance"), Pack),
-        Operation("why", ("memory_id", "query_text", "as_of", "profile"), Explanation),
+        Operation("search", ("query", "query_notes", "min_relevance"), "search:SearchResult"),
+        Operation("context", ("query", "query_notes", "quotas", "min_relevance"), "pack:Pack"),
+        Operation("why", ("memory_id", "query_text", "as_of", "profile"), "why:Explanation"),
     )
 }
 
@@ -90,7 +101,7 @@ def answer(name: str, data: dict[str, Any]) -> Result: ...
 def answer(name: str, data: dict[str, Any]) -> Result:
     """Operation ``name``'s result rebuilt from the JSON the warm server sent (:func:`run`): the same
     result, and so the same bytes, as :func:`result` in this process."""
-    return OPERATIONS[name].result.from_json(data)
+    return OPERATIONS[name].result_type.from_json(data)
 
 
 # ------------------------------------------------------------------------- the front ends' arguments
@@ -543,7 +554,7 @@ COMMANDS: dict[str, Command] = {
                     "Only candidates of this type.",
                     flag="--type",
                     dest="kind",
-                    choices=TYPES,
+                    choices=CANDIDATE_TYPES,
                 ),
             ),
         ),

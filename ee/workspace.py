@@ -53,7 +53,10 @@ if TYPE_CHECKING:
     from ee.ops.transfer import ImportReport
     from ee.query.document import Query
     from ee.query.standing import Standing
-    from ee.results import Explanation, Pack, SearchResult, Session, SessionEvidence
+    from ee.results.pack import Pack
+    from ee.results.search import SearchResult
+    from ee.results.sessions import Session, SessionEvidence
+    from ee.results.why import Explanation
 
 
 class Workspace:
@@ -392,7 +395,7 @@ class Workspace:
         ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``; ``views`` keeps the
         index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
-        from ee.results import SearchResult
+        from ee.results.search import SearchResult
         from ee.sessions.packing import search_with_evidence
 
         query = as_query(query)
@@ -414,7 +417,7 @@ class Workspace:
         review queue's ``unused`` rule (:mod:`ee.curate.usage`), and a memory it marked stale is proposed
         for review (:func:`ee.curate.citations.propose_stale`)."""
         from ee.curate.usage import record_retrieval
-        from ee.results import Pack
+        from ee.results.pack import Pack
         from ee.sessions.packing import context_with_evidence
 
         document = as_query(query)
@@ -443,7 +446,7 @@ class Workspace:
 
     def sessions(self) -> tuple[Session, ...]:
         """The imported sessions, oldest first (``ee sessions list``)."""
-        from ee.results import Session
+        from ee.results.sessions import Session
         from ee.sessions.ops import list_sessions
 
         return tuple(Session.from_json(row) for row in list_sessions(self))
@@ -456,7 +459,7 @@ class Workspace:
 
     def session(self, ident: str) -> SessionEvidence:
         """One session's evidence, or one piece by its id (``ee sessions show``)."""
-        from ee.results import SessionEvidence
+        from ee.results.sessions import SessionEvidence
         from ee.sessions.ops import show_session
 
         return SessionEvidence.from_json(show_session(self, ident))
@@ -478,7 +481,7 @@ class Workspace:
         """Why a memory stands where it does; with ``query_text`` its rank and the pack decision of
         ``profile`` (default balanced; a profile without a query has nothing to decide) (``ee why``)."""
         from ee.ops.why import why
-        from ee.results import Explanation
+        from ee.results.why import Explanation
 
         if profile and not query_text:
             raise UsageError("a profile says which pack the query is checked against", "give a query too")

@@ -18,7 +18,7 @@ from ee.pack.select import Budget, Candidate, select
 from ee.query.document import from_arguments
 from ee.query.engine import count_tokens
 from ee.render.results import render
-from ee.results import Pack
+from ee.results.pack import Pack
 from tests.conftest import run_cli, run_ee_process
 from tests.memory_corpus import shared_store
 

@@ -11,20 +11,14 @@ from typing import Any
 
 import pytest
 
-from ee.operations import answer, result, run
+from ee.operations import OPERATIONS, answer, result, run
 from ee.query.document import from_arguments
 from ee.render import dumps
-from ee.results import (
-    Explanation,
-    Hit,
-    Omitted,
-    Pack,
-    PackItem,
-    PackSection,
-    SearchResult,
-    Session,
-    SessionEvidence,
-)
+from ee.results import Result
+from ee.results.pack import Pack, PackItem, PackSection
+from ee.results.search import Hit, Omitted, SearchResult
+from ee.results.sessions import Session, SessionEvidence
+from ee.results.why import Explanation
 from ee.workspace import Workspace
 from tests.memory_corpus import shared_store
 
@@ -153,3 +147,25 @@ def test_a_key_no_type_knows_is_refused() -> None:
         Hit.from_json({"id": "mem_x", "colour": "blue"})
     with pytest.raises(TypeError, match="PackItem has no nope"):
         Pack.from_json({"sections": [{"name": "evidence", "items": [{"id": "m", "nope": 1}]}]})
+
+
+def test_every_operation_names_a_result_type_it_returns() -> None:
+    """An operation's ``result`` is a dotted name (imported on use): each resolves to a Result type."""
+    for operation in OPERATIONS.values():
+        found = operation.result_type
+        assert issubclass(found, Result), operation.name
+        assert found.__module__ == f"ee.results.{operation.result.partition(':')[0]}"
+
+
+def test_a_served_search_does_not_build_the_other_answers_types() -> None:
+    """The client of a served search imports its own result types only (each dataclass costs its
+    generated code at import): checked in a fresh interpreter, which has imported nothing yet."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from ee.operations import answer; from ee.render.results import render; "
+        "print(sorted(m for m in sys.modules if m.startswith('ee.results')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['ee.results', 'ee.results.search']"

@@ -14,7 +14,8 @@ from ee.errors import EeError, QueryError, UsageError
 from ee.model import FORMATS
 
 if TYPE_CHECKING:
-    from ee.results import Pack, SearchResult
+    from ee.results.pack import Pack
+    from ee.results.search import SearchResult
 
 
 def min_relevance_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -222,7 +222,7 @@ def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
     from ee.curate.similar import normalise
     from ee.curate.state import propose
     from ee.errors import NotFound, UsageError
-    from ee.results import Queue
+    from ee.results.curate import Queue
     from ee.store.ids import now_text
 
     if not files:

@@ -13,20 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-TYPES = (
-    "duplicate",
-    "merge",
-    "contradiction",
-    "update",
-    "stale-path",
-    "stale-citation",
-    "expired",
-    "harmful",
-    "unused",
-    "agent-write",
-    "session",
-    "docs",
-)
+from ee.model import CANDIDATE_TYPES as TYPES
+
 # Each type's actions, the default first (what `ee curate accept ID` does without --action).
 ACTIONS: dict[str, tuple[str, ...]] = {
     "duplicate": ("forget", "link"),

@@ -26,7 +26,7 @@ from ee.curate.decisions import DECISIONS, Decision, append_decision, read_decis
 from ee.curate.model import ACTIONS, PROPOSED_ONLY, TYPES, Candidate, offered
 from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, propose, read_state
 from ee.errors import NotFound, PolicyError, UsageError
-from ee.results import Change, Queue, Review
+from ee.results.curate import Change, Queue, Review
 
 if TYPE_CHECKING:
     from pathlib import Path

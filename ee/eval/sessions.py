@@ -37,7 +37,7 @@ from ee.errors import NotFound, StorageError, UsageError
 from ee.model import Progress
 
 if TYPE_CHECKING:
-    from ee.results import Pack
+    from ee.results.pack import Pack
     from ee.workspace import Workspace
 
 K = 10

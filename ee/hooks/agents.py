@@ -120,7 +120,7 @@ def never_block(fmt: str | None, run: Callable[[], int]) -> int:
         return run()
     from ee.errors import EeError
     from ee.render.results import render
-    from ee.results import Pack
+    from ee.results.pack import Pack
 
     try:
         return run()

@@ -28,7 +28,7 @@ from ee.hooks import gitinfo, risks, warm
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from ee.results import SearchResult
+    from ee.results.search import SearchResult
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -361,7 +361,7 @@ def open_view(hook: Hook) -> Any:
 def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> SearchResult:
     """The search of :func:`message_query` in this process, over ``view`` (else the index opened now)."""
     from ee.query.engine import run_search
-    from ee.results import SearchResult
+    from ee.results.search import SearchResult
 
     query = message_query(text, limit)
     # As ee.query.search runs it (with the workspace's relevance floor).

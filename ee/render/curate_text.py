@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ee.results import Queue, Review
+    from ee.results.curate import Queue, Review
 
 
 def queue_human(queue: Queue) -> str:

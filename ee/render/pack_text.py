@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from ee.pack.pieces import block_piece, cut_bytes, item_text, section_piece, title_piece
 from ee.pack.profiles import SECTION_TITLES
-from ee.results import PackItem
+from ee.results.search import Hit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ee.results import Explanation, Hit, Omitted, Pack
+    from ee.results.pack import Pack, PackItem
+    from ee.results.search import Omitted
+    from ee.results.why import Explanation
 
 
 def _summary_text(item: PackItem) -> str:
@@ -154,7 +156,7 @@ def explain_lines(item: Hit | PackItem, indent: str) -> list[str]:
     injection = explanation.get("injection") or {}
     if injection.get("flagged"):
         out.append(f"{indent}injection: flagged ({', '.join(injection.get('signals', []))})")
-    selection = item.selection if isinstance(item, PackItem) else None
+    selection = None if isinstance(item, Hit) else item.selection
     if selection:
         figures = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in selection.items() if k != "objective")
         out.append(f"{indent}selected: {selection.get('objective', '')} ({figures})")

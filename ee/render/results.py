@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ee.pack.profiles import SECTION_TITLES
 from ee.render import dumps, envelope, visible
 from ee.render.pack_text import blocks, explain_lines
-from ee.results import Hit, Pack, PackItem, SearchResult
+from ee.results.search import Hit, SearchResult
+
+if TYPE_CHECKING:  # (a search's answer does not build the pack types: an answer is one or the other)
+    from ee.results.pack import Pack, PackItem
 
 HOOK_EVENT_ENV = "EE_HOOK_EVENT"
 
@@ -38,11 +41,11 @@ _TEXT_FORMATS = ("human", "markdown", "compact", "toon")  # (jsonl and hook are 
 
 def kind_of(result: SearchResult | Pack) -> str:
     """ "search" or "context": the command whose answer ``result`` is."""
-    return "context" if isinstance(result, Pack) else "search"
+    return "search" if isinstance(result, SearchResult) else "context"
 
 
 def items_of(result: SearchResult | Pack) -> tuple[Hit | PackItem, ...]:
-    return result.items if isinstance(result, Pack) else result.hits
+    return result.hits if isinstance(result, SearchResult) else result.items
 
 
 def _item_line(item: Hit | PackItem) -> dict[str, Any]:
@@ -92,7 +95,7 @@ def brief_items(result: SearchResult | Pack) -> list[dict[str, Any]]:
         row["text"] = item.body or item.title
         row["why"] = short_why(item)
         row["source"] = short_provenance(item)
-        if item.explanation or (isinstance(item, PackItem) and item.selection):  # (only with --explain)
+        if item.explanation or (not isinstance(item, Hit) and item.selection):  # (only with --explain)
             row["explain"] = "; ".join(line.strip() for line in explain_lines(item, ""))
         out.append(row)
     return out
@@ -169,8 +172,8 @@ def _compact(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str
     lines = [_headline(result, len(rows))]
     section = None
     for row, item in zip(rows, items_of(result), strict=True):
-        advisory = isinstance(item, PackItem) and not item.authoritative
-        if isinstance(item, PackItem) and item.section != section:
+        advisory = not isinstance(item, Hit) and not item.authoritative
+        if not isinstance(item, Hit) and item.section != section:
             section = item.section
             lines.append(f"## {SECTION_TITLES.get(section, section)}")
         rank = f"{row['rank']}. " if row.get("rank") is not None else ""
@@ -217,7 +220,7 @@ def _toon(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
 
 
 def _human(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
-    if isinstance(result, Pack):
+    if not isinstance(result, SearchResult):
         from ee.render.pack_text import pack_human
 
         return pack_human(result)
@@ -267,7 +270,7 @@ def _kind_of(hit: Hit) -> str:
 
 
 def _markdown(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
-    if isinstance(result, Pack):
+    if not isinstance(result, SearchResult):
         from ee.render.pack_text import pack_markdown
 
         markdown = pack_markdown(result)
@@ -309,7 +312,7 @@ def _hook(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
     if not items_of(result):
         return ""
     event = os.environ.get(HOOK_EVENT_ENV, "UserPromptSubmit")
-    if isinstance(result, Pack):
+    if not isinstance(result, SearchResult):
         text = pack_markdown(result, light=True).strip()
     else:
         text = _markdown(result, degraded).strip()

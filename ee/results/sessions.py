@@ -1,0 +1,53 @@
+"""Imported agent sessions (ee.sessions, private evidence under ``.ee/sessions/``): :class:`Session`,
+:class:`SessionEvidence` of :class:`EvidencePiece`. See :mod:`ee.results`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ee.results import JsonObject, Result
+
+
+@dataclass(frozen=True, slots=True)
+class Session(Result):
+    """One imported session (``ee sessions list``): how many pieces of evidence, from when to when, from
+    which transcripts, in which folder and branch."""
+
+    TUPLES = frozenset({"transcripts"})
+
+    session_id: str = ""
+    evidence: int = 0
+    first: str | None = None
+    last: str | None = None
+    transcripts: tuple[str, ...] = ()
+    cwd: str | None = None
+    branch: str | None = None
+    shown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EvidencePiece(Result):
+    """One piece of session evidence: its id, its text (secrets masked), where it was said, its flags
+    (secret_masked, quarantined, sidechain)."""
+
+    TUPLES = frozenset({"flags"})
+
+    id: str = ""
+    text: str = ""
+    provenance: JsonObject = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvidence(Result):
+    """A session's evidence, or one piece of it (``ee sessions show``)."""
+
+    NESTED: ClassVar[Mapping[str, type[Result]]] = {"evidence": EvidencePiece}
+
+    session_id: str = ""
+    evidence: tuple[EvidencePiece, ...] = ()
+    shown: tuple[str, ...] = ()
