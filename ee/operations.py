@@ -67,6 +67,7 @@ OPERATIONS: dict[str, Operation] = {
         Operation("search", ("query", "query_notes", "min_relevance"), "search:SearchResult"),
         Operation("context", ("query", "query_notes", "quotas", "min_relevance"), "pack:Pack"),
         Operation("why", ("memory_id", "query_text", "as_of", "profile"), "why:Explanation"),
+        Operation("memory_history", ("memory_id",), "memory:MemoryHistory"),
     )
 }
 

@@ -22,7 +22,7 @@ from ee.errors import (
     UsageError,
 )
 from ee.git.repo import Git, format_message
-from ee.model import LINK_TYPES, Link, Memory, Version
+from ee.model import LINK_TYPES, Link, Memory
 from ee.policy.trust import (
     HIDING_LINKS,
     Actor,
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ee.ops.transfer import ImportReport
     from ee.query.document import Query
     from ee.query.standing import Standing
+    from ee.results.memory import MemoryHistory
     from ee.results.pack import Pack
     from ee.results.search import SearchResult
     from ee.results.sessions import Session, SessionEvidence
@@ -607,12 +608,13 @@ class Workspace:
         ]
         return memories, data, degraded
 
-    def history(self, memory_id: str) -> tuple[Sequence[Version], dict[str, Any]]:
-        """Every version of a memory through git history (``ee memory history``), and the answer's data."""
+    def memory_history(self, memory_id: str) -> MemoryHistory:
+        """Every version of a memory through git history (``ee memory history``; served warm)."""
         from ee.ops.history import history
+        from ee.results.memory import MemoryHistory
 
         versions = history(self, memory_id)
-        return versions, {"id": memory_id, "versions": [v.to_dict() for v in versions]}
+        return MemoryHistory.from_json({"id": memory_id, "versions": [v.to_dict() for v in versions]})
 
     # ------------------------------------------------------------------- bulk, team and health (ee/ops)
 

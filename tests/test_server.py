@@ -197,6 +197,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "search": args_of("alpha"),
     "context": {"query": from_arguments("alpha rollback").doc, "quotas": None, "min_relevance": None},
     "why": {"memory_id": "mem_a", "query_text": "alpha", "as_of": "HEAD", "profile": None},
+    "memory_history": {"memory_id": "mem_a"},
 }
 
 

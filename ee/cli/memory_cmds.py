@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ee.cli import Output, json_option, workspace
+from ee.cli import Output, call, json_option, workspace
 from ee.cli.options import declared
 from ee.errors import UsageError
 from ee.model import Memory
@@ -97,8 +97,8 @@ def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> Non
 
     Example: ee memory history ID --human
     """
-    versions, data = workspace(ctx).history(memory_id)
-    Output(as_json).emit(data, lambda: history_lines(versions))
+    history = call(ctx, "memory_history", memory_id=memory_id)
+    Output(as_json).emit(history.to_json(), lambda: history_lines(history.versions))
 
 
 @memory_group.command("tags")

@@ -168,8 +168,7 @@ def _memory_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answ
 
 
 def _memory_history(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    _versions, data = ws.history(args["memory_id"])
-    return data, []
+    return _split(ws.memory_history(args["memory_id"]))
 
 
 def _curate_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ee.model import Memory, Problem, Version
+from ee.model import Memory, Problem
+from ee.results import JsonObject
 
 
 def plural(count: int, one: str, many: str) -> str:
@@ -74,15 +75,18 @@ def memory_block(memory: Memory, shown: dict[str, Any] | None = None) -> str:
     return f"{head}\n\n{memory.body}\n"
 
 
-def history_lines(versions: Iterable[Version]) -> str:
+def history_lines(versions: Iterable[JsonObject]) -> str:
+    """A memory's versions (``MemoryHistory.versions``: :meth:`ee.model.Version.to_dict` objects)."""
     out = []
     for version in versions:
-        changed = ", ".join(version.changed) or "-"
-        mark = " (deleted)" if version.deleted else ""
+        changed = ", ".join(version["changed"]) or "-"
+        mark = " (deleted)" if version["deleted"] else ""
         out.append(
-            f"{version.commit[:10]}  {version.date}  {version.actor:<16} {version.op:<9} {changed}{mark}"
+            f"{version['commit'][:10]}  {version['date']}  {version['actor']:<16} {version['op']:<9} "
+            f"{changed}{mark}"
         )
-        out.append(f"            {version.message.splitlines()[0] if version.message else ''}")
+        message = version["message"]
+        out.append(f"            {message.splitlines()[0] if message else ''}")
     return "\n".join(out)
 
 
