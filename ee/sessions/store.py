@@ -240,6 +240,16 @@ def get_many(db: sqlite3.Connection, ids: list[str]) -> dict[str, Evidence]:
     return out
 
 
+def session_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    """Each piece's session id (the ranking's session aggregation reads only this column)."""
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        out.update(db.execute(f"SELECT id, session_id FROM evidence WHERE id IN ({marks})", chunk))  # noqa: S608
+    return out
+
+
 def of_session(db: sqlite3.Connection, session_id: str) -> list[Evidence]:
     rows = db.execute(
         f"SELECT {_COLUMNS} FROM evidence WHERE session_id = ? ORDER BY time, transcript, turn",  # noqa: S608
