@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import run_ee_process
 
@@ -397,3 +398,65 @@ def test_index_tokens_of_an_older_database_still_read() -> None:
     assert unpack_tokens(pack_tokens(tokens)) == tokens
     assert len(pack_tokens(tokens * 50)) < len(marshal.dumps(tokens * 50)) / 4
     assert unpack_tokens(marshal.dumps(tokens)) == tokens  # written before the tokens were compressed
+
+
+def _index_scores(root: Path, queries: list[str]) -> tuple[list[str], list[dict[str, float]]]:
+    """The evidence index's ids in position order and, per query, each id's BM25 score."""
+    from ee.index.tokenize import tokenize
+    from ee.sessions import index
+
+    built = index.load(root)
+    assert built is not None
+    out = []
+    for query in queries:
+        scores = built.lexical.scores(tokenize(query))
+        out.append({i: float(s) for i, s in zip(built.ids, scores.tolist(), strict=True)})
+    return list(built.ids), out
+
+
+def test_an_import_updates_the_evidence_index_exactly_as_a_full_build(ws: Workspace, cli: Any) -> None:
+    import bm25s
+
+    from ee.index import lexical
+    from ee.sessions import index, store
+
+    queries = ["alembic database migrations", "redis cache catalogue", "pytest failed", "conftest import"]
+    path = _copy(ws, "claude-code.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:6]), encoding="utf-8")
+    cli("import", "session", str(path), str(_copy(ws, "codex.jsonl")))
+    first, _ = _index_scores(ws.root, queries)
+    # the session went on (its last exchange is read again and replaced), another one came, one is forgotten
+    path.write_text("".join(lines), encoding="utf-8")
+    assert cli("import", "session", str(path), str(_copy(ws, "messages.json"))).code == 0
+    assert cli("sessions", "forget", "ci-chat-1").code == 0
+    ids, updated = _index_scores(ws.root, queries)
+    # updated, not rebuilt: the pieces it already held keep their positions, ahead of the new ones
+    kept = [i for i in first if i in set(ids)]
+    assert kept
+    assert ids[: len(kept)] == kept
+    assert len(ids) > len(kept)
+
+    folder = store.folder_of(ws.root)
+    for built in [*folder.glob("index-*"), folder / index.POINTER]:
+        shutil.rmtree(built) if built.is_dir() else built.unlink()
+    assert index.load(ws.root) is None  # (nothing there until built again)
+    index.build(ws.root, None, "")
+    rebuilt_ids, rebuilt = _index_scores(ws.root, queries)
+    assert sorted(rebuilt_ids) == sorted(ids)
+    for mine, full in zip(updated, rebuilt, strict=True):
+        assert mine == pytest.approx(full, rel=1e-6, abs=1e-9)
+
+    # and both score as bm25s does (Lucene's formula; evidence normalises length by LEXICAL_B)
+    from ee.index.tokenize import tokenize
+
+    with store.connect(ws.root, write=False) as db:
+        assert db is not None
+        docs = store.tokens(db, ids)
+    model = bm25s.BM25(k1=lexical.K1, b=index.LEXICAL_B, method=lexical.METHOD)
+    model.index(docs, show_progress=False)
+    for query, mine in zip(queries, updated, strict=True):
+        known = [t for t in tokenize(query) if t in model.vocab_dict]
+        want = np.asarray(model.get_scores(known), dtype=np.float64) if known else np.zeros(len(ids))
+        assert [mine[i] for i in ids] == pytest.approx(want.tolist(), rel=1e-5, abs=1e-7), query
+        assert want.max() > 0, query
