@@ -460,3 +460,48 @@ def test_an_import_updates_the_evidence_index_exactly_as_a_full_build(ws: Worksp
         want = np.asarray(model.get_scores(known), dtype=np.float64) if known else np.zeros(len(ids))
         assert [mine[i] for i in ids] == pytest.approx(want.tolist(), rel=1e-5, abs=1e-7), query
         assert want.max() > 0, query
+
+
+def test_cursor_pages_continue_memories_and_evidence_alike(ws: Workspace, cli: Any) -> None:
+    ws.remember("Database migrations run with alembic upgrade head before the app starts.")
+    ws.remember("The pytest suite needs a running postgres for the database tests.")
+    ws.remember("Redis caches the catalogue for five minutes.")
+    names = ("claude-code.jsonl", "codex.jsonl", "messages.json")
+    assert cli("import", "session", *(str(_copy(ws, n)) for n in names)).code == 0
+    text = "database migrations pytest redis cache catalogue"
+
+    def page(cursor: str | None, limit: int) -> dict[str, Any]:
+        doc: dict[str, Any] = {"version": "ee.query.v1", "query": {"text": text}}
+        doc["pagination"] = {"limit": limit}
+        if cursor:
+            doc["pagination"]["cursor"] = cursor
+        result = cli("search", "--query-file", "-", "--json", "--min-relevance", "0", input=json.dumps(doc))
+        assert result.code == 0, result.err
+        data: dict[str, Any] = result.data
+        return data
+
+    whole = page(None, 50)
+    assert whole["next_cursor"] is None
+    every = [(h["type"], h["id"]) for h in whole["hits"]]
+    assert {kind for kind, _id in every} == {"memory", "evidence"}
+    assert whole["total"] == len(every)
+    seen: list[tuple[str, str]] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        data = page(cursor, 2)
+        assert data["returned"] == len(data["hits"]) <= 2
+        assert data["offset"] == len(seen)
+        first = len(seen) + 1
+        assert [h["rank"] for h in data["hits"]] == list(range(first, first + len(data["hits"])))
+        assert data["total"] == len(every)
+        seen += [(h["type"], h["id"]) for h in data["hits"]]
+        pages += 1
+        cursor = data["next_cursor"]
+        assert (cursor is None) == (len(seen) == len(every))
+        if cursor is None:
+            break
+    # the pages together are the one long page: both kinds, each once, in the same order
+    assert seen == every
+    assert pages == -(-len(every) // 2)
+    assert any(kind == "evidence" for kind, _id in seen[2:])

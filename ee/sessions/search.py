@@ -108,10 +108,18 @@ class _RelevanceView:
 
 
 def rank_evidence(
-    root: Path, view: Any, text: str, pool: int, floor: float, mode: str, limit: int | None = None
-) -> list[dict[str, Any]]:
+    root: Path,
+    view: Any,
+    text: str,
+    pool: int,
+    floor: float,
+    mode: str,
+    limit: int | None = None,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
     """The evidence of the workspace at ``root`` for the query ``text``, best first, each a hit dict
-    (without ``rank``). ``view`` is the memories' index view: its embedding model embeds the query."""
+    (without ``rank``): ``limit`` of them after the first ``offset``, and how many there are in all.
+    ``view`` is the memories' index view: its embedding model embeds the query."""
     from ee.index.tokenize import tokenize
     from ee.query.fusion import fuse_arrays
     from ee.query.relevance import evidence
@@ -120,7 +128,7 @@ def rank_evidence(
     embedder = view.embedder() if view is not None else None
     idx = index.fresh(root, embedder, view.model_key if view is not None else "")
     if idx is None or idx.size == 0 or not text.strip():
-        return []
+        return [], 0
     lexical_on = mode in ("hybrid", "lexical", "exact")
     semantic_on = mode in ("hybrid", "semantic") and embedder is not None and idx.vectors is not None
     lex = idx.lexical.scores(tokenize(text)) if lexical_on else np.zeros(idx.size)
@@ -132,7 +140,7 @@ def rank_evidence(
     if sem is not None:
         union = sorted(set(union) | set(_top(sem, pool, idx.ids)))
     if not union:
-        return []
+        return [], 0
     lex_values = lex[union] if lexical_on else None
     sem_values = sem[union].astype(np.float64) if sem is not None else None
     _ln, _sn, fused = fuse_arrays(
@@ -157,8 +165,9 @@ def rank_evidence(
         idx, positions, [float(relevance[i]) for i in kept], [strength[i] for i in kept], subject
     )
     order_pos = positions if past else _newest_first(positions, superseded)
+    total = len(order_pos)
     with store.connect(root, write=False) as db:
-        order_pos = order_pos[:limit] if limit is not None else order_pos
+        order_pos = order_pos[offset : offset + limit] if limit is not None else order_pos[offset:]
         rows = store.get_many(db, [idx.ids[p] for p in order_pos]) if db is not None else {}
     at = {union[i]: i for i in kept}
     hits = []
@@ -177,7 +186,7 @@ def rank_evidence(
                 idx.ids[newer] if newer is not None else None,
             )
         )
-    return hits
+    return hits, total
 
 
 def _cosines(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -319,10 +328,12 @@ def _title(text: str) -> str:
 
 
 def merge(
-    memory_hits: list[dict[str, Any]], evidence_hits: list[dict[str, Any]], limit: int
+    memory_hits: list[dict[str, Any]], evidence_hits: list[dict[str, Any]], limit: int, start: int = 0
 ) -> list[dict[str, Any]]:
     """One ranked list: memories in their order, each evidence hit before the first memory whose relevance
-    is lower than its own × :data:`EVIDENCE_WEIGHT`; at most ``limit``, ranked from 1."""
+    is lower than its own × :data:`EVIDENCE_WEIGHT`; at most ``limit``, ranked from ``start`` + 1 (a later
+    page continues both lists where the pages before it stopped, so the pages together are this merge of
+    the whole lists)."""
     out: list[dict[str, Any]] = []
     memories = [dict(h, type="memory") for h in memory_hits]
     evidence = list(evidence_hits)
@@ -337,5 +348,5 @@ def merge(
             out.append(evidence.pop(0) if mem is not None and ev > float(mem) else memories.pop(0))
     return [
         {"rank": rank, **hit} if "rank" not in hit else dict(hit, rank=rank)
-        for rank, hit in enumerate(out, 1)
+        for rank, hit in enumerate(out, start + 1)
     ]
