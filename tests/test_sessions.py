@@ -505,3 +505,61 @@ def test_cursor_pages_continue_memories_and_evidence_alike(ws: Workspace, cli: A
     assert seen == every
     assert pages == -(-len(every) // 2)
     assert any(kind == "evidence" for kind, _id in seen[2:])
+
+
+def test_codex_notify_is_wired_and_imports_the_turns_rollout(ws: Workspace, tmp_path: Path) -> None:
+    import tomllib
+
+    config = Path.home() / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('model = "o4-mini"\n\n[tui]\nnotifications = true\n', encoding="utf-8")
+    wrote = run_ee_process("hooks", "agent", "codex", "--write", "--json", cwd=ws.root)
+    assert wrote.returncode == 0, wrote.stderr
+    settings = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert settings["notify"][-3:] == ["import", "session", "--from-codex-notify"]
+    assert settings["model"] == "o4-mini"
+    assert settings["tui"] == {"notifications": True}
+    again = run_ee_process("hooks", "agent", "codex", "--write", "--json", cwd=ws.root)
+    assert json.loads(again.stdout)["data"]["changed"] is False
+
+    # a rollout of this workspace, as Codex writes it, and the notification of its turn
+    thread = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    folder = Path.home() / ".codex" / "sessions" / "2026" / "11" / "03"
+    folder.mkdir(parents=True)
+    lines = (FIXTURES / "codex.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    meta["payload"]["cwd"] = str(ws.root)
+    rollout = folder / f"rollout-2026-11-03T14-00-00-{thread}.jsonl"
+    rollout.write_text(json.dumps(meta) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    event = {
+        "type": "agent-turn-complete",
+        "thread-id": thread,
+        "turn-id": "1",
+        "cwd": str(ws.root),
+        "input-messages": ["add a redis cache"],
+        "last-assistant-message": "Done.",
+    }
+    done = ws.root / ".ee/sessions/hook.done"
+    # Codex runs the notify program with the JSON as its last argument, from anywhere
+    ran = run_ee_process(*settings["notify"][-3:], json.dumps(event), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "", ran.stderr
+    deadline = time.monotonic() + 120  # the job runs detached: wait for its token (not a timing check)
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    assert [s["session_id"] for s in ws.sessions()] == [thread]
+
+    # another folder's turn, another event, or a thread without a rollout: skipped, exit 0
+    others = ({"cwd": str(tmp_path)}, {"type": "approval-requested"}, {"thread-id": "0" * 36})
+    for bad in ({**event, **other} for other in others):
+        skipped = run_ee_process("import", "session", "--from-codex-notify", json.dumps(bad), cwd=tmp_path)
+        assert skipped.returncode == 0
+        assert "not imported" in skipped.stderr
+
+    # a notify program of the person's own is not replaced
+    config.write_text('notify = ["notify-send", "codex"]\n', encoding="utf-8")
+    refused = run_ee_process("hooks", "agent", "codex", "--write", "--json", cwd=ws.root)
+    assert refused.returncode == 3
+    assert "already sets notify" in refused.stdout + refused.stderr
+    assert config.read_text(encoding="utf-8") == 'notify = ["notify-send", "codex"]\n'
