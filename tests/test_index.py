@@ -944,3 +944,19 @@ def test_index_writers_never_make_a_moved_workspace_again(ws: Workspace, tmp_pat
     DerivedCache(tmp_path / "moved" / freshness.CACHE_PATH).close()
     assert (tmp_path / "moved" / INDEX_DIR / "lock").exists()
     assert (tmp_path / "moved" / freshness.CACHE_PATH).exists()
+
+
+def test_a_process_touching_many_workspaces_keeps_a_bounded_number_of_files_open(tmp_path: Path) -> None:
+    # Each derived cache holds the database, its WAL and shared memory open: a process that searches many
+    # workspaces in turn (the per-user server, a script) must let the least recently used ones go.
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    spaces = [Workspace.init(tmp_path / f"w{n}")[0] for n in range(freshness.WARM_WORKSPACES * 2 + 2)]
+    for space in spaces[: freshness.WARM_WORKSPACES]:
+        open_index(space)
+    filled = open_files()
+    for space in spaces[freshness.WARM_WORKSPACES :]:
+        open_index(space)
+    assert open_files() <= filled
+    assert len(freshness._CACHES) == freshness.WARM_WORKSPACES

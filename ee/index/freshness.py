@@ -763,24 +763,31 @@ class Updater:
         return manifest | stamps
 
 
-_CACHES: dict[str, tuple[tuple[int, int], DerivedCache]] = {}
+# One open connection per derived cache, for the WARM_WORKSPACES caches used last: each holds four file
+# descriptors (the database, its WAL and shared memory), so a process that touches many workspaces (the
+# per-user server, a test run, a script over many repositories) closes the least recently used one.
+_CACHES: OrderedDict[str, tuple[tuple[int, int], DerivedCache]] = OrderedDict()
 
 
 def shared_cache(path: Path) -> DerivedCache:
     """This process's connection to the derived cache at ``path``, opened once. Closing it after every
     update cost a WAL checkpoint each time (~20 ms); a replaced file (``rm -rf .ee/cache``) is reopened."""
-    cached = _CACHES.get(str(path))
+    key = str(path)
+    cached = _CACHES.pop(key, None)
     if cached is not None:
         try:
             st = path.stat()
         except OSError:
             st = None
         if st is not None and (st.st_dev, st.st_ino) == cached[0]:
+            _CACHES[key] = cached
             return cached[1]
         cached[1].close()
     cache = DerivedCache(path)
     st = path.stat()
-    _CACHES[str(path)] = ((st.st_dev, st.st_ino), cache)
+    _CACHES[key] = ((st.st_dev, st.st_ino), cache)
+    while len(_CACHES) > WARM_WORKSPACES:
+        _CACHES.popitem(last=False)[1][1].close()
     return cache
 
 
