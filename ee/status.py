@@ -100,7 +100,7 @@ def _sessions(ws: Workspace) -> dict[str, Any]:
     """The imported agent sessions (``ee sessions list``): how many, when the newest one ended, and when
     the last import ran."""
     found = ws.sessions()
-    newest = max((s["last"] for s in found if s.get("last")), default=None)
+    newest = max((s.last for s in found if s.last), default=None)
     return {"imported": len(found), "newest": newest, "last_import": ws.last_session_import()}
 
 

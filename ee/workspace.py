@@ -5,7 +5,6 @@ The CLI parses, calls one method here, and renders. Store, git, index, query and
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 
     from ee.query.document import Query
     from ee.query.standing import Standing
+    from ee.results import Explanation, Pack, SearchResult, Session, SessionEvidence
 
 # ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
 GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
@@ -383,48 +383,50 @@ class Workspace:
                 raise
         return memory
 
-    # ---- the reads and the feedback every front end calls (CLI, MCP, hooks): each returns the ``data`` of
-    # the JSON answer; search, context and why carry their ``degraded`` list inside it.
+    # ---- the reads and the feedback every front end calls (CLI, MCP, hooks). search, context and why
+    # return typed results (ee.results), their ``degraded`` list inside: a front end builds the JSON
+    # answer with their ``to_json()``.
 
     def search(
         self,
         query: Query | str,
         min_relevance: float | None = None,
         views: dict[str | None, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> SearchResult:
         """Hits for an ee.query.v1 document (or plain text), each explained (``ee search``).
         ``min_relevance`` overrides the relevance floor of ``[query] min_relevance``; ``views`` keeps the
         index views a batch of queries opened, so freshness is checked once per batch."""
         from ee.query import search
+        from ee.results import SearchResult
         from ee.sessions.packing import search_with_evidence
 
         query = as_query(query)
         views = {} if views is None else views
         data = search(self, query, min_relevance, views)
         view = views[query.get("asOf")][0]
-        return with_notes(search_with_evidence(self, query, data, view, min_relevance), query)
+        return SearchResult.from_json(
+            with_notes(search_with_evidence(self, query, data, view, min_relevance), query)
+        )
 
     def context(
         self,
         query: Query | str,
         quotas: dict[str, Any] | None = None,
         min_relevance: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> Pack:
         """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
         Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
         review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
         from ee.curate.usage import record_retrieval
+        from ee.results import Pack
         from ee.sessions.packing import context_with_evidence
 
         document = as_query(query)
-        pack = with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
+        pack = Pack.from_json(
+            with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
+        )
         if not document.get("asOf"):
-            ids = [
-                item["id"]
-                for section in pack.get("sections", ())
-                for item in section["items"]
-                if item.get("type", "memory") == "memory"
-            ]
+            ids = [item.id for item in pack.items if item.type in (None, "memory")]
             record_retrieval(self.root, ids, now_text()[:10])
         return pack
 
@@ -438,11 +440,12 @@ class Workspace:
 
         return import_sessions(self, list(paths), fmt)
 
-    def sessions(self) -> builtins.list[dict[str, Any]]:
-        """The imported sessions (``ee sessions list``)."""
+    def sessions(self) -> tuple[Session, ...]:
+        """The imported sessions, oldest first (``ee sessions list``)."""
+        from ee.results import Session
         from ee.sessions.ops import list_sessions
 
-        return list_sessions(self)
+        return tuple(Session.from_json(row) for row in list_sessions(self))
 
     def last_session_import(self) -> str | None:
         """When ``ee import session`` (or an agent hook) last imported a transcript; None before the first."""
@@ -450,11 +453,12 @@ class Workspace:
 
         return last_import(self)
 
-    def session(self, ident: str) -> dict[str, Any]:
+    def session(self, ident: str) -> SessionEvidence:
         """One session's evidence, or one piece by its id (``ee sessions show``)."""
+        from ee.results import SessionEvidence
         from ee.sessions.ops import show_session
 
-        return show_session(self, ident)
+        return SessionEvidence.from_json(show_session(self, ident))
 
     def forget_session(self, ident: str) -> dict[str, Any]:
         """Purge a session's evidence (or one piece) with its index entries and vectors."""
@@ -469,14 +473,17 @@ class Workspace:
         *,
         as_of: str | None = None,
         profile: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Explanation:
         """Why a memory stands where it does; with ``query_text`` its rank and the pack decision of
         ``profile`` (default balanced; a profile without a query has nothing to decide) (``ee why``)."""
+        from ee.results import Explanation
         from ee.why import why
 
         if profile and not query_text:
             raise UsageError("a profile says which pack the query is checked against", "give a query too")
-        return why(self, memory_id, query_text, as_of=as_of, profile=profile or "balanced")
+        return Explanation.from_json(
+            why(self, memory_id, query_text, as_of=as_of, profile=profile or "balanced")
+        )
 
     def outcome(
         self, memory_id: str, signal: str, reason: str | None = None, actor: Actor | None = None

@@ -18,6 +18,7 @@ from ee.pack.select import Budget, Candidate, select
 from ee.query.document import from_arguments
 from ee.query.engine import count_tokens
 from ee.render.results import render
+from ee.results import Pack
 from tests.conftest import run_cli, run_ee_process
 from tests.memory_corpus import shared_store
 
@@ -87,7 +88,7 @@ def test_every_profile_fills_sections_within_budget_and_quotas(store: dict[str, 
     budget = data["budget"]
     assert budget["used_tokens"] <= budget["max_tokens"] == 2500
     assert pieces_total(data) == budget["used_tokens"]
-    assert count_tokens(render("context", data, "markdown")) <= 2500
+    assert count_tokens(render(Pack.from_json(data), "markdown")) <= 2500
     assert [s["name"] for s in data["sections"]] == [
         n for n in SECTIONS if any(i["section"] == n for i in chosen)
     ]
@@ -152,9 +153,9 @@ def test_budget_is_never_exceeded(view: Any, budget: int, profile: str, task: st
     data = pack_view(view, query, resolve_profile(profile))
     assert data["budget"]["used_tokens"] <= budget
     assert pieces_total(data) == data["budget"]["used_tokens"]
-    markdown = render("context", data, "markdown")
+    markdown = render(Pack.from_json(data), "markdown")
     assert count_tokens(markdown) <= budget
-    hook_out = render("context", data, "hook")
+    hook_out = render(Pack.from_json(data), "hook")
     assert bool(hook_out) == bool(items(data)), "the hook prints nothing exactly when the pack is empty"
     if hook_out:
         assert count_tokens(json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]) <= budget

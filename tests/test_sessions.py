@@ -97,11 +97,11 @@ def test_the_same_file_twice_changes_nothing_and_a_grown_one_adds_its_new_turns(
     path.write_text("".join(lines[:4]) + lines[4][:50], encoding="utf-8")  # a partial last line
     first = cli("import", "session", str(path), "--json").data
     assert first["files"][0]["pending_bytes"] == 50
-    before = ws.sessions()[0]["evidence"]
+    before = ws.sessions()[0].evidence
     again = cli("import", "session", str(path), "--json").data
     assert again["files"][0]["status"] == "unchanged"
     assert again["added"] == 0
-    assert ws.sessions()[0]["evidence"] == before
+    assert ws.sessions()[0].evidence == before
     path.write_text("".join(lines), encoding="utf-8")  # the session went on
     grown = cli("import", "session", str(path), "--json").data
     assert grown["files"][0]["status"] == "grown"
@@ -111,8 +111,8 @@ def test_the_same_file_twice_changes_nothing_and_a_grown_one_adds_its_new_turns(
     fresh, _ = Workspace.init(ws.root.parent / "other")
     fresh.import_sessions([full])
     # the grown file's evidence is exactly what one import of the whole file gives (no partial leftover)
-    mine = [e["text"] for e in ws.session("5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")["evidence"]]
-    theirs = [e["text"] for e in fresh.session("5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")["evidence"]]
+    mine = [e.text for e in ws.session("5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c").evidence]
+    theirs = [e.text for e in fresh.session("5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c").evidence]
     assert mine == theirs
     assert any("42 passed" not in t and "pytest -q → ok" in t for t in mine)
 
@@ -129,7 +129,7 @@ def test_a_malformed_line_names_file_and_line_and_imports_nothing_of_that_file(
     error = result.data["errors"][0] if result.json.get("success") else None
     assert error is not None
     assert f"{bad}:4" in error["message"]
-    assert [s["session_id"] for s in ws.sessions()] == ["0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"]
+    assert [s.session_id for s in ws.sessions()] == ["0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"]
     not_a_transcript = ws.root.parent / "notes.jsonl"
     not_a_transcript.write_text('{"a": 1}\n{"b": 2}\n', encoding="utf-8")
     result = cli("import", "session", str(not_a_transcript), "--json")
@@ -142,7 +142,7 @@ def test_a_huge_transcript_is_refused(ws: Workspace, cli: Any) -> None:
     result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
     assert result.code == 4
     assert "above the limit of 1000 bytes" in result.data["errors"][0]["message"]
-    assert ws.sessions() == []
+    assert ws.sessions() == ()
 
 
 def test_import_and_search_can_be_turned_off(ws: Workspace, cli: Any) -> None:
@@ -220,7 +220,7 @@ def test_evidence_survives_an_index_rebuild_and_doctor_fix(ws: Workspace, cli: A
     cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
     assert cli("index", "rebuild").code == 0
     assert cli("doctor", "--fix").code == 0
-    assert ws.sessions()[0]["session_id"] == "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    assert ws.sessions()[0].session_id == "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
     for stale in (ws.root / ".ee/sessions").glob("index-*"):
         shutil.rmtree(stale)  # the evidence index is derived: it comes back from the database
     assert _hits(cli, "alembic migrations")[0]["type"] == "evidence"
@@ -251,7 +251,7 @@ def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path:
     while not done.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
-    assert [s["session_id"] for s in ws.sessions()] == ["5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"]
+    assert [s.session_id for s in ws.sessions()] == ["5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"]
     # a transcript outside Claude Code's folder, or another workspace's session, is not imported
     outside = _copy(ws, "codex.jsonl")
     for bad in ({**event, "transcript_path": str(outside)}, {**event, "cwd": str(tmp_path)}):
@@ -385,7 +385,7 @@ def test_retention_bounds_the_age_of_evidence(ws: Workspace, cli: Any) -> None:
     )
     result = cli("import", "session", str(path), "--json")
     assert result.data["pruned"] == 1
-    texts = [e["text"] for e in ws.session("old-and-new")["evidence"]]
+    texts = [e.text for e in ws.session("old-and-new").evidence]
     assert texts == ["user: Today the admin site moved to Litestar."]
 
 

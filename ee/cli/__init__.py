@@ -219,18 +219,18 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
     when one runs and the operation only reads, else run here — the same ``Workspace`` method either way,
     so the command renders the same bytes."""
     from ee.discovery import find_root
-    from ee.operations import OPERATIONS, run
+    from ee.operations import OPERATIONS, answer, result
 
     root = find_root(ctx.find_root().params.get("workspace"))
     if OPERATIONS[op].served:
         from ee.serve.client import call as served
 
-        result = served(op, root, args)
-        if result is not None:
-            return result
+        sent = served(op, root, args)
+        if sent is not None:
+            return answer(op, sent)
     from ee.workspace import Workspace
 
-    return run(Workspace(root), op, args)
+    return result(Workspace(root), op, args)
 
 
 def wants_json(argv: list[str]) -> bool:

@@ -198,7 +198,7 @@ def run_pack(
     )
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "context")
-    data = call(
+    pack = call(
         ctx,
         "context",
         query=query.doc,
@@ -206,7 +206,7 @@ def run_pack(
         quotas=overrides or None,
         min_relevance=min_relevance,
     )
-    emit("context", data, chosen)
+    emit(pack, chosen)
     return 0
 
 

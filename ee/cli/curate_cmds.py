@@ -34,8 +34,8 @@ def list_cmd(ctx: click.Context, kind: str | None, as_json: bool | None) -> None
     from ee.render.curate_text import queue_human
 
     candidates, degraded = pending(workspace(ctx), kind)
-    data = list_data(candidates)
-    Output(as_json).emit(data, lambda: queue_human(data), degraded)
+    queue = list_data(candidates)
+    Output(as_json).emit(queue.to_json(), lambda: queue_human(queue), degraded)
 
 
 @curate_group.command("show")
@@ -51,8 +51,8 @@ def show_cmd(ctx: click.Context, candidate_id: str, action: str | None, as_json:
     from ee.curate.queue import show
     from ee.render.curate_text import candidate_human
 
-    data = show(workspace(ctx), candidate_id, action)
-    Output(as_json).emit(data, lambda: candidate_human(data))
+    review = show(workspace(ctx), candidate_id, action)
+    Output(as_json).emit(review.to_json(), lambda: candidate_human(review))
 
 
 def _bulk(candidate_id: str | None, all_: bool, kind: str | None) -> None:
@@ -203,8 +203,8 @@ def propose_cmd(ctx: click.Context, file: str, agent: str | None, as_json: bool 
 
     raw = _read_json(file)
     candidates = propose_documents(workspace(ctx), raw, Actor.from_env(agent))
-    data = list_data(candidates)
-    Output(as_json).emit(data, lambda: proposed_human(data))
+    queue = list_data(candidates)
+    Output(as_json).emit(queue.to_json(), lambda: proposed_human(queue))
 
 
 def _read_json(file: str) -> Any:

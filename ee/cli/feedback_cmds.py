@@ -40,9 +40,9 @@ def why_cmd(
         from ee.errors import UsageError
 
         raise UsageError("a profile says which pack the query is checked against", "give a query too")
-    data = call(ctx, "why", memory_id=memory_id, query_text=query_text, as_of=as_of, profile=profile)
-    degraded = data.pop("degraded", [])
-    Output(as_json).emit(data, lambda: why_human(data), degraded)
+    result = call(ctx, "why", memory_id=memory_id, query_text=query_text, as_of=as_of, profile=profile)
+    data, degraded = result.envelope_parts()
+    Output(as_json).emit(data, lambda: why_human(result), degraded)
 
 
 @click.command("outcome")

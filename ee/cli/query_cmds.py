@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
 from ee.cli import call, json_by_default, json_indent, json_option, report_degraded, workspace
 from ee.errors import EeError, QueryError, UsageError
 from ee.model import LEVELS
+
+if TYPE_CHECKING:
+    from ee.results import Pack, SearchResult
 
 FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
 MODES = ["hybrid", "lexical", "semantic", "exact"]
@@ -167,19 +170,19 @@ def search_cmd(
         raise QueryError("nothing to search for", "pass TEXT, --query-file FILE or --batch FILE.jsonl")
     chosen = output_format(fmt, as_json, query)
     check_explain(query, chosen, "search")
-    data = call(ctx, "search", query=query.doc, query_notes=list(query.notes), min_relevance=min_relevance)
-    emit("search", data, chosen)
+    result = call(ctx, "search", query=query.doc, query_notes=list(query.notes), min_relevance=min_relevance)
+    emit(result, chosen)
     return 0
 
 
-def emit(kind: str, data: dict[str, Any], fmt: str) -> None:
-    """A search's or a pack's answer (``kind``) in ``fmt`` on stdout; in the text formats a person reads,
+def emit(result: SearchResult | Pack, fmt: str) -> None:
+    """A search's or a pack's answer in ``fmt`` on stdout; in the text formats a person reads,
     each degradation on stderr."""
     from ee.render.results import render
 
-    click.echo(render(kind, data, fmt, indent=json_indent()), nl=False)
+    click.echo(render(result, fmt, indent=json_indent()), nl=False)
     if fmt in ("human", "markdown"):
-        report_degraded(data.get("degraded", []))
+        report_degraded(list(result.degraded))
 
 
 def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str, Any]) -> int:
@@ -219,8 +222,8 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
                     query = parse_document(stripped, f"{source}:{number}")
                 else:
                     query = from_arguments(stripped)
-                data = ws.search(with_options(query, **options), min_relevance, views)
-                degraded = data.pop("degraded", [])
+                result = ws.search(with_options(query, **options), min_relevance, views)
+                data, degraded = result.envelope_parts()
                 click.echo(dumps(envelope(data, degraded), indent=None))
             except EeError as exc:
                 code = code or int(exc.exit_code)

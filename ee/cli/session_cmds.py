@@ -122,11 +122,9 @@ def list_cmd(ctx: click.Context, as_json: bool | None) -> None:
     """
     found = workspace(ctx).sessions()
     Output(as_json).emit(
-        {"sessions": found},
+        {"sessions": [s.to_json() for s in found]},
         lambda: (
-            "\n".join(
-                f"{s['session_id']}  {s['first']} .. {s['last']}  {s['evidence']} piece(s)" for s in found
-            )
+            "\n".join(f"{s.session_id}  {s.first} .. {s.last}  {s.evidence} piece(s)" for s in found)
             or "no session imported (ee import session PATH...)"
         ),
     )
@@ -141,16 +139,16 @@ def show_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
 
     Example: ee sessions show SESSION_ID --human
     """
-    data = workspace(ctx).session(ident)
+    found = workspace(ctx).session(ident)
 
     def human() -> str:
         out = []
-        for e in data["evidence"]:
-            p = e["provenance"]
-            out.append(f"{e['id']}  {p['file_name']} turn {p['turn']}  {p['time']}\n{e['text']}\n")
+        for e in found.evidence:
+            p = e.provenance
+            out.append(f"{e.id}  {p['file_name']} turn {p['turn']}  {p['time']}\n{e.text}\n")
         return "\n".join(out)
 
-    Output(as_json).emit(data, human)
+    Output(as_json).emit(found.to_json(), human)
 
 
 @sessions_group.command("forget")

@@ -19,13 +19,14 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.decisions import DECISIONS, Decision, append_decision, read_decisions
 from ee.curate.model import ACTIONS, PROPOSED_ONLY, TYPES, Candidate, offered
 from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, propose, read_state
 from ee.errors import NotFound, PolicyError, UsageError
+from ee.results import Change, Queue, Review
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,26 +152,24 @@ def status_of(ws: Workspace, candidate: Candidate) -> dict[str, Any]:
     return {"status": verdict, "decision": decision.to_dict()}
 
 
-def show(ws: Workspace, candidate_id: str, action: str | None = None) -> dict[str, Any]:
+def show(ws: Workspace, candidate_id: str, action: str | None = None) -> Review:
     """A candidate, its status, and exactly what accepting it (with ``action``) would change."""
     candidate = find(ws, candidate_id)
-    data = candidate.to_dict() | status_of(ws, candidate)
+    status = status_of(ws, candidate)
     proposed = {a: PROPOSED_HELP[a] for a in (candidate.default_action,) if a in PROPOSED_HELP}
     helps = ACTION_HELP | (proposed if candidate.arguments else {})
-    data["action_help"] = {a: helps[a] for a in candidate.actions if a in helps}
+    review = Review(
+        candidate,
+        status["status"],
+        status.get("decision"),
+        {a: helps[a] for a in candidate.actions if a in helps},
+    )
     try:
         plan = make_plan(ws, candidate, action or candidate.default_action)
     except (NotFound, UsageError) as exc:
-        data["would_change"] = None
-        data["cannot_accept"] = exc.message
-        return data
-    data["would_change"] = {
-        "action": plan.action,
-        "summary": plan.summary,
-        "files": plan.files(),
-        "diff": plan.preview(),
-    }
-    return data
+        return replace(review, cannot_accept=exc.message)
+    change = Change(plan.action, tuple(plan.summary), tuple(plan.files()), plan.preview())
+    return replace(review, would_change=change)
 
 
 # ------------------------------------------------------------------------------------ deciding
@@ -683,11 +682,8 @@ def _provenance_uri(ref: str) -> str:
     return ref if ":" in ref else f"evidence:{ref}"
 
 
-def list_data(candidates: Sequence[Candidate]) -> dict[str, Any]:
-    counts: dict[str, int] = {}
-    for c in candidates:
-        counts[c.type] = counts.get(c.type, 0) + 1
-    return {"count": len(candidates), "by_type": counts, "candidates": [c.to_dict() for c in candidates]}
+def list_data(candidates: Sequence[Candidate]) -> Queue:
+    return Queue(tuple(candidates))
 
 
 def propose_documents(ws: Workspace, raw: Any, actor: Actor) -> list[Candidate]:

@@ -73,7 +73,7 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
             if p.severity == "error"
         ),
     ]
-    return {"memories": len(memories), "scanned": len(unique)} | list_data(queue), degraded
+    return {"memories": len(memories), "scanned": len(unique)} | list_data(queue).to_json(), degraded
 
 
 def memory_ref(memory: Memory) -> EvidenceRef:

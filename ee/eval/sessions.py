@@ -37,6 +37,7 @@ from ee.errors import NotFound, StorageError, UsageError
 from ee.model import Progress
 
 if TYPE_CHECKING:
+    from ee.results import Pack
     from ee.workspace import Workspace
 
 K = 10
@@ -194,13 +195,9 @@ def strings(value: Any) -> Iterable[str]:
             yield from strings(item)
 
 
-def pack_text(pack: dict[str, Any]) -> str:
+def pack_text(pack: Pack) -> str:
     """What a pack puts in front of the agent: each item's title and text."""
-    return "\n".join(
-        f"{item.get('title', '')}\n{item.get('body', '')}"
-        for section in pack.get("sections", [])
-        for item in section.get("items", [])
-    )
+    return "\n".join(f"{item.title}\n{item.body}" for item in pack.items)
 
 
 def judge(question: Question, ranked: Sequence[set[str]], pack: str | None) -> dict[str, Any]:
@@ -316,7 +313,7 @@ def evaluate(
         rows = []
         for done, question in enumerate(questions, start=1):
             found = ws.search(from_arguments(question.question, limit=K, fields="full"), min_relevance)
-            ranked = [hit_sessions(hit, known) for hit in found["hits"]]
+            ranked = [hit_sessions(hit.to_json(), known) for hit in found.hits]
             pack = ws.context(
                 from_arguments(question.question, max_tokens=max_tokens), min_relevance=min_relevance
             )
@@ -327,7 +324,7 @@ def evaluate(
             if progress and (done % 20 == 0 or done == len(questions)):
                 progress("questions", done, len(questions))
         out["query_seconds"] = round(time.perf_counter() - started, 2)
-        out["min_relevance"] = found.get("min_relevance")
+        out["min_relevance"] = found.min_relevance if questions else None
     return out | report(rows)
 
 

@@ -171,12 +171,13 @@ def never_block(fmt: str | None, run: Callable[[], int]) -> int:
         return run()
     from ee.errors import EeError
     from ee.render.results import render
+    from ee.results import Pack
 
     try:
         return run()
     except EeError as exc:
         print(f"ee: no context ({exc.message}; repair: {exc.hint})", file=sys.stderr, flush=True)
-        sys.stdout.write(render("context", {"sections": []}, "hook"))
+        sys.stdout.write(render(Pack.from_json({"sections": []}), "hook"))
         sys.stdout.flush()
         return 0
 

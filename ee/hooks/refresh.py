@@ -129,12 +129,16 @@ def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
     from ee.render.results import render
 
     query = from_arguments(task, max_tokens=CONTEXT_TOKENS, profile=CONTEXT_PROFILE)
-    data = warm.call(root, "context", {"query": query.doc}) if alive else None
-    if data is None:
+    served = warm.call(root, "context", {"query": query.doc}) if alive else None
+    if served is not None:
+        from ee.operations import answer
+
+        pack = answer("context", served)
+    else:
         from ee.workspace import Workspace
 
-        data = Workspace(root).context(query)
-    text = render("context", data, "markdown")
+        pack = Workspace(root).context(query)
+    text = render(pack, "markdown")
     from ee.pack.pieces import inert
 
     task_line = inert(" ".join(task.split()))  # a subject's "-->" must not close the comment

@@ -28,6 +28,8 @@ from ee.hooks import gitinfo, risks, warm
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from ee.results import SearchResult
+
 BLOCKED = 40
 HOOK_NAMES = (
     "post-checkout",
@@ -319,9 +321,15 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
     chosen = {f.entry.id: f.entry.title for f in named}
     if text and len(chosen) < MESSAGE_HITS:
         args = {"query": message_query(text, MESSAGE_HITS).doc}
-        data = warm.call(hook.root, "search", args) if hook.warm else None
-        for hit in (data or search_here(hook, text, MESSAGE_HITS, view)).get("hits", []):
-            chosen.setdefault(hit["id"], hit.get("title") or "")
+        served = warm.call(hook.root, "search", args) if hook.warm else None
+        if served is not None:
+            from ee.operations import answer
+
+            found = answer("search", served)
+        else:
+            found = search_here(hook, text, MESSAGE_HITS, view)
+        for hit in found.hits:
+            chosen.setdefault(hit.id, hit.title)
     return list(chosen.items())[:MESSAGE_HITS]
 
 
@@ -350,19 +358,21 @@ def open_view(hook: Hook) -> Any:
     return open_view(Workspace(Path(hook.root)), None)[0]
 
 
-def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> dict[str, Any]:
+def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> SearchResult:
     """The search of :func:`message_query` in this process, over ``view`` (else the index opened now)."""
     from ee.query.engine import run_search
+    from ee.results import SearchResult
 
     query = message_query(text, limit)
     # As ee.query.search runs it (with the workspace's relevance floor).
-    return run_search(
+    data = run_search(
         view or open_view(hook),
         query,
         None,
         bool(hook.setting("redaction.allow_bypass")),
         float(hook.setting("query.min_relevance")),
     )
+    return SearchResult.from_json(data)
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:

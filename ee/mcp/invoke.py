@@ -20,6 +20,7 @@ from ee.mcp.tools import Tool
 if TYPE_CHECKING:
     from ee.policy.trust import Actor
     from ee.query.document import Query
+    from ee.results import Result
     from ee.workspace import Workspace
 
 Answer = tuple[dict[str, Any], list[dict[str, Any]]]  # the data, and the degraded list
@@ -175,19 +176,19 @@ def _curate_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answ
     from ee.curate.queue import list_data, pending
 
     candidates, degraded = pending(ws, args.get("type"))
-    return list_data(candidates), degraded
+    return list_data(candidates).to_json(), degraded
 
 
 def _curate_show(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.curate.queue import show
 
-    return show(ws, args["candidate_id"], args.get("action")), []
+    return show(ws, args["candidate_id"], args.get("action")).to_json(), []
 
 
 def _curate_propose(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.curate.queue import list_data, propose_documents
 
-    return list_data(propose_documents(ws, args["candidates"], _actor(args, agent))), []
+    return list_data(propose_documents(ws, args["candidates"], _actor(args, agent))).to_json(), []
 
 
 def _curate_decide(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
@@ -238,6 +239,5 @@ def _actor(args: dict[str, Any], agent: str | None) -> Actor:
     return Actor.from_env(args.get("agent") or agent)
 
 
-def _split(data: dict[str, Any]) -> Answer:
-    data = dict(data)
-    return data, data.pop("degraded", [])
+def _split(result: Result) -> Answer:
+    return result.envelope_parts()

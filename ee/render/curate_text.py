@@ -2,55 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ee.results import Queue, Review
 
 
-def queue_human(data: dict[str, Any]) -> str:
+def queue_human(queue: Queue) -> str:
     """One line per candidate: id, type, title, and what accepting does by default."""
-    candidates = data["candidates"]
+    candidates = queue.candidates
     if not candidates:
         return "nothing to review (ee curate scan looks for duplicates, stale memories and more)"
-    counts = ", ".join(f"{count} {kind}" for kind, count in data["by_type"].items())
-    lines = [f"{data['count']} to review: {counts}"]
-    width = max(len(c["type"]) for c in candidates)
+    counts = ", ".join(f"{count} {kind}" for kind, count in queue.by_type.items())
+    lines = [f"{len(candidates)} to review: {counts}"]
+    width = max(len(c.type) for c in candidates)
     for c in candidates:
-        who = "" if c["proposed_by"] == "ee" else f"  [by {c['proposed_by']}]"
-        lines.append(f"  {c['id']}  {c['type']:<{width}}  {c['title']}  → {c['default_action']}{who}")
+        who = "" if c.proposed_by == "ee" else f"  [by {c.proposed_by}]"
+        lines.append(f"  {c.id}  {c.type:<{width}}  {c.title}  → {c.default_action}{who}")
     lines.append("next: ee curate show ID · accept ID · reject ID · snooze ID --until 7d")
     return "\n".join(lines)
 
 
-def candidate_human(data: dict[str, Any]) -> str:
-    lines = [
-        f"{data['id']}  {data['type']}  ({data['status']})",
-        f"  {data['title']}",
-        f"  why: {data['reason']}",
-    ]
-    if data.get("decision"):
-        decision = data["decision"]
+def candidate_human(review: Review) -> str:
+    c = review.candidate
+    lines = [f"{c.id}  {c.type}  ({review.status})", f"  {c.title}", f"  why: {c.reason}"]
+    if review.decision:
+        decision = review.decision
         lines.append(f"  decided: {decision['verdict']} by {decision['actor']} at {decision['at']}")
-    if data.get("arguments"):
-        proposed = ", ".join(f"{key}={value!r}" for key, value in sorted(data["arguments"].items()))
-        lines.append(f"  proposed by {data['proposed_by']}: {proposed[:400]}")
-    elif data.get("proposed_by", "ee") != "ee":
-        lines.append(f"  proposed by {data['proposed_by']}")
-    if data["evidence"]:
+    if c.arguments:
+        proposed = ", ".join(f"{key}={value!r}" for key, value in sorted(c.arguments.items()))
+        lines.append(f"  proposed by {c.proposed_by}: {proposed[:400]}")
+    elif c.proposed_by != "ee":
+        lines.append(f"  proposed by {c.proposed_by}")
+    if c.evidence:
         lines.append("evidence:")
-        for ref in data["evidence"]:
-            excerpt = " ".join(ref["excerpt"].split())
-            lines.append(f"  {ref['kind']} {ref['ref']}: {excerpt[:160]}")
-    actions = ", ".join(f"{a}{' (default)' if a == data['default_action'] else ''}" for a in data["actions"])
+        for ref in c.evidence:
+            excerpt = " ".join(ref.excerpt.split())
+            lines.append(f"  {ref.kind} {ref.ref}: {excerpt[:160]}")
+    actions = ", ".join(f"{a}{' (default)' if a == c.default_action else ''}" for a in c.actions)
     lines.append(f"actions: {actions}")
-    for action, text in data.get("action_help", {}).items():
+    for action, text in review.action_help.items():
         lines.append(f"  {action}: {text}")
-    change = data.get("would_change")
+    change = review.would_change
     if change is None:
-        lines.append(f"cannot accept: {data.get('cannot_accept', '')}")
+        lines.append(f"cannot accept: {review.cannot_accept or ''}")
     else:
-        lines.append(f"accepting ({change['action']}) would:")
-        lines.extend(f"  - {item}" for item in change["summary"])
-        if change["diff"]:
-            lines.append(change["diff"].rstrip("\n"))
+        lines.append(f"accepting ({change.action}) would:")
+        lines.extend(f"  - {item}" for item in change.summary)
+        if change.diff:
+            lines.append(change.diff.rstrip("\n"))
     return "\n".join(lines)
 
 
@@ -78,7 +78,7 @@ def scan_human(data: dict[str, Any]) -> str:
     return head + "\nnext: ee curate list"
 
 
-def proposed_human(data: dict[str, Any]) -> str:
-    return f"{data['count']} candidate(s) pending in the review queue" + "".join(
-        f"\n  {c['id']}  {c['type']}  {c['title']}" for c in data["candidates"]
+def proposed_human(queue: Queue) -> str:
+    return f"{len(queue.candidates)} candidate(s) pending in the review queue" + "".join(
+        f"\n  {c.id}  {c.type}  {c.title}" for c in queue.candidates
     )

@@ -12,62 +12,65 @@ adds a status line, reasons and an omitted summary for people; it is not what th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ee.pack.pieces import block_piece, cut_bytes, item_text, section_piece, title_piece
 from ee.pack.profiles import SECTION_TITLES
+from ee.results import PackItem
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from ee.results import Explanation, Hit, Omitted, Pack
 
 
-def _summary_text(item: dict[str, Any]) -> str:
+def _summary_text(item: PackItem) -> str:
     return (
-        f"- **{item.get('kind', '')}** {item.get('title', '')}\n"
-        f"  `{item['id']}` · {item.get('trust', '')} · confidence {float(item.get('confidence', 0)):.2f}\n"
+        f"- **{item.kind}** {item.title}\n"
+        f"  `{item.id}` · {item.trust} · confidence {float(item.confidence or 0):.2f}\n"
     )
 
 
-def _minimal_text(item: dict[str, Any]) -> str:
-    kind = f"**{item['kind']}** " if item.get("kind") else ""
-    return f"- {kind}{item.get('title', '')} `{item['id']}`\n"
+def _minimal_text(item: PackItem) -> str:
+    kind = f"**{item.kind}** " if item.kind else ""
+    return f"- {kind}{item.title} `{item.id}`\n"
 
 
-def rendered_item(item: dict[str, Any], light: bool = False) -> str:
+def rendered_item(item: PackItem, light: bool = False) -> str:
     """The item's Markdown for the fields it carries (full text when the body is there). ``light`` (the
     hook's): the item's line and its id only; the block heading says whether it is authoritative."""
     if light:
-        text = item.get("body") or item.get("title", "")
-        kind = f"**{item['kind']}** " if item.get("kind") else ""
+        text = item.body or item.title
+        kind = f"**{item.kind}** " if item.kind else ""
         lines = text.strip().splitlines() or [""]
         rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
-        warned = "".join(f"  ⚠ {mark}\n" for mark in item.get("marks", ()))
-        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item['id']}`\n" + warned
-    if "body" in item and "kind" in item:
-        marks = tuple(item.get("marks", ()))
-        return item_text(
-            item["kind"], item["body"], item["id"], item["trust"], float(item["confidence"]), marks
-        )
-    if "trust" in item:
+        warned = "".join(f"  ⚠ {mark}\n" for mark in item.marks)
+        return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item.id}`\n" + warned
+    if "body" in item.shown and "kind" in item.shown:
+        return item_text(item.kind, item.body, item.id, item.trust, float(item.confidence or 0), item.marks)
+    if "trust" in item.shown:
         return _summary_text(item)
     return _minimal_text(item)
 
 
-def blocks(data: dict[str, Any]) -> Iterator[tuple[bool, list[tuple[str, list[dict[str, Any]]]]]]:
+def blocks(pack: Pack) -> Iterator[tuple[bool, list[tuple[str, list[PackItem]]]]]:
     """(authoritative, [(section, items)]) for each non-empty block, authoritative first."""
     for authoritative in (True, False):
         sections = []
-        for section in data.get("sections", []):
-            items = [i for i in section.get("items", []) if bool(i.get("authoritative")) is authoritative]
+        for section in pack.sections:
+            items = [i for i in section.items if i.authoritative is authoritative]
             if items:
-                sections.append((section["name"], items))
+                sections.append((section.name, items))
         if sections:
             yield authoritative, sections
 
 
-def pack_markdown(data: dict[str, Any], light: bool = False) -> str:
+def pack_markdown(pack: Pack, light: bool = False) -> str:
     """The pack's Markdown; ``light`` (what ``--format hook`` injects) names each item by its id alone,
     without the trust and confidence line (see :func:`rendered_item`): never longer than the Markdown."""
-    titled = data.get("budget", {}).get("title_tokens", 1) > 0  # 0: the budget could not hold the title
-    pieces = [title_piece(data.get("task", ""))] if titled else []
-    for authoritative, sections in blocks(data):
+    titled = pack.budget.title_tokens > 0  # 0: the budget could not hold the title
+    pieces = [title_piece(pack.task)] if titled else []
+    for authoritative, sections in blocks(pack):
         pieces.append(block_piece(authoritative))
         for section, items in sections:
             pieces.append(section_piece(section))
@@ -75,17 +78,15 @@ def pack_markdown(data: dict[str, Any], light: bool = False) -> str:
     return "".join(pieces)
 
 
-def pack_human(data: dict[str, Any]) -> str:
-    budget = data.get("budget", {})
-    counts = data.get("counts", {})
+def pack_human(pack: Pack) -> str:
+    budget, counts = pack.budget, pack.counts
     head = (
-        f"ee context: {data.get('task', '')}\n"
-        f"  profile {data.get('profile', {}).get('name', '?')} · {budget.get('used_tokens', 0)}/"
-        f"{budget.get('max_tokens', 0)} tokens · {counts.get('items', 0)} items · "
-        f"{counts.get('omitted', 0)} omitted · {str(data.get('pack_hash', ''))[:19]}"
+        f"ee context: {pack.task}\n"
+        f"  profile {pack.profile.get('name', '?')} · {budget.used_tokens}/{budget.max_tokens} tokens · "
+        f"{counts.items} items · {counts.omitted} omitted · {pack.pack_hash[:19]}"
     )
     lines = [head]
-    for authoritative, sections in blocks(data):
+    for authoritative, sections in blocks(pack):
         lines += [
             "",
             "AUTHORITATIVE" if authoritative else "ADVISORY: written by agents or imported; verify first",
@@ -94,57 +95,57 @@ def pack_human(data: dict[str, Any]) -> str:
             lines.append(f"  {SECTION_TITLES[section]}")
             for item in items:
                 lines += _human_item(item)
-    if not counts.get("items"):
+    if not counts.items:
         from ee.render.results import nothing_found
 
-        lines += ["", f"  {nothing_found('context', data)}"]
-    lines += _omitted_lines(data.get("omitted", []), counts.get("omitted_by_reason") or {})
+        lines += ["", f"  {nothing_found(pack)}"]
+    lines += _omitted_lines(pack.omitted, counts.omitted_by_reason)
     return "\n".join(lines)
 
 
 OMITTED_SHOWN = 10  # the human view lists this many omitted candidates, best first; json lists all
 
 
-def _omitted_lines(omitted: list[dict[str, Any]], by_reason: dict[str, int]) -> list[str]:
+def _omitted_lines(omitted: Sequence[Omitted], by_reason: Mapping[str, int]) -> list[str]:
     """What the pack left out and why: the counts by reason, then the best candidates, one line each (those
     below the relevance floor only counted: they are what nobody asked for)."""
     if not omitted and not by_reason:
         return []
     reasons = ", ".join(f"{n} {reason}" for reason, n in by_reason.items())
     lines = ["", f"omitted: {reasons}" if reasons else "omitted:"]
-    omitted = [item for item in omitted if item.get("reason") != "below_relevance_floor"]
+    omitted = [item for item in omitted if item.reason != "below_relevance_floor"]
     for item in omitted[:OMITTED_SHOWN]:
-        where = ", ".join(str(x) for x in (item.get("section"), item.get("reason")) if x)
-        size = f", {item['tokens']} tokens" if item.get("tokens") else ""
-        title = f"  {cut_bytes(str(item['title']), 70)}" if item.get("title") else ""
-        lines.append(f"  - {item['id']} ({where}{size}){title}")
+        where = ", ".join(str(x) for x in (item.section, item.reason) if x)
+        size = f", {item.tokens} tokens" if item.tokens else ""
+        title = f"  {cut_bytes(item.title, 70)}" if item.title else ""
+        lines.append(f"  - {item.id} ({where}{size}){title}")
     if len(omitted) > OMITTED_SHOWN:
         lines.append(f"  … {len(omitted) - OMITTED_SHOWN} more (--format json lists each one)")
     return lines
 
 
-def _human_item(item: dict[str, Any]) -> list[str]:
-    text = item.get("body") or item.get("title", "")
+def _human_item(item: PackItem) -> list[str]:
+    text = item.body or item.title
     first, *rest = text.strip().splitlines() or [""]
-    kind = f"[{item['kind']}] " if item.get("kind") else ""
+    kind = f"[{item.kind}] " if item.kind else ""
     out = [f"    • {kind}{first}"]
     out += [f"      {line}" for line in rest]
-    meta = [item["id"]]
-    if "trust" in item:
-        meta.append(f"{item['trust']} · confidence {float(item.get('confidence', 0)):.2f}")
-    if item.get("flags"):
-        meta.append(", ".join(item["flags"]))
+    meta = [item.id]
+    if "trust" in item.shown:
+        meta.append(f"{item.trust} · confidence {float(item.confidence or 0):.2f}")
+    if item.flags:
+        meta.append(", ".join(item.flags))
     out.append(f"      {' · '.join(meta)}")
-    if item.get("why"):
-        out.append(f"      why: {item['why']}")
+    if item.why:
+        out.append(f"      why: {item.why}")
     out += explain_lines(item, "      ")
     return out
 
 
-def explain_lines(item: dict[str, Any], indent: str) -> list[str]:
+def explain_lines(item: Hit | PackItem, indent: str) -> list[str]:
     """What ``--explain`` adds to a hit or a pack item, for people: the matched terms, the score's
     arithmetic, and (in a pack) how the item was selected."""
-    explanation = item.get("explanation") or {}
+    explanation: Mapping[str, Any] = item.explanation or {}
     out = []
     if explanation.get("matched_terms"):
         out.append(f"{indent}matched: {', '.join(explanation['matched_terms'])}")
@@ -153,18 +154,18 @@ def explain_lines(item: dict[str, Any], indent: str) -> list[str]:
     injection = explanation.get("injection") or {}
     if injection.get("flagged"):
         out.append(f"{indent}injection: flagged ({', '.join(injection.get('signals', []))})")
-    selection = item.get("selection")
+    selection = item.selection if isinstance(item, PackItem) else None
     if selection:
         figures = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in selection.items() if k != "objective")
         out.append(f"{indent}selected: {selection.get('objective', '')} ({figures})")
     return out
 
 
-def why_human(data: dict[str, Any]) -> str:
-    st = data["standing"]
+def why_human(why: Explanation) -> str:
+    st = why.standing
     fb = st["feedback"]
     lines = [
-        f"{data['id']}  {data['level']}/{data['kind']}  {data['title']}",
+        f"{why.id}  {why.level}/{why.kind}  {why.title}",
         f"  trust        {st['trust']} ({st['posture']}{', QUARANTINED' if st['quarantined'] else ''})",
         f"  confidence   {st['effective_confidence']:.4f} effective (prior {st['prior_confidence']:.4f}; "
         f"{fb['helpful']} helpful, {fb['harmful']} harmful, {fb['stale']} stale applied, "
@@ -180,27 +181,26 @@ def why_human(data: dict[str, Any]) -> str:
             f"  event        {event['at']} {event['signal']:<13} {event['source']:<16} {event['status']}"
             + (f"  {event['reason']}" if event.get("reason") else "")
         )
-    injection = data["injection"]
+    injection = why.injection
     if injection.get("flagged"):
         lines.append(f"  injection    flagged ({', '.join(injection.get('signals', []))})")
-    for link in data["links"]["outbound"]:
+    for link in why.links["outbound"]:
         lines.append(f"  link →       {link['type']} {link['to']}" + ("" if link["exists"] else " (missing)"))
-    for link in data["links"]["inbound"]:
+    for link in why.links["inbound"]:
         lines.append(f"  link ←       {link['type']} from {link['from']}")
-    history = data["history"]
+    history = why.history
     if history.get("versions"):
         lines.append(
             f"  history      {history['versions']} version(s), first {history['first']['commit'][:10]} "
             f"{history['first']['date']}, last {history['last']['commit'][:10]} {history['last']['date']}"
         )
-    query = data.get("query")
-    if query:
+    if why.query:
         lines.append("")
-        lines.append(_why_query_line(query))
+        lines.append(_why_query_line(why.query))
     return "\n".join(lines)
 
 
-def _why_query_line(query: dict[str, Any]) -> str:
+def _why_query_line(query: Mapping[str, Any]) -> str:
     head = f"for {query['text']!r}: "
     if not query["retrieved"]:
         return head + f"not retrieved ({query['reason']})"

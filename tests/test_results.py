@@ -1,0 +1,155 @@
+"""Typed results (ee.results): what Workspace.search, context and why return, and the one path from each to
+its ee.response.v1 JSON. The warm server sends ``to_json()`` and the client rebuilds the result with
+``from_json``: both directions must be exact, or a served answer would differ from an in-process one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ee.operations import answer, result, run
+from ee.query.document import from_arguments
+from ee.render import dumps
+from ee.results import (
+    Explanation,
+    Hit,
+    Omitted,
+    Pack,
+    PackItem,
+    PackSection,
+    SearchResult,
+    Session,
+    SessionEvidence,
+)
+from ee.workspace import Workspace
+from tests.memory_corpus import shared_store
+
+TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
+FIELDS = ("minimal", "summary", "standard", "full")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return shared_store(tmp_path_factory)
+
+
+def assert_round_trips(result: SearchResult | Pack | Explanation) -> None:
+    """JSON → result → JSON gives the same bytes, and result → JSON → result the same result."""
+    data = result.to_json()
+    again = type(result).from_json(json.loads(dumps(data)))
+    assert again == result
+    assert dumps(again.to_json()) == dumps(data)
+
+
+@pytest.mark.parametrize("fields", FIELDS)
+@pytest.mark.parametrize("explain", [False, True])
+def test_a_search_is_typed_and_round_trips(store: dict[str, Any], fields: str, explain: bool) -> None:
+    ws = Workspace(store["root"])
+    result = ws.search(from_arguments("ci cache curl repair", fields=fields, explain=explain or None))
+    assert isinstance(result, SearchResult)
+    assert result.hits
+    assert all(isinstance(hit, Hit) and hit.type == "memory" for hit in result.hits)
+    first = result.hits[0]
+    assert first.rank == 1
+    assert first.id.startswith("mem_")
+    assert first.title
+    assert isinstance(first.tags, tuple)
+    assert isinstance(first.flags, tuple)
+    assert (first.explanation is not None) == explain
+    assert (first.memory is not None) == (fields == "full")
+    assert ("body" in first.shown) == (fields in ("standard", "full"))
+    assert_round_trips(result)
+
+
+def test_a_key_not_shown_is_not_a_null(store: dict[str, Any]) -> None:
+    """--fields minimal leaves ``relevance`` out; that is not the ``null`` of a shown relevance."""
+    ws = Workspace(store["root"])
+    hit = ws.search(from_arguments("ci cache", fields="minimal")).hits[0]
+    assert "relevance" not in hit.to_json()
+    assert hit.relevance is None
+    shown = Hit.from_json({"id": "mem_x", "relevance": None})
+    assert shown.to_json() == {"id": "mem_x", "relevance": None}
+    assert Hit.from_json({"id": "mem_x"}).to_json() == {"id": "mem_x"}
+    assert shown != Hit.from_json({"id": "mem_x"})
+
+
+@pytest.mark.parametrize("fields", FIELDS)
+def test_a_pack_is_typed_and_round_trips(store: dict[str, Any], fields: str) -> None:
+    ws = Workspace(store["root"])
+    pack = ws.context(from_arguments("fix the CI cache with the curl repair script", fields=fields))
+    assert isinstance(pack, Pack)
+    assert pack.sections
+    assert pack.fields == fields
+    assert all(isinstance(s, PackSection) and s.items for s in pack.sections)
+    assert pack.counts.items == len(pack.items) > 0
+    assert all(isinstance(item, PackItem) for item in pack.items)
+    assert pack.budget.used_tokens <= pack.budget.max_tokens
+    assert all(isinstance(o, Omitted) and o.id and o.reason for o in pack.omitted)
+    assert_round_trips(pack)
+
+
+def test_answers_with_session_evidence_round_trip(ws: Workspace) -> None:
+    """Answers mixing memories and session evidence (a hit's and an item's two shapes)."""
+    ws.remember("Database migrations run in CI before every deploy of the shop service.")
+    copies = []
+    for name in ("claude-code.jsonl", "codex.jsonl"):
+        copies.append(ws.root.parent / name)
+        shutil.copyfile(TRANSCRIPTS / name, copies[-1])
+    ws.import_sessions(copies)
+    for fields in FIELDS:
+        query = from_arguments("database migrations alembic", fields=fields)
+        result = ws.search(query, min_relevance=0)
+        assert {hit.type for hit in result.hits} == {"memory", "evidence"}
+        assert_round_trips(result)
+        pack = ws.context(query, min_relevance=0)
+        assert "sessions" in {section.name for section in pack.sections}
+        assert {item.type for item in pack.items} >= {"evidence"}
+        assert_round_trips(pack)
+    sessions = ws.sessions()
+    assert len(sessions) == 2
+    assert all(isinstance(s, Session) and s.evidence > 0 and s.transcripts for s in sessions)
+    shown = ws.session(sessions[0].session_id)
+    assert len(shown.evidence) == sessions[0].evidence
+    assert all(piece.id.startswith("ev_") and piece.text for piece in shown.evidence)
+    assert SessionEvidence.from_json(json.loads(dumps(shown.to_json()))) == shown
+
+
+def test_why_is_typed_and_round_trips(store: dict[str, Any]) -> None:
+    ws = Workspace(store["root"])
+    memory_id = store["records"][0]["id"]
+    plain = ws.why(memory_id)
+    assert isinstance(plain, Explanation)
+    assert plain.id == memory_id
+    assert plain.query is None
+    assert plain.standing["trust"] == store["records"][0]["trust"]
+    assert_round_trips(plain)
+    for_query = ws.why(memory_id, "ci cache curl repair")
+    assert for_query.query is not None
+    assert for_query.query["text"] == "ci cache curl repair"
+    assert_round_trips(for_query)
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("search", {"query": {"query": {"text": "ci cache"}}}),
+        ("context", {"query": {"query": {"text": "ci cache"}}}),
+    ],
+)
+def test_a_served_answer_is_rebuilt_as_the_same_result(store: dict[str, Any], op: str, args: Any) -> None:
+    """What the server sends (``run``: the result's JSON), rebuilt as the command line does, is the
+    in-process result."""
+    ws = Workspace(store["root"])
+    sent = json.loads(json.dumps(run(ws, op, args), ensure_ascii=False))
+    assert answer(op, sent) == result(ws, op, args)
+
+
+def test_a_key_no_type_knows_is_refused() -> None:
+    with pytest.raises(TypeError, match="Hit has no colour"):
+        Hit.from_json({"id": "mem_x", "colour": "blue"})
+    with pytest.raises(TypeError, match="PackItem has no nope"):
+        Pack.from_json({"sections": [{"name": "evidence", "items": [{"id": "m", "nope": 1}]}]})
