@@ -548,7 +548,7 @@ def test_codex_notify_is_wired_and_imports_the_turns_rollout(ws: Workspace, tmp_
     while not done.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
-    assert [s["session_id"] for s in ws.sessions()] == [thread]
+    assert [s.session_id for s in ws.sessions()] == [thread]
 
     # another folder's turn, another event, or a thread without a rollout: skipped, exit 0
     others = ({"cwd": str(tmp_path)}, {"type": "approval-requested"}, {"thread-id": "0" * 36})
