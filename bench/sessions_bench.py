@@ -339,7 +339,8 @@ def served_search(root: Path, env: dict[str, str], queries: int) -> dict[str, An
         proc = subprocess.Popen(ee_argv("watch"), cwd=root, env=env, stdout=sink, stderr=sink)
     try:
         deadline = time.monotonic() + 300
-        while not (root / ".ee" / "serve.sock").exists():
+        socket = Path(env["XDG_RUNTIME_DIR"]) / "ee" / "serve.sock"  # (the per-user server)
+        while not socket.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ee watch did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)
