@@ -16,7 +16,8 @@ Run from the repository root::
   in-process as the warm server runs it). Target ≤ 5 ms.
 * **duplicates on the Vim dev set** (``--vim DIR``: the folder ``/work/shared/eval/make-dev-set.sh`` builds;
   skipped without it): its 6,398 help chunks written as memory files, then the pair scan (duplicate,
-  merge, contradiction, update). Reports how many memories a duplicate/merge flag touches (target ≤ 0.5 %)
+  merge, contradiction, update) with the index's vectors (the near-duplicate bars of
+  ``ee.curate.similar.NEAR_BARS``). Reports how many memories a duplicate/merge flag touches (target ≤ 0.5 %)
   and prints ``--sample`` flagged pairs for a person to judge.
 """
 
@@ -46,12 +47,21 @@ TASKS = (
 
 
 def _time(func: Any, repeat: int) -> tuple[float, Any]:
-    samples, result = [], None
+    """(median wall seconds, the last result)."""
+    wall, _cpu, result = _times(func, repeat)
+    return wall, result
+
+
+def _times(func: Any, repeat: int) -> tuple[float, float, Any]:
+    """(median wall seconds, median CPU seconds of this process, the last result): on a loaded machine
+    the CPU time is the figure that says what the code costs."""
+    walls, cpus, result = [], [], None
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = func()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples), result
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - started)
+    return statistics.median(walls), statistics.median(cpus), result
 
 
 def scan_store(root: Path, repeat: int) -> dict[str, Any]:
@@ -61,8 +71,8 @@ def scan_store(root: Path, repeat: int) -> dict[str, Any]:
 
     ws = Workspace.discover(root)
     open_index(ws)  # a warm store has its index
-    seconds, (data, _degraded) = _time(lambda: scan(ws), repeat)
-    started = time.perf_counter()
+    seconds, cpu, (data, _degraded) = _times(lambda: scan(ws), repeat)
+    started, children = time.perf_counter(), _children_cpu()
     subprocess.run(
         ee_argv("--workspace", str(root), "curate", "scan", "--json"), check=True, capture_output=True
     )
@@ -72,8 +82,18 @@ def scan_store(root: Path, repeat: int) -> dict[str, Any]:
         "candidates": data["scanned"],
         "by_type": data["by_type"],
         "in_process_s": round(seconds, 3),
+        "in_process_cpu_s": round(cpu, 3),
         "fresh_process_s": round(fresh, 3),
+        "fresh_process_cpu_s": round(_children_cpu() - children, 3),
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
@@ -95,6 +115,8 @@ def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
     digest = cite_hash(root, entry)
     marks_s: list[float] = []
     realistic_s: list[float] = []
+    marks_cpu: list[float] = []
+    realistic_cpu: list[float] = []
     pack_s: list[float] = []
     pools: list[int] = []
     for task in TASKS:
@@ -104,7 +126,7 @@ def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
         ranked, _total = rank(ctx)
         records = [view.gen.records[s.pos] for s in ranked[: query.pool]]
         pools.append(len(records))
-        for share, samples in ((1.0, marks_s), (CITING_SHARE, realistic_s)):
+        for share, samples, cpus in ((1.0, marks_s, marks_cpu), (CITING_SHARE, realistic_s, realistic_cpu)):
             step = round(1 / share)
             pool = [
                 dict(r) | {"paths": [entry], "extra": {CITES_KEY: [f"{entry} {digest}"]}}
@@ -117,19 +139,23 @@ def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
                 of = review_marks(ctx, ctx.view.gen.link_records())
                 return [of(record) for record in pool]
 
-            seconds, _ = _time(marks, repeat)
+            seconds, cpu, _ = _times(marks, repeat)
             samples.append(seconds)
+            cpus.append(cpu)
         seconds, _ = _time(lambda query=query: build_pack(ws, query), repeat)
         pack_s.append(seconds)
     return {
         "pool_median": statistics.median(pools),
         "marks_ms_every_candidate_cites": round(statistics.median(marks_s) * 1000, 2),
+        "marks_cpu_ms_every_candidate_cites": round(statistics.median(marks_cpu) * 1000, 2),
         "marks_ms_one_in_seven_cites": round(statistics.median(realistic_s) * 1000, 2),
+        "marks_cpu_ms_one_in_seven_cites": round(statistics.median(realistic_cpu) * 1000, 2),
         "pack_ms": round(statistics.median(pack_s) * 1000, 1),
     }
 
 
 def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
+    from ee.curate.near import for_scan
     from ee.curate.scan import pairs
     from ee.store.ids import now_text
     from ee.workspace import Workspace
@@ -147,8 +173,9 @@ def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
     ws = Workspace.discover(root)
     snap = ws.store.snapshot()
     memories = snap.sorted()
+    vectors = for_scan(ws)  # (builds the index the first time, as a scan does)
     started = time.perf_counter()
-    found = pairs(memories, now_text())
+    found = pairs(memories, now_text(), vectors)
     seconds = time.perf_counter() - started
     by_type: dict[str, int] = {}
     for c in found:
@@ -164,6 +191,9 @@ def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
         "by_type": by_type,
         "memories_flagged_duplicate_or_merge": len(flagged),
         "share_flagged": round(len(flagged) / max(1, len(memories)), 4),
+        "arm": vectors.arm if vectors else None,
+        "pairs_by_embedding": sum(1 for c in dup_pairs if "embedding" in c.reason),
+        "pairs_by_words": sum(1 for c in dup_pairs if "embedding" not in c.reason),
         "sample": [
             {
                 "type": c.type,

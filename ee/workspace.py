@@ -39,6 +39,7 @@ from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_t
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ee.index.view import Hold
     from ee.query.document import Query
     from ee.query.standing import Standing
     from ee.results import Explanation, Pack, SearchResult, Session, SessionEvidence
@@ -56,6 +57,9 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.recovered_import: dict[str, Any] | None = None  # set by lock(): what it finished or undid
+        # The index view a long-lived process keeps between requests (the server's watcher sets it):
+        # ee.index.view.Hold, read by open_index.
+        self.index_hold: Hold | None = None
 
     @cached_property
     def git(self) -> Git:
@@ -416,7 +420,8 @@ class Workspace:
     ) -> Pack:
         """The token-budgeted context pack for a task (``ee context``); ``quotas`` for the custom profile.
         Session evidence has its own section (ee.sessions.packing). What it included is recorded for the
-        review queue's ``unused`` rule (:mod:`ee.curate.usage`)."""
+        review queue's ``unused`` rule (:mod:`ee.curate.usage`), and a memory it marked stale is proposed
+        for review (:func:`ee.curate.citations.propose_stale`)."""
         from ee.curate.usage import record_retrieval
         from ee.results import Pack
         from ee.sessions.packing import context_with_evidence
@@ -426,8 +431,13 @@ class Workspace:
             with_notes(context_with_evidence(self, document, quotas, min_relevance), document)
         )
         if not document.get("asOf"):
-            ids = [item.id for item in pack.items if item.type in (None, "memory")]
-            record_retrieval(self.root, ids, now_text()[:10])
+            shown = [item for item in pack.items if item.type in (None, "memory")]
+            record_retrieval(self.root, [item.id for item in shown], now_text()[:10])
+            stale = [item.id for item in shown if any(m.startswith("stale:") for m in item.marks)]
+            if stale:
+                from ee.curate.citations import propose_stale
+
+                propose_stale(self, stale)
         return pack
 
     # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed

@@ -55,6 +55,7 @@ from ee.query.relevance import features as relevance_features  # noqa: E402
 from ee.store.transfer import import_jsonl  # noqa: E402
 from ee.workspace import Workspace  # noqa: E402
 
+UNANSWERABLE_WEIGHT = 0.1
 FLOORS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 RELEVANCE = REPO / "tests" / "fixtures" / "relevance"
 OFFTOPIC = REPO / "tests" / "fixtures" / "offtopic"
@@ -229,6 +230,14 @@ def main() -> None:
         help="the paraphrase group's weight against the dev set's (answers win: 5 keeps 0.82 of them at "
         "floor 0.8 with the transformer, against 0.65 at 1)",
     )
+    parser.add_argument(
+        "--unanswerable-weight",
+        type=float,
+        default=UNANSWERABLE_WEIGHT,
+        help="the in-domain unanswerable questions' weight against the off-topic ones' (answers win: "
+        "their best candidates look like paraphrases' to both arms, so a heavy weight trades answers "
+        "for abstentions)",
+    )
     args = parser.parse_args()
     weights = [float(w) for w in args.weights.split(",") if w]
     if args.cache and args.cache.exists():
@@ -244,7 +253,8 @@ def main() -> None:
         print(f"fusion weight {weight}: dev hybrid recall@10 {recall:.4f}, MRR@10 {mrr:.4f} (floor off)")
     fitted = {"dev": 1.0, "paraphrase": args.paraphrase_weight}
     negative_groups = {f"offtopic questions @{k}": 1.0 / 3 for k in ("dev", "ee", "tinycalc")}
-    negative_groups |= {"unanswerable @ee": 0.5, "unanswerable @tinycalc": 0.5}
+    share = args.unanswerable_weight / 2
+    negative_groups |= {"unanswerable @ee": share, "unanswerable @tinycalc": share}
     from ee.query import relevance as module
 
     beta = np.array(module.TRANSFORMER if args.arm == "transformer" else module.HYBRID, dtype=np.float64)

@@ -48,7 +48,16 @@ LAYERS: list[set[str]] = [
     {"store.recovery", "git.history"},
     {"why", "feedback"},  # what the façade answers ee why and ee outcome with
     {"workspace", "operations"},  # the façade the commands call, and its operations by name
-    {"store.transfer", "git.sync", "doctor", "curate.queue", "curate.scan", "curate.docs", "curate.intake"},
+    {
+        "store.transfer",
+        "git.sync",
+        "doctor",
+        "curate.queue",
+        "curate.scan",
+        "curate.docs",
+        "curate.intake",
+        "curate.near",
+    },
     {"eval"},
     # How a front end reaches the user's warm server: its place, trust checks and frames, and the client.
     {"serve.protocol", "serve.client"},

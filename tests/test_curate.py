@@ -628,3 +628,39 @@ def test_nothing_is_unused_before_the_retrieval_log_is_old_enough(ws: Workspace)
     )
     ok(ws.root, "curate", "scan")  # no log at all: a fresh clone
     assert ok(ws.root, "curate", "list", "--type", "unused")["count"] == 0
+
+
+def test_unused_is_judged_on_real_dates_and_the_configured_days(ws: Workspace) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    today = datetime.now(UTC)
+
+    def day(days_ago: int) -> str:
+        return (today - timedelta(days=days_ago)).strftime("%Y-%m-%d")
+
+    old = "created: 2024-06-01T00:00:00Z\n"
+    hand_write(ws, "retrieved-long-ago", "The legacy billing service is deployed by hand.", old)
+    hand_write(ws, "retrieved-lately", "The search cluster is resized on Mondays.", old)
+    hand_write(ws, "never-retrieved", "The fax gateway is restarted after each holiday.", old)
+    young = f"created: {day(5)}T00:00:00Z\n"
+    hand_write(ws, "written-lately", "The new payments API is behind a feature flag.", young)
+    log = ws.root / ".ee" / "curate" / "retrieved.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(
+        json.dumps({"day": day(200), "ids": ["retrieved-long-ago"]})
+        + "\n"
+        + json.dumps({"day": day(10), "ids": ["retrieved-lately"]})
+        + "\n"
+    )
+    config = ws.root / ".ee" / "config.toml"
+    config.write_text(config.read_text().replace("# unused_days = 90", "unused_days = 30"), encoding="utf-8")
+    ok(ws.root, "curate", "scan")
+    unused = ok(ws.root, "curate", "list", "--type", "unused")["candidates"]
+    assert sorted(c["subjects"][0] for c in unused) == ["never-retrieved", "retrieved-long-ago"]
+    reasons = {c["subjects"][0]: c["reason"] for c in unused}
+    assert day(200) in reasons["retrieved-long-ago"]
+    assert "more than 30 days" in reasons["never-retrieved"]
+    # a window longer than the log: this clone has not watched long enough to judge anything
+    config.write_text(config.read_text().replace("unused_days = 30", "unused_days = 365"), encoding="utf-8")
+    ok(ws.root, "curate", "scan")
+    assert ok(ws.root, "curate", "list", "--type", "unused")["count"] == 0

@@ -644,3 +644,48 @@ def test_a_changed_setting_applies_to_the_next_served_answer(served_ws: Workspac
     after = client.call("search", served_ws.root, args_of("alpha"))
     assert after == json.loads(json.dumps(run(Workspace(served_ws.root), "search", args_of("alpha"))))
     assert after != before
+
+
+def test_files_git_tracks_under_the_state_folder_are_refused_when_served(
+    served_ws: Workspace, client_env: None
+) -> None:
+    """The client leaves that check to the server, which keeps its answer only while git's index is
+    unchanged: a file committed under .ee/ after a served answer is refused at the next command."""
+    root = served_ws.root
+    assert client.call("search", root, args_of("alpha")) is not None
+    (root / ".ee/shipped.txt").write_text("x\n")
+    git(root, "add", "-f", ".ee/shipped.txt")
+    assert client.call("search", root, args_of("alpha")) is None  # (told to run it in-process)
+    done = ee("search", "alpha", "--json", cwd=root, served=True)
+    assert done.returncode == 4, done.stderr
+    assert b"shipped.txt" in done.stderr
+    git(root, "rm", "-q", "--cached", ".ee/shipped.txt")
+    assert client.call("search", root, args_of("alpha")) is not None
+
+
+def test_saves_commits_and_checkouts_are_seen_by_the_next_served_query(
+    served_ws: Workspace, client_env: None
+) -> None:
+    """The server answers from the view it keeps only when its watcher's barrier proves nothing changed
+    (ee.serve.watch): each change below, made just before a request, is in that request's answer."""
+    root = served_ws.root
+
+    def hit_ids(text: str) -> set[str]:
+        answer = client.call("search", root, args_of(text))
+        assert answer is not None  # (served)
+        return {hit["id"] for hit in answer["hits"]}
+
+    for i in range(20):
+        tmp = root / f"memories/.save{i}.tmp"
+        tmp.write_text(f"---\nid: mem_saved\n---\nkilo{i} saved\n")
+        os.replace(tmp, root / "memories/saved.md")  # (an editor's atomic save)
+        assert "mem_saved" in hit_ids(f"kilo{i}"), f"save {i} missed"
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "saved")
+    git(root, "checkout", "-q", "-b", "side")
+    (root / "memories/side.md").write_text("---\nid: mem_side\n---\nlima on the side\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "side")
+    assert "mem_side" in hit_ids("lima")
+    git(root, "checkout", "-q", "-")
+    assert "mem_side" not in hit_ids("lima")

@@ -218,16 +218,19 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
     travel: a query as its document) for this command's workspace: answered by the user's warm server
     when one runs and the operation only reads, else run here — the same ``Workspace`` method either way,
     so the command renders the same bytes."""
-    from ee.discovery import find_root
+    from ee.discovery import check_state_untracked, find_root
     from ee.operations import OPERATIONS, answer, result
 
-    root = find_root(ctx.find_root().params.get("workspace"))
+    # (whether git tracks files under .ee/ is checked by whichever process answers: the server keeps
+    # the answer while git's index is unchanged, and a command of its own runs git for it)
+    root = find_root(ctx.find_root().params.get("workspace"), tracked=False)
     if OPERATIONS[op].served:
         from ee.serve.client import call as served
 
         sent = served(op, root, args)
         if sent is not None:
             return answer(op, sent)
+    check_state_untracked(root)
     from ee.workspace import Workspace
 
     return result(Workspace(root), op, args)

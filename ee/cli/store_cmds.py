@@ -121,6 +121,33 @@ def import_jsonl_cmd(
     )
 
 
+@import_group.command("docs")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@json_option
+@click.pass_context
+def import_docs_cmd(ctx: click.Context, files: tuple[str, ...], as_json: bool | None) -> None:
+    """Propose memories from the rules and commands FILES state (AGENTS.md, CONTRIBUTING.md, …), for review.
+
+    Nothing is written to the store: each rule or command becomes a `docs` candidate with its file:line,
+    as `ee curate scan --docs` finds them; `ee curate accept ID` makes it a memory.
+
+    Example: ee import docs AGENTS.md CONTRIBUTING.md docs/style.md
+    """
+    from ee.curate.docs import import_docs
+
+    data = import_docs(workspace(ctx), list(files))
+
+    def human() -> str:
+        lines = [
+            f"proposed {plural(data['count'], 'candidate memory', 'candidate memories')} from "
+            f"{', '.join(data['files'])}: review them with `ee curate list --type docs`"
+        ]
+        lines += [f"  {c['id']}  {c['title']}" for c in data["candidates"]]
+        return "\n".join(lines)
+
+    Output(as_json).emit(data, human)
+
+
 @click.group("export")
 def export_group() -> None:
     """Export memories."""

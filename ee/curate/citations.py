@@ -16,14 +16,16 @@ import functools
 import hashlib
 import os
 import re
+import stat
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ee.store.frontmatter import CITES_KEY
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
+    from ee.curate.model import Candidate
     from ee.model import Memory
+    from ee.workspace import Workspace
 
 GLOB_CHARS = frozenset("*?[{")
 _RANGE_RE = re.compile(r"^(?P<path>.+?):L?(?P<start>\d{1,7})(?:-L?(?P<end>\d{1,7}))?$")
@@ -35,6 +37,7 @@ def is_scope(entry: str) -> bool:
     return any(c in GLOB_CHARS for c in entry) or entry.endswith("/")
 
 
+@functools.lru_cache(maxsize=4096)
 def split_cite(entry: str) -> tuple[str, int | None, int | None]:
     """(file, first line, last line) of a citation; lines None for a whole file."""
     match = _RANGE_RE.match(entry)
@@ -69,29 +72,46 @@ def _real_folder(root: str) -> str:
 
 
 def cite_hash(root: Path, entry: str) -> str | None:
-    """The hash of the cited text (lines with trailing blanks dropped), or None when it cannot be read."""
-    path = cited_file(root, entry)
-    if path is None:
+    """The hash of the cited text (lines with trailing blanks dropped), or None when it cannot be read.
+
+    Just in time, for every memory a pack considers, so it costs one ``stat`` while the file is unchanged:
+    the check that the path stays inside the repository and the hash are remembered per file identity
+    (device, inode, size, modification time; :func:`_checked_hash`)."""
+    identity = file_key(root, entry)
+    if identity is None:
         return None
-    _, start, end = split_cite(entry)
+    name, start, end = split_cite(entry)
+    return _checked_hash(str(root), name, identity, start, end)
+
+
+def file_key(root: Path, entry: str) -> tuple[int, int, int, int] | None:
+    """(device, inode, size, modification time) of the file a citation names, or None (missing, not a
+    regular file, too large, or a name that leaves the repository)."""
+    name, _, _ = split_cite(entry)
+    if name.startswith("/") or "\0" in name or ".." in name.split("/"):
+        return None
     try:
-        info = path.stat()
-    except OSError:
+        info = os.stat(os.path.join(root, name))
+    except (OSError, ValueError):
         return None
-    if info.st_size > MAX_CITED_BYTES:
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CITED_BYTES:
         return None
-    return _file_hash(str(path), info.st_mtime_ns, info.st_size, info.st_ino, start, end)
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 @functools.lru_cache(maxsize=4096)
-def _file_hash(
-    path: str, mtime_ns: int, size: int, inode: int, start: int | None, end: int | None
+def _checked_hash(
+    root: str, name: str, identity: tuple[int, int, int, int], start: int | None, end: int | None
 ) -> str | None:
-    """:func:`text_hash` of a file's lines, remembered while the file is unchanged (same modification time,
-    size and inode): a warm server checks a pack's citations with a ``stat`` each, not a read."""
+    """:func:`text_hash` of a cited file, checked inside the repository (every link on the way resolved),
+    remembered while the same file is unchanged. A link swapped in later names another file (another
+    identity), so it is checked again before anything is read."""
+    path = cited_file(Path(root), name)
+    if path is None:
+        return None
     try:
         with open(path, "rb") as handle:  # (cited_file checked the resolved path stays in the repo)
-            data = handle.read()
+            data = handle.read(MAX_CITED_BYTES + 1)
     except OSError:
         return None
     return text_hash(data, start, end)
@@ -159,3 +179,47 @@ def changed_cites(root: Path, paths: list[str], cites: object) -> list[str]:
         for entry in paths
         if entry in known and not is_scope(entry) and cite_hash(root, entry) != known[entry]
     ]
+
+
+def stale_candidate(root: Path, memory: Memory, moved: list[str], now: str = "") -> Candidate:
+    """The ``stale-citation`` candidate for a memory whose cited ``moved`` entries changed: the same id
+    from a scan and from a pack (its subjects: the memory and each citation with the hash it has now)."""
+    from ee.curate.model import ACTIONS, Candidate, offered
+    from ee.curate.state import memory_ref
+
+    marks = [f"{entry}@{cite_hash(root, entry) or 'gone'}" for entry in moved]
+    return Candidate.make(
+        "stale-citation",
+        [memory.id, *marks],
+        title=f"cited code changed: {memory.title}",
+        reason=f"the code it cites changed since it was recorded: {', '.join(moved)}",
+        evidence=[memory_ref(memory)],
+        default_action=ACTIONS["stale-citation"][0],
+        actions=offered("stale-citation"),
+        created=now,
+    )
+
+
+def propose_stale(ws: Workspace, memory_ids: list[str]) -> None:
+    """A pack that marked memories stale proposes their review (a private proposal under ``.ee/curate/``,
+    as an agent's is; the store is not touched). Cheap and idempotent: only the memories a pack marked,
+    and the queue's lock is taken only for a candidate it does not hold yet. Best effort: a pack is what
+    was asked for, so a busy or broken queue is left for ``ee curate scan``."""
+    from ee.curate.decisions import read_decisions
+    from ee.curate.state import PROPOSALS_FILE, propose, read_state
+    from ee.errors import EeError
+
+    try:
+        found = []
+        for memory_id in memory_ids:
+            memory = ws.get(memory_id)
+            moved = changed(ws.root, memory)
+            if moved:
+                found.append(stale_candidate(ws.root, memory, moved))
+        held = read_state(ws.root, PROPOSALS_FILE)
+        decisions, _ = read_decisions(ws.root)
+        new = [c for c in found if c.id not in held and c.id not in decisions]
+        if new:
+            propose(ws, new)
+    except (EeError, OSError):
+        return

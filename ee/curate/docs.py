@@ -16,7 +16,7 @@ import hashlib
 import os
 import re
 import stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ee.curate.model import Candidate, EvidenceRef, NewMemory
 
@@ -62,23 +62,38 @@ MIN_WORDS = 4
 
 def read_doc(root: os.PathLike[str] | str, rel: str) -> str | None:
     """A doc's text: a regular file inside the repository, not a link, not too large; else None."""
+    text, _problem = open_doc(root, rel)
+    return text
+
+
+def open_doc(root: os.PathLike[str] | str, rel: str) -> tuple[str | None, str | None]:
+    """(a doc's text, None), or (None, why it is not read): missing, not a regular file, a link, larger
+    than :data:`MAX_DOC_BYTES`, binary (a NUL byte), or in a folder that leads out of the repository."""
     path = os.path.join(root, rel)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return None, "no such file"
+    except OSError as exc:
+        if os.path.islink(path):
+            return None, "a symbolic link (never followed)"
+        return None, f"cannot be read ({exc.strerror or exc})"
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOC_BYTES:
-            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > MAX_DOC_BYTES:
+            return None, f"{info.st_size} bytes, more than {MAX_DOC_BYTES} (not a doc one reads)"
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read()
+            data = handle.read(MAX_DOC_BYTES + 1)
     finally:
         os.close(fd)
     parent = os.path.realpath(os.path.dirname(path))
     if not (parent + os.sep).startswith(os.path.realpath(root) + os.sep):
-        return None  # (a folder on the way is a link out of the repository)
-    return data.decode("utf-8", "replace")
+        return None, "in a folder that is a link out of the repository"
+    if b"\0" in data:
+        return None, "binary (it holds NUL bytes), not text"
+    return data.decode("utf-8", "replace"), None
 
 
 def extract(text: str) -> list[tuple[int, str, str]]:
@@ -154,33 +169,96 @@ def _blocks(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def docs_candidates(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
+def docs_candidates(
+    ws: Workspace, memories: list[Memory], now: str, files: tuple[str, ...] = DOC_FILES
+) -> list[Candidate]:
+    """A ``docs`` candidate for each rule and command ``files`` (repository paths; by default the usual
+    docs, those present) state that no memory already says."""
+    from ee.curate.similar import normalise
+
+    known = {normalise(m.body) for m in memories}
+    out: list[Candidate] = []
+    for rel in files:
+        text = read_doc(ws.root, rel)
+        if text is not None:
+            out += _candidates(rel, text, known, now)
+    return out
+
+
+def _candidates(rel: str, text: str, known: set[str], now: str) -> list[Candidate]:
     from ee.curate.model import ACTIONS
     from ee.curate.similar import normalise
     from ee.policy.secrets import find_secrets
 
-    known = {normalise(m.body) for m in memories}
     out: list[Candidate] = []
-    for rel in DOC_FILES:
-        text = read_doc(ws.root, rel)
-        if text is None:
-            continue
-        for number, kind, said in extract(text)[:MAX_PER_FILE]:
-            if normalise(said) in known or find_secrets(said):
-                continue  # already remembered; a secret is never proposed
-            digest = hashlib.sha256(normalise(said).encode("utf-8")).hexdigest()[:12]
-            where = f"{rel}:{number}"
-            out.append(
-                Candidate.make(
-                    "docs",
-                    [f"docs:{rel}#{digest}"],
-                    title=f"{kind} from {where}: {said[:100]}",
-                    reason=f"{rel} states it at line {number}",
-                    evidence=[EvidenceRef("file", where, said, {"file": rel, "line": number})],
-                    default_action=ACTIONS["docs"][0],
-                    actions=ACTIONS["docs"],
-                    new_memory=NewMemory(said, kind, ("docs",), (where,), f"file://{rel}#L{number}"),
-                    created=now,
-                )
+    for number, kind, said in extract(text)[:MAX_PER_FILE]:
+        if normalise(said) in known or find_secrets(said):
+            continue  # already remembered; a secret is never proposed
+        digest = hashlib.sha256(normalise(said).encode("utf-8")).hexdigest()[:12]
+        where = f"{rel}:{number}"
+        out.append(
+            Candidate.make(
+                "docs",
+                [f"docs:{rel}#{digest}"],
+                title=f"{kind} from {where}: {said[:100]}",
+                reason=f"{rel} states it at line {number}",
+                evidence=[EvidenceRef("file", where, said, {"file": rel, "line": number})],
+                default_action=ACTIONS["docs"][0],
+                actions=ACTIONS["docs"],
+                new_memory=NewMemory(said, kind, ("docs",), (where,), f"file://{rel}#L{number}"),
+                created=now,
             )
+        )
     return out
+
+
+def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
+    """``ee import docs FILE...``: the rules and commands of ``files`` (paths as given: relative to the
+    current folder, or absolute) proposed to the review queue as ``docs`` candidates, by the same rules
+    as ``ee curate scan --docs``; nothing is written to the store. Every file is checked first: one that
+    is missing, outside the repository, a link, binary or too large is refused with the reason, and
+    nothing is proposed."""
+    from ee.curate.similar import normalise
+    from ee.curate.state import propose
+    from ee.errors import NotFound, UsageError
+    from ee.results import Queue
+    from ee.store.ids import now_text
+
+    if not files:
+        raise UsageError("no file given", "name the docs to read: ee import docs AGENTS.md CONTRIBUTING.md")
+    texts: dict[str, str] = {}
+    for given in files:
+        rel = repository_path(ws.root, given)
+        text, problem = open_doc(ws.root, rel)
+        if text is None:
+            error = NotFound if problem == "no such file" else UsageError
+            raise error(
+                f"{given}: {problem}; nothing was proposed",
+                "name a Markdown or text file inside the repository (ee import docs AGENTS.md)",
+            )
+        texts[rel] = text
+    known = {normalise(m.body) for m in ws.store.snapshot().sorted()}
+    now = now_text()
+    found: list[Candidate] = []
+    for rel, text in texts.items():
+        found += _candidates(rel, text, known, now)
+    unique = list({c.id: c for c in found}.values())
+    pending = propose(ws, unique)
+    return {"files": list(texts), "found": len(unique)} | Queue(tuple(pending)).to_json()
+
+
+def repository_path(root: os.PathLike[str] | str, given: str) -> str:
+    """``given`` (relative to the current folder, or absolute) as a path inside the repository at ``root``,
+    its folders resolved (a link among them that leads out is refused); a UsageError for a path outside."""
+    from ee.errors import UsageError
+
+    absolute = os.path.abspath(given)
+    folder = os.path.realpath(os.path.dirname(absolute))
+    top = os.path.realpath(root)
+    name = os.path.basename(absolute)
+    if not (folder + os.sep).startswith(top + os.sep) or not name:
+        raise UsageError(
+            f"{given} is outside the repository ({top}); nothing was proposed",
+            "import docs from the repository the memories live in",
+        )
+    return os.path.relpath(os.path.join(folder, name), top)

@@ -6,8 +6,10 @@ the answer names the existing memory in ``duplicate_of``, says so in ``degraded`
 raise its own memory's confidence by repeating it). A near-duplicate (:data:`ee.curate.similar.MERGE_BAR`) is
 written, and a ``merge`` candidate goes to the review queue for a person to decide.
 
-The lookup asks ``git grep`` for the files sharing the text's first words and reads only those (no index, no
-model: ``ee remember`` stays light).
+The same text is looked up with ``git grep`` (the files sharing the text's first words, and only those are
+read). Near-identical by embedding (:data:`ee.curate.similar.NEAR_BARS`: above the ``duplicate`` bar, no
+file; above the ``merge`` bar, a merge candidate) asks the index's vectors when an index exists
+(:func:`find_near`), embedding only the new text.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ if TYPE_CHECKING:
     from ee.workspace import Workspace
 
 
-def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str, float]]]:
-    """(the id of a memory with the same text, or None; [(id, word overlap)] of near-duplicates).
+def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str, str]]]:
+    """(the id of a memory with the same text, or None; [(id, why)] of near-duplicates).
 
     Both need the same first words (:data:`ee.curate.similar.HEAD_WORDS`), so ``git grep`` finds the few
     memory files whose text holds them (tracked or not, whatever the spacing) and only those are read: a
@@ -32,7 +34,7 @@ def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str
     from ee.store.frontmatter import split
 
     mine = Features.of(body)
-    near: list[tuple[str, float]] = []
+    near: list[tuple[str, str]] = []
     for rel in _sharing_head(ws, body):
         try:
             other = split(ws.store.read_bytes(rel).decode("utf-8", "replace"))[1]
@@ -44,8 +46,45 @@ def find_duplicate(ws: Workspace, body: str) -> tuple[str | None, list[tuple[str
         if relation.type == "duplicate":
             return _id_of(ws, rel), []
         if relation.type == "merge":
-            near.append((_id_of(ws, rel), round(relation.score, 4)))
+            near.append((_id_of(ws, rel), relation.reason))
     return None, near
+
+
+def find_near(
+    ws: Workspace, body: str, tags: list[str], kind: str | None
+) -> tuple[str | None, list[tuple[str, str]], str | None]:
+    """(a memory near-identical by embedding, or None; [(id, why)] of merge candidates; why the index
+    could not be asked, or None). The text is embedded alone; the store's vectors are the index's
+    (:func:`ee.curate.near.for_write`), judged by :func:`ee.curate.similar.relate` with the same bars as a
+    scan."""
+    from ee.curate.near import for_write
+    from ee.curate.similar import NEAR_BARS, Features, relate
+
+    vectors, why_not = for_write(ws)
+    if vectors is None:
+        return None, [], why_not
+    bars = NEAR_BARS[vectors.arm]
+    mine = Features.of(body)
+    hits = vectors.nearest(vectors.embed([body], [tags], [kind or "fact"]), bars.merge)[0]
+    near: list[tuple[str, str]] = []
+    for memory_id, cosine in hits:
+        position = vectors.row(memory_id)
+        if position is None:
+            continue
+        relation = relate(Features.of(vectors.view.gen.body(position)), mine, cosine, vectors.arm)
+        if relation is None:
+            continue
+        if relation.type == "duplicate":
+            return memory_id, [], None
+        if relation.type == "merge":
+            near.append((memory_id, relation.reason))
+    return None, near, None
+
+
+def _merge_near(words: list[tuple[str, str]], vectors: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Merge candidates found by words and by vectors, each memory once (the word rule's entry first)."""
+    seen = {memory_id for memory_id, _ in words}
+    return words + [(memory_id, why) for memory_id, why in vectors if memory_id not in seen]
 
 
 MAX_GREP_WORD = 64
@@ -102,11 +141,26 @@ def remember(
     body = check_text(text)
     guard({"body": body}, redact=redact)  # refused before the store is even searched
     duplicate, near = find_duplicate(ws, body)
+    notes: list[dict[str, Any]] = []
+    how = "the same text"
+    if duplicate is None:
+        duplicate, close, why_not = find_near(ws, body, list(fields.get("tags") or ()), fields.get("kind"))
+        how = "a near-identical text"
+        near = _merge_near(near, close)
+        if why_not:
+            notes.append(
+                {
+                    "code": "near_duplicates_unchecked",
+                    "severity": "info",
+                    "message": f"near-duplicates by embedding not looked for: {why_not}",
+                    "repair": "ee index rebuild",
+                }
+            )
     if duplicate is not None:
-        return _confirm(ws, duplicate, actor)
+        return _confirm(ws, duplicate, actor, how)
     memory = ws.remember(text, actor=actor, redact=redact, **fields)
     data = memory.to_dict()
-    degraded: list[dict[str, Any]] = []
+    degraded: list[dict[str, Any]] = notes
     if actor.agent:
         from ee.policy.injection import scan_memory_injection
 
@@ -134,7 +188,9 @@ def remember(
     return data, degraded
 
 
-def _confirm(ws: Workspace, memory_id: str, actor: Actor) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _confirm(
+    ws: Workspace, memory_id: str, actor: Actor, how: str = "the same text"
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from ee.feedback import record_outcome
 
     outcome = record_outcome(ws, memory_id, "confirmation", None, actor)
@@ -149,7 +205,7 @@ def _confirm(ws: Workspace, memory_id: str, actor: Actor) -> tuple[dict[str, Any
         {
             "code": "duplicate",
             "severity": "info",
-            "message": f"the store already holds this as {memory_id}: no new file; a confirmation was "
+            "message": f"the store already holds {how} as {memory_id}: no new file; a confirmation was "
             "recorded on it (one per actor counts)",
             "repair": f"ee memory show {memory_id}",
         }
@@ -157,20 +213,20 @@ def _confirm(ws: Workspace, memory_id: str, actor: Actor) -> tuple[dict[str, Any
     return data, degraded
 
 
-def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, float]]) -> list[Any]:
+def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, str]]) -> list[Any]:
     from ee.curate.model import ACTIONS, Candidate
     from ee.curate.queue import propose
-    from ee.curate.scan import memory_ref
+    from ee.curate.state import memory_ref
 
     candidates = []
-    for other_id, score in near:
+    for other_id, why in near:
         other = ws.get(other_id)
         candidates.append(
             Candidate.make(
                 "merge",
                 [other.id, memory.id],
                 title=f"{memory.title}  ⟷  {other.title}",
-                reason=f"{score:.0%} of their words are the same (found when {memory.id} was written)",
+                reason=f"{why} (found when {memory.id} was written)",
                 evidence=[memory_ref(other), memory_ref(memory)],
                 default_action=ACTIONS["merge"][0],
                 actions=ACTIONS["merge"],

@@ -11,6 +11,7 @@ Read only: nothing here writes; ``ee curate scan`` proposes the reviews.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -55,8 +56,10 @@ def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> dict[str
     return out
 
 
-def stale_citation(root: Path, record: Mapping[str, Any]) -> str | None:
-    """``stale: the code it cites changed in <commit>`` when a cited text changed, else None."""
+def stale_citation(root: Path, record: Mapping[str, Any], git: Any = None) -> str | None:
+    """``stale: the code it cites changed in <commit>`` when a cited text changed, else None. ``git``: the
+    workspace's :class:`ee.git.repo.Git` (a pack's view holds one), so finding the commit starts no
+    extra process to locate the repository."""
     from ee.curate.citations import changed_cites
     from ee.store.frontmatter import CITES_KEY
 
@@ -68,18 +71,32 @@ def stale_citation(root: Path, record: Mapping[str, Any]) -> str | None:
     if not moved:
         return None
     recorded = {entry: digest for entry, _, digest in (str(c).rpartition(" ") for c in cites)}
-    return f"stale: the code it cites changed in {_last_change(root, moved[0], recorded.get(moved[0]))}"
+    return f"stale: the code it cites changed in {last_change(root, moved[0], recorded.get(moved[0]), git)}"
 
 
-def _last_change(root: Path, entry: str, digest: str | None) -> str:
+def last_change(root: Path, entry: str, digest: str | None, git: Any = None) -> str:
     """Where the cited text changed: the last commit of the file, or the working tree when the committed
-    version still holds what was recorded."""
-    from ee.curate.citations import split_cite, text_hash
+    version still holds what was recorded. Two git commands, so remembered per file identity and HEAD: a
+    served pack repeats them only when the file or the branch moved."""
+    from ee.curate.citations import file_key
     from ee.errors import GitError
     from ee.git.repo import Git
 
+    code = git if git is not None else Git(root)
+    try:
+        head = code.head_ref()
+    except GitError:
+        head = ""  # (not a repository: the answer below names the file)
+    return _last_change(str(root), entry, digest, file_key(root, entry), head, code)
+
+
+@functools.lru_cache(maxsize=1024)
+def _last_change(root: str, entry: str, digest: str | None, identity: Any, head: str, code: Any) -> str:
+    from ee.curate.citations import split_cite, text_hash
+    from ee.errors import GitError
+
+    del root, identity, head  # (the cache key: the same answer while they stay the same)
     name, start, end = split_cite(entry)
-    code = Git(root)
     try:
         committed = code.read_specs([f"HEAD:{code.repo_path(name)}"]).get(f"HEAD:{code.repo_path(name)}")
         if committed is not None and text_hash(committed, start, end) == digest:

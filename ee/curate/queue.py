@@ -294,6 +294,7 @@ def accept(
         plan = make_plan(ws, candidate, chosen)
         if edit is not None:
             _apply_edit(ws, plan, edit)
+            record_citations(ws, plan)  # (the edit may have changed what the memory cites)
         changes = plan.changed()
         for rel in changes:
             if plan.before.get(rel) is not None:
@@ -494,7 +495,31 @@ def make_plan(ws: Workspace, candidate: Candidate, action: str) -> Plan:
         plan.review = True
         plan.summary.append(f"{target.id}: a person vouches for it (trust peer_human_attested)")
     plan.memory = plan.memory or target.id
+    record_citations(ws, plan)
     return plan
+
+
+def record_citations(ws: Workspace, plan: Plan) -> None:
+    """A memory a person reviews is checked against its code as it is now: each existing memory file the
+    plan edits records its cited texts' hashes (``cites:``), as ``ee remember`` does for a new one. A
+    stale citation accepted with ``expire``, a contradiction linked or an agent's memory attested all
+    leave the memory's citations current, so the next pack judges the code from that review on."""
+    from ee.curate.citations import citation_hashes
+    from ee.errors import EeError
+    from ee.store import frontmatter
+
+    for rel, text in list(plan.changed().items()):
+        if text is None or plan.before.get(rel) is None:
+            continue  # (deleted, or a new file: it cites nothing yet)
+        try:
+            memory, _problems = frontmatter.parse(text, rel)
+        except EeError:
+            continue  # (an edit that breaks the file is refused by _apply_edit with its file:line)
+        hashes = citation_hashes(ws.root, memory)
+        old = dict(memory.extra).get(frontmatter.CITES_KEY)
+        if (hashes or old) and hashes != old:
+            plan.changes[rel] = frontmatter.update(text, {frontmatter.CITES_KEY: hashes}, rel)
+            plan.summary.append(f"{memory.id}: record the hash of the code it cites as it is now")
 
 
 def _plan_proposed(ws: Workspace, candidate: Candidate, plan: Plan, target: Memory, now: str) -> None:

@@ -25,16 +25,16 @@ from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-from ee.curate.model import ACTIONS, Candidate, EvidenceRef, offered
+from ee.curate.model import ACTIONS, Candidate, offered
 from ee.curate.queue import list_data, pending
-from ee.curate.state import SCAN_FILE, write_state
+from ee.curate.state import SCAN_FILE, memory_ref, write_state
 
 if TYPE_CHECKING:
+    from ee.curate.near import StoreVectors
     from ee.model import Memory
     from ee.workspace import Workspace
 
 MAX_POSTING = 64  # a word more than this many memories share says nothing about a pair
-EXCERPT_CHARS = 240
 
 
 def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -45,7 +45,9 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
     memories = snap.sorted()
     now = now_text()
     found: list[Candidate] = []
-    found += pairs(memories, now)
+    from ee.curate.near import for_scan
+
+    found += pairs(memories, now, for_scan(ws))
     found += stale_paths(ws, memories, now)
     found += stale_citations(ws, memories, now)
     found += expired(memories, now, settled(ws))
@@ -76,19 +78,6 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
     return {"memories": len(memories), "scanned": len(unique)} | list_data(queue).to_json(), degraded
 
 
-def memory_ref(memory: Memory) -> EvidenceRef:
-    from ee.policy.secrets import mask_text
-
-    body = " ".join(memory.body.split())
-    excerpt = body if len(body) <= EXCERPT_CHARS else body[: EXCERPT_CHARS - 1] + "…"
-    return EvidenceRef(
-        "memory",
-        memory.id,
-        mask_text(excerpt),
-        {"path": memory.path, "created": memory.created, "trust": memory.trust},
-    )
-
-
 def _candidate(
     kind: str, memories: list[Memory], title: str, reason: str, now: str, extra: tuple[str, ...] = ()
 ) -> Candidate:
@@ -107,10 +96,11 @@ def _candidate(
 # ------------------------------------------------------------------------------------ pairs
 
 
-def pairs(memories: list[Memory], now: str) -> list[Candidate]:
-    """Duplicates, near-duplicates, contradictions and updates between memories that share rare words,
-    and every explicit ``contradicts`` link."""
-    from ee.curate.similar import Features, classify
+def pairs(memories: list[Memory], now: str, vectors: StoreVectors | None = None) -> list[Candidate]:
+    """Duplicates, near-duplicates, contradictions and updates between memories that share rare words
+    (judged by their words, and by the cosine of their index ``vectors`` when given: :func:`relate`), and
+    every explicit ``contradicts`` link."""
+    from ee.curate.similar import Features, relate
 
     live = [m for m in memories if not (m.valid_to and m.valid_to <= now)]
     order = sorted(live, key=lambda m: (m.created or "", m.id))  # older first
@@ -146,12 +136,11 @@ def pairs(memories: list[Memory], now: str) -> list[Candidate]:
             for i in posting:
                 if i < j:
                     shared[i] += 1
-        for i, count in shared.items():
-            # Half the rarer side's rare words shared, at least: any pair the rules could take.
-            if count * 2 < min(rare[i], rare[j]):
-                continue
-            relation = classify(features[i], features[j])
-            if relation is None or relation.type == "duplicate":
+        # Half the rarer side's rare words shared, at least: any pair the rules could take.
+        near = sorted(i for i, count in shared.items() if count * 2 >= min(rare[i], rare[j]))
+        for i, cosine in zip(near, _cosines(vectors, order, near, j), strict=True):
+            relation = relate(features[i], features[j], cosine, vectors.arm if vectors else "static")
+            if relation is None:
                 continue
             older = order[i]
             out.append(
@@ -178,6 +167,19 @@ def pairs(memories: list[Memory], now: str) -> list[Candidate]:
                 )
             )
     return out
+
+
+def _cosines(
+    vectors: StoreVectors | None, order: list[Memory], near: list[int], j: int
+) -> list[float | None]:
+    """The cosine of memory ``j`` with each of ``near`` (None where the index holds no row for one)."""
+    row = vectors.row(order[j].id) if vectors is not None else None
+    if vectors is None or row is None:
+        return [None] * len(near)
+    rows = [vectors.row(order[i].id) for i in near]
+    known = [r for r in rows if r is not None]
+    values = iter(vectors.cosines(known, row))
+    return [None if r is None else next(values) for r in rows]
 
 
 # ------------------------------------------------------------------------------------ staleness
@@ -238,26 +240,15 @@ def stale_paths(ws: Workspace, memories: list[Memory], now: str) -> list[Candida
 
 
 def stale_citations(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
-    from ee.curate.citations import changed, cite_hash
+    from ee.curate.citations import changed, stale_candidate
 
     out = []
     for memory in memories:
         if not memory.paths or (memory.valid_to and memory.valid_to <= now):
             continue
         moved = changed(ws.root, memory)
-        if not moved:
-            continue
-        marks = tuple(f"{entry}@{cite_hash(ws.root, entry) or 'gone'}" for entry in moved)
-        out.append(
-            _candidate(
-                "stale-citation",
-                [memory],
-                f"cited code changed: {memory.title}",
-                f"the code it cites changed since it was recorded: {', '.join(moved)}",
-                now,
-                marks,
-            )
-        )
+        if moved:
+            out.append(stale_candidate(ws.root, memory, moved, now))
     return out
 
 

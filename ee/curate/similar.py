@@ -5,7 +5,7 @@
 - :func:`content_tokens`: the words that carry a memory's meaning (stop words and negations dropped), which
   near-duplicates, contradictions and updates are judged on.
 - :func:`classify`: what a pair of memories (their :class:`Features`) is to each other, with the reason a
-  person reads.
+  person reads; :func:`relate` adds the cosine of their index vectors (:data:`NEAR_BARS`).
 """
 
 from __future__ import annotations
@@ -169,3 +169,75 @@ def classify(old: Features, new: Features) -> Relation | None:
     if score >= MERGE_BAR and old.negated == new.negated and old.head == new.head:
         return Relation("merge", f"{score:.0%} of their words are the same ({shared})", score)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Bars:
+    """Cosine bars of one embedding arm: at or above ``duplicate`` two memories are near-identical (a
+    write is refused as a duplicate, a scan proposes forgetting one); at or above ``merge``, a merge."""
+
+    duplicate: float
+    merge: float
+
+
+NEAR_BARS: dict[str, Bars] = {"static": Bars(duplicate=0.99, merge=0.97)}
+"""The cosine bars of each embedding arm, measured with ``python -m bench.curate_bench --vim DIR`` (the
+figures: docs/curate.md, "Measured").
+
+**static** (ee's model2vec model, the index's document vectors): over the pairs a scan compares on Vim's
+help (6,393 readable chunks; pairs sharing rare words, naming the same identifiers, with the same negation
+and the same first three words), the closest pairs are templated but distinct texts: the Tar and Zip
+plugin headers (0.988), then "For Vim version 9.0. Last change: <date> …" headers of two files (0.973
+and below). At 0.97 six pairs (9 memories, 0.14 %) are flagged; at 0.96, 40 pairs (29 memories); at 0.95,
+59, and distinct entries begin ("Highlight keywords defined by plain.mf" / "… modes.mf": 0.949). With the
+word rules, the scan flags 23 memories (0.36 %) in 15 pairs, 5 of them by embedding; all 15 were read by
+hand and are textual near-duplicates (headers of two help files that differ in a date or a word). On this
+repository's 54 memories nothing is flagged (its closest pair: 0.79). Re-worded true duplicates score
+0.76 to 0.99 ("reset every night" / "wiped nightly": 0.76; "30 minutes" / "thirty minutes", reordered:
+0.99): this model cannot tell a rewording from a sibling text below ~0.99, so the bars sit above every
+distinct Vim pair for ``duplicate`` (a write refused) and where what is flagged is textually
+near-identical for ``merge`` (a proposal a person reads).
+
+Without the first-words guard, the static model put ``e`` / ``E`` at 1.0, ``CTRL-D`` / ``CTRL-U`` at
+0.989 and ``CTRL-W H`` / ``CTRL-W L`` at 0.982: it folds case and reads "up" and "down" alike.
+
+**transformer** (MiniLM, once every memory has its vector): measured on the same pairs, and not used. It
+tells meanings apart better ("use uv" / "use poetry": 0.53 against the static 0.71; ``CTRL-D`` /
+``CTRL-U``: 0.93), but Vim's templated headers (two files' "Last change: <date>" lines) score 0.98 to
+0.993, above every rewording tried (0.90 to 0.98): a merge bar of 0.98 flags 57 memories (0.89 %), and one
+above the headers (0.995) would find no rewording at all. So :mod:`ee.curate.near` reads the static
+vectors, which every index holds, whichever arm answers queries; an arm enters this table only with its
+measurement."""
+
+
+def near_relation(old: Features, new: Features, cosine: float, arm: str) -> Relation | None:
+    """What the cosine of two memories' index vectors says, once the text rules found no contradiction or
+    update: near-identical (``duplicate``), close enough to merge (``merge``), or nothing. The same guards
+    as the text rules: a pair naming different identifiers, with a negation on one side only, or opening
+    with other words (case kept: what a memory is about) is never a near-duplicate however close its
+    vectors (the static model reads ``e`` and ``E``, "up" and "down" alike)."""
+    bars = NEAR_BARS.get(arm)
+    if bars is None or old.code != new.code or old.negated != new.negated or old.head != new.head:
+        return None
+    if one_value_changed(old.words, new.words) is not None:
+        return None
+    if cosine >= bars.duplicate:
+        why = f"near-identical by embedding (cosine {cosine:.3f} ≥ {bars.duplicate}, {arm})"
+        return Relation("duplicate", why, cosine)
+    if cosine >= bars.merge:
+        return Relation(
+            "merge", f"nearly the same by embedding (cosine {cosine:.3f} ≥ {bars.merge}, {arm})", cosine
+        )
+    return None
+
+
+def relate(old: Features, new: Features, cosine: float | None = None, arm: str = "static") -> Relation | None:
+    """:func:`classify`, then the embedding bars when the pair's cosine is known: the same text is the exact
+    rule; a contradiction or an update stands; otherwise the stronger of the word rule and the bars."""
+    relation = classify(old, new)
+    if cosine is None or (relation is not None and relation.type != "merge"):
+        return relation
+    near = near_relation(old, new, cosine, arm)
+    if near is None or (relation is not None and near.type == "merge"):
+        return relation
+    return near

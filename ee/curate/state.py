@@ -11,18 +11,20 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.decisions import read_decisions
-from ee.curate.model import ACTIONS, Candidate
+from ee.curate.model import ACTIONS, Candidate, EvidenceRef
 from ee.errors import StorageError, UsageError
 from ee.store.ids import now_text
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ee.model import Memory
     from ee.workspace import Workspace
 
 STATE = ".ee/curate"
 SCAN_FILE = f"{STATE}/scan.json"
 PROPOSALS_FILE = f"{STATE}/proposals.json"
+EXCERPT_CHARS = 240
 
 
 def read_state(root: Path, rel: str) -> dict[str, Candidate]:
@@ -184,3 +186,16 @@ def _what(op: str, arguments: dict[str, Any]) -> str:
     if op == "outcome" and arguments.get("signal"):
         return f" ({arguments['signal']})"
     return ""
+
+
+def memory_ref(memory: Memory) -> EvidenceRef:
+    from ee.policy.secrets import mask_text
+
+    body = " ".join(memory.body.split())
+    excerpt = body if len(body) <= EXCERPT_CHARS else body[: EXCERPT_CHARS - 1] + "…"
+    return EvidenceRef(
+        "memory",
+        memory.id,
+        mask_text(excerpt),
+        {"path": memory.path, "created": memory.created, "trust": memory.trust},
+    )

@@ -5,5 +5,9 @@
 - :mod:`ee.index.lexical` (BM25), :mod:`ee.index.embedder` (model2vec vectors), :mod:`ee.index.tokenize`.
 - :mod:`ee.index.segment`, :mod:`ee.index.cache`, :mod:`ee.index.derive`, :mod:`ee.index.provenance`.
 
-Nothing is imported here: ``ee.index.tokenize`` (git hooks use it) loads without numpy.
+Nothing is imported here: ``ee.index.tokenize`` (git hooks use it) loads without numpy. Where the index lives
+is named here, so a light command can tell whether there is one without loading it.
 """
+
+INDEX_DIR = ".ee/index"
+MANIFEST = f"{INDEX_DIR}/manifest.json"

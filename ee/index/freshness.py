@@ -31,12 +31,12 @@ import ee.model
 from ee._crash import crash_point
 from ee.config import open_regular, read_settings_file, write_private
 from ee.git.repo import blob_id, check_own_folder, holds_nothing
+from ee.index import INDEX_DIR, MANIFEST
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
 from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, keep_order, make_state_folder, shown_path
 
-INDEX_DIR = ".ee/index"
 CACHE_PATH = ".ee/cache/derived.sqlite"
 # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
 # 7: stamps as buffers in scan order, records and bodies packed (see ee.index.segment.LAYOUT);
@@ -302,7 +302,7 @@ def scan(root: Path) -> Scan:
 def read_manifest(root: Path) -> dict[str, Any] | None:
     """The manifest with its generation's file stamps (``stamps``, ``events``, ``racy``); None when there is
     no index (or one in an older format: rebuilt without fuss); ``{"corrupt": True}`` when it is damaged."""
-    path = root / INDEX_DIR / "manifest.json"
+    path = root / MANIFEST
     for _attempt in range(3):
         try:
             manifest = json.loads(read_settings_file(path))  # (a FIFO there: corrupt, not a hang)

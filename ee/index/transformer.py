@@ -12,8 +12,9 @@ answers (``ee.index.view.IndexView.arm``).
 Each text is run through the graph alone: the graph quantises its activations per call (dynamic int8), so
 a text's vector would depend on what else shares its batch (cosine 0.98 between the two); alone, it
 depends on the text only, and the same store gives the same bytes however it was embedded. (Alone is also
-faster here: a batch pads every text to the longest.) Work is still done in batches of
-:data:`BATCH` texts between the time checks and cache writes of :func:`embed_pending`.
+faster here: a batch pads every text to the longest.) :data:`THREADS` texts run at once, each on one
+onnxruntime thread. Work is still done in batches of :data:`BATCH` texts between the time checks and
+cache writes of :func:`embed_pending`.
 
 A generation's complete matrix (rows in position order) is saved beside it as
 ``transformer-<key>.npy``: a query memory-maps it, as it does the static vectors.
@@ -53,8 +54,8 @@ __all__ = [
 TRANSFORMER_NAME = "minilm-l6-v2-onnx-int8"
 DEFAULT_TRANSFORMER_DIR: Path = Path(__file__).resolve().parent.parent / "models" / TRANSFORMER_NAME
 BATCH = 8  # texts embedded between two time checks (and one cache write)
-THREADS = 2  # onnxruntime's intra-op threads
-# A store larger than this keeps the static arm: embedding it takes minutes (~150-200 memories/s), and
+THREADS = 2  # texts run at once, each on one onnxruntime thread (see Transformer.encode)
+# A store larger than this keeps the static arm: embedding it takes minutes (~150 memories/s), and
 # its cosines cost a served query more than the static ones (bench/README.md, "transformer arm").
 DEFAULT_MAX_MEMORIES = 50_000
 PENDING = "transformer-pending"  # a generation whose vectors the cache did not hold, checked once
@@ -83,13 +84,27 @@ class Transformer:
         if isinstance(texts, str):
             raise TypeError("Transformer.encode takes a list of strings, not a string")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            ids = self.tokenizer.encode(text).ids
-            if not ids:
-                continue
-            row = np.asarray([ids], dtype=np.int64)
+        rows = [self.tokenizer.encode(text).ids for text in texts]
+
+        def run(i: int) -> None:
+            if not rows[i]:
+                return
+            row = np.asarray([rows[i]], dtype=np.int64)
             feed = {"input_ids": row, "attention_mask": np.ones_like(row)}
             out[i] = self.session.run(None, feed)[0][0]
+
+        if len(texts) < 2:
+            for i in range(len(texts)):
+                run(i)
+            return out
+        # Several texts run at once, each alone on one onnxruntime thread (a session may be run from many
+        # threads): on two cores two such runs embedded 156 texts/s against 94-120/s for one run on two
+        # intra-op threads, whose work per short text is too small to split well (bench/README.md).
+        # Each text's vector still depends on that text only.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=THREADS) as pool:
+            list(pool.map(run, range(len(texts))))
         return out
 
     def encode_documents(self, texts: list[str]) -> np.ndarray:
@@ -145,7 +160,10 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         tokenizer.enable_truncation(int(config.get("max_tokens", 256)))
         data = (folder / "model.onnx").read_bytes()
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = THREADS
+        # One thread per run: texts are spread over THREADS runs at once instead (Transformer.encode).
+        # No thread is left spinning, burning a core the server's queries and the machine's other work
+        # need (under load, two spinning intra-op threads embedded 41 texts per CPU-second, one 89).
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # (onnxruntime's shape-merge warnings are not the user's business)
         session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import marshal
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,8 @@ from ee.index.freshness import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy as np
 
     from ee.index.embedder import ModelProfile
@@ -126,6 +128,53 @@ class IndexView:
         return np.einsum("ij,j->i", matrix, vector.astype(np.float32, copy=False))
 
 
+@dataclass(slots=True)
+class Hold:
+    """The view a long-lived process (the per-user server) keeps for one workspace between requests, set
+    on its ``Workspace`` as ``index_hold``; :func:`open_index` stays the one way in and decides with it.
+
+    ``changes()`` counts the relevant changes below ``memories/`` the process has been told of so far (the
+    watcher's count, :class:`ee.serve.watch.Dirty`). ``proven`` is set for one request once the watcher's
+    barrier has shown that every change made before the request was counted (the proof is in
+    :mod:`ee.serve.watch`). The view is kept with the count read *before* the stat pass it came from, and
+    the cheap parts of its freshness key: the manifest file's stamp (another process updated or rebuilt
+    the index), HEAD, the model, the size limit.
+
+    A proven request whose count and key are unchanged gets the kept view without the stat pass; any other
+    request stats the store as every process does, and still gets the kept view (no reload of the
+    generation, no transformer matrix read) when the index it finds is the one kept."""
+
+    changes: Callable[[], int]
+    proven: bool = False
+    view: IndexView | None = None
+    key: tuple[Any, ...] = ()
+    counted: int = -1
+
+    def keep(self, view: IndexView, key: tuple[Any, ...], counted: int) -> IndexView:
+        # (without the update's report: a later request that finds it did not update anything)
+        self.view, self.key, self.counted = replace(view, report=None), key, counted
+        return view
+
+    def held(self, key: tuple[Any, ...], ws: Workspace) -> IndexView | None:
+        """The kept view when it is the index of ``key`` (its transformer arm looked at again while its
+        vectors are incomplete, as a fresh view would be), else None."""
+        view = self.view
+        if view is None or key[0] is None or key != self.key:
+            return None
+        if view.transformer_key and view.transformer_vectors is None and view.gen.size:
+            _transformer_arm(view, ws)
+        return view
+
+
+def _manifest_stamp(root: Path) -> tuple[int, ...] | None:
+    """The manifest file's stamp (a new one whenever a process updated or rebuilt the index)."""
+    try:
+        st = os.stat(root / INDEX_DIR / "manifest.json")
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None]:
     """(folder, cheap key, degradation) of the configured model, without loading it."""
     from ee.index.embedder import DEFAULT_MODEL_DIR
@@ -184,15 +233,21 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
     folder, model_key, model_problem = model_folder(ws)
     degraded = [model_problem] if model_problem else []
     limit = body_limit(root)
+    hold = ws.index_hold if catch_up and progress is None else None
+    counted = hold.changes() if hold is not None else -1  # (read before the stat pass: see Hold)
+    if hold is not None and hold.proven and counted == hold.counted:
+        kept = hold.held((_manifest_stamp(root), ws.git.head_ref(), model_key, limit), ws)
+        if kept is not None:
+            return kept
     for _attempt in range(3):
-        manifest = read_manifest(root)
+        stamp, manifest = _read_manifest(root)
         scanned_at = time.time_ns()
         found = scan(root)
         head = ws.git.head_ref()
         if catch_up and not is_fresh(manifest, head, found, model_key or None, limit):
             with index_lock(root):
                 seen = (manifest or {}).get("generation")
-                manifest = read_manifest(root)
+                stamp, manifest = _read_manifest(root)
                 if (manifest or {}).get("generation") != seen:  # updated by another process meanwhile
                     scanned_at = time.time_ns()
                     found = scan(root)
@@ -215,11 +270,18 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
                             }
                         )
                     done = report if report.changed else None  # only stamps moved: nothing to report
-                    return _view(gen, manifest, state, folder, degraded, done, ws, model_key)
+                    view = _view(gen, manifest, state, folder, degraded, done, ws, model_key)
+                    if hold is not None:
+                        hold.keep(view, (_manifest_stamp(root), head, model_key, limit), counted)
+                    return view
         if manifest is None or manifest.get("corrupt"):
             from ee.errors import IndexError_
 
             raise IndexError_("the index is missing", "run: ee index rebuild")
+        key = (stamp, head, model_key, limit)
+        if hold is not None and (kept := hold.held(key, ws)) is not None:
+            hold.counted = counted
+            return kept
         try:
             gen_folder = root / INDEX_DIR / manifest["generation"]
             gen, state = open_generation(gen_folder)
@@ -232,10 +294,19 @@ def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> Ind
             if read_manifest(root) == manifest:  # still the one that failed: damaged, rebuild it
                 _mark_corrupt(root)
             continue
-        return _view(gen, manifest, state, folder, degraded, None, ws, model_key)
+        view = _view(gen, manifest, state, folder, degraded, None, ws, model_key)
+        return hold.keep(view, key, counted) if hold is not None else view
     from ee.errors import IndexError_
 
     raise IndexError_("the index could not be opened", "run: ee index rebuild")
+
+
+def _read_manifest(root: Path) -> tuple[tuple[int, ...] | None, dict[str, Any] | None]:
+    """The manifest and the stamp of the file it was read from (None when a writer replaced it meanwhile:
+    no kept view is then taken for it)."""
+    stamp = _manifest_stamp(root)
+    manifest = read_manifest(root)
+    return (stamp if _manifest_stamp(root) == stamp else None), manifest
 
 
 def _view(

@@ -126,7 +126,7 @@ def review_marks(ctx: Any, linked: list[dict[str, Any]]) -> Any:
 
     def marks(record: dict[str, Any]) -> tuple[str, ...]:
         out = []
-        stale = stale_citation(root, record)
+        stale = stale_citation(root, record, ctx.view.git)
         if stale:
             out.append(stale)
         for other, cid in pairs.get(record["id"], ()):

@@ -3,9 +3,7 @@ and the opaque pagination cursor bound to one query."""
 
 from __future__ import annotations
 
-import base64
 import copy
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +61,8 @@ class Query:
         if doc.get("pagination") == {}:  # a cursor added to a document without a pagination block
             del doc["pagination"]
         canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        import hashlib  # (only a digest needs it: not imported for every parsed query)
+
         return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
     def offset(self) -> int:
@@ -326,6 +326,8 @@ def _is_date(value: str) -> bool:
 
 def encode_cursor(binding: str, offset: int, evidence: int = 0) -> str:
     """The cursor of the page after ``offset`` memories and ``evidence`` pieces of session evidence."""
+    import base64  # (cursors only: a query without one does not import it)
+
     data: dict[str, Any] = {"q": binding, "o": offset}
     if evidence:
         data["e"] = evidence
@@ -335,6 +337,8 @@ def encode_cursor(binding: str, offset: int, evidence: int = 0) -> str:
 
 def decode_cursor(cursor: str, binding: str, key: str = "o") -> int:
     """The cursor's offset of memories (``key`` ``o``) or of session evidence (``e``, 0 when absent)."""
+    import base64
+
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))

@@ -59,8 +59,12 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "features", "relevan
 HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
 AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
 # The same terms fitted on the transformer arm's cosines (scripts/tune_relevance.py --arm transformer,
-# paraphrase weight 5: answers win over abstaining on in-domain questions the store cannot answer).
-TRANSFORMER = (-2.213, 5.201, 1.116, -0.061, -0.055, 0.384)
+# paraphrase weight 5, unanswerable weight 0.1: answers win over abstaining on in-domain questions the
+# store cannot answer, whose best candidates this arm scores like paraphrases'). With the off-topic
+# questions as the main negatives, the store affinity carries the weight it could not while those
+# in-domain questions (near the store by construction) counted fully: a question about what the store
+# holds sits near many of its memories, an off-topic one near few.
+TRANSFORMER = (-1.353, 5.56, 0.744, -0.059, 1.767, 1.163)
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 
 # Words that make a question a question (who/what/how, pronouns, auxiliaries) and an agent's prompt filler

@@ -8,10 +8,14 @@ working directory, umask, environment or time zone is swapped): an operation's a
 from the client, and a client whose ``EE_MODEL`` differs from the server's is told to run it itself.
 
 **Workspaces** open lazily, on their first request: a :class:`~ee.serve.watch.Watcher` keeps the index
-current, and the generation stays in memory. At most :data:`MAX_WORKSPACES` are open (the least recently
-used is closed first), and one without a request for its ``[server] idle_timeout`` is closed. The model is
-loaded once for all of them (:func:`ee.index.view._cached_embedder` keeps one). A folder that is gone, or
-whose ``.ee/`` is not this user's alone, is never opened.
+current, and the view last opened stays in memory (:class:`ee.index.view.Hold`, one per workspace). Before
+each request the watcher's barrier proves whether any memory file changed since; if none did, the answer
+comes from that view without a stat of every file (the proof: :mod:`ee.serve.watch`). Whether git tracks
+files under ``.ee/`` (which a command checks before opening a workspace) is checked here for the client,
+again only when git's index file changed (:meth:`Open.check_untracked`). At most :data:`MAX_WORKSPACES`
+are open (the least recently used is closed first), and one without a request for its ``[server]
+idle_timeout`` is closed. The model is loaded once for all of them (:func:`ee.index.view._cached_embedder`
+keeps one). A folder that is gone, or whose ``.ee/`` is not this user's alone, is never opened.
 
 **Lifetime.** Started on demand (``python -m ee.serve.server --on-demand FD``, by
 :func:`ee.serve.client.autostart`), it stops once no workspace is open any more; ``ee watch`` runs it in
@@ -55,12 +59,29 @@ class Open:
     """A workspace the server serves: its watcher (which holds its ``Workspace``, :meth:`Watcher.workspace`)
     and the watcher's thread, its identity, when it was last asked."""
 
-    __slots__ = ("identity", "idle_timeout", "thread", "used", "watcher")
+    __slots__ = ("git_index", "identity", "idle_timeout", "thread", "untracked_at", "used", "watcher")
 
     def __init__(self, watcher: Any, identity: tuple[int, ...], idle_timeout: float) -> None:
         self.watcher, self.identity, self.idle_timeout = watcher, identity, idle_timeout
         self.thread: threading.Thread | None = None
         self.used = time.monotonic()
+        self.git_index: Path | None = None  # the repository's index file: what git ls-files reads
+        self.untracked_at: tuple[int, ...] | None = None  # its stamp when .ee/ was last found untracked
+
+    def check_untracked(self) -> None:
+        """:func:`ee.discovery.check_state_untracked` for this request (the client leaves it to the
+        server): run again only when git's index file changed, which is all that check reads."""
+        from ee.discovery import check_state_untracked
+
+        try:
+            st = os.stat(self.git_index) if self.git_index is not None else None
+        except OSError:
+            st = None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size) if st is not None else None
+        if stamp is None or stamp != self.untracked_at:
+            self.untracked_at = None
+            check_state_untracked(self.watcher.root)
+            self.untracked_at = stamp
 
 
 class Server:
@@ -158,6 +179,10 @@ class Server:
         except EeError:
             return None
         served = Open(Watcher(ws, log=self.log, exec_lock=self.lock), identity, idle)
+        with contextlib.suppress(EeError):  # (no index file known: the check runs for every request)
+            from ee.git.repo import Git
+
+            served.git_index = Git(path).git_dir / "index"
         served.watcher.idle = lambda: time.monotonic() - served.used  # (background work waits for quiet)
         if self.watch:
             try:
@@ -247,6 +272,8 @@ class Server:
             try:
                 ws = served.watcher.workspace()  # (its settings as they are now)
                 served.idle_timeout = float(ws.config.get("server.idle_timeout"))
+                served.check_untracked()
+                served.watcher.hold.proven = served.watcher.prove()  # (ee.serve.watch: the proof)
                 if op == HOOK_CHECK:
                     from ee.hooks.run import served_check
 
@@ -257,6 +284,7 @@ class Server:
                 self.log(f"{op} in {request['workspace']} answered in-process: {exc!r}")
                 return {"fallback": "error"}
             finally:
+                served.watcher.hold.proven = False
                 served.used = time.monotonic()
             self.served += 1
         return {"result": result}

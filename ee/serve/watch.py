@@ -10,22 +10,46 @@ skipped by the index; the watcher logs it and goes on. Memory stays bounded: eve
 capped set of dirty paths, never queued. watchdog shares one inotify instance among all the observers of
 a process, so one server watching ten workspaces holds one instance, not ten.
 
-**Why an answer is never stale (the freshness proof, in one place).** The watcher is not what makes an
-answer fresh: every operation opens the index through :func:`ee.index.view.open_index`, which compares
-the stamps (size, mtime, inode) of every memory file, the events files, HEAD and the model with the
-manifest of the generation it holds, and catches up before answering when anything differs — in the
-server exactly as in a command's own process. A write that finished before a request was sent is
-therefore seen by that request, whatever the watcher has or has not been told yet (watchdog delivers
-events asynchronously, and holds an unpaired move for half a second). What the watcher buys is speed:
-the update has usually happened before the next request, whose check then finds nothing to do (one
-``stat`` per file: ~10 ms at 10,000 memories, measured in ``bench/``). The ctypes inotify "sentinel" that
-let the server skip that check was a second watching mechanism for those ~10 ms, and is gone.
+**Why an answer is never stale (the freshness proof, in one place).** Every operation opens the index
+through :func:`ee.index.view.open_index`. In a command's own process it stats every memory file, the
+events files, HEAD and the model, compares them with the manifest of the generation it holds, and catches
+up before answering when anything differs. The server skips the stat of the memory and events files
+(~30 ms at 10,000 memories) only when the watcher *proves* that none changed since the view it keeps
+(:class:`ee.index.view.Hold`) was opened; HEAD, the model, the size limit and the manifest file are still
+read on every request (a few stats), and ``.ee/config.toml`` too (:meth:`Watcher.workspace`). The proof:
+
+1. *Counting.* Every relevant event below ``memories/`` (a memory file, an events file, a folder, a lost
+   event queue) adds one to :attr:`Dirty.count`. A view is kept with the count read *before* the stat pass
+   it came from, so a change the pass may have missed was counted after it, and the view is not used.
+2. *The barrier.* An event is counted some time after the write (watchdog reads inotify in one thread,
+   queues, and dispatches in another). So before each request the server causes an event itself: a no-op
+   ``chmod`` of ``memories/`` to its own mode, which gives ``IN_ATTRIB`` on the watched folder, seen as a
+   ``DirAttribEvent`` of ``memories/`` itself (a change below it never gives that event: its events name
+   the file, and the folder's own are ``DirModifiedEvent``). :meth:`Watcher.prove` waits until the handler
+   has seen it. Every event of the recursive watch of ``memories/`` comes through one inotify file
+   descriptor, in the kernel's order, into that watch's queue (``InotifyWatchGroup`` in watchdog 7), which
+   is first in, first out — an unpaired ``IN_MOVED_FROM`` held back for half a second holds back every
+   event behind it (``DelayedQueue``) — then through the observer's one queue to its one dispatching
+   thread. So once the probe is seen, every write that finished before the request was sent has been
+   counted, and an unchanged count proves that the kept view holds the files as they are.
+3. *Otherwise, the stat pass.* No proof, and the full check as in a command's own process, when: the
+   probe is not seen within :data:`PROOF_WAIT` (a lost event), ``memories/`` is not the folder being
+   watched (replaced: :meth:`Watcher._check_observer` watches it again), the observer is not inotify's
+   (polling gives no order), or the ``chmod`` is refused (a folder of another owner).
+
+A probe that came too late for its request still counts as sent, so it never ends a later request's wait.
+Left open, each a change inotify does not report as one below ``memories/`` (and so a stat pass would
+catch where the proof does not): another process's ``chmod``/``touch`` of ``memories/`` itself whose event
+is still queued when a probe is sent (it ends that wait early; nothing ee or git runs does that); a write
+to a memory file through a hard link outside ``memories/``; a write made on another machine to a network
+file system. Set ``EE_NO_SERVER=1`` for a workspace written in those ways.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -42,6 +66,7 @@ EMBED_SLICE = 0.2  # seconds of transformer embedding between two looks at the f
 EMBED_AFTER_IDLE = 1.0  # ... done only once the server has answered no client of this workspace for this long
 SAFETY = 30.0  # an idle watcher still checks this often (missed events, a re-created memories/)
 MAX_DIRTY = 2048  # paths remembered for the log; beyond that only a count
+PROOF_WAIT = 1.0  # seconds the barrier waits for its probe before the request stats the files instead
 _GIT_NAMES = frozenset({"HEAD", "packed-refs"})
 
 Log = Callable[[str], None]
@@ -94,10 +119,15 @@ class Dirty:
         self.first: float | None = None
         self.last = 0.0
         self.wake = threading.Event()
+        self.count = 0  # relevant events ever (never reset: the proof compares two readings)
+        self.probes = 0  # probe events seen (Watcher.prove)
+        self.sent = 0  # probes caused
+        self.probed = threading.Condition(self.lock)
 
     def add(self, path: str) -> None:
         now = time.monotonic()
         with self.lock:
+            self.count += 1
             if len(self.paths) < MAX_DIRTY:
                 self.paths.add(path)
             else:
@@ -113,6 +143,22 @@ class Dirty:
                 return None
             return min(self.last + quiet, self.first + max_wait) - time.monotonic()
 
+    def changes(self) -> int:
+        with self.lock:
+            return self.count
+
+    def probe_seen(self) -> None:
+        with self.lock:
+            self.probes += 1
+            self.probed.notify_all()
+
+    def wait_probe(self, seen: int, sent: int, timeout: float) -> bool:
+        """Whether, within ``timeout`` seconds, a probe event came after the ``seen`` first ones and as
+        many as ``sent`` arrived in all (a probe that came too late for its own request is not taken for
+        a later one's)."""
+        with self.lock:
+            return self.probed.wait_for(lambda: self.probes > seen and self.probes >= sent, timeout)
+
     def take(self) -> tuple[list[str], int]:
         with self.lock:
             paths, dropped = sorted(self.paths), self.dropped
@@ -120,11 +166,18 @@ class Dirty:
         return paths, dropped
 
 
-def make_handler(relevant: Relevance, dirty: Dirty) -> Any:
-    from watchdog.events import FileSystemEventHandler
+def make_handler(relevant: Relevance, dirty: Dirty, memories: str) -> Any:
+    """Counts relevant events into ``dirty``; the attribute event of ``memories`` itself is a probe."""
+    from watchdog.events import DirAttribEvent, EventsLostEvent, FileSystemEventHandler
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: Any) -> None:
+            if isinstance(event, DirAttribEvent) and os.fsdecode(event.src_path) == memories:
+                dirty.probe_seen()
+                return
+            if isinstance(event, EventsLostEvent):
+                dirty.add(memories)
+                return
             for path in (event.src_path, event.dest_path):
                 if path and relevant(os.fsdecode(path), event.is_directory):
                     dirty.add(os.fsdecode(path))
@@ -146,6 +199,8 @@ def event_filter() -> list[Any]:
         ev.DirCreatedEvent,
         ev.DirDeletedEvent,
         ev.DirMovedEvent,
+        ev.DirAttribEvent,  # (the barrier's probe)
+        ev.EventsLostEvent,
     ]
 
 
@@ -184,6 +239,8 @@ class Watcher:
         self._watched: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
         self._config: tuple[int, int] | None = self._config_stamp()
         self._overflow: Any = None
+        self._ordered = False  # an inotify observer: its events come in order (the proof needs it)
+        self.hold = self._hold(ws)
 
     # ---------------------------------------------------------------- observer
 
@@ -206,9 +263,41 @@ class Watcher:
             self.observer = self._schedule(PollingObserver(timeout=1.0), git_dirs)
         self.update()
 
-    def _schedule(self, observer: Any, git_dirs: list[Path]) -> Any:
-        handler, kinds = make_handler(self._relevant, self.dirty), event_filter()
+    def _hold(self, ws: Any) -> Any:
+        """The view this watcher's server keeps for ``ws`` (:class:`ee.index.view.Hold`), set on it."""
+        from ee.index.view import Hold
+
+        ws.index_hold = Hold(self.dirty.changes)
+        return ws.index_hold
+
+    def prove(self) -> bool:
+        """The barrier of the freshness proof (the module's docstring): True once every change made below
+        ``memories/`` before this call has been counted, False when that cannot be shown."""
+        if not self._ordered or self.observer is None or not self.observer.is_alive():
+            return False
         memories = self.root / MEMORIES
+        try:
+            st = memories.stat()
+            if (st.st_dev, st.st_ino) != self._watched:
+                return False
+            with self.dirty.lock:
+                seen = self.dirty.probes
+            os.chmod(memories, stat.S_IMODE(st.st_mode))
+        except OSError:
+            return False
+        with self.dirty.lock:
+            self.dirty.sent += 1
+            sent = self.dirty.sent
+        if self.dirty.wait_probe(seen, sent, PROOF_WAIT):
+            return True
+        self.log(f"no probe event from {memories} within {PROOF_WAIT:g} s: checking the files instead")
+        return False
+
+    def _schedule(self, observer: Any, git_dirs: list[Path]) -> Any:
+        from watchdog.observers.inotify import InotifyObserver
+
+        memories = self.root / MEMORIES
+        handler, kinds = make_handler(self._relevant, self.dirty, os.fspath(memories)), event_filter()
         memories.mkdir(exist_ok=True)
         st = memories.stat()
         self._watched = (st.st_dev, st.st_ino)
@@ -219,6 +308,7 @@ class Watcher:
                 observer.schedule(handler, os.fspath(git_dir / "refs"), recursive=True, event_filter=kinds)
         observer.daemon = True
         observer.start()
+        self._ordered = isinstance(observer, InotifyObserver)
         return observer
 
     def _git_dirs(self) -> list[Path]:
@@ -368,6 +458,7 @@ class Watcher:
             from ee.workspace import Workspace
 
             self._config, self.ws = stamp, Workspace(self.root)
+            self.hold = self._hold(self.ws)  # (the kept view was opened with the old settings)
         return self.ws
 
     def _config_stamp(self) -> tuple[int, int] | None:

@@ -88,6 +88,7 @@ def import_jsonl(
     # repeated changes nothing (ee.curate.similar.normalise: case, punctuation and spacing ignored).
     known = {normalise(m.body): m.id for m in snapshot.values()}
     planned: dict[str, tuple[str, str]] = {}  # id → (path, text)
+    numbers: dict[str, int] = {}  # id → its line
     taken_paths: set[str] = set()
     errors: list[dict[str, Any]] = []
     explicit: set[str] = set()  # ids given by the file: another writer may add the same id meanwhile
@@ -115,6 +116,7 @@ def import_jsonl(
                 rel = rel.removesuffix(".md") + "-1.md"
             taken_paths.add(rel)
             planned[memory_id] = (rel, text)
+            numbers[memory_id] = number
             known.setdefault(key, memory_id)
             if given_id:
                 explicit.add(memory_id)
@@ -134,6 +136,7 @@ def import_jsonl(
             {"errors": errors[:100], "classes": sorted(secret_classes)},
         )
     report.skipped = errors
+    _drop_near_duplicates(ws, planned, explicit, numbers, report)
     if not planned:
         return report
     subject = f"ee: import {len(planned)} memories from {source_name}"
@@ -162,6 +165,46 @@ def import_jsonl(
         end_import(ws.root)
     report.imported = list(planned)
     return report
+
+
+def _drop_near_duplicates(
+    ws: Workspace,
+    planned: dict[str, tuple[str, str]],
+    explicit: set[str],
+    numbers: dict[str, int],
+    report: ImportReport,
+) -> None:
+    """Leave out the lines (without an id of their own) near-identical by embedding to a memory of the
+    store: the ``duplicate`` bar of :data:`ee.curate.similar.NEAR_BARS`, as ``ee remember`` applies it.
+    The index's vectors are used when it exists (:func:`ee.curate.near.for_write`); only the lines are
+    embedded."""
+    from ee.curate.near import for_write
+    from ee.curate.similar import NEAR_BARS, Features, relate
+
+    new = [memory_id for memory_id in planned if memory_id not in explicit]
+    if not new:
+        return
+    vectors, _why_not = for_write(ws)
+    if vectors is None:
+        return
+    memories = [frontmatter.parse(planned[i][1], planned[i][0])[0] for i in new]
+    tags = [list(m.tags) for m in memories]
+    texts = vectors.embed([m.body for m in memories], tags, [m.kind for m in memories])
+    found = vectors.nearest(texts, NEAR_BARS[vectors.arm].duplicate)
+    for memory, hits in zip(memories, found, strict=True):
+        mine = Features.of(memory.body)
+        for other, cosine in hits:
+            position = vectors.row(other)
+            if position is None:
+                continue
+            relation = relate(Features.of(vectors.view.gen.body(position)), mine, cosine, vectors.arm)
+            if relation is not None and relation.type == "duplicate":
+                report.duplicates.append(
+                    {"line": numbers[memory.id], "duplicate_of": other, "reason": relation.reason}
+                )
+                del planned[memory.id]
+                break
+    report.duplicates.sort(key=lambda entry: entry["line"])
 
 
 def _recover(ws: Workspace, report: ImportReport) -> None:
