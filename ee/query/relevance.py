@@ -26,6 +26,10 @@ match at all", built from evidence that does not depend on the other candidates:
   all of them is a steadier witness. It counts for a memory only as far as that memory's own evidence
   goes, ``a = min(affinity, z)``: in a store about releases, a memory about the database is not relevant
   to "how do we release" because its neighbours are.
+* **store-wide words** (transformer arm): a word at least half of a store's memories hold (the project's
+  name) draws the query's vector near every memory that names it. When :func:`_set_aside` finds such words,
+  the query is also encoded without them: a memory's cosine is the mean of the two, the affinity reads each
+  memory's weaker one. Coverage keeps them (they weigh little there already).
 * **relevance** = ``σ(β₀ + β₁·c + β₂·z + β₃·c·z + β₄·a + β₅·c·a)`` (c the coverage, σ the logistic
   function), in [0, 1]; with no usable model (lexical-only answers) ``σ(γ₀ + γ₁·c)``. The coefficients are
   fitted by logistic regression with ``scripts/tune_relevance.py``: positives are the relevant documents of
