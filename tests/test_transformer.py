@@ -124,6 +124,7 @@ def test_naming_the_project_does_not_pull_in_every_memory_that_names_it(tinycalc
     assert shown["store_wide_set_aside"] == ["tinycalc"]
     assert "tinycalc" in shown["matched_terms"]
     assert shown["cosine_with_store_wide"] > shown["cosine"]  # the name drew the whole question near it
+    assert "(store-wide words set aside: tinycalc)" in release["hits"][0]["why"]
     # A question about the store's topic itself sets nothing aside (nothing else to judge it on).
     plain = search(tinycalc, "tinycalc", "--limit", "50", "--explain", "--min-relevance", "0")
     assert all("store_wide_set_aside" not in h["explanation"]["relevance"] for h in plain["hits"])

@@ -149,6 +149,11 @@ class Evidence:
         self.parts: list[Evidence] = []  # a long task's parts, each judged on its own (see evidence)
         self.part: list[int] | None = None  # per candidate: the part its relevance comes from (-1: whole)
 
+    def set_aside_for(self, i: int) -> list[str]:
+        """The store-wide words candidate ``i``'s semantic evidence was judged without (its part's)."""
+        part = self.part[i] if self.part is not None else -1
+        return self.parts[part].set_aside if part >= 0 else self.set_aside
+
     def explain(self, i: int, floor: float) -> dict[str, Any]:
         """What candidate ``i``'s relevance is made of, and how it stands against ``floor``."""
         value = float(self.relevance[i])
