@@ -243,10 +243,10 @@ class Bench:
 
     def queries(self, root: Path) -> dict[str, Samples]:
         from ee.index.view import open_index
+        from ee.ops.why import why
         from ee.pack import build_pack
         from ee.query import search
         from ee.query.document import from_arguments
-        from ee.why import why
         from ee.workspace import Workspace
 
         ws = Workspace.discover(root)

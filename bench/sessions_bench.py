@@ -137,8 +137,8 @@ def exchanges(path: Path) -> Iterator[Exchange]:
 
 def baseline_importer(ws: Any, paths: list[Path], progress: Any = None) -> list[dict[str, Any]]:
     """One memory per exchange through ``ee import jsonl`` (one commit), its session in ``derived_from``."""
+    from ee.ops.transfer import import_jsonl
     from ee.policy.trust import Actor
-    from ee.store.transfer import import_jsonl
 
     lines = []
     for path in paths:

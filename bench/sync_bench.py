@@ -128,8 +128,8 @@ def bench(count: int) -> dict[str, Any]:
 
 
 def catch_up(clone: Path, report: dict[str, Any]) -> tuple[float | None, Any]:
-    """Time ``ee.git.sync.catch_up_index`` over what the sync brought in (None while there is no index)."""
-    from ee.git.sync import catch_up_index
+    """Time ``ee.ops.sync.catch_up_index`` over what the sync brought in (None while there is no index)."""
+    from ee.ops.sync import catch_up_index
     from ee.workspace import Workspace
 
     start = time.perf_counter()
@@ -150,7 +150,7 @@ def main() -> int:
         f"import {result['import_s']:.2f} s, push {result['push_s']:.2f} s"
     )
     if result["index"] is None:
-        print("index catch-up: not measured (ee.git.sync.catch_up_index is not wired to the index yet)")
+        print("index catch-up: not measured (ee.ops.sync.catch_up_index is not wired to the index yet)")
     else:
         print(f"index catch-up: {result['index_catch_up_s']:.2f} s {json.dumps(result['index'])}")
     print(json.dumps(result))

@@ -114,6 +114,11 @@ class Config:
         return node if isinstance(node, dict) else {}
 
 
+def default(dotted: str) -> Any:
+    """The value a setting has when the config does not set it (``hooks.timeout`` → 2.0)."""
+    return _SCHEMA[dotted][1]
+
+
 _HEADER_RE = re.compile(r"\s*\[[A-Za-z0-9_.-]+\]\s*(?:#.*)?")
 
 
@@ -143,11 +148,9 @@ def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
       folder of this user; with ``O_CREAT`` a missing one is created (``.ee`` itself may be a person's
       own link: :mod:`ee.discovery` checks it). So a link a cloned repository committed as
       ``.ee/watch.pid`` or ``.ee/hooks`` makes ee write nothing through it.
-    * Opened without waiting (``O_NONBLOCK``), so a FIFO in its place is refused at once instead of
-      blocking the command on the open or the read; what was opened is checked, not the name.
-    * ``O_EXCL`` is the caller's, where it creates a file that must be new (a temporary file).
-
-    (Memory files are read by ee.store.files, which also tells a folder from a FIFO in its message.)"""
+    * Opened through :func:`open_file`: a FIFO in its place is refused at once instead of blocking the
+      command on the open or the read; what was opened is checked, not the name.
+    * ``O_EXCL`` is the caller's, where it creates a file that must be new (a temporary file)."""
     parts = Path(path).parts
     below = max((i for i, part in enumerate(parts) if part == STATE_NAME), default=None)
     if below is None:
@@ -156,30 +159,57 @@ def open_regular(path: Path | str, flags: int, mode: int = 0o644) -> int:
         folder_fd = _open_folders(Path(*parts[: below + 1]), parts[below + 1 : -1], bool(flags & os.O_CREAT))
         name = parts[-1]
     try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise NotRegularFile(
-                errno.ELOOP, "Is a symbolic link (ee follows none here)", str(path)
-            ) from None
-        raise
+        fd, info = open_file(name, flags, mode, dir_fd=folder_fd, shown=str(path))
     finally:
         if folder_fd is not None:
             os.close(folder_fd)
+    try:
+        _check_owner(info, path=path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(
+    path: Path | str,
+    flags: int = os.O_RDONLY,
+    mode: int = 0o644,
+    *,
+    follow_links: bool = False,
+    dir_fd: int | None = None,
+    shown: str | None = None,
+) -> tuple[int, os.stat_result]:
+    """The one FIFO-safe open: a descriptor of ``path`` (I/O blocking as usual) and its ``fstat``, or
+    NotRegularFile when what was opened is no regular file (its ``strerror`` says "Is a directory" or "Not
+    a regular file"). Every open of a file a repository or a person may have put a FIFO, device or folder
+    in the place of goes through here (:func:`open_regular`, memory files, docs).
+
+    * Opened without waiting (``O_NONBLOCK``), so a FIFO is refused at once instead of blocking the open
+      or the read; what was opened is checked, not the name (no race between a check and the open).
+    * Unless ``follow_links``, a symlink fails the open itself (``O_NOFOLLOW``; NotRegularFile).
+    """
+    shown = shown or os.fspath(path)
+    nofollow = 0 if follow_links else os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags | nofollow | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise NotRegularFile(errno.ELOOP, "Is a symbolic link (ee follows none here)", shown) from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile(
                 errno.EINVAL,
                 "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file",
-                str(path),
+                shown,
             )
-        _check_owner(info, path=path)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, info
 
 
 def write_private(path: Path | str, data: bytes) -> None:
@@ -255,13 +285,25 @@ def read_settings_file(path: Path | str) -> str:
 
 
 def load_config(root: Path) -> Config:
+    """The settings of the workspace at ``root``: its ``.ee/config.toml`` read, each known key's type
+    checked, then each value's range, then ``$EE_LOCK_TIMEOUT`` applied. A ConfigError names the file,
+    the key and the fix."""
     path = root / CONFIG_PATH
+    raw = _read_toml(path)
+    values = _typed_values(raw, path)
+    _check_ranges(values, path)
+    _apply_environment(values)
+    return Config(values=values, sections=raw)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The config file's tables ({} when there is no file)."""
     try:
         text = read_settings_file(path)
         # The file ee writes holds only comments and table headers: no need to import the TOML parser.
-        raw = {} if _only_comments(text) else _toml().loads(text)
+        return {} if _only_comments(text) else dict(_toml().loads(text))
     except FileNotFoundError:
-        raw = {}
+        return {}
     except (ValueError, UnicodeDecodeError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"{CONFIG_PATH}: {exc}", f"fix the TOML syntax in {path}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
@@ -274,6 +316,10 @@ def load_config(root: Path) -> Config:
             f"{CONFIG_PATH}: cannot be read ({exc.strerror or exc})",
             f"make {path} a readable TOML file, or remove it to use the defaults",
         ) from None
+
+
+def _typed_values(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The known settings the file sets (``section.key`` → value), each of its schema's type."""
     values: dict[str, Any] = {}
     for dotted, (kind, _default) in _SCHEMA.items():
         section, key = dotted.split(".")
@@ -293,18 +339,19 @@ def load_config(root: Path) -> Config:
                 f"set {key} to e.g. {_SCHEMA[dotted][1]!r} in {path}",
             )
         values[dotted] = value
-    floor = values.get("query.min_relevance", DEFAULT_MIN_RELEVANCE)
-    if not 0.0 <= floor <= 1.0:
-        raise ConfigError(
-            f"{CONFIG_PATH}: [query] min_relevance = {floor!r} is outside [0, 1]",
-            f"set min_relevance between 0 (keep everything) and 1 in {path}",
-        )
-    evidence_floor = values.get("sessions.min_relevance", 0.02)
-    if not 0.0 <= evidence_floor <= 1.0:
-        raise ConfigError(
-            f"{CONFIG_PATH}: [sessions] min_relevance = {evidence_floor!r} is outside [0, 1]",
-            f"set min_relevance between 0 (keep everything) and 1 in {path}",
-        )
+    return values
+
+
+def _check_ranges(values: dict[str, Any], path: Path) -> None:
+    """Each value within what its setting means (a floor in [0, 1], a wait of 0 seconds or more, …)."""
+    for dotted, floor in (("query.min_relevance", DEFAULT_MIN_RELEVANCE), ("sessions.min_relevance", 0.02)):
+        value = values.get(dotted, floor)
+        if not 0.0 <= value <= 1.0:
+            section, key = dotted.split(".")
+            raise ConfigError(
+                f"{CONFIG_PATH}: [{section}] {key} = {value!r} is outside [0, 1]",
+                f"set min_relevance between 0 (keep everything) and 1 in {path}",
+            )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):
         raise ConfigError(f"{CONFIG_PATH}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
     idle = values.get("server.idle_timeout", 1.0)
@@ -327,18 +374,22 @@ def load_config(root: Path) -> Config:
             f"{CONFIG_PATH}: [store] max_body_bytes = {values['store.max_body_bytes']!r} must be positive",
             f"set max_body_bytes to e.g. {_SCHEMA['store.max_body_bytes'][1]} in {path}",
         )
+
+
+def _apply_environment(values: dict[str, Any]) -> None:
+    """``$EE_LOCK_TIMEOUT`` over ``[lock] timeout``."""
     env_timeout = os.environ.get("EE_LOCK_TIMEOUT")
-    if env_timeout:
-        try:
-            values["lock.timeout"] = float(env_timeout)
-        except ValueError:
-            values["lock.timeout"] = math.nan
-        if not 0 <= values["lock.timeout"] < math.inf:
-            raise ConfigError(
-                f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number of seconds, 0 or more",
-                "set it to e.g. 30, or unset EE_LOCK_TIMEOUT",
-            ) from None
-    return Config(values=values, sections=raw)
+    if not env_timeout:
+        return
+    try:
+        values["lock.timeout"] = float(env_timeout)
+    except ValueError:
+        values["lock.timeout"] = math.nan
+    if not 0 <= values["lock.timeout"] < math.inf:
+        raise ConfigError(
+            f"EE_LOCK_TIMEOUT={env_timeout!r} is not a number of seconds, 0 or more",
+            "set it to e.g. 30, or unset EE_LOCK_TIMEOUT",
+        ) from None
 
 
 def one_blas_thread() -> None:

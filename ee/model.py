@@ -36,6 +36,14 @@ TRUST_CLASSES = (  # strongest first (DESIGN.md §5; the rules of each are in ee
 )
 LINK_TYPES = ("supports", "contradicts", "derived_from", "supersedes", "related", "co_tag", "co_mention")
 
+# What a query may ask for (ee.query.v1's query.mode, budget speed, output.fields, the pack profile), and the
+# formats an answer can be rendered in: the allowed values every front end offers.
+MODES = ("hybrid", "lexical", "semantic", "exact")
+SPEEDS = ("instant", "default", "quality")
+FIELDS = ("minimal", "summary", "standard", "full")
+PROFILES = ("compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom")
+FORMATS = ("human", "json", "jsonl", "compact", "markdown", "toon", "hook")
+
 # The frontmatter keys ee knows, in the order ee writes them.
 KNOWN_KEYS = (
     "id",

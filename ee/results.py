@@ -21,7 +21,7 @@ test pins (tests/test_results.py). The review queue's types are not served: they
 
 Nested blocks that only renderers and agents read (a hit's score ``components`` and ``factors``, its
 ``provenance``, ``explanation`` and ``memory`` block; why's ``standing`` and ``links``) stay JSON objects
-(:data:`JsonObject`); each is built in one place in the pipeline (ee.query.explain, ee.why).
+(:data:`JsonObject`); each is built in one place in the pipeline (ee.query.explain, ee.ops.why).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, Config, load_config
-from ee.discovery import check_state_untracked, find_root
+from ee.config import Config, load_config
+from ee.discovery import find_root
 from ee.errors import (
     ConfigError,
     ConflictError,
@@ -21,36 +21,39 @@ from ee.errors import (
     StorageError,
     UsageError,
 )
-from ee.git.repo import Git, check_own_folder, format_message
-from ee.model import KINDS, LEVELS, LINK_TYPES, Link, Memory, Version
+from ee.git.repo import Git, format_message
+from ee.model import LINK_TYPES, Link, Memory, Version
 from ee.policy.trust import (
     HIDING_LINKS,
     Actor,
     NeedsPerson,
     Proposal,
-    initial_confidence,
     require_may_act_on,
     weaker,
 )
 from ee.store import frontmatter
-from ee.store.files import EVENTS, MEMORIES, STATE_DIR, Store, atomic_write, check_id, workspace_lock
-from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, new_id, now_text, parse_time
+from ee.store.fields import (
+    build_fields,
+    check_text,
+    check_window,
+    clean_tags,
+    guard_memory,
+    normalise_time,
+    parse_link,
+)
+from ee.store.files import MEMORIES, Store, atomic_write, check_id, workspace_lock
+from ee.store.ids import new_id, now_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ee.index.view import Hold
+    from ee.model import Problem, Progress
+    from ee.ops.sync import SyncReport
+    from ee.ops.transfer import ImportReport
     from ee.query.document import Query
     from ee.query.standing import Standing
     from ee.results import Explanation, Pack, SearchResult, Session, SessionEvidence
-
-# ee's derived folder (but its settings), and the temporary files of atomic writes a kill -9 may leave.
-GITIGNORE_LINES = (".ee/*", "!.ee/config.toml", ".ee-tmp-*")
-GITATTRIBUTES_LINES = (
-    "memories/**/*.md merge=ee-memory",
-    "memories/.events/*.jsonl merge=union",
-    "memories/.curate/*.jsonl merge=union",
-)
 
 
 class Workspace:
@@ -118,9 +121,9 @@ class Workspace:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """The workspace lock, which every writer holds. Taken, it first finishes or undoes an import a
-        killed process left (:func:`ee.store.recovery.recover_import`): no writer ever commits that import's
+        killed process left (:func:`ee.ops.recovery.recover_import`): no writer ever commits that import's
         files as its own, nor counts them as taken. What it did is kept in ``recovered_import``."""
-        from ee.store.recovery import JOURNAL, damaged_journal, has_journal, recover_import
+        from ee.ops.recovery import JOURNAL, damaged_journal, has_journal, recover_import
 
         with workspace_lock(self.root, float(self.config.get("lock.timeout"))):
             self.recovered_import = None
@@ -148,22 +151,10 @@ class Workspace:
         ``branch`` (or ``[store] branch`` of the config, in a fresh clone) keeps ``memories/`` as a worktree
         of that branch (:mod:`ee.git.memory_branch`).
         """
-        root = _workspace_folder(path)
-        ws = cls(root)
-        code = Git(root)  # (ws.git is the memory branch's worktree once there is one)
-        created: list[str] = []
-        if not code.is_repo():
-            code.init()
-            created.append(".git")
-        config = load_config(root)
-        configured = str(config.get("store.branch"))
-        branch = _chosen_branch(code, branch, configured)
-        with ws.lock():
-            registered = ["merge driver (git config merge.ee-memory)"] if register_merge_driver(code) else []
-            created += _lay_out(root, code, branch, configured, str(config.get("sync.remote")))
-            commit = _commit_init(root, code, branch, created)
-        report = {"root": str(root), "created": created, "registered": registered, "commit": commit}
-        return ws, report | {"branch": branch}
+        from ee.ops.init import init, workspace_folder
+
+        ws = cls(workspace_folder(path))
+        return ws, init(ws, branch)
 
     # ------------------------------------------------------------------------------------ writes
 
@@ -486,8 +477,8 @@ class Workspace:
     ) -> Explanation:
         """Why a memory stands where it does; with ``query_text`` its rank and the pack decision of
         ``profile`` (default balanced; a profile without a query has nothing to decide) (``ee why``)."""
+        from ee.ops.why import why
         from ee.results import Explanation
-        from ee.why import why
 
         if profile and not query_text:
             raise UsageError("a profile says which pack the query is checked against", "give a query too")
@@ -499,7 +490,7 @@ class Workspace:
         self, memory_id: str, signal: str, reason: str | None = None, actor: Actor | None = None
     ) -> dict[str, Any]:
         """Record that a memory helped or hurt: one feedback event, one commit (``ee outcome``)."""
-        from ee.feedback import record_outcome
+        from ee.ops.feedback import record_outcome
 
         return record_outcome(self, memory_id, signal, reason, actor)
 
@@ -561,8 +552,8 @@ class Workspace:
         ``human``), whether the injection guard quarantines it, its effective confidence and whether a merge
         left it in conflict), and ``degraded`` (the files that failed to load). Filters: ``agent`` (that
         agent wrote it), ``trust`` (the class ee grants), ``since`` (created at or after), ``quarantined``."""
-        from ee.feedback import effective_confidences
         from ee.git.merge import is_conflicted
+        from ee.ops.feedback import effective_confidences
 
         if trust is not None:
             from ee.policy.trust import rank
@@ -615,10 +606,71 @@ class Workspace:
 
     def history(self, memory_id: str) -> tuple[Sequence[Version], dict[str, Any]]:
         """Every version of a memory through git history (``ee memory history``), and the answer's data."""
-        from ee.git.history import history
+        from ee.ops.history import history
 
         versions = history(self, memory_id)
         return versions, {"id": memory_id, "versions": [v.to_dict() for v in versions]}
+
+    # ------------------------------------------------------------------- bulk, team and health (ee/ops)
+
+    def import_jsonl(
+        self,
+        lines: Iterable[str],
+        *,
+        skip_invalid: bool = False,
+        redact: bool = False,
+        actor: Actor | None = None,
+        source_name: str = "<stdin>",
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Memories from JSON Lines, one commit for the whole import (``ee import jsonl``)."""
+        from ee.ops.transfer import import_jsonl
+
+        return import_jsonl(
+            self,
+            lines,
+            skip_invalid=skip_invalid,
+            redact=redact,
+            actor=actor,
+            source_name=source_name,
+            progress=progress,
+        )
+
+    def export_records(self) -> tuple[Sequence[dict[str, Any]], Sequence[Problem]]:
+        """Every readable memory as a JSON-ready record, sorted by id, secrets masked (``ee export jsonl``),
+        and the problems of the files that could not be read."""
+        from ee.ops.transfer import export_records
+        from ee.policy.secrets import mask_memory
+
+        snap = self.store.snapshot()
+        memories = [mask_memory(m) for m in snap.memories.values()]  # a secret typed in by hand stays here
+        return list(export_records(memories)), list(snap.problems)
+
+    def sync(
+        self,
+        remote: str | None = None,
+        strategy: str | None = None,
+        push: bool = True,
+        actor: Actor | None = None,
+    ) -> SyncReport:
+        """Commit ee's pending changes, pull (rebase or merge), push (``ee sync``)."""
+        from ee.ops.sync import sync
+
+        return sync(self, remote, strategy, push=push, actor=actor)
+
+    def resolve(
+        self, memory_id: str, pick: str | None = None, text: str | None = None, actor: Actor | None = None
+    ) -> tuple[Memory, str]:
+        """Resolve a memory a merge left conflicted (``ee memory resolve``): the memory and the commit."""
+        from ee.ops.sync import resolve_memory
+
+        return resolve_memory(self, memory_id, pick, text, actor)
+
+    def doctor(self, full: bool = False, fix: bool = False) -> dict[str, Any]:
+        """Every check of the workspace, ``fix`` repairs first (``ee doctor``)."""
+        from ee.ops.doctor import doctor
+
+        return doctor(self, full=full, fix=fix)
 
     def review_trust(self, memory_id: str, cls: str, actor: Actor | None = None) -> Memory:
         """A person's explicit review of a memory: its trust class becomes ``cls``.
@@ -702,295 +754,6 @@ class Workspace:
                 f"commit them first (git add {rel} && git commit -m 'edit memory'), or undo them "
                 f"(git checkout HEAD -- {rel}), then run the command again",
             )
-
-
-# -------------------------------------------------------------------------------- the steps of init
-
-
-def _workspace_folder(path: str | os.PathLike[str]) -> Path:
-    """The folder ``ee init`` makes a workspace of, created if need be, and checked: ``memories/`` and
-    ``.ee/`` must not link out of it, and no state file of ``.ee/`` may be a link a clone brought."""
-    root = Path(path).expanduser().resolve()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(
-            f"cannot create the workspace folder {root}: {exc.strerror or exc}",
-            "choose a folder you can write to",
-        ) from None
-    for folder in (MEMORIES, STATE_DIR):  # (init would write memories/.events/, .ee/ through a link)
-        check_own_folder(root, folder)
-    check_state_untracked(root)  # (a clone's .ee/lock linked out: init would write through it)
-    return root
-
-
-def _chosen_branch(code: Git, branch: str | None, configured: str) -> str | None:
-    """The memory branch: the one asked for (which must agree with the config's), else the config's."""
-    from ee.git import memory_branch
-
-    if branch and configured and branch != configured:
-        raise ConfigError(
-            f"this workspace keeps its memories on the branch {configured!r}",
-            f"keep it (ee init --branch {configured}), or edit [store] branch in {CONFIG_PATH}",
-        )
-    return memory_branch.valid_name(code, branch) if branch else configured or None
-
-
-def _lay_out(root: Path, code: Git, branch: str | None, configured: str, remote: str) -> list[str]:
-    """The memory branch's worktree (if any), ``memories/``, its events folder and the config: what was
-    created."""
-    from ee.git import memory_branch
-
-    created: list[str] = []
-    if branch:
-        created += memory_branch.set_up(root, code, branch, remote)
-    for folder in (MEMORIES, EVENTS):
-        if not (root / folder).is_dir():
-            (root / folder).mkdir(parents=True)
-            created.append(folder + "/")
-    keep = root / EVENTS / ".gitkeep"
-    if not keep.exists():
-        keep.write_text("")
-    config_text = (root / CONFIG_PATH).read_text() if (root / CONFIG_PATH).exists() else None
-    if config_text is None or (branch and branch != configured):
-        atomic_write(root / CONFIG_PATH, with_branch(config_text or DEFAULT_CONFIG_TEXT, branch).encode())
-        created.append(CONFIG_PATH)
-    return created
-
-
-def _commit_init(root: Path, code: Git, branch: str | None, created: list[str]) -> str | None:
-    """Commit ee's own files and, of ``.gitignore`` / ``.gitattributes``, only ee's lines (a user's
-    uncommitted edits to them stay uncommitted, staged or not); the new commit, or None. ``created``
-    gains the shared files written."""
-    from ee.git import memory_branch
-
-    head, _tree = code.head_state()
-    own = [CONFIG_PATH] if branch else [CONFIG_PATH, f"{EVENTS}/.gitkeep"]
-    shared: dict[str, tuple[str, ...]] = {
-        ".gitignore": GITIGNORE_LINES,
-        ".gitattributes": GITATTRIBUTES_LINES,
-    }
-    if branch:  # the memory branch has its own .gitattributes; the code branch ignores memories/
-        shared = {".gitignore": (*GITIGNORE_LINES, memory_branch.IGNORE_LINE)}
-    specs = [f"{prefix}:{code.repo_path(name)}" for name in (*own, *shared) for prefix in ("HEAD", "")]
-    stored = code.read_specs(specs) if head else {}
-
-    def committed(name: str) -> bytes | None:
-        return stored.get(f"HEAD:{code.repo_path(name)}")
-
-    paths = [name for name in own if committed(name) is None]
-    if CONFIG_PATH in created and CONFIG_PATH not in paths:  # (its memory branch was just set)
-        paths.append(CONFIG_PATH)
-    blobs: dict[str, str] = {}
-    index_blobs: dict[str, str] = {}
-    for name, lines in shared.items():
-        work_path = root / name
-        work = work_path.read_bytes() if work_path.exists() else None
-        if with_lines(work, lines) != work:
-            atomic_write(work_path, with_lines(work, lines))
-            created.append(name)
-        before = committed(name)
-        if with_lines(before, lines) == before:
-            continue
-        blobs[name] = code.hash_object(with_lines(before, lines))
-        staged = stored.get(f":{code.repo_path(name)}")
-        if staged is not None and staged != before:  # the user staged a change: keep it staged
-            index_blobs[name] = code.hash_object(with_lines(staged, lines))
-    if not (paths or blobs):
-        return None
-    message = format_message("ee: initialise workspace", {"Ee-Op": "init", "Ee-Actor": "human"})
-    after = code.commit_paths(paths, message, blobs=blobs, index_blobs=index_blobs)
-    return after if after and after != head else None
-
-
-# -------------------------------------------------------------------------------- validation helpers
-
-
-def check_text(text: str) -> str:
-    """A memory's text, stripped: refused when empty, binary or not UTF-8 (secrets: :func:`guard_memory`)."""
-    body = text.strip()
-    if not body:
-        raise UsageError("the memory text is empty", 'write the memory as an argument: ee remember "…"')
-    if "\x00" in body:
-        raise UsageError("the memory text holds a NUL byte (binary data?)", "pass text, not binary data")
-    try:
-        body.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(
-            "the memory text holds bytes that are not UTF-8",
-            "convert it first, e.g. with: iconv -f latin1 -t utf-8",
-        ) from None
-    return body
-
-
-def guard_memory(
-    fields: dict[str, Any], body: str, extra: dict[str, Any] | None = None, *, redact: bool = False
-) -> tuple[dict[str, Any], str, dict[str, Any]]:
-    """The secret guard (:func:`ee.policy.secrets.guard`) over every field of a new memory: its body, each
-    frontmatter value and each extra key. Refuses (nothing is written), or with ``redact`` masks the secrets
-    and names their classes under ``redacted``. Returns (fields, body, extra) to write."""
-    from ee.policy.secrets import guard
-
-    values, classes = guard({**fields, "body": body, "extra": dict(extra or {})}, redact=redact)
-    clean: dict[str, Any] = dict(values)
-    body, extra = clean.pop("body"), clean.pop("extra")
-    if classes:
-        clean["redacted"] = sorted({*(clean.get("redacted") or ()), *classes})
-    return clean, body, extra
-
-
-def build_fields(
-    *,
-    memory_id: str,
-    level: str,
-    kind: str,
-    tags: Sequence[str],
-    trust: str,
-    confidence: float | None,
-    source: Sequence[str],
-    valid_from: str | None,
-    valid_to: str | None,
-    links: Sequence[Link],
-    paths: Sequence[str],
-    redacted: Sequence[str] = (),
-    created: str | None = None,
-    utility: float = 0.5,
-    importance: float = 0.5,
-) -> dict[str, Any]:
-    """The frontmatter of a new memory, every value checked (UsageError names the bad one)."""
-    if not is_valid_id(memory_id):
-        raise UsageError(
-            f"id {memory_id!r} is not a valid memory id", "use letters, digits, '_', '-', '.', ':'"
-        )
-    if level not in LEVELS:
-        raise UsageError(f"unknown level {level!r}", f"use one of: {', '.join(LEVELS)}")
-    if not isinstance(kind, str) or not kind or any(c.isspace() for c in kind):
-        raise UsageError(f"kind {kind!r} is not usable", f"use one of: {', '.join(KINDS)}")
-    if kind not in KINDS:
-        raise UsageError(f"unknown kind {kind!r}", f"use one of: {', '.join(KINDS)}")
-    for name, value in (("confidence", confidence), ("utility", utility), ("importance", importance)):
-        if value is not None and not 0.0 <= value <= 1.0:
-            raise UsageError(f"{name} {value} is outside 0..1", f"pass a number from 0 to 1 as --{name}")
-    start = normalise_time(valid_from, "--valid-from") if valid_from else None
-    end = normalise_time(valid_to, "--valid-to") if valid_to else None
-    check_window(start, end, "--valid-from", "--valid-to")
-    if confidence is None:
-        # (the trust table's prior: a person's, else an agent's assertion's)
-        confidence = initial_confidence("human_explicit" if trust == "human_explicit" else "agent_assertion")
-    return {
-        "id": memory_id,
-        "level": level,
-        "kind": kind,
-        "tags": clean_tags(tags),
-        "trust": trust,
-        "confidence": round(float(confidence), 4),
-        "utility": utility,
-        "importance": importance,
-        "created": created or now_text(),
-        "valid_from": start,
-        "valid_to": end,
-        "source": [s.strip() for s in source if s.strip()],
-        "links": list(links),
-        "paths": [p.strip() for p in paths if p.strip()],
-        "redacted": list(redacted),
-    }
-
-
-def clean_tags(tags: Iterable[str]) -> list[str]:
-    out: list[str] = []
-    for raw in tags:
-        for part in str(raw).split(","):
-            tag = part.strip()
-            if not tag:
-                continue
-            if len(tag) > frontmatter.MAX_TAG_LENGTH or any(c in tag for c in "\n\r\0"):
-                raise UsageError(f"tag {tag[:40]!r}… is not usable", "use short tags without line breaks")
-            if tag not in out:
-                out.append(tag)
-    if len(out) > frontmatter.MAX_TAGS:
-        raise UsageError(f"{len(out)} tags (at most {frontmatter.MAX_TAGS})", "keep the tags that matter")
-    return out
-
-
-def parse_link(spec: str) -> Link:
-    link_type, sep, target = spec.partition(":")
-    if not sep or not link_type:
-        raise UsageError(
-            f"link {spec!r} is not TYPE:ID",
-            f"write e.g. --link supports:mem_…; types: {', '.join(LINK_TYPES)}",
-        )
-    if link_type not in LINK_TYPES:
-        raise UsageError(
-            f"unknown link type {link_type!r} in {spec!r}",
-            f"use one of: {', '.join(LINK_TYPES)} (e.g. --link related:{target or 'mem_…'})",
-        )
-    check_id(target)
-    return Link(type=link_type, to=target)
-
-
-def check_window(start: str | None, end: str | None, start_name: str, end_name: str) -> None:
-    """A validity window must not end before it starts (``ee remember``, ``ee memory expire``)."""
-    if start and end and parse_time(end) < parse_time(start):
-        raise UsageError(
-            f"{end_name} {end} is before {start_name} {start}", "give an end at or after the start"
-        )
-
-
-def normalise_time(value: Any, what: str) -> str:
-    problem = "is not a date-time"
-    try:
-        if isinstance(value, str):
-            return format_time(parse_time(value))
-    except TimeOutOfRange:
-        problem = TimeOutOfRange.reason
-    except ValueError:
-        pass
-    raise UsageError(f"{what} {value!r} {problem}", "write RFC 3339, e.g. 2026-12-01T09:00:00Z")
-
-
-def register_merge_driver(git: Git) -> bool:
-    """Register the memory merge driver in this clone's git config (git config is not cloned, so a
-    fresh clone needs it); True when it was not registered (or named a Python that is gone).
-
-    The command names this Python by absolute path, so git finds the driver even where ``ee`` is not
-    on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone.
-    """
-    import shlex
-    import sys
-
-    current = git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
-    program = shlex.split(current)[0] if current else ""
-    if current and (program == "ee" or Path(program).exists()):
-        return False
-    git.run("config", "merge.ee-memory.name", "ee memory file merge")
-    command = f"{shlex.quote(sys.executable)} -m ee merge-driver %O %A %B %P"
-    git.run("config", "merge.ee-memory.driver", command)
-    return True
-
-
-def with_branch(config_text: str, branch: str | None) -> str:
-    """The config text with ``[store] branch = BRANCH`` (the first ``[store]`` table gets the line)."""
-    if not branch:
-        return config_text
-    line = f'branch = "{branch}"                # memories/ is a worktree of this branch (ee init --branch)\n'
-    lines = config_text.splitlines(keepends=True)
-    for i, text in enumerate(lines):
-        if text.strip() == "[store]":
-            return "".join([*lines[: i + 1], line, *lines[i + 1 :]])
-    return config_text.rstrip("\n") + "\n\n[store]\n" + line
-
-
-def with_lines(data: bytes | None, lines: Sequence[str]) -> bytes:
-    """A text file's bytes (None: absent) with the missing ``lines`` appended, in the file's line ending."""
-    text = data or b""
-    have = {line.rstrip(b"\r") for line in text.split(b"\n")}
-    missing = [line.encode("utf-8") for line in lines if line.encode("utf-8") not in have]
-    if not missing:
-        return text
-    newline = b"\r\n" if b"\r\n" in text else b"\n"
-    if text and not text.endswith(b"\n"):
-        text += newline
-    return text + newline.join(missing) + newline
 
 
 def as_query(query: Query | str) -> Query:

@@ -48,11 +48,11 @@ sys.path.insert(0, str(REPO))
 
 from ee.eval.beir import read_beir  # noqa: E402
 from ee.index.view import open_index  # noqa: E402
+from ee.ops.transfer import import_jsonl  # noqa: E402
 from ee.policy.trust import Actor  # noqa: E402
 from ee.query.document import from_arguments  # noqa: E402
 from ee.query.engine import prepare, rank  # noqa: E402
 from ee.query.relevance import features as relevance_features  # noqa: E402
-from ee.store.transfer import import_jsonl  # noqa: E402
 from ee.workspace import Workspace  # noqa: E402
 
 UNANSWERABLE_WEIGHT = 0.1

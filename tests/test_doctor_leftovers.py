@@ -89,7 +89,7 @@ def test_doctor_fix_removes_them_and_the_store_is_intact(littered: Workspace) ->
 def test_doctor_fix_leaves_what_a_lock_holder_may_be_using(
     littered: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("ee.store.recovery.LOCK_WAIT", 0.2)  # (the default waits a few seconds for the lock)
+    monkeypatch.setattr("ee.ops.recovery.LOCK_WAIT", 0.2)  # (the default waits a few seconds for the lock)
     workspace_kind = {p for p, code in _leftovers(_doctor(littered)).items() if code != "leftover_index_temp"}
     assert len(workspace_kind) == 2
     with workspace_lock(littered.root):
@@ -112,7 +112,7 @@ def test_doctor_fix_leaves_what_a_lock_holder_may_be_using(
 
 
 def test_the_journal_of_a_running_import_is_not_reported(ws: Workspace) -> None:
-    from ee.store.recovery import begin_import, end_import
+    from ee.ops.recovery import begin_import, end_import
 
     with workspace_lock(ws.root):
         begin_import(ws.root, {"memories/a-0000001.md": "0" * 40}, "ee: import 1 memories", {})
@@ -131,7 +131,7 @@ def test_a_lock_held_by_another_process_is_respected(ws: Workspace, monkeypatch:
     """The same, with the lock held by a separate live process (as a running `ee remember` holds it)."""
     import subprocess
 
-    monkeypatch.setattr("ee.store.recovery.LOCK_WAIT", 0.2)
+    monkeypatch.setattr("ee.ops.recovery.LOCK_WAIT", 0.2)
     temp = ws.root / "memories" / ".ee-tmp-0123456789abcdef01234567"
     temp.write_bytes(b"being written")
     code = (

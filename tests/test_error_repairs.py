@@ -11,7 +11,8 @@ import pytest
 
 from ee.errors import ExitCode
 from ee.mcp.invoke import call_tool
-from ee.mcp.tools import TOOLS, Tool
+from ee.mcp.tools import TOOLS
+from ee.operations import Command
 from ee.schemas import validator
 from ee.workspace import Workspace
 from tests.conftest import Result, doctor_report
@@ -92,7 +93,7 @@ def test_the_trust_refusal_names_no_option_the_command_lacks(
     assert "--agent" not in cli("memory", "trust", "--help").out  # (the option it must not suggest)
 
 
-def _tool(name: str) -> Tool:
+def _tool(name: str) -> Command:
     return next(tool for tool in TOOLS if tool.name == name)
 
 

@@ -422,6 +422,16 @@ def test_the_time_limit_comes_from_the_hooks_table_of_the_config(
     assert "ee: hook skipped (post-checkout took over 2s" in proc.stderr
 
 
+def test_the_runner_takes_its_default_time_limit_from_the_config_module(tmp_path: Path) -> None:
+    """The default of [hooks] timeout is ee.config's, written into the runner at install: one value."""
+    from ee.config import default
+
+    runner = (hooked(tmp_path) / ".git/hooks/ee-hook-run").read_text()
+    assert "@HOOK_TIMEOUT@" not in runner
+    assert "@PYTHON@" not in runner
+    assert runner.count(f"limit={default('hooks.timeout'):g} ;;") == 2
+
+
 def test_an_uninstalled_ee_fails_open_but_for_the_secret_check(tmp_path: Path) -> None:
     """The Python that installed the hooks is gone and no ``ee`` is on the PATH git runs hooks with."""
     repo = hooked(tmp_path)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ee.hooks.gitinfo import Git, git
+from ee.git import runner
+from ee.hooks.gitinfo import git
 
 
 @pytest.fixture
@@ -41,10 +42,10 @@ def test_git_output_is_read_with_descriptors_above_1023(tmp_path: Path, crowded:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "a.txt").write_text("alpha\n")
     subprocess.run(["git", "-C", str(tmp_path), "add", "a.txt"], check=True)
-    reader = Git("diff", "--cached", "--name-only", cwd=tmp_path)
-    assert reader.proc.stdout is not None
-    assert reader.proc.stdout.fileno() > 1023  # the case select.select could not watch
-    status, out, err = reader.result()
+    reader = runner.start(["diff", "--cached", "--name-only"], tmp_path)
+    assert reader.stdout is not None
+    assert reader.stdout.fileno() > 1023  # the case select.select could not watch
+    status, out, err = runner.read_output(reader)
     assert (status, out, err) == (0, b"a.txt\n", b"")
     assert git("rev-parse", "--show-toplevel", cwd=tmp_path).strip() == str(tmp_path)
 
@@ -54,8 +55,9 @@ def test_reading_stops_early_with_descriptors_above_1023(tmp_path: Path, crowded
     for i in range(200):
         (tmp_path / f"f{i:03}.txt").write_text(f"{i}\n")
     subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
-    status, out, _err = Git("diff", "--cached", "--name-only", cwd=tmp_path).result(
-        enough=lambda so_far: b"f010.txt" in so_far
+    status, out, _err = runner.read_output(
+        runner.start(["diff", "--cached", "--name-only"], tmp_path),
+        enough=lambda so_far: b"f010.txt" in so_far,
     )
     assert status == 0
     assert b"f010.txt" in out

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from ee.errors import ExitCode
+from ee.ops.transfer import export_records, import_jsonl
 from ee.policy.trust import Actor
 from ee.schemas import validator
-from ee.store.transfer import export_records, import_jsonl
 from ee.workspace import Workspace
 from tests.conftest import Result, git, run_cli
 

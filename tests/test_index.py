@@ -224,10 +224,10 @@ def test_touch_without_change_reindexes_nothing(ws: Workspace) -> None:
 
 
 def test_scan_stats_the_files_the_store_lists(tmp_path: Path) -> None:
-    """The freshness scan sees exactly the store's memory files (ee.git.repo.iter_memory_files) with their
+    """The freshness scan sees exactly the store's memory files (ee.store.walk.memory_files) with their
     lstat stamps: nested folders, hidden names skipped, symlinks stamped as links (dangling ones too),
     a folder named like a memory walked into, a FIFO stamped without being opened."""
-    from ee.git.repo import iter_memory_files
+    from ee.store.walk import memory_files
 
     base = tmp_path / "memories"
     for folder in ("a/b", ".hidden", "dir.md", "c", ".events"):
@@ -241,7 +241,7 @@ def test_scan_stats_the_files_the_store_lists(tmp_path: Path) -> None:
     os.mkfifo(base / "c" / "fifo.md")
 
     found = freshness.scan(tmp_path)
-    expected = dict(iter_memory_files(tmp_path))
+    expected = dict(memory_files(tmp_path))
     assert sorted(found.paths) == sorted(expected)
     assert found.files == {rel: freshness.stamp(st) for rel, st in expected.items()}
     assert list(found.events) == ["memories/.events/mem_a.jsonl"]

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from ee.install import ee_command
-from ee.mcp.tools import TOOLS, Tool
+from ee.mcp.tools import TOOLS
+from ee.operations import Command
 from ee.workspace import Workspace
 from tests.conftest import run_cli
 
@@ -365,7 +366,7 @@ def test_embedded_query_schema_validates_like_the_shipped_one() -> None:
         jsonschema.Draft202012Validator(schema).validate(bad)
 
 
-def _tool(name: str) -> Tool:
+def _tool(name: str) -> Command:
     return next(tool for tool in TOOLS if tool.name == name)
 
 

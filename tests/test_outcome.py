@@ -173,7 +173,7 @@ def test_outcome_refuses_what_it_cannot_record(ws: Any, cli: Any) -> None:
 
 
 def test_effective_confidences_for_memory_list(ws: Any, cli: Any) -> None:
-    from ee.feedback import effective_confidences
+    from ee.ops.feedback import effective_confidences
 
     agent = remember(cli, "CI uses four runners.", "--agent", "codex")
     human = remember(cli, "Releases happen on Tuesdays.")

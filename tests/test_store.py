@@ -25,8 +25,8 @@ from ee.errors import (
     UsageError,
     WorkspaceNotFound,
 )
-from ee.git.history import history
 from ee.git.repo import parse_trailers
+from ee.ops.history import history
 from ee.policy.trust import Actor
 from ee.store.files import atomic_write, lock_is_held, workspace_lock
 from ee.workspace import Workspace, find_root
@@ -326,7 +326,7 @@ def test_ee_commits_never_touch_the_users_staged_or_unstaged_work(tmp_path: Path
     ws.link(one.id, two.id, "supports")
     ws.expire(two.id, "2030-01-01")
     ws.edit_tags("hand-1", add=["hand"])
-    from ee.store.transfer import import_jsonl
+    from ee.ops.transfer import import_jsonl
 
     import_jsonl(ws, ['{"body": "Imported one."}', '{"body": "Imported two.", "tags": ["i"]}'])
     ws.forget(two.id)

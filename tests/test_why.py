@@ -173,7 +173,7 @@ def test_why_and_history_of_an_unknown_or_malformed_id(ws: Workspace) -> None:
 
 
 def test_history_uses_the_index_and_falls_back_to_the_files_without_one(ws: Workspace) -> None:
-    from ee.git.history import history, indexed_path
+    from ee.ops.history import history, indexed_path
 
     memory = ws.remember("history is looked up through the index", kind="fact")
     assert indexed_path(ws, memory.id) is None  # no index yet: nothing is built for a look-up

@@ -8,11 +8,8 @@ from typing import Any
 import click
 
 from ee.cli import call, json_option, workspace
+from ee.cli.options import declared
 from ee.cli.query_cmds import (
-    FIELDS,
-    FORMATS,
-    MODES,
-    SPEEDS,
     check_explain,
     emit,
     min_relevance_option,
@@ -20,26 +17,16 @@ from ee.cli.query_cmds import (
     read_query_file,
 )
 from ee.errors import QueryError, UsageError
-
-PROFILES = ["compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom"]
-
+from ee.model import FORMATS
 
 # The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document).
 PACK_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-    click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget of the pack (default 4000)."),
-    click.option(
-        "--profile", type=click.Choice(PROFILES), help="Section quotas and diversity (default balanced)."
-    ),
-    click.option(
-        "--quota",
-        "quotas",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="A custom-profile setting, e.g. procedural=0.5 (repeatable; implies --profile custom).",
-    ),
-    click.option("--fields", type=click.Choice(FIELDS)),
-    click.option("--explain", is_flag=True, help="Add each item's selection trace and standing."),
-    click.option("--as-of", metavar="TIME|COMMIT", help="Pack the memories as they were then."),
+    declared("context", "max_tokens"),
+    declared("context", "profile"),
+    declared("context", "quota"),
+    declared("context", "fields"),
+    declared("context", "explain"),
+    declared("context", "as_of"),
     click.option(
         "--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped)."
     ),
@@ -56,17 +43,12 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command("context")
-@click.argument("task", nargs=-1)
+@declared("context", "task")
 @pack_options
-@click.option("--mode", type=click.Choice(MODES), help="How to rank (default hybrid).")
-@click.option("--speed", type=click.Choice(SPEEDS))
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
-@click.option(
-    "--query-file",
-    metavar="FILE",
-    type=click.Path(allow_dash=True),
-    help="An ee.query.v1 document ('-' reads stdin) instead of TASK; options override it.",
-)
+@declared("context", "mode")
+@declared("context", "speed")
+@declared("context", "tags")
+@declared("context", "query")
 @click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
 @click.option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths).")
 @click.option("--for-branch", is_flag=True, help="Pack for the branch (its name and recent commit subjects).")

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.cli.options import declared
 from ee.curate.model import TYPES
 
 AGENT_OPTION = click.option(
@@ -22,7 +23,7 @@ def curate_group() -> None:
 
 
 @curate_group.command("list")
-@click.option("--type", "kind", type=click.Choice(TYPES), help="Only candidates of this type.")
+@declared("curate_list", "type")
 @json_option
 @click.pass_context
 def list_cmd(ctx: click.Context, kind: str | None, as_json: bool | None) -> None:
@@ -39,8 +40,8 @@ def list_cmd(ctx: click.Context, kind: str | None, as_json: bool | None) -> None
 
 
 @curate_group.command("show")
-@click.argument("candidate_id")
-@click.option("--action", help="Preview this action instead of the default one.")
+@declared("curate_show", "candidate_id")
+@declared("curate_show", "action")
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, candidate_id: str, action: str | None, as_json: bool | None) -> None:
@@ -182,14 +183,8 @@ def scan_cmd(ctx: click.Context, docs: bool, as_json: bool | None) -> None:
 
 
 @curate_group.command("propose")
-@click.option(
-    "--candidates",
-    "file",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="A JSON file of candidates (a list, or one object); - reads stdin.",
-)
-@AGENT_OPTION
+@declared("curate_propose", "candidates")
+@declared("curate_propose", "agent")
 @json_option
 @click.pass_context
 def propose_cmd(ctx: click.Context, file: str, agent: str | None, as_json: bool | None) -> None:

@@ -5,21 +5,14 @@ from __future__ import annotations
 import click
 
 from ee.cli import Output, call, json_option, workspace
-from ee.cli.context_cmds import PROFILES
-from ee.policy.feedback import SIGNALS
+from ee.cli.options import declared
 
 
 @click.command("why")
-@click.argument("memory_id")
-@click.option(
-    "--query", "query_text", metavar="TEXT", help="Explain its rank (and pack decision) for this query."
-)
-@click.option(
-    "--profile",
-    type=click.Choice(PROFILES),
-    help="The pack profile whose decision --query reports (default balanced; needs --query).",
-)
-@click.option("--as-of", metavar="TIME|COMMIT", help="Explain the memory as it stood then.")
+@declared("why", "memory_id")
+@declared("why", "query")
+@declared("why", "profile")
+@declared("why", "as_of")
 @json_option
 @click.pass_context
 def why_cmd(
@@ -46,12 +39,10 @@ def why_cmd(
 
 
 @click.command("outcome")
-@click.argument("memory_id")
-@click.option(
-    "--signal", required=True, type=click.Choice(list(SIGNALS)), help="What the memory did for you."
-)
-@click.option("--reason", metavar="TEXT", help="A sentence on what happened (stored in the repository).")
-@click.option("--agent", default=None, help="Record as this agent (default: $EE_AGENT, else human).")
+@declared("outcome", "memory_id")
+@declared("outcome", "signal")
+@declared("outcome", "reason")
+@declared("outcome", "agent")
 @json_option
 @click.pass_context
 def outcome_cmd(

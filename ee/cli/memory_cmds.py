@@ -7,8 +7,9 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.cli.options import declared
 from ee.errors import UsageError
-from ee.model import LEVELS, Memory
+from ee.model import Memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
 
@@ -19,8 +20,8 @@ def memory_group() -> None:
 
 
 @memory_group.command("show")
-@click.argument("memory_id")
-@click.option("--as-of", metavar="TIME|COMMIT", help="Show the memory as it was at a time or commit.")
+@declared("memory_show", "memory_id")
+@declared("memory_show", "as_of")
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: bool | None) -> None:
@@ -38,12 +39,10 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
 
 
 @memory_group.command("list")
-@click.option("--level", type=click.Choice(LEVELS), help="Only this level.")
-@click.option("--kind", help="Only this kind (rule, fact, decision, failure, …).")
-@click.option(
-    "--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all must match)."
-)
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many memories.")
+@declared("memory_list", "level")
+@declared("memory_list", "kind")
+@declared("memory_list", "tags")
+@declared("memory_list", "limit")
 @click.option("--agent", "agent", metavar="NAME", help="Only memories this agent wrote (not reviewed since).")
 @click.option("--trust", type=click.Choice(TRUST_CLASSES), help="Only memories ee grants this trust class.")
 @click.option("--since", metavar="TIME", help="Only memories created at or after TIME (RFC 3339).")
@@ -90,7 +89,7 @@ def list_cmd(
 
 
 @memory_group.command("history")
-@click.argument("memory_id")
+@declared("memory_history", "memory_id")
 @json_option
 @click.pass_context
 def history_cmd(ctx: click.Context, memory_id: str, as_json: bool | None) -> None:
@@ -263,7 +262,6 @@ def resolve_cmd(
 
     Example: ee memory resolve ID --pick local
     """
-    from ee.git.sync import resolve_memory
     from ee.policy.trust import Actor
 
     try:
@@ -274,7 +272,7 @@ def resolve_cmd(
             "save the new body as UTF-8 text",
         ) from None
     ws = workspace(ctx)
-    memory, commit = resolve_memory(ws, memory_id, pick, text, Actor.from_env(agent))
+    memory, commit = ws.resolve(memory_id, pick, text, Actor.from_env(agent))
     Output(as_json).emit(
         {"memory": memory.to_dict(), "commit": commit},
         f"resolved {memory.id} ({commit[:10]})",

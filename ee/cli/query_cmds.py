@@ -9,16 +9,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import click
 
 from ee.cli import call, json_by_default, json_indent, json_option, report_degraded, workspace
+from ee.cli.options import declared
 from ee.errors import EeError, QueryError, UsageError
-from ee.model import LEVELS
+from ee.model import FORMATS
 
 if TYPE_CHECKING:
     from ee.results import Pack, SearchResult
-
-FORMATS = ["human", "json", "jsonl", "compact", "markdown", "toon", "hook"]
-MODES = ["hybrid", "lexical", "semantic", "exact"]
-SPEEDS = ["instant", "default", "quality"]
-FIELDS = ["minimal", "summary", "standard", "full"]
 
 
 def min_relevance_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,23 +87,18 @@ def check_explain(query: Any, fmt: str, kind: str) -> None:
 
 
 @click.command("search")
-@click.argument("text", required=False)
-@click.option("--mode", type=click.Choice(MODES), help="How to rank (default hybrid).")
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many hits (default 100).")
-@click.option("--explain", is_flag=True, help="Add matched terms and the full standing to each hit.")
-@click.option("--as-of", metavar="TIME|COMMIT", help="Search the memories as they were then.")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all required).")
-@click.option("--level", type=click.Choice(LEVELS))
-@click.option("--kind")
-@click.option("--speed", type=click.Choice(SPEEDS))
-@click.option("--fields", type=click.Choice(FIELDS))
+@declared("search", "text")
+@declared("search", "mode")
+@declared("search", "limit")
+@declared("search", "explain")
+@declared("search", "as_of")
+@declared("search", "tags")
+@declared("search", "level")
+@declared("search", "kind")
+@declared("search", "speed")
+@declared("search", "fields")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped).")
-@click.option(
-    "--query-file",
-    metavar="FILE",
-    type=click.Path(allow_dash=True),
-    help="An ee.query.v1 document ('-' reads stdin); options override it.",
-)
+@declared("search", "query")
 @click.option(
     "--batch",
     metavar="FILE.jsonl",

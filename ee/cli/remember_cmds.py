@@ -7,32 +7,22 @@ import sys
 import click
 
 from ee.cli import Output, json_option, workspace
-from ee.model import LEVELS
+from ee.cli.options import declared
 
 
 @click.command("remember")
-@click.argument("text")
-@click.option(
-    "--level", default="semantic", show_default=True, type=click.Choice(LEVELS), help="Memory level."
-)
-@click.option("--kind", default="fact", show_default=True, help="rule, fact, decision, failure, command, …")
-@click.option("--tags", default="", help="Comma-separated tags, e.g. ci,rust.")
-@click.option(
-    "--confidence",
-    type=click.FloatRange(min=0, max=1),
-    help="Prior confidence (default by trust: 0.85 / 0.5).",
-)
-@click.option("--source", multiple=True, metavar="URI", help="Provenance URI (repeatable).")
-@click.option("--valid-from", metavar="TIME", help="Start of validity (RFC 3339).")
-@click.option("--valid-to", metavar="TIME", help="End of validity (RFC 3339).")
-@click.option(
-    "--link", "links", multiple=True, metavar="TYPE:ID", help="Link to another memory (repeatable)."
-)
-@click.option(
-    "--path", "paths", multiple=True, metavar="GLOB", help="Code path this memory is about (repeatable)."
-)
-@click.option("--agent", default=None, help="Write as this agent (default: $EE_AGENT; otherwise a human).")
-@click.option("--redact", is_flag=True, help="Store secrets as [REDACTED:<class>] instead of refusing.")
+@declared("remember", "text")
+@declared("remember", "level")
+@declared("remember", "kind")
+@declared("remember", "tags")
+@declared("remember", "confidence")
+@declared("remember", "source")
+@declared("remember", "valid_from")
+@declared("remember", "valid_to")
+@declared("remember", "links")
+@declared("remember", "paths")
+@declared("remember", "agent")
+@declared("remember", "redact")
 @json_option
 @click.pass_context
 def remember_cmd(

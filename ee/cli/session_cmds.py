@@ -9,8 +9,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
-
-FORMATS = ("claude-code", "codex", "messages")
+from ee.sessions.read import FORMATS
 
 
 @click.command("session")

@@ -81,7 +81,6 @@ def import_jsonl_cmd(
     """
     from ee.cli.progress import progress_on_a_terminal
     from ee.policy.trust import Actor
-    from ee.store.transfer import import_jsonl
 
     ws = workspace(ctx)
     if file == "-":
@@ -99,8 +98,7 @@ def import_jsonl_cmd(
         lines, name = handle, Path(file).name
     try:
         with progress_on_a_terminal() as bar:
-            report = import_jsonl(
-                ws,
+            report = ws.import_jsonl(
                 lines,
                 skip_invalid=skip_invalid,
                 redact=redact,
@@ -167,16 +165,10 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
 
     Example: ee export jsonl -o memories.jsonl
     """
-    from ee.store.transfer import export_records
-
     if not output:
         raise UsageError("--output is empty", "name a file, or leave --output out to print to stdout")
-    ws = workspace(ctx)
-    snap = ws.store.snapshot()
-    from ee.policy.secrets import mask_memory
-
-    memories = [mask_memory(m) for m in snap.memories.values()]  # a secret typed in by hand is not exported
-    lines = [dumps(record, indent=None) + "\n" for record in export_records(memories)]
+    records, problems = workspace(ctx).export_records()
+    lines = [dumps(record, indent=None) + "\n" for record in records]
     if output == "-":
         sys.stdout.write("".join(lines))
         sys.stdout.flush()
@@ -184,7 +176,7 @@ def export_jsonl_cmd(ctx: click.Context, output: str) -> None:
         from ee.store.files import atomic_write
 
         atomic_write(Path(output), "".join(lines).encode("utf-8"))
-    for problem in snap.problems:
+    for problem in problems:
         if problem.severity == "error":
             click.echo(f"skipped {problem.path}: {problem.message}", err=True)
 
@@ -199,9 +191,7 @@ def doctor_cmd(ctx: click.Context, full: bool, fix: bool, as_json: bool | None) 
 
     Example: ee doctor --fix
     """
-    from ee.doctor import doctor
-
-    report = doctor(workspace(ctx), full=full, fix=fix)
+    report = workspace(ctx).doctor(full=full, fix=fix)
 
     def found() -> str:
         errors, warnings = report["errors"], report["warnings"]

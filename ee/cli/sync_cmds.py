@@ -35,10 +35,9 @@ def sync_cmd(
 
     Example: ee sync --remote origin --strategy rebase
     """
-    from ee.git.sync import sync
     from ee.policy.trust import Actor
 
-    report = sync(workspace(ctx), remote, strategy, push=not no_push, actor=Actor.from_env(agent))
+    report = workspace(ctx).sync(remote, strategy, push=not no_push, actor=Actor.from_env(agent))
     data = report.to_dict()
     degraded = [
         {"code": p.code, "severity": p.severity, "message": f"{p.path}: {p.message}", "repair": p.repair}

@@ -12,13 +12,14 @@ speaks of style or naming); a line of a shell code block is a ``command``.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
-import stat
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.model import Candidate, EvidenceRef, NewMemory
+from ee.errors import NotRegularFile
 
 if TYPE_CHECKING:
     from ee.model import Memory
@@ -69,25 +70,25 @@ def read_doc(root: os.PathLike[str] | str, rel: str) -> str | None:
 def open_doc(root: os.PathLike[str] | str, rel: str) -> tuple[str | None, str | None]:
     """(a doc's text, None), or (None, why it is not read): missing, not a regular file, a link, larger
     than :data:`MAX_DOC_BYTES`, binary (a NUL byte), or in a folder that leads out of the repository."""
+    from ee.config import open_file
+
     path = os.path.join(root, rel)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd, info = open_file(path)  # (never through a link, never waiting on a FIFO)
     except FileNotFoundError:
         return None, "no such file"
+    except NotRegularFile as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a symbolic link (never followed)"
+        return None, "not a regular file"
     except OSError as exc:
         if os.path.islink(path):
             return None, "a symbolic link (never followed)"
         return None, f"cannot be read ({exc.strerror or exc})"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, "not a regular file"
+    with os.fdopen(fd, "rb") as handle:
         if info.st_size > MAX_DOC_BYTES:
             return None, f"{info.st_size} bytes, more than {MAX_DOC_BYTES} (not a doc one reads)"
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_DOC_BYTES + 1)
-    finally:
-        os.close(fd)
+        data = handle.read(MAX_DOC_BYTES + 1)
     parent = os.path.realpath(os.path.dirname(path))
     if not (parent + os.sep).startswith(os.path.realpath(root) + os.sep):
         return None, "in a folder that is a link out of the repository"

@@ -136,7 +136,7 @@ def remember(
     """``ee remember``: write a new memory, or confirm the one that already says it. The answer's data and
     ``degraded``."""
     from ee.policy.secrets import guard
-    from ee.workspace import check_text
+    from ee.store.fields import check_text
 
     body = check_text(text)
     guard({"body": body}, redact=redact)  # refused before the store is even searched
@@ -191,7 +191,7 @@ def remember(
 def _confirm(
     ws: Workspace, memory_id: str, actor: Actor, how: str = "the same text"
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from ee.feedback import record_outcome
+    from ee.ops.feedback import record_outcome
 
     outcome = record_outcome(ws, memory_id, "confirmation", None, actor)
     existing = ws.show(memory_id)[1]

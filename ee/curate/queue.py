@@ -207,8 +207,8 @@ def parse_until(value: str) -> str:
     import re
     from datetime import timedelta
 
+    from ee.store.fields import normalise_time
     from ee.store.ids import format_time, utcnow
-    from ee.workspace import normalise_time
 
     match = re.fullmatch(r"\s*(\d{1,5})\s*([dhm])\s*", value)
     if match:
@@ -566,7 +566,7 @@ def _plan_proposed(ws: Workspace, candidate: Candidate, plan: Plan, target: Memo
 
 
 def _proposed_link(ws: Workspace, args: Any) -> Any:
-    from ee.workspace import parse_link
+    from ee.store.fields import parse_link
 
     link = parse_link(str(args.get("link", "")))
     ws.get(link.to)  # the memory it links to must still exist (NotFound: reject the candidate)
@@ -581,8 +581,8 @@ def _plan_supersede(ws: Workspace, candidate: Candidate, plan: Plan, target: Mem
     from ee.model import Link
     from ee.policy.trust import may_act_on
     from ee.store import frontmatter
+    from ee.store.fields import build_fields, check_text
     from ee.store.ids import new_id
-    from ee.workspace import build_fields, check_text
 
     args = candidate.arguments
     if args.get("source"):
@@ -659,8 +659,8 @@ def _update(ws: Workspace, plan: Plan, memory: Memory, changes: dict[str, Any]) 
 def _plan_write(ws: Workspace, candidate: Candidate, plan: Plan) -> None:
     """A session or docs candidate: its ``new_memory`` as an ordinary memory file, with its provenance in
     ``source`` (``evidence:<id>``, ``file://path#Lnn``), through the same checks as ``ee remember``."""
+    from ee.store.fields import build_fields, check_text
     from ee.store.ids import new_id
-    from ee.workspace import build_fields, check_text
 
     new = candidate.new_memory
     if new is None:
@@ -689,7 +689,7 @@ def _plan_new_file(ws: Workspace, plan: Plan, fields: dict[str, Any], body: str)
     """A new memory file in ``plan`` (the one it edits and is about), after ``ee remember``'s guard, which
     may mask ``fields`` and ``body``; its path."""
     from ee.store import frontmatter
-    from ee.workspace import guard_memory
+    from ee.store.fields import guard_memory
 
     fields, body, _extra = guard_memory(fields, body)
     rel = ws.store.new_path(fields["id"], body)

@@ -270,7 +270,7 @@ def expired(memories: list[Memory], now: str, done: AbstractSet[str] = frozenset
 
 
 def harmful(ws: Workspace, memories: list[Memory], now: str) -> list[Candidate]:
-    from ee.feedback import prior_of
+    from ee.ops.feedback import prior_of
     from ee.policy.feedback import effective_confidence
     from ee.query.standing import feedback_cutoff
     from ee.store.feedback import events_path, read_events_file

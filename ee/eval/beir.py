@@ -136,11 +136,11 @@ def beir(
     ``offtopic`` questions, each mode also reports ``abstention``: the share of them that get no hit at
     all (what the relevance floor is for: nothing relevant is the right answer to them)."""
     from ee.index.view import open_index
+    from ee.ops.transfer import import_jsonl
     from ee.policy.trust import Actor
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
     from ee.query.relevance import DEFAULT_MIN_RELEVANCE
-    from ee.store.transfer import import_jsonl
     from ee.workspace import Workspace
 
     floor = DEFAULT_MIN_RELEVANCE if min_relevance is None else min_relevance

@@ -28,7 +28,7 @@ from ee.errors import ConflictError, GitError, NotFound, StorageError, UsageErro
 from ee.git import runner
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "ee",
@@ -670,36 +670,6 @@ def check_own_folder(root: Path | str, folder: str = "memories") -> None:
         f"replace the link with a folder of its own: git rm {folder} && git commit -m '{folder}: a "
         f"folder, not a link', then ee init; `git log -- {folder}` names the commit that made it a link",
     )
-
-
-def iter_memory_files(root: Path, folder: str = "memories") -> Iterator[tuple[str, os.stat_result]]:
-    """``(workspace-relative path, stat)`` of every ``*.md`` below ``root/folder``, symlinks included.
-
-    Hidden files and folders (editor swap files, ``.git``) are skipped. Sorted for determinism. A
-    ``root/folder`` that links out of the workspace is a StorageError (:func:`check_own_folder`).
-    """
-    check_own_folder(root, folder)
-    base = root / folder
-    stack = [base]
-    found: list[tuple[str, os.stat_result]] = []
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError as exc:
-            if not holds_nothing(exc):
-                raise
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.name.endswith(".md"):
-                rel = Path(entry.path).relative_to(root).as_posix()
-                found.append((rel, entry.stat(follow_symlinks=False)))
-    found.sort()
-    yield from found
 
 
 def holds_nothing(exc: OSError) -> bool:

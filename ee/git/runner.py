@@ -16,13 +16,14 @@ Two rules live here, so no caller has to remember them:
 from __future__ import annotations
 
 import os
+import selectors
 import subprocess
 from typing import TYPE_CHECKING
 
 from ee.errors import GitError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from _typeshed import StrPath
 
@@ -56,6 +57,41 @@ def start(
         )
     except FileNotFoundError:
         raise GitError.not_installed() from None
+
+
+def read_output(
+    proc: subprocess.Popen[bytes], enough: Callable[[bytearray], bool] | None = None
+) -> tuple[int, bytes, bytes]:
+    """(exit status, stdout, stderr) of a git :func:`start` ed. ``enough(stdout so far)`` true: stop
+    reading; git dies of the closed pipe on its next write (as with ``head``), and the status is 0. Two
+    processes started before either is read run side by side (a hook's diff beside its ``git config``)."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    out, err = bytearray(), bytearray()
+    stopped = False
+    # selectors (epoll here), not select.select: select cannot watch a descriptor above 1023, and a
+    # process that has opened many files (the warm server, a test run) gets such numbers.
+    with selectors.DefaultSelector() as selector:
+        selector.register(out_fd, selectors.EVENT_READ)
+        selector.register(err_fd, selectors.EVENT_READ)
+        try:
+            while selector.get_map() and not stopped:
+                for key, _events in selector.select():
+                    fd = key.fd
+                    data = os.read(fd, 65536)
+                    if not data:
+                        selector.unregister(fd)
+                    elif fd == out_fd:
+                        out += data
+                        stopped = enough is not None and enough(out)
+                    else:
+                        err += data
+        finally:
+            proc.stdout.close()
+            proc.stderr.close()
+    status = proc.wait()
+    return (0 if stopped else status), bytes(out), bytes(err)
 
 
 def run(

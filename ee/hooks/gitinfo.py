@@ -10,13 +10,13 @@ as git set them.
 from __future__ import annotations
 
 import os
-import selectors
 from typing import TYPE_CHECKING
 
 from ee.git import runner
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    import subprocess
+    from collections.abc import Iterable, Sequence
 
     from _typeshed import StrPath
 
@@ -31,59 +31,18 @@ _KEYWORDS = (
 _CODE_WORDS = frozenset(_KEYWORDS.split())
 
 
-class Git:
-    """One git process (:func:`ee.git.runner.start`, stdin from /dev/null), its output read by :meth:`result`.
-    Starting two before reading either runs them side by side."""
-
-    __slots__ = ("args", "proc")
-
-    def __init__(self, *args: str, cwd: StrPath | None = None) -> None:
-        self.args = args
-        self.proc = runner.start(args, cwd)
-
-    def result(self, enough: Callable[[bytearray], bool] | None = None) -> tuple[int, bytes, bytes]:
-        """(exit status, stdout, stderr). ``enough(stdout so far)`` true: stop reading; git dies of the
-        closed pipe on its next write (as with ``head``), and the status is 0."""
-        assert self.proc.stdout is not None
-        assert self.proc.stderr is not None
-        out_fd, err_fd = self.proc.stdout.fileno(), self.proc.stderr.fileno()
-        out, err = bytearray(), bytearray()
-        stopped = False
-        # selectors (epoll here), not select.select: select cannot watch a descriptor above 1023, and a
-        # process that has opened many files (the warm server, a test run) gets such numbers.
-        with selectors.DefaultSelector() as selector:
-            selector.register(out_fd, selectors.EVENT_READ)
-            selector.register(err_fd, selectors.EVENT_READ)
-            try:
-                while selector.get_map() and not stopped:
-                    for key, _events in selector.select():
-                        fd = key.fd
-                        data = os.read(fd, 65536)
-                        if not data:
-                            selector.unregister(fd)
-                        elif fd == out_fd:
-                            out += data
-                            stopped = enough is not None and enough(out)
-                        else:
-                            err += data
-            finally:
-                self.proc.stdout.close()
-                self.proc.stderr.close()
-        status = self.proc.wait()
-        return (0 if stopped else status), bytes(out), bytes(err)
-
-    def text(self, check: bool = True) -> str:
-        """Stdout as text. ``check``: raise ``RuntimeError`` (with git's message) when git failed."""
-        status, out, err = self.result()
-        if check and status != 0:
-            message = err.decode("utf-8", "replace").strip() or f"git {self.args[0]} failed"
-            raise RuntimeError(f"git {self.args[0]}: {message}")
-        return out.decode("utf-8", "surrogateescape")
-
-
 def git(*args: str, cwd: StrPath | None = None, check: bool = True) -> str:
     """Run git; its stdout as text. ``check``: raise ``RuntimeError`` (with git's message) on failure."""
-    return Git(*args, cwd=cwd).text(check)
+    return _text(args[0], runner.start(args, cwd), check)
+
+
+def _text(command: str, proc: subprocess.Popen[bytes], check: bool = True) -> str:
+    """A started git's stdout as text; ``check``: ``RuntimeError`` (with git's message) when it failed."""
+    status, out, err = runner.read_output(proc)
+    if check and status != 0:
+        message = err.decode("utf-8", "replace").strip() or f"git {command} failed"
+        raise RuntimeError(f"git {command}: {message}")
+    return out.decode("utf-8", "surrogateescape")
 
 
 def git_dir(cwd: StrPath) -> str:
@@ -127,27 +86,29 @@ class StagedChange:
 
     def __init__(self, cwd: StrPath | None = None, exclude: Sequence[str] = ()) -> None:
         self.exclude = tuple(folder.rstrip("/") + "/" for folder in exclude)
-        self.proc = Git(
-            "-c",
-            "core.quotePath=true",  # a section's name: ASCII, C-quoted when it must be
-            "diff",
-            "--cached",
-            "--raw",
-            "-z",
-            "-p",
-            "-U0",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-renames",
-            "--submodule=short",  # diff.submodule = diff would nest a submodule's own sections
-            "--src-prefix=a/",  # whatever diff.noprefix or diff.mnemonicPrefix say
-            "--dst-prefix=b/",
-            cwd=cwd,
+        self.proc = runner.start(
+            (
+                "-c",
+                "core.quotePath=true",  # a section's name: ASCII, C-quoted when it must be
+                "diff",
+                "--cached",
+                "--raw",
+                "-z",
+                "-p",
+                "-U0",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-renames",
+                "--submodule=short",  # diff.submodule = diff would nest a submodule's own sections
+                "--src-prefix=a/",  # whatever diff.noprefix or diff.mnemonicPrefix say
+                "--dst-prefix=b/",
+            ),
+            cwd,
         )
 
     def read(self) -> tuple[list[str], str]:
         """(the staged paths, the added lines as one text)."""
-        status, out, err = self.proc.result(_RawThenPatch())
+        status, out, err = runner.read_output(self.proc, _RawThenPatch())
         if status != 0:
             message = err.decode("utf-8", "replace").strip() or "git diff failed"
             raise RuntimeError(f"git diff: {message}")
@@ -304,10 +265,12 @@ class MessageSettings:
     __slots__ = ("proc",)
 
     def __init__(self, cwd: StrPath | None = None) -> None:
-        self.proc = Git("config", "-z", "--get-regexp", r"^(commit\.cleanup|core\.commentchar)$", cwd=cwd)
+        self.proc = runner.start(
+            ("config", "-z", "--get-regexp", r"^(commit\.cleanup|core\.commentchar)$"), cwd
+        )
 
     def read(self) -> tuple[str, str]:
-        return _message_settings(self.proc.text(check=False))
+        return _message_settings(_text("config", self.proc, check=False))
 
 
 def _message_settings(out: str) -> tuple[str, str]:

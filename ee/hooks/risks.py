@@ -423,43 +423,15 @@ def refresh_index_and_table(root: StrPath, digest: str | None = None) -> dict[st
 
 def memory_digest(root: StrPath) -> str:
     """A digest of every memory file's path and stat (mtime, ctime, size, inode): what the table is built
-    from. The same files as the index scans (``*.md`` below ``memories/``, hidden names skipped, symlinks
-    not followed), with the standard library only."""
+    from. The same files as the index scans (:func:`ee.store.walk.memory_files`)."""
     import hashlib
 
-    top = os.fspath(root)
-    if os.path.islink(os.path.join(top, "memories")):  # never walk a folder outside the workspace
-        from ee.git.repo import check_own_folder
+    from ee.store.walk import memory_files
 
-        check_own_folder(top)  # (a StorageError: the hook fails open)
-    cut = len(top) + 1
-    lines = []
-    stack = [os.path.join(top, "memories")]
-    while stack:
-        try:
-            entries = os.scandir(stack.pop())
-        except PermissionError:
-            continue
-        except OSError as exc:
-            from ee.git.repo import holds_nothing
-
-            if not holds_nothing(exc):
-                raise
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif entry.name.endswith(".md"):
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except FileNotFoundError:
-                        continue
-                    lines.append(
-                        f"{entry.path[cut:]}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_size}\0{st.st_ino}"
-                    )
+    lines = [
+        f"{rel}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_size}\0{st.st_ino}"
+        for rel, st in memory_files(root)
+    ]
     lines.sort()
     return hashlib.sha1("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()  # noqa: S324
 

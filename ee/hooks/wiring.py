@@ -34,6 +34,7 @@ MARKER = b"ee-managed-hook"
 RUNNER = "ee-hook-run"
 CHAINED = ".ee-chained"
 PYTHON_PLACEHOLDER = b"@PYTHON@"
+TIMEOUT_PLACEHOLDER = b"@HOOK_TIMEOUT@"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +75,15 @@ def shim(name: str) -> bytes:
 
 def runner() -> bytes:
     """The runner, naming the Python that installed it (it imports ee.hooks.run, not the CLI; and the
-    hooks work when ``ee`` is not on the PATH git runs them with, as from an IDE)."""
+    hooks work when ``ee`` is not on the PATH git runs them with, as from an IDE), and the default of
+    ``[hooks] timeout`` (:mod:`ee.config` holds it; the runner reads the setting itself, before any ee
+    process starts, so that a hung ee is stopped on time)."""
+    from ee.config import default
+
     quoted = sys.executable.replace("'", "'\\''").encode("utf-8", "surrogateescape")
-    return (scripts_dir() / RUNNER).read_bytes().replace(PYTHON_PLACEHOLDER, quoted)
+    seconds = f"{default('hooks.timeout'):g}".encode()
+    script = (scripts_dir() / RUNNER).read_bytes()
+    return script.replace(PYTHON_PLACEHOLDER, quoted).replace(TIMEOUT_PLACEHOLDER, seconds)
 
 
 def is_ours(path: Path) -> bool:

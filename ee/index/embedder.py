@@ -23,6 +23,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,6 +142,56 @@ def _repair_hint(source: str, folder: Path) -> str:
     )
 
 
+Fail = Callable[[str], ModelError]  # a model folder's problem → the error that names it
+
+
+def _layout(folder: Path, fail: Fail) -> tuple[str, str, str, str]:
+    """The file names of the model folder's layout (config, weights, tokenizer, the vectors' tensor)."""
+    if not folder.exists():
+        raise fail("no such folder")
+    if not folder.is_dir():
+        raise fail("not a folder")
+    layout = next((lay for lay in _LAYOUTS if all((folder / name).is_file() for name in lay[:3])), None)
+    if layout is None:
+        missing = [n for n in _LAYOUTS[0][:3] if not (folder / n).is_file()]
+        raise fail(f"incomplete model folder, missing {', '.join(missing)}")
+    return layout
+
+
+def _max_length(config: Any, config_name: str, fail: Fail) -> int | None:
+    """The model's ``max_length`` (tokens per text; None: no limit), checked."""
+    if not isinstance(config, dict):
+        raise fail(f"{config_name} is not a JSON object")
+    max_length = config.get("max_length", 512)  # model2vec's default when config.json names none
+    if max_length is not None and (
+        not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
+    ):
+        raise fail(f"{config_name}: max_length must be a positive integer or null, not {max_length!r}")
+    return max_length
+
+
+def _checked_tensors(
+    tensors: dict[str, Any], vocab_size: int, weights_name: str, tensor_name: str, fail: Fail
+) -> tuple[Any, Any, Any]:
+    """(vectors, token weights or None, token mapping or None), each fitting the others and the
+    tokenizer's ``vocab_size``."""
+    vectors = tensors.get(tensor_name)
+    if vectors is None:
+        raise fail(f"{weights_name} has no '{tensor_name}' tensor")
+    if vectors.ndim != 2 or vectors.shape[0] == 0 or vectors.shape[1] == 0:
+        raise fail(f"'{tensor_name}' has shape {vectors.shape}, expected (tokens, dim)")
+    if vectors.dtype.kind not in "fi":
+        raise fail(f"'{tensor_name}' has unsupported dtype {vectors.dtype}")
+    weights, mapping = tensors.get("weights"), tensors.get("mapping")
+    if mapping is None and vocab_size != vectors.shape[0]:
+        raise fail(f"tokenizer has {vocab_size} tokens but the model {vectors.shape[0]} vectors")
+    if mapping is not None and (mapping.shape[0] < vocab_size or int(mapping.max()) >= vectors.shape[0]):
+        raise fail("token mapping does not fit the vectors")
+    if weights is not None and weights.shape[0] < vocab_size:
+        raise fail("token weights do not cover the vocabulary")
+    return vectors, weights, mapping
+
+
 def load_embedder(path: str | Path | None = None) -> Embedder:
     """Load a model2vec model folder; ``None`` means ``$EE_MODEL`` if set, else :data:`DEFAULT_MODEL_DIR`.
 
@@ -162,18 +213,7 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
             err.__cause__ = cause
         return err
 
-    if not folder.exists():
-        raise fail("no such folder")
-    if not folder.is_dir():
-        raise fail("not a folder")
-    layout = next(
-        (lay for lay in _LAYOUTS if all((folder / name).is_file() for name in lay[:3])),
-        None,
-    )
-    if layout is None:
-        missing = [n for n in _LAYOUTS[0][:3] if not (folder / n).is_file()]
-        raise fail(f"incomplete model folder, missing {', '.join(missing)}")
-    config_name, weights_name, tokenizer_name, tensor_name = layout
+    config_name, weights_name, tokenizer_name, tensor_name = _layout(folder, fail)
 
     try:
         from model2vec import StaticModel
@@ -192,29 +232,10 @@ def load_embedder(path: str | Path | None = None) -> Embedder:
         tokenizer = Tokenizer.from_file(str(folder / tokenizer_name))
     except Exception as exc:  # OSError, JSON errors, and safetensors' / tokenizers' own exception types
         raise fail(f"cannot read the model files ({type(exc).__name__}: {exc})", exc) from exc
-    if not isinstance(config, dict):
-        raise fail(f"{config_name} is not a JSON object")
-    max_length = config.get("max_length", 512)  # model2vec's default when config.json names none
-    if max_length is not None and (
-        not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
-    ):
-        raise fail(f"{config_name}: max_length must be a positive integer or null, not {max_length!r}")
-
-    vectors = tensors.get(tensor_name)
-    if vectors is None:
-        raise fail(f"{weights_name} has no '{tensor_name}' tensor")
-    if vectors.ndim != 2 or vectors.shape[0] == 0 or vectors.shape[1] == 0:
-        raise fail(f"'{tensor_name}' has shape {vectors.shape}, expected (tokens, dim)")
-    if vectors.dtype.kind not in "fi":
-        raise fail(f"'{tensor_name}' has unsupported dtype {vectors.dtype}")
-    weights, mapping = tensors.get("weights"), tensors.get("mapping")
-    vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
-    if mapping is None and vocab_size != vectors.shape[0]:
-        raise fail(f"tokenizer has {vocab_size} tokens but the model {vectors.shape[0]} vectors")
-    if mapping is not None and (mapping.shape[0] < vocab_size or int(mapping.max()) >= vectors.shape[0]):
-        raise fail("token mapping does not fit the vectors")
-    if weights is not None and weights.shape[0] < vocab_size:
-        raise fail("token weights do not cover the vocabulary")
+    max_length = _max_length(config, config_name, fail)
+    vectors, weights, mapping = _checked_tensors(
+        tensors, tokenizer.get_vocab_size(with_added_tokens=True), weights_name, tensor_name, fail
+    )
     for array in (vectors, weights, mapping):
         if array is not None:
             array.flags.writeable = False

@@ -30,12 +30,21 @@ import numpy as np
 import ee.model
 from ee._crash import crash_point
 from ee.config import open_regular, read_settings_file, write_private
-from ee.git.repo import blob_id, check_own_folder, holds_nothing
-from ee.index import INDEX_DIR, MANIFEST
+from ee.git.repo import blob_id, holds_nothing
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
-from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, keep_order, make_state_folder, shown_path
+from ee.store.files import (
+    EVENTS,
+    INDEX_DIR,
+    MANIFEST,
+    MAX_BODY_BYTES,
+    MEMORIES,
+    keep_order,
+    make_state_folder,
+    shown_path,
+)
+from ee.store.walk import memory_files
 
 CACHE_PATH = ".ee/cache/derived.sqlite"
 # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
@@ -244,45 +253,13 @@ def _counts_agree(paths: bytes, stamps: bytes, blob_ids: bytes) -> bool:
 
 
 def scan(root: Path) -> Scan:
-    """Stat every memory file and every events file: the cheap picture of the store's state.
-
-    The same files as :func:`ee.git.repo.iter_memory_files` (``*.md``, hidden names skipped, symlinks
-    stat'ed, not followed), with plain strings instead of ``Path`` objects: at 10k files this is the
-    cost every query pays, and pathlib made it ~3x slower. Each folder is opened once and its entries
-    are stat'ed relative to it (names from ``listdir``, no ``DirEntry`` objects, and the kernel resolves
-    one name instead of the whole path: ~8 % less than ``scandir``); the stat says which are folders.
-    Stamps go straight into one int64 buffer. Folders are walked in the order ``scandir`` met them.
-    """
-    check_own_folder(root)  # (a link out of the workspace: a StorageError, nothing walked)
+    """Stat every memory file (:func:`ee.store.walk.memory_files`) and every events file: the cheap picture
+    of the store's state. Stamps go straight into one int64 buffer."""
     paths: list[str] = []
     stamps = array("q")
-    add_path, add_stamp, lstat, is_dir = paths.append, stamps.extend, os.stat, stat.S_ISDIR
-    stack = [(os.path.join(os.fspath(root), MEMORIES), MEMORIES + "/")]  # (folder, its relative prefix)
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except PermissionError:
-            continue
-        except OSError as exc:
-            if not holds_nothing(exc):
-                raise
-            continue
-        try:
-            for name in os.listdir(fd):
-                if name[0] == ".":
-                    continue
-                try:
-                    st = lstat(name, dir_fd=fd, follow_symlinks=False)
-                except FileNotFoundError:  # deleted since the listing
-                    continue
-                if is_dir(st.st_mode):
-                    stack.append((folder + "/" + name, prefix + name + "/"))
-                elif name.endswith(".md"):
-                    add_path(prefix + name)
-                    add_stamp((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
-        finally:
-            os.close(fd)
+    for rel, st in memory_files(root):
+        paths.append(rel)
+        stamps.extend((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
     events: dict[str, Stamp] = {}
     try:
         entries = os.scandir(root / EVENTS)

@@ -1,8 +1,9 @@
-"""ee over the Model Context Protocol: the CLI's commands as MCP tools, with the same JSON.
+"""ee over the Model Context Protocol: the library's commands as MCP tools, with the CLI's JSON.
 
-- :mod:`ee.mcp.tools` — the one table of tools (name, description, parameters, command) that both
-  ``ee mcp serve`` and ``ee mcp manifest`` read; no ``mcp`` import.
-- :mod:`ee.mcp.invoke` — a tool call → ``ee.cli.main(argv + ["--json"])`` in-process, streams captured.
+- :mod:`ee.mcp.tools` — the tools: the commands of :data:`ee.operations.COMMANDS` (described once, for
+  the command line too) and the review decisions an agent may not take; no ``mcp`` import.
+- :mod:`ee.mcp.mapping` — a tool's input schema, the check of a call's arguments, its command line.
+- :mod:`ee.mcp.invoke` — a tool call → one ``Workspace`` method, its data in the ee.response.v1 envelope.
 - :mod:`ee.mcp.server` — the stdio server on the official ``mcp`` SDK (the optional extra
   ``eidetic-engine[mcp]``).
 """

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ee.errors import EeError, QueryError, UsageError, disk_failure
 from ee.mcp.mapping import check_arguments
-from ee.mcp.tools import Tool
 
 if TYPE_CHECKING:
+    from ee.operations import Command
     from ee.policy.trust import Actor
     from ee.query.document import Query
     from ee.results import Result
@@ -36,7 +36,7 @@ class Outcome:
     document: dict[str, Any]
 
 
-def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str | None = None) -> Outcome:
+def call_tool(tool: Command, arguments: dict[str, Any], workspace: str, agent: str | None = None) -> Outcome:
     """Check the arguments, answer the call, and return its envelope (``ok`` False for ee.error.v1).
     ``agent`` names the writer when the call names none."""
     from ee.render import dumps, envelope
@@ -64,12 +64,12 @@ def call_tool(tool: Tool, arguments: dict[str, Any], workspace: str, agent: str 
     return Outcome(True, dumps(document, indent=None), document)
 
 
-def plain_query(tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+def plain_query(tool: Command, arguments: dict[str, Any]) -> dict[str, Any]:
     """``{"query": "release checklist"}``: plain words where a tool takes a query document are its text (or
     task), as an agent often sends them; anything else is checked against the schema as it is."""
     words = arguments.get("query")
     document = any(p.name == "query" and p.document for p in tool.params)
-    text = next((p.name for p in tool.params if p.style == "argument"), None)
+    text = next((p.name for p in tool.params if not p.flag), None)
     if not document or not isinstance(words, str) or text is None or text in arguments:
         return arguments
     return {**{k: v for k, v in arguments.items() if k != "query"}, text: words}

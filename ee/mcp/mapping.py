@@ -1,60 +1,72 @@
-"""What a row of :data:`ee.mcp.tools.TOOLS` means: its input schema, the check of a call's arguments, and
-the equivalent command line the manifest shows.
+"""What a tool (a command of :data:`ee.operations.COMMANDS`) means over MCP: its input schema, the check
+of a call's arguments, and the equivalent command line the manifest shows.
 
-Choices, defaults and ranges come from the click options themselves, so a tool cannot drift from the
-command it mirrors; the query document's schema is the shipped ``ee.query.v1``, embedded.
+Types, choices, bounds and defaults come from the library's description of the command, the one the click
+options are generated from too (:mod:`ee.cli.options`), so a tool cannot drift from the command it
+mirrors; the query document's schema is the shipped ``ee.query.v1``, embedded.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import click
+from typing import Any, Literal
 
 from ee.errors import UsageError
-from ee.mcp.tools import TOOLS, Param, Tool
+from ee.mcp.tools import TOOLS
+from ee.operations import Command, Param
+
+# How one argument appears on the equivalent command line (the manifest's "cli" entry):
+#   argument  the command's positional argument (placed after ``--``, so a leading '-' stays text)
+#   option    ``--flag VALUE``
+#   switch    ``--flag`` when true, nothing when false
+#   repeat    ``--flag A --flag B`` for a list
+#   comma     ``--flag A,B`` for a list
+#   pairs     ``--flag KEY=VALUE`` per entry of an object
+#   stdin     ``--flag -`` with the value as JSON on standard input
+Style = Literal["argument", "option", "switch", "repeat", "comma", "pairs", "stdin"]
+STYLES: dict[str, Style] = {
+    "switch": "switch",
+    "texts": "repeat",
+    "tags": "comma",
+    "pairs": "pairs",
+    "document": "stdin",
+    "records": "stdin",
+}
+
+# The JSON Schema of each kind of argument (ee.operations.Kind); a text with allowed values is any string
+# of them, one without is a non-empty string.
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "text": {"type": "string", "minLength": 1},
+    "words": {"type": "string", "minLength": 1},
+    "integer": {"type": "integer"},
+    "number": {"type": "number"},
+    "switch": {"type": "boolean"},
+    "texts": {"type": "array", "items": {"type": "string", "minLength": 1}},
+    "tags": {"type": "array", "items": {"type": "string", "pattern": "^[^,]+$"}},
+    "pairs": {"type": "object", "additionalProperties": {"type": ["number", "string", "boolean"]}},
+    "records": {"type": "array", "items": {"type": "object"}, "minItems": 1},
+}
 
 
-def click_command(tool: Tool) -> click.Command | None:
-    """The click command a tool mirrors, or None when it is not installed in this build."""
-    from ee.cli import cli
-
-    command: click.Command | None = cli
-    for part in tool.command:
-        if not isinstance(command, click.Group):
-            return None
-        command = command.get_command(click.Context(command), part)
-    return command
+def style(param: Param) -> Style:
+    return "argument" if not param.flag else STYLES.get(param.kind, "option")
 
 
-def available_tools() -> list[Tool]:
-    return [tool for tool in TOOLS if click_command(tool) is not None]
+def available_tools() -> list[Command]:
+    return list(TOOLS)
 
 
-def click_param(command: click.Command, param: Param) -> click.Parameter:
-    for candidate in command.params:
-        if param.flag and param.flag in getattr(candidate, "opts", []):
-            return candidate
-        if not param.flag and isinstance(candidate, click.Argument):
-            return candidate
-    raise LookupError(f"`{command.name}` has no {param.flag or 'argument'} for tool parameter {param.name}")
-
-
-def from_click(option: click.Parameter, param: Param) -> dict[str, Any]:
-    """What the click option knows: choices, numeric bounds, a default worth telling."""
-    out: dict[str, Any] = {}
-    kind = option.type
-    if isinstance(kind, click.Choice):
-        out["enum"] = list(kind.choices)
-    if isinstance(kind, click.IntRange | click.FloatRange):
-        if kind.min is not None:
-            out["minimum"] = kind.min
-        if kind.max is not None:
-            out["maximum"] = kind.max
-    default = option.default
-    # a plain value only (click ≥ 8.2 marks "no default" with a sentinel object)
-    if param.style in ("option", "argument") and isinstance(default, str | int | float):
-        out["default"] = default
+def param_schema(param: Param) -> dict[str, Any]:
+    """The JSON Schema of one argument (without its description): its kind, allowed values, bounds, and a
+    default worth telling."""
+    out: dict[str, Any] = {"type": "string"} if param.choices else dict(SCHEMAS[param.kind])
+    if param.choices:
+        out["enum"] = list(param.choices)
+    if param.minimum is not None:
+        out["minimum"] = param.minimum
+    if param.maximum is not None:
+        out["maximum"] = param.maximum
+    if style(param) in ("option", "argument") and param.default is not None:
+        out["default"] = param.default
     return out
 
 
@@ -70,17 +82,15 @@ def embedded(schema_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return schema, defs
 
 
-def input_schema(tool: Tool) -> dict[str, Any]:
+def input_schema(tool: Command) -> dict[str, Any]:
     """The tool's JSON Schema (an object at the root, as MCP requires; no top-level combinators)."""
-    command = click_command(tool)
     properties: dict[str, Any] = {}
     defs: dict[str, Any] = {}
     for param in tool.params:
-        schema = dict(param.schema)
         if param.document:
             schema, defs = embedded(param.document)
-        elif command is not None:
-            schema.update(from_click(click_param(command, param), param))
+        else:
+            schema = param_schema(param)
         properties[param.name] = schema | {"description": param.description}
     out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     required = [param.name for param in tool.params if param.required]
@@ -91,18 +101,18 @@ def input_schema(tool: Tool) -> dict[str, Any]:
     return out
 
 
-def cli_mapping(tool: Tool) -> dict[str, Any]:
+def cli_mapping(tool: Command) -> dict[str, Any]:
     """How the tool becomes a command line, for the manifest."""
     return {
-        "command": ["ee", *tool.command],
+        "command": ["ee", *tool.path],
         "arguments": {
-            p.name: {"style": p.style, **({"flag": p.flag} if p.flag else {})} for p in tool.params
+            p.name: {"style": style(p), **({"flag": p.flag} if p.flag else {})} for p in tool.params
         },
         "appends": ["--json"],
     }
 
 
-def manifest_entry(tool: Tool) -> dict[str, Any]:
+def manifest_entry(tool: Command) -> dict[str, Any]:
     return {
         "name": tool.name,
         "title": tool.title,
@@ -113,7 +123,7 @@ def manifest_entry(tool: Tool) -> dict[str, Any]:
     }
 
 
-def tool_annotations(tool: Tool) -> dict[str, Any]:
+def tool_annotations(tool: Command) -> dict[str, Any]:
     if tool.read_only:
         return {"title": tool.title, "readOnlyHint": True, "openWorldHint": False}
     return {
@@ -128,7 +138,7 @@ def tool_annotations(tool: Tool) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ arguments
 
 
-def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
+def check_arguments(tool: Command, arguments: dict[str, Any]) -> None:
     """Arguments against the tool's input schema; the first violation as a usage error."""
     import jsonschema
 
@@ -149,7 +159,7 @@ def check_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
         first = errors[0]
         where = ".".join(str(part) for part in first.absolute_path) or "arguments"
         repair = f"see the input schema of {tool.name} (`ee mcp manifest --json`)"
-        text = next((p.name for p in tool.params if p.style == "argument"), None)
+        text = next((p.name for p in tool.params if not p.flag), None)
         if where.split(".")[0] == "query" and any(p.name == "query" and p.document for p in tool.params):
             # (query is a whole ee.query.v1 document: the plain words an agent means go in the text field)
             repair = f'put the words in {text}: {{"{text}": "…"}}, or send query as an ee.query.v1 document'

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ee import __version__
 from ee.mcp.invoke import call_tool
 from ee.mcp.mapping import available_tools, manifest_entry
-from ee.mcp.tools import Tool
+from ee.operations import Command
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -69,7 +69,7 @@ def build_server(workspace: str, agent: str | None = None) -> Server[Any]:
     )
 
 
-def _mcp_tool(tool: Tool) -> Any:
+def _mcp_tool(tool: Command) -> Any:
     """The manifest entry (the same dictionary `ee mcp manifest` prints) as the SDK's Tool."""
     from mcp import types
 

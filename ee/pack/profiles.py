@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ee import model
 from ee.errors import ConfigError, UsageError
 
 SECTIONS: tuple[str, ...] = ("procedural", "decisions", "failures", "evidence", "artifacts")
@@ -58,16 +59,6 @@ SECTION_OF_KIND: dict[str, str] = {
     "artifact": "artifacts",
 }
 DIVERSITY = ("mmr", "facility_location")
-PROFILES_ORDER = (
-    "compact",
-    "balanced",
-    "grounding",
-    "orientation",
-    "wide",
-    "thorough",
-    "submodular",
-    "custom",
-)
 
 
 def section_of(kind: str) -> str:
@@ -180,7 +171,7 @@ def resolve_profile(
             return PROFILES[name]
         except KeyError:
             raise UsageError(
-                f"unknown profile {name!r}", f"use one of: {', '.join(PROFILES_ORDER)}"
+                f"unknown profile {name!r}", f"use one of: {', '.join(model.PROFILES)}"
             ) from None
     settings = dict(config or {})
     settings.update(document or {})

@@ -13,7 +13,7 @@ from ee.errors import QueryError
 MAX_DOCUMENT_BYTES = 256 * 1024
 MAX_QUERY_CHARS = 8192
 MAX_DEPTH = 32  # nesting of objects and arrays; the schema needs 4, filter values a few more
-SPEEDS = {"instant": 0.25, "default": 1.0, "quality": 4.0}  # candidate-pool multipliers
+POOL_SCALE = {"instant": 0.25, "default": 1.0, "quality": 4.0}  # candidate-pool multiplier of each speed
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class Query:
 
     @property
     def pool(self) -> int:
-        return max(10, int(int(self.get("budget.candidatePool", 200)) * SPEEDS[self.speed]))
+        return max(10, int(int(self.get("budget.candidatePool", 200)) * POOL_SCALE[self.speed]))
 
     def binding(self) -> str:
         """The hash a cursor is bound to: the whole document except the pagination cursor itself."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ee._crash import crash_point
-from ee.config import open_regular
+from ee.config import open_file, open_regular
 from ee.errors import (
     ConflictError,
     LockTimeout,
@@ -23,10 +23,11 @@ from ee.errors import (
     StorageError,
     UsageError,
 )
-from ee.git.repo import check_own_folder, iter_memory_files
+from ee.git.repo import check_own_folder
 from ee.model import Memory, Problem
 from ee.store import frontmatter
 from ee.store.ids import is_valid_id
+from ee.store.walk import memory_files
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -35,6 +36,10 @@ MEMORIES = "memories"
 TEMP_PREFIX = ".ee-tmp-"  # atomic-write temporaries (ee doctor --fix removes what a kill left)
 EVENTS = "memories/.events"
 STATE_DIR = ".ee"
+# Where the derived index lives (ee.index owns what is in it): named here, beside the rest of the layout, so
+# a light command (ee remember's near-duplicate check) can tell whether there is one without importing it.
+INDEX_DIR = f"{STATE_DIR}/index"
+MANIFEST = f"{INDEX_DIR}/manifest.json"
 MAX_BODY_BYTES = 256 * 1024  # a larger file is reported and skipped; configurable in .ee/config.toml
 
 
@@ -70,7 +75,7 @@ class Store:
     # ------------------------------------------------------------------------------------ reading
 
     def files(self) -> list[tuple[str, os.stat_result]]:
-        return list(iter_memory_files(self.root, MEMORIES))
+        return sorted(memory_files(self.root))
 
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of a memory file, refusing anything that leaves ``memories/`` or is too large."""
@@ -88,20 +93,20 @@ class Store:
                         rel,
                         hint=f"replace the link with a copy of the file, or delete it: rm {rel}",
                     )
-            # O_NONBLOCK: opening a FIFO must not wait for a writer; what was opened is checked, not the name.
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-                st = os.fstat(handle.fileno())
-                if stat.S_ISDIR(st.st_mode):
+            try:  # (a link inside memories/ is followed: checked above)
+                fd, st = open_file(path, follow_links=True)
+            except NotRegularFile as exc:
+                if exc.strerror == "Is a directory":
                     raise MemoryFormatError(
                         "is a folder, not a file", rel, hint="rename the folder: its name ends in .md"
-                    )
-                if not stat.S_ISREG(st.st_mode):
-                    # A FIFO would block the read forever, a device would never end.
-                    raise MemoryFormatError(
-                        "is not a regular file (a FIFO, socket or device)",
-                        rel,
-                        hint=f"move it out of memories/: rm {rel}",
-                    )
+                    ) from None
+                # A FIFO would block the read forever, a device would never end.
+                raise MemoryFormatError(
+                    "is not a regular file (a FIFO, socket or device)",
+                    rel,
+                    hint=f"move it out of memories/: rm {rel}",
+                ) from None
+            with os.fdopen(fd, "rb") as handle:
                 size = st.st_size
                 if size > self.max_body_bytes:
                     raise MemoryFormatError(

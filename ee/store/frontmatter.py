@@ -494,63 +494,15 @@ def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[P
     if raw is None:
         return () if key in ("tags", "source", "links", "paths", "redacted") else None
     if key == "id":
-        value = _scalar_text(raw)
-        if value is None or not is_valid_id(value):
-            raise _problem_error(
-                f"id {raw!r} is not a valid memory id",
-                path,
-                line,
-                key,
-                "use letters, digits, '_', '-', '.' or ':' (ee writes mem_<ULID>), or delete the key",
-            )
-        if not ID_RE.match(value):
-            _refuse_secret_id(value, path, line)
-        return value
+        return _check_id(raw, path, line)
     if key == "level":
-        if raw not in LEVELS:
-            raise _problem_error(
-                f"unknown level {raw!r}", path, line, key, f"use one of: {', '.join(LEVELS)}"
-            )
-        return raw
+        return _check_choice(key, raw, LEVELS, "level", path, line)
     if key == "kind":
-        value = _scalar_text(raw)
-        if not value:
-            raise _problem_error(
-                f"kind must be text, not {type(raw).__name__}",
-                path,
-                line,
-                key,
-                f"use one of: {', '.join(KINDS)}",
-            )
-        if value not in KINDS:
-            problems.append(
-                Problem(
-                    "unknown_kind",
-                    "warning",
-                    f"kind {value!r} is not one ee knows",
-                    path,
-                    line,
-                    key,
-                    f"ee knows: {', '.join(KINDS)}",
-                )
-            )
-        return value
+        return _check_kind(raw, path, line, problems)
     if key == "trust":
-        if raw not in TRUST_CLASSES:
-            raise _problem_error(
-                f"unknown trust class {raw!r}", path, line, key, f"use one of: {', '.join(TRUST_CLASSES)}"
-            )
-        return raw
+        return _check_choice(key, raw, TRUST_CLASSES, "trust class", path, line)
     if key in ("confidence", "utility", "importance"):
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0.0 <= float(raw) <= 1.0:
-            raise _problem_error(
-                f"{key} must be a number from 0 to 1, not {raw!r}",
-                path,
-                line,
-                key,
-                f"write e.g. '{key}: 0.5'",
-            )
-        return float(raw)
+        return _check_fraction(key, raw, path, line)
     if key in ("created", "valid_from", "valid_to"):
         return _check_time(key, raw, path, line)
     if key in ("tags", "source", "paths", "redacted"):
@@ -558,6 +510,69 @@ def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[P
     if key == "links":
         return _check_links(raw, path, line)
     raise AssertionError(key)  # pragma: no cover - KNOWN_KEYS and this function move together
+
+
+def _check_id(raw: Any, path: str, line: int | None) -> str:
+    value = _scalar_text(raw)
+    if value is None or not is_valid_id(value):
+        raise _problem_error(
+            f"id {raw!r} is not a valid memory id",
+            path,
+            line,
+            "id",
+            "use letters, digits, '_', '-', '.' or ':' (ee writes mem_<ULID>), or delete the key",
+        )
+    if not ID_RE.match(value):
+        _refuse_secret_id(value, path, line)
+    return value
+
+
+def _check_choice(
+    key: str, raw: Any, allowed: tuple[str, ...], what: str, path: str, line: int | None
+) -> Any:
+    """A value that must be one of ``allowed`` (a level, a trust class)."""
+    if raw not in allowed:
+        raise _problem_error(f"unknown {what} {raw!r}", path, line, key, f"use one of: {', '.join(allowed)}")
+    return raw
+
+
+def _check_kind(raw: Any, path: str, line: int | None, problems: list[Problem]) -> str:
+    """Any text; a kind ee does not know is a warning, not an error."""
+    value = _scalar_text(raw)
+    if not value:
+        raise _problem_error(
+            f"kind must be text, not {type(raw).__name__}",
+            path,
+            line,
+            "kind",
+            f"use one of: {', '.join(KINDS)}",
+        )
+    if value not in KINDS:
+        problems.append(
+            Problem(
+                "unknown_kind",
+                "warning",
+                f"kind {value!r} is not one ee knows",
+                path,
+                line,
+                "kind",
+                f"ee knows: {', '.join(KINDS)}",
+            )
+        )
+    return value
+
+
+def _check_fraction(key: str, raw: Any, path: str, line: int | None) -> float:
+    """A number from 0 to 1 (confidence, utility, importance)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0.0 <= float(raw) <= 1.0:
+        raise _problem_error(
+            f"{key} must be a number from 0 to 1, not {raw!r}",
+            path,
+            line,
+            key,
+            f"write e.g. '{key}: 0.5'",
+        )
+    return float(raw)
 
 
 def _dates() -> Any:

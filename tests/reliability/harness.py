@@ -286,12 +286,12 @@ def head_memories(root: Path) -> dict[str, str]:
 def unreadable(root: Path, skip: tuple[str, ...] = ("memories/hand/",)) -> list[str]:
     """Memory files in the working tree that do not parse (a half-written file would show here)."""
     from ee.errors import MemoryFormatError, NotFound
-    from ee.git.repo import iter_memory_files
     from ee.store.files import Store
+    from ee.store.walk import memory_files
 
     store = Store(root)
     out = []
-    for rel, _st in iter_memory_files(root):
+    for rel, _st in memory_files(root):
         if rel.startswith(skip):
             continue
         try:
@@ -614,7 +614,7 @@ class Worker:
                 return {"refused": memory_id, "signal": signal_name, "cli": True}
             data = self.cli(*args)
             return {"memory": memory_id, "event": _event_id(data), "cli": True}
-        from ee.feedback import record_outcome
+        from ee.ops.feedback import record_outcome
 
         if not may:
             self.must_refuse(
@@ -626,7 +626,7 @@ class Worker:
         return {"memory": memory_id, "event": _event_id(data)}
 
     def op_import(self, i: int) -> dict[str, Any]:
-        from ee.store.transfer import import_jsonl
+        from ee.ops.transfer import import_jsonl
 
         lines = import_lines(5, seed=self.spec.seed * 1000 + i, prefix=f"{self.spec.name} import {i}")
         report = import_jsonl(self.ws, lines, actor=self.actor(i), source_name=f"{self.spec.name}-{i}.jsonl")
@@ -654,13 +654,13 @@ class Worker:
     def role_reader(self) -> None:
         """Parse every ee-written file and open the index, in a loop, until told to stop."""
         from ee.errors import MemoryFormatError, NotFound
-        from ee.git.repo import iter_memory_files
         from ee.index.view import open_index
+        from ee.store.walk import memory_files
 
         loops, files_read, torn, index_errors = 0, 0, [], []
         stop = Path(self.spec.stop)
         while not stop.exists() and loops < self.spec.ops:
-            for rel, _st in iter_memory_files(self.root):
+            for rel, _st in memory_files(self.root):
                 if rel.startswith("memories/hand/"):
                     continue
                 try:
@@ -1009,7 +1009,7 @@ class CrashLab:
             root = self.base / op
             self.shared[op] = new_workspace(root, shared=3, seed=len(self.roots))
             if op == "index":
-                from ee.store.transfer import import_jsonl
+                from ee.ops.transfer import import_jsonl
                 from ee.workspace import Workspace
 
                 import_jsonl(Workspace(root), import_lines(self.index_size, seed=99, prefix="indexed"))

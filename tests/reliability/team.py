@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ee.feedback import record_outcome
 from ee.git.merge import is_conflicted
-from ee.git.sync import conflicted_memories, resolve_memory, sync
+from ee.ops.feedback import record_outcome
+from ee.ops.sync import conflicted_memories, resolve_memory, sync
 from ee.policy.trust import Actor
 from ee.workspace import Workspace
 

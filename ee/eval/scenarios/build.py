@@ -77,8 +77,8 @@ def add_memories(
     ws: Workspace, memories: list[dict[str, Any]], ids: dict[str, str], date: str | None
 ) -> None:
     """People's memories in one import, each agent's in another (its commit says so), hand edits last."""
+    from ee.ops.transfer import import_jsonl
     from ee.policy.trust import Actor
-    from ee.store.transfer import import_jsonl
 
     groups: dict[str | None, list[dict[str, Any]]] = {}
     for memory in memories:
@@ -114,7 +114,7 @@ def hand_write(ws: Workspace, memory: dict[str, Any], ids: dict[str, str], date:
     """A file a person wrote in an editor: no secret check on the way in; committed with plain git unless
     ``commit: false`` leaves it in the working tree."""
     from ee.store import frontmatter
-    from ee.workspace import build_fields, parse_link
+    from ee.store.fields import build_fields, parse_link
 
     rec = record(memory, ids, date)
     agent = agent_of(memory)
@@ -175,7 +175,7 @@ def hand_edit(ws: Workspace, target: str, body: str | None, changes: dict[str, A
 
 def record_feedback(ws: Workspace, events: list[dict[str, Any]], ids: dict[str, str]) -> None:
     """``ee outcome`` for each event, in order (the events are dated now, as a live agent's would be)."""
-    from ee.feedback import record_outcome
+    from ee.ops.feedback import record_outcome
 
     for event in events:
         record_outcome(ws, ids[event["memory"]], event["signal"], event.get("reason"), _actor(event))

@@ -156,7 +156,7 @@ def _gen_title(gen: Any, pos: int | None) -> str | None:
 def history_report(ws: Workspace, memory_id: str, path: str) -> dict[str, Any]:
     """A summary of the git history of the file at ``path`` (where the up-to-date index found the memory:
     no look through every file)."""
-    from ee.git.history import history
+    from ee.ops.history import history
 
     try:
         versions = history(ws, memory_id, path)

@@ -12,19 +12,19 @@ from ee.curate.similar import normalise
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
 from ee.model import KNOWN_KEYS, TRUST_CLASSES, Link, Memory, Progress
-from ee.policy.trust import Actor, capped
-from ee.schemas import unwritable
-from ee.store import frontmatter
-from ee.store.files import flush_to_disk
-from ee.store.ids import new_id
-from ee.store.recovery import (
+from ee.ops.recovery import (
     begin_import,
     end_import,
     has_journal,
     memory_temporaries,
     sweep_memory_temporaries,
 )
-from ee.workspace import build_fields, check_text, guard_memory, parse_link
+from ee.policy.trust import Actor, capped
+from ee.schemas import unwritable
+from ee.store import frontmatter
+from ee.store.fields import build_fields, check_text, guard_memory, parse_link
+from ee.store.files import flush_to_disk
+from ee.store.ids import new_id
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
@@ -125,26 +125,45 @@ def import_jsonl(
             if isinstance(exc, SecretFound):
                 secret_classes.update(exc.details.get("classes", []))
     if errors and not skip_invalid:
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
-        # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
-        error_class = SecretFound if secret_classes else UsageError
-        fix = "pass --redact to store the secrets masked" if secret_classes else first["repair"] or "fix it"
-        raise error_class(
-            f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
-            f"{fix}; or pass --skip-invalid to import the good lines",
-            {"errors": errors[:100], "classes": sorted(secret_classes)},
-        )
+        raise _refusal(errors, secret_classes, source_name)
     report.skipped = errors
     _drop_near_duplicates(ws, planned, explicit, numbers, report)
     if not planned:
         return report
+    report.commit = _write_and_commit(ws, planned, explicit, actor, source_name, report_progress)
+    report.imported = list(planned)
+    return report
+
+
+def _refusal(errors: list[dict[str, Any]], secret_classes: set[str], source_name: str) -> EeError:
+    """The error of an import with bad lines: the first named, with how many more and the fix."""
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""
+    # A secret is refused by policy (exit 6) wherever it is found, as `ee remember` does.
+    error_class = SecretFound if secret_classes else UsageError
+    fix = "pass --redact to store the secrets masked" if secret_classes else first["repair"] or "fix it"
+    return error_class(
+        f"{source_name}:{first['line']}: {first['message']}{more}; nothing was imported",
+        f"{fix}; or pass --skip-invalid to import the good lines",
+        {"errors": errors[:100], "classes": sorted(secret_classes)},
+    )
+
+
+def _write_and_commit(
+    ws: Workspace,
+    planned: dict[str, tuple[str, str]],
+    explicit: set[str],
+    actor: Actor,
+    source_name: str,
+    report_progress: Progress,
+) -> str | None:
+    """Write the planned files and commit them once, under the workspace lock: all or nothing."""
     subject = f"ee: import {len(planned)} memories from {source_name}"
     trailers = {"Ee-Op": "import", "Ee-Count": str(len(planned)), "Ee-Actor": actor.label}
     with ws.lock():
         _refuse_taken(ws, planned, explicit)
         # Killed from here to the commit, the files are on disk and not in git: the journal lets the next
-        # import or `ee doctor --fix` commit or remove exactly them (see ee.store.recovery).
+        # import or `ee doctor --fix` commit or remove exactly them (see ee.ops.recovery).
         datas = {rel: text.encode("utf-8") for rel, text in planned.values()}
         begin_import(ws.root, {rel: blob_id(data) for rel, data in datas.items()}, subject, trailers)
         written: list[str] = []
@@ -155,7 +174,7 @@ def import_jsonl(
                 if len(written) % PROGRESS_STEP == 0 or len(written) == len(planned):
                     report_progress("write", len(written), len(planned))
             flush_to_disk()  # one sync for the batch instead of an fsync pair per file
-            report.commit = ws.git.commit_paths(written, format_message(subject, trailers))
+            commit = ws.git.commit_paths(written, format_message(subject, trailers))
             crash_point("import.committed")
         except BaseException:
             for rel in written:  # all or nothing
@@ -163,8 +182,7 @@ def import_jsonl(
             end_import(ws.root)
             raise
         end_import(ws.root)
-    report.imported = list(planned)
-    return report
+    return commit
 
 
 def _drop_near_duplicates(
@@ -335,7 +353,7 @@ def _nested_deeper(value: Any, limit: int) -> bool:
 def _created(value: Any) -> str | None:
     if value is None:
         return None
-    from ee.workspace import normalise_time
+    from ee.store.fields import normalise_time
 
     return normalise_time(str(value), "created")
 

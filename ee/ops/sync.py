@@ -611,10 +611,10 @@ class Session:
         return False
 
     def _abort(self) -> None:
-        if (self.git.git_dir / "rebase-merge").exists() or (self.git.git_dir / "rebase-apply").exists():
-            self.checked("rebase", "--abort")
-        elif (self.git.git_dir / "MERGE_HEAD").exists():
-            self.checked("merge", "--abort")
+        """Abort the rebase or merge this sync started and could not finish (ee.git.progress says which)."""
+        operation = in_progress(self.git.git_dir)
+        if operation is not None and operation.name in ("rebase", "merge"):
+            self.checked(*operation.abort.split()[1:])  # ("git rebase --abort": run through self.git)
 
     def _is_ancestor(self, older: str, newer: str) -> bool:
         return self.run("merge-base", "--is-ancestor", older, newer).returncode == 0
@@ -933,7 +933,7 @@ def resolve_memory(
     from ee.git.repo import blob_id
     from ee.policy.trust import Actor
     from ee.store import frontmatter
-    from ee.workspace import check_text, guard_memory
+    from ee.store.fields import check_text, guard_memory
 
     if pick is not None and text is not None:
         raise UsageError("say how to resolve, once", "pass --pick or --text FILE, not both")

@@ -74,7 +74,7 @@ class Repairs:
     removed: list[str] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     recovered: dict[str, Any] | None = None
-    git: dict[str, str] | None = None  # the rebase or merge of a killed ee sync, aborted (ee.doctor)
+    git: dict[str, str] | None = None  # the rebase or merge of a killed ee sync, aborted (ee.ops.doctor)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,5 +1,5 @@
 """``ee doctor``: every check of a workspace, each problem with a repair command; ``--fix`` repairs what a
-killed process left (see :mod:`ee.store.recovery`)."""
+killed process left (see :mod:`ee.ops.recovery`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from ee.config import CONFIG_PATH, load_config
 from ee.errors import ConfigError, EeError, GitError
 from ee.model import Memory, Problem
+from ee.ops.init import GITATTRIBUTES_LINES, GITIGNORE_LINES
 from ee.store.files import EVENTS, MEMORIES, Store, lock_is_held
-from ee.workspace import GITATTRIBUTES_LINES, GITIGNORE_LINES
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace
@@ -22,8 +22,8 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     ``fix`` first repairs what killed processes left (an interrupted import, temporary files), then checks:
     the problems are those that remain, and ``fixed`` says what was done.
     """
+    from ee.ops.recovery import repair
     from ee.policy.secrets import mask_output
-    from ee.store.recovery import repair
 
     repairs = repair(ws) if fix else None
     if repairs is not None:
@@ -75,7 +75,7 @@ def _check_leftovers(ws: Workspace, writing: bool) -> list[Problem]:
     """An import killed before its commit, and the temporary files killed processes left. While a writer
     holds a lock (``writing``: the workspace lock), what it may be using is not reported: it is no
     leftover yet."""
-    from ee.store.recovery import find_leftovers, index_busy, journal_problem
+    from ee.ops.recovery import find_leftovers, index_busy, journal_problem
 
     out: list[Problem] = []
     interrupted = None if writing else journal_problem(ws.root)
@@ -185,9 +185,9 @@ def _abort_killed_sync(ws: Workspace, repairs: Any) -> None:
     """``--fix``: abort the rebase or merge a killed ``ee sync`` left (never one a person started), under
     the workspace lock, which a live ``ee sync`` holds."""
     from ee.errors import LockTimeout
-    from ee.git.sync import STARTED, abort_interrupted, interrupted
+    from ee.ops.recovery import LOCK_WAIT
+    from ee.ops.sync import STARTED, abort_interrupted, interrupted
     from ee.store.files import workspace_lock
-    from ee.store.recovery import LOCK_WAIT
 
     if not ws.git.is_repo() or (interrupted(ws) is None and not (ws.root / STARTED).exists()):
         return  # (nothing to do: no lock to wait for)
@@ -208,7 +208,7 @@ def _abort_killed_sync(ws: Workspace, repairs: Any) -> None:
 def _check_git_operation(ws: Workspace) -> list[Problem]:
     """A rebase, merge, cherry-pick, revert or bisect in progress: ee's writes wait until it ends. Whether
     a killed ``ee sync`` started it (``ee doctor --fix`` aborts that one) or a person did (left to them)."""
-    from ee.git.sync import interrupted
+    from ee.ops.sync import interrupted
 
     if not ws.git.is_repo():
         return []

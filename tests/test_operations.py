@@ -1,0 +1,118 @@
+"""Each command is described once, in the library (``ee.operations.COMMANDS``): its click options and its
+MCP tool's input schema are both generated from that description, and the allowed values it names are
+the library's own (the shipped ee.query.v1 schema, the pack profiles, the feedback signals)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import pytest
+
+from ee import model
+from ee.cli import cli
+from ee.mcp.mapping import input_schema
+from ee.operations import COMMANDS, Command, Param
+from ee.schemas import load_schema
+
+
+def click_command(path: tuple[str, ...]) -> click.Command:
+    command: Any = cli
+    for part in path:
+        command = command.get_command(click.Context(command), part)
+    assert isinstance(command, click.Command), path
+    return command
+
+
+def click_param(command: click.Command, param: Param) -> click.Parameter:
+    if param.flag:
+        found = [p for p in command.params if param.flag in p.opts]
+    else:
+        found = [p for p in command.params if isinstance(p, click.Argument)]
+    assert len(found) == 1, f"`{command.name}` has no single {param.flag or 'argument'} for {param.name}"
+    return found[0]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_command_line_takes_each_argument_as_described(name: str) -> None:
+    described: Command = COMMANDS[name]
+    command = click_command(described.path)
+    for param in described.params:
+        option = click_param(command, param)
+        assert option.name == param.keyword
+        assert option.required == param.required
+        choices = getattr(option.type, "choices", None)
+        assert tuple(choices or ()) == param.choices, param.name
+        assert getattr(option.type, "min", None) == param.minimum, param.name
+        assert getattr(option.type, "max", None) == param.maximum, param.name
+        if param.flag:
+            assert isinstance(option, click.Option)
+            assert option.help == param.help, param.name
+            assert option.is_flag == (param.kind == "switch"), param.name
+            assert option.multiple == (param.kind in ("texts", "pairs")), param.name
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_tool_schema_allows_what_the_command_line_allows(name: str) -> None:
+    described = COMMANDS[name]
+    command = click_command(described.path)
+    properties = input_schema(described)["properties"]
+    for param in described.params:
+        schema = properties[param.name]
+        choices = getattr(click_param(command, param).type, "choices", None)
+        assert schema.get("enum") == (list(choices) if choices else None), param.name
+        assert schema["description"] == param.description, param.name
+        assert schema["description"], f"{name}.{param.name} tells an agent nothing"
+
+
+def test_the_allowed_values_are_the_librarys() -> None:
+    """The query document's schema, the pack's profiles and the query's pool sizes know the same values
+    the front ends offer (one list each, in ee.model)."""
+    from ee.pack.profiles import PROFILES
+    from ee.query.document import POOL_SCALE
+
+    query = load_schema("ee.query.v1")["properties"]
+    assert tuple(query["query"]["properties"]["mode"]["enum"]) == model.MODES
+    assert tuple(query["speed"]["enum"]) == model.SPEEDS == tuple(POOL_SCALE)
+    assert tuple(query["output"]["properties"]["fields"]["enum"]) == model.FIELDS
+    assert tuple(query["output"]["properties"]["profile"]["enum"]) == model.PROFILES
+    assert sorted(query["output"]["properties"]["format"]["enum"]) == sorted(model.FORMATS)
+    assert set(model.PROFILES) == {*PROFILES, "custom"}
+
+
+def test_a_value_outside_the_described_choices_is_refused_by_both_front_ends(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from ee.errors import UsageError
+    from ee.mcp.mapping import check_arguments
+
+    with pytest.raises(UsageError, match="mode"):
+        check_arguments(COMMANDS["search"], {"text": "x", "mode": "fuzzy"})
+    result = CliRunner().invoke(cli, ["search", "x", "--mode", "fuzzy"])
+    assert result.exit_code != 0
+    assert "fuzzy" in result.output
+
+
+def test_the_architecture_page_lists_every_operation() -> None:
+    """docs/architecture.md's table of operations is COMMANDS and OPERATIONS, row for row."""
+    from pathlib import Path
+
+    from ee.operations import OPERATIONS
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## The operations", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+    expected = [
+        [
+            f"`{command.name}`",
+            f"`ee {' '.join(command.path)}`",
+            "yes" if command.read_only else "no",
+            "yes" if command.name in OPERATIONS else "no",
+        ]
+        for command in COMMANDS.values()
+    ]
+    assert rows == expected
