@@ -21,9 +21,11 @@ keeps each memory's session in ``derived_from``, which is how the judge tells a 
 ``scale``, ``throughput`` and ``big`` are the issue's performance rows, on generated Claude Code transcripts
 (deterministic: :func:`scale_sessions`). ``scale`` writes SESSIONS transcripts of TURNS turns of ~100 words
 (1,000 × 300 = 300k by default), imports them with one ``ee import session`` process, prints the size of
-``.ee/sessions/`` (evidence database, index and vectors) beside the size of the turns' text, and times fresh
-``ee search`` processes served by ``ee watch`` (and the same search in-process). ``throughput`` times one ``ee
-import session`` of SESSIONS four-turn sessions; ``big`` one of a single transcript of MEGABYTES MB.
+``.ee/sessions/`` (evidence database, index and vectors) beside the size of the turns' text, times one
+more ``ee import session`` of a four-turn session into that store (the index is updated, not built again)
+and fresh ``ee search`` processes served by ``ee watch`` (and the same search in-process). ``throughput``
+times one ``ee import session`` of SESSIONS four-turn sessions; ``big`` one of a single transcript of
+MEGABYTES MB.
 """
 
 from __future__ import annotations
@@ -312,6 +314,11 @@ def run_scale(sessions: int, turns: int, queries: int, keep: Path | None) -> dic
             "sessions_dir_files": parts,
         }
         out["sessions_dir_vs_text"] = round(out["sessions_dir_bytes"] / text_bytes, 2)
+        # One more four-turn session into the full store: the index is updated, not built again.
+        scale_sessions(base / "more", 1, 4, str(base / "ws"), seed=35)
+        more = [p.rename(p.with_name("more-" + p.name)) for p in sorted((base / "more").glob("*.jsonl"))]
+        seconds, cpu, _report = timed_import(root, more, env)
+        out["one_more_session"] = {"import_seconds": round(seconds, 2), "import_cpu_seconds": round(cpu, 2)}
         out["search"] = served_search(root, server_env, queries)
         with environment(env):
             ws = Workspace(root)
@@ -332,7 +339,8 @@ def served_search(root: Path, env: dict[str, str], queries: int) -> dict[str, An
         proc = subprocess.Popen(ee_argv("watch"), cwd=root, env=env, stdout=sink, stderr=sink)
     try:
         deadline = time.monotonic() + 300
-        while not (root / ".ee" / "serve.sock").exists():
+        socket = Path(env["XDG_RUNTIME_DIR"]) / "ee" / "serve.sock"  # (the per-user server)
+        while not socket.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ee watch did not start: {log.read_text()[-2000:]}")
             time.sleep(0.1)

@@ -180,6 +180,8 @@ def test_every_hit_explains_its_relevance_truthfully(topic: dict[str, Any]) -> N
             assert relevance["coverage"] == 0.0
         assert 0.0 <= relevance["coverage"] <= 1.0
         assert {"cosine", "cosine_null", "z", "familiarity", "store_affinity"} <= set(relevance)
+        # seven memories, five about releases: "release" is what the store is about, never set aside
+        assert "store_wide_set_aside" not in relevance
     # the store affinity is the query's, the same for every hit
     assert len({hit["explanation"]["relevance"]["store_affinity"] for hit in data["hits"]}) == 1
     floored = run_cli("-W", str(root), "search", "how do I publish a release", "--explain", "--json").data

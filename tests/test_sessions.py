@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import run_ee_process
 
@@ -397,3 +398,168 @@ def test_index_tokens_of_an_older_database_still_read() -> None:
     assert unpack_tokens(pack_tokens(tokens)) == tokens
     assert len(pack_tokens(tokens * 50)) < len(marshal.dumps(tokens * 50)) / 4
     assert unpack_tokens(marshal.dumps(tokens)) == tokens  # written before the tokens were compressed
+
+
+def _index_scores(root: Path, queries: list[str]) -> tuple[list[str], list[dict[str, float]]]:
+    """The evidence index's ids in position order and, per query, each id's BM25 score."""
+    from ee.index.tokenize import tokenize
+    from ee.sessions import index
+
+    built = index.load(root)
+    assert built is not None
+    out = []
+    for query in queries:
+        scores = built.lexical.scores(tokenize(query))
+        out.append({i: float(s) for i, s in zip(built.ids, scores.tolist(), strict=True)})
+    return list(built.ids), out
+
+
+def test_an_import_updates_the_evidence_index_exactly_as_a_full_build(ws: Workspace, cli: Any) -> None:
+    import bm25s
+
+    from ee.index import lexical
+    from ee.sessions import index, store
+
+    queries = ["alembic database migrations", "redis cache catalogue", "pytest failed", "conftest import"]
+    path = _copy(ws, "claude-code.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:6]), encoding="utf-8")
+    cli("import", "session", str(path), str(_copy(ws, "codex.jsonl")))
+    first, _ = _index_scores(ws.root, queries)
+    # the session went on (its last exchange is read again and replaced), another one came, one is forgotten
+    path.write_text("".join(lines), encoding="utf-8")
+    assert cli("import", "session", str(path), str(_copy(ws, "messages.json"))).code == 0
+    assert cli("sessions", "forget", "ci-chat-1").code == 0
+    ids, updated = _index_scores(ws.root, queries)
+    # updated, not rebuilt: the pieces it already held keep their positions, ahead of the new ones
+    kept = [i for i in first if i in set(ids)]
+    assert kept
+    assert ids[: len(kept)] == kept
+    assert len(ids) > len(kept)
+
+    folder = store.folder_of(ws.root)
+    for built in [*folder.glob("index-*"), folder / index.POINTER]:
+        shutil.rmtree(built) if built.is_dir() else built.unlink()
+    assert index.load(ws.root) is None  # (nothing there until built again)
+    index.build(ws.root, None, "")
+    rebuilt_ids, rebuilt = _index_scores(ws.root, queries)
+    assert sorted(rebuilt_ids) == sorted(ids)
+    for mine, full in zip(updated, rebuilt, strict=True):
+        assert mine == pytest.approx(full, rel=1e-6, abs=1e-9)
+
+    # and both score as bm25s does (Lucene's formula; evidence normalises length by LEXICAL_B)
+    from ee.index.tokenize import tokenize
+
+    with store.connect(ws.root, write=False) as db:
+        assert db is not None
+        docs = store.tokens(db, ids)
+    model = bm25s.BM25(k1=lexical.K1, b=index.LEXICAL_B, method=lexical.METHOD)
+    model.index(docs, show_progress=False)
+    for query, mine in zip(queries, updated, strict=True):
+        known = [t for t in tokenize(query) if t in model.vocab_dict]
+        want = np.asarray(model.get_scores(known), dtype=np.float64) if known else np.zeros(len(ids))
+        assert [mine[i] for i in ids] == pytest.approx(want.tolist(), rel=1e-5, abs=1e-7), query
+        assert want.max() > 0, query
+
+
+def test_cursor_pages_continue_memories_and_evidence_alike(ws: Workspace, cli: Any) -> None:
+    ws.remember("Database migrations run with alembic upgrade head before the app starts.")
+    ws.remember("The pytest suite needs a running postgres for the database tests.")
+    ws.remember("Redis caches the catalogue for five minutes.")
+    names = ("claude-code.jsonl", "codex.jsonl", "messages.json")
+    assert cli("import", "session", *(str(_copy(ws, n)) for n in names)).code == 0
+    text = "database migrations pytest redis cache catalogue"
+
+    def page(cursor: str | None, limit: int) -> dict[str, Any]:
+        doc: dict[str, Any] = {"version": "ee.query.v1", "query": {"text": text}}
+        doc["pagination"] = {"limit": limit}
+        if cursor:
+            doc["pagination"]["cursor"] = cursor
+        result = cli("search", "--query-file", "-", "--json", "--min-relevance", "0", input=json.dumps(doc))
+        assert result.code == 0, result.err
+        data: dict[str, Any] = result.data
+        return data
+
+    whole = page(None, 50)
+    assert whole["next_cursor"] is None
+    every = [(h["type"], h["id"]) for h in whole["hits"]]
+    assert {kind for kind, _id in every} == {"memory", "evidence"}
+    assert whole["total"] == len(every)
+    seen: list[tuple[str, str]] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        data = page(cursor, 2)
+        assert data["returned"] == len(data["hits"]) <= 2
+        assert data["offset"] == len(seen)
+        first = len(seen) + 1
+        assert [h["rank"] for h in data["hits"]] == list(range(first, first + len(data["hits"])))
+        assert data["total"] == len(every)
+        seen += [(h["type"], h["id"]) for h in data["hits"]]
+        pages += 1
+        cursor = data["next_cursor"]
+        assert (cursor is None) == (len(seen) == len(every))
+        if cursor is None:
+            break
+    # the pages together are the one long page: both kinds, each once, in the same order
+    assert seen == every
+    assert pages == -(-len(every) // 2)
+    assert any(kind == "evidence" for kind, _id in seen[2:])
+
+
+def test_codex_notify_is_wired_and_imports_the_turns_rollout(ws: Workspace, tmp_path: Path) -> None:
+    import tomllib
+
+    config = Path.home() / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('model = "o4-mini"\n\n[tui]\nnotifications = true\n', encoding="utf-8")
+    wrote = run_ee_process("hooks", "agent", "codex", "--write", "--json", cwd=ws.root)
+    assert wrote.returncode == 0, wrote.stderr
+    settings = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert settings["notify"][-3:] == ["import", "session", "--from-codex-notify"]
+    assert settings["model"] == "o4-mini"
+    assert settings["tui"] == {"notifications": True}
+    again = run_ee_process("hooks", "agent", "codex", "--write", "--json", cwd=ws.root)
+    assert json.loads(again.stdout)["data"]["changed"] is False
+
+    # a rollout of this workspace, as Codex writes it, and the notification of its turn
+    thread = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    folder = Path.home() / ".codex" / "sessions" / "2026" / "11" / "03"
+    folder.mkdir(parents=True)
+    lines = (FIXTURES / "codex.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    meta["payload"]["cwd"] = str(ws.root)
+    rollout = folder / f"rollout-2026-11-03T14-00-00-{thread}.jsonl"
+    rollout.write_text(json.dumps(meta) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    event = {
+        "type": "agent-turn-complete",
+        "thread-id": thread,
+        "turn-id": "1",
+        "cwd": str(ws.root),
+        "input-messages": ["add a redis cache"],
+        "last-assistant-message": "Done.",
+    }
+    done = ws.root / ".ee/sessions/hook.done"
+    # Codex runs the notify program with the JSON as its last argument, from anywhere
+    ran = run_ee_process(*settings["notify"][-3:], json.dumps(event), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "", ran.stderr
+    deadline = time.monotonic() + 120  # the job runs detached: wait for its token (not a timing check)
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    assert [s.session_id for s in ws.sessions()] == [thread]
+
+    # another folder's turn, another event, or a thread without a rollout: skipped, exit 0
+    others = ({"cwd": str(tmp_path)}, {"type": "approval-requested"}, {"thread-id": "0" * 36})
+    for bad in ({**event, **other} for other in others):
+        skipped = run_ee_process("import", "session", "--from-codex-notify", json.dumps(bad), cwd=tmp_path)
+        assert skipped.returncode == 0
+        assert "not imported" in skipped.stderr
+
+    # a notify program of the person's own is not replaced
+    config.write_text('notify = ["notify-send", "codex"]\n', encoding="utf-8")
+    refused = run_ee_process("hooks", "agent", "codex", "--write", "--json", cwd=ws.root)
+    assert refused.returncode == 3
+    assert "already sets notify" in refused.stdout + refused.stderr
+    assert config.read_text(encoding="utf-8") == 'notify = ["notify-send", "codex"]\n'

@@ -61,25 +61,50 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 
 
 @hooks_group.command("agent")
-@click.argument("harness", type=click.Choice(["claude-code"]))
-@click.option("--write", is_flag=True, help="Merge the entries into .claude/settings.json (idempotent).")
+@click.argument("harness", type=click.Choice(["claude-code", "codex"]))
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Merge the entries into .claude/settings.json, or Codex's notify into ~/.codex/config.toml.",
+)
 @json_option
 @click.pass_context
 def agent_cmd(ctx: click.Context, harness: str, write: bool, as_json: bool | None) -> None:
-    """Hook entries for an agent harness (Claude Code: SessionStart and UserPromptSubmit → ee context).
+    """Hook entries for an agent harness (Claude Code: SessionStart and UserPromptSubmit → ee context,
+    SessionEnd and PreCompact → import the transcript; Codex: notify → import the turn's rollout).
 
-    Example: ee hooks agent claude-code --write
+    Example: ee hooks agent claude-code --write   (or: ee hooks agent codex --write)
     """
     from ee.hooks.agents import claude_code_hooks, write_claude_settings
     from ee.hooks.wiring import work_tree_top
     from ee.render import dumps
 
+    if harness == "codex":
+        _codex_agent(write, as_json)
+        return
     if not write:
         if as_json is False:  # --human: say where the entries go
             click.echo("Merge these entries into .claude/settings.json (or run again with --write):")
         click.echo(dumps(claude_code_hooks()))
         return
     data = write_claude_settings(work_tree_top(workspace(ctx).root))
+    Output(as_json).emit(
+        data, lambda: f"{'updated' if data['changed'] else 'already up to date'}: {data['path']}"
+    )
+
+
+def _codex_agent(write: bool, as_json: bool | None) -> None:
+    import os
+    from pathlib import Path
+
+    from ee.hooks.agents import CODEX_CONFIG, codex_notify_line, write_codex_config
+
+    if not write:
+        if as_json is False:
+            click.echo(f"Add this line to ~/{CODEX_CONFIG}, before any [table] (or run again with --write):")
+        click.echo(codex_notify_line())
+        return
+    data = write_codex_config(Path(os.path.expanduser("~")))
     Output(as_json).emit(
         data, lambda: f"{'updated' if data['changed'] else 'already up to date'}: {data['path']}"
     )

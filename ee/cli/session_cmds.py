@@ -25,6 +25,13 @@ from ee.sessions.read import FORMATS
     hidden=True,
     help="Read a Claude Code hook's JSON on stdin and import its transcript in the background.",
 )
+@click.option(
+    "--from-codex-notify",
+    "from_codex",
+    is_flag=True,
+    hidden=True,
+    help="Codex CLI's notify program: PATHS is its JSON argument; import its thread's rollout.",
+)
 @json_option
 @click.pass_context
 def import_session_cmd(
@@ -34,6 +41,7 @@ def import_session_cmd(
     claude_code: bool,
     codex: bool,
     from_hook: bool,
+    from_codex: bool,
     as_json: bool | None,
 ) -> int:
     """Import agent transcripts (Claude Code, Codex, or {role, content} messages) as session evidence.
@@ -47,6 +55,10 @@ def import_session_cmd(
         from ee.hooks.sessions import from_hook as run_hook
 
         return run_hook(ctx.find_root().params.get("workspace"), sys.stdin.read(1 << 20))
+    if from_codex:  # (Codex appends its JSON to the command line: the last argument)
+        from ee.hooks.sessions import from_codex_notify
+
+        return from_codex_notify(ctx.find_root().params.get("workspace"), paths[-1] if paths else "")
     from ee.errors import UsageError
     from ee.sessions.ops import harness_transcripts
 

@@ -103,7 +103,7 @@ def for_write(ws: Workspace) -> tuple[StoreVectors | None, str | None]:
     used (caught up incrementally): building one would embed the whole store inside ``ee remember``. A
     store with no index yet is not reported (every new store starts so; its first search builds one)."""
     from ee.errors import EeError
-    from ee.index import MANIFEST
+    from ee.store.files import MANIFEST
 
     if not (ws.root / MANIFEST).exists():
         return None, None  # (a new store, before its first search: nothing heavy is even imported)

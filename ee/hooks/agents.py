@@ -114,6 +114,57 @@ def write_claude_settings(folder: Path) -> dict[str, Any]:
     return {"path": str(path), "changed": changed, "hooks": commands()}
 
 
+CODEX_CONFIG = ".codex/config.toml"  # in the home folder: Codex's notify is one program for every session
+CODEX_FLAG = "--from-codex-notify"
+
+
+def codex_notify() -> list[str]:
+    """Codex CLI's ``notify`` program: ee, importing the turn's rollout (Codex appends its JSON argument)."""
+    from ee.install import ee_command
+
+    return [*ee_command(), "import", "session", CODEX_FLAG]
+
+
+def codex_notify_line() -> str:
+    """The ``notify = [...]`` line of ``~/.codex/config.toml`` (TOML basic strings: JSON's escapes)."""
+    return "notify = [" + ", ".join(json.dumps(word) for word in codex_notify()) + "]"
+
+
+def write_codex_config(home: Path) -> dict[str, Any]:
+    """Set ``notify`` in ``home/.codex/config.toml`` (created when missing; the rest of the file kept as
+    it is). Another program already there is left alone: Codex runs one, so the person chooses."""
+    import re
+    import tomllib
+
+    from ee.errors import ConfigError
+    from ee.store.files import atomic_write
+
+    path = home / CODEX_CONFIG
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        current = tomllib.loads(text).get("notify")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc})", "fix it by hand, then run again") from None
+    line = codex_notify_line()
+    data = {"path": str(path), "notify": codex_notify()}
+    if current == data["notify"]:
+        return data | {"changed": False}
+    if current is None:
+        updated = f"{line}\n{text}"  # (a top-level key goes before any [table])
+    else:
+        mine = isinstance(current, list) and CODEX_FLAG in current
+        old = re.compile(r"^notify\s*=\s*\[[^\n]*\][ \t]*$", re.MULTILINE)
+        if not mine or len(old.findall(text)) != 1:
+            raise ConfigError(
+                f"{path} already sets notify to another program: {current!r}",
+                f"Codex runs one notify program: replace it with {line} (or call ee from yours)",
+            )
+        updated = old.sub(lambda _m: line, text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, updated.encode("utf-8"))
+    return data | {"changed": True}
+
+
 def never_block(fmt: str | None, run: Callable[[], int]) -> int:
     """Run an ``ee context`` command; with ``--format hook`` an ee error becomes an empty context, exit 0."""
     if fmt != "hook":

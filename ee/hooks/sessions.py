@@ -10,6 +10,14 @@ agent never waits for the import (``bench/`` measures the hook's own time). It i
 
 Anything else is skipped with a line on stderr, exit 0: a hook never gets in the harness's way. The job's
 output goes to ``.ee/sessions/hook.log``; it writes its token to ``.ee/sessions/hook.done`` when it ends.
+
+Codex CLI has no session-end hook; what it offers is ``notify`` in ``~/.codex/config.toml``: a program it
+runs after each agent turn, with a JSON argument (``{"type": "agent-turn-complete", "thread-id", "cwd",
+…}``). ``ee hooks agent codex --write`` sets it to ``ee import session --from-codex-notify``, which the same
+way imports, in the background, the rollout of that thread (``~/.codex/sessions/YYYY/MM/DD/
+rollout-*-<thread-id>.jsonl``, links not followed) when the turn's ``cwd`` is an ee workspace with
+``[sessions] import`` on and the rollout's own ``cwd`` is in it. The setting is global (one program for
+every Codex session), so the payload's ``cwd`` says which workspace, if any, the turn belongs to.
 """
 
 from __future__ import annotations
@@ -47,6 +55,48 @@ def checked_transcript(raw: Any) -> Path | None:
     return real
 
 
+def codex_sessions_folder() -> Path:
+    return Path(os.path.expanduser("~")) / ".codex" / "sessions"
+
+
+def from_codex_notify(workspace: str | None, argument: str) -> int:
+    """Check a Codex ``notify`` payload and start the import of its thread's rollout; always 0."""
+    import re
+
+    from ee.errors import EeError
+    from ee.sessions.ops import codex_cwd
+    from ee.workspace import Workspace
+
+    try:
+        data = json.loads(argument)
+    except ValueError:
+        return _skip("the notify argument is not JSON")
+    if not isinstance(data, dict) or data.get("type") != "agent-turn-complete":
+        return _skip("not an agent-turn-complete notification")
+    thread, cwd = data.get("thread-id"), data.get("cwd")
+    if not isinstance(thread, str) or not re.fullmatch(r"[0-9A-Za-z-]{8,64}", thread):
+        return _skip("the notification names no thread-id")
+    if not isinstance(cwd, str) or not cwd:
+        return _skip("the notification names no cwd")
+    try:
+        ws = Workspace.discover(workspace or cwd)
+        if not ws.config.get("sessions.import"):
+            return _skip("[sessions] import = false")
+    except EeError as exc:
+        return _skip(exc.message)
+    root = ws.root.resolve()
+    folder = codex_sessions_folder().resolve()
+    for path in sorted(folder.glob(f"*/*/*/rollout-*{thread}.jsonl"), reverse=True):
+        real = path.resolve()
+        if path.is_symlink() or not real.is_relative_to(folder) or not real.is_file():
+            continue
+        where = codex_cwd(real)
+        if where is None or not Path(where).resolve().is_relative_to(root):
+            return _skip(f"the rollout's cwd {where} is not this workspace")
+        return start(root, real, "codex")
+    return _skip(f"no rollout of thread {thread} in ~/.codex/sessions/")
+
+
 def from_hook(workspace: str | None, text: str) -> int:
     """Check the hook's input and start the import job; always 0."""
     from ee.errors import EeError
@@ -76,7 +126,7 @@ def from_hook(workspace: str | None, text: str) -> int:
     return start(root, transcript)
 
 
-def start(root: Path, transcript: Path) -> int:
+def start(root: Path, transcript: Path, fmt: str = "claude-code") -> int:
     """Start the job detached (its own session, no terminal) and return 0 at once."""
     import subprocess
     import time
@@ -87,7 +137,7 @@ def start(root: Path, transcript: Path) -> int:
         pass
     from ee.config import open_regular
 
-    argv = [sys.executable, "-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns())]
+    argv = [sys.executable, "-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt]
     with open(open_regular(root / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
         subprocess.Popen(
             argv, cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -113,17 +163,18 @@ def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
 
 
 def job(argv: list[str]) -> int:
-    """The detached job: ``ROOT TRANSCRIPT TOKEN``."""
+    """The detached job: ``ROOT TRANSCRIPT TOKEN [FORMAT]``."""
     import signal
 
     from ee.errors import EeError
     from ee.workspace import Workspace
 
     root, transcript, token = Path(argv[0]), Path(argv[1]), argv[2]
+    fmt = argv[3] if len(argv) > 3 else "claude-code"
     signal.alarm(TIME_LIMIT)
     try:
         ws = Workspace(root)
-        report = ws.import_sessions([transcript], "claude-code")
+        report = ws.import_sessions([transcript], fmt)
         report["candidates"] = propose_candidates(ws, report)
         for error in report["errors"]:
             print(f"ee: {error['path']}: {error['message']}", file=sys.stderr)

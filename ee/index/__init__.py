@@ -6,8 +6,6 @@
 - :mod:`ee.index.segment`, :mod:`ee.index.cache`, :mod:`ee.index.derive`, :mod:`ee.index.provenance`.
 
 Nothing is imported here: ``ee.index.tokenize`` (git hooks use it) loads without numpy. Where the index lives
-is named here, so a light command can tell whether there is one without loading it.
+is named in :mod:`ee.store.files` (``INDEX_DIR``, ``MANIFEST``), so a light command can tell whether there is
+one without importing this package.
 """
-
-INDEX_DIR = ".ee/index"
-MANIFEST = f"{INDEX_DIR}/manifest.json"

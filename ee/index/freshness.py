@@ -31,11 +31,19 @@ import ee.model
 from ee._crash import crash_point
 from ee.config import open_regular, read_settings_file, write_private
 from ee.git.repo import blob_id, holds_nothing
-from ee.index import INDEX_DIR, MANIFEST
 from ee.index.cache import CACHE_VERSION, DerivedCache
 from ee.index.segment import Entry, Generation, PackedMap, join_strings, no_gc, split_strings
 from ee.policy.secrets import name_record
-from ee.store.files import EVENTS, MAX_BODY_BYTES, MEMORIES, keep_order, make_state_folder, shown_path
+from ee.store.files import (
+    EVENTS,
+    INDEX_DIR,
+    MANIFEST,
+    MAX_BODY_BYTES,
+    MEMORIES,
+    keep_order,
+    make_state_folder,
+    shown_path,
+)
 from ee.store.walk import memory_files
 
 CACHE_PATH = ".ee/cache/derived.sqlite"

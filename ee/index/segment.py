@@ -34,9 +34,18 @@ from typing import Any, overload
 import numpy as np
 
 from ee._crash import crash_point
-from ee.index.lexical import K1, B, Lexical, Vocabulary
+from ee.index.lexical import (
+    K1,
+    B,
+    Lexical,
+    Vocabulary,
+    compacted,
+    count,
+    from_counts,
+    keys_of,
+    updated_counts,
+)
 
-_MASK32 = np.int64(0xFFFFFFFF)
 # 2: records and bodies packed with offsets (decoded per position), ids/paths/blobs/links apart;
 # 3: records in marshal version 2 (no back-references: the buffer decodes whole, too);
 # 4: the vocabulary in ee's own marshal file under bm25s/ (was vocab.index.json);
@@ -428,14 +437,10 @@ class Generation:
         if remove:
             keep[np.asarray(list(remove), dtype=np.int64)] = False
         new_pos = np.cumsum(keep, dtype=np.int64) - 1
-        positions = self.keys & _MASK32
-        alive = keep[positions] if n else np.zeros(0, dtype=bool)
-        old_keys = ((self.keys[alive] >> 32) << 32) | new_pos[positions[alive]]
-        old_tf = self.tf[alive].astype(np.int32)
         vocab = dict(self.vocab)
         base = int(keep.sum())
-        add_keys, add_tf = _count(add, vocab, base=base)
-        at = np.searchsorted(old_keys, add_keys)
+        add_keys, add_tf = count([e.tokens for e in add], vocab, base)
+        keys, tf = updated_counts(self.keys, self.tf, keep, add_keys, add_tf)
         lengths = np.fromiter((len(e.tokens) for e in add), np.int32, len(add))
         kept = np.flatnonzero(keep).tolist() if remove else range(n)
         links = list(self.links)
@@ -459,8 +464,8 @@ class Generation:
             tags=tags,
             packed_bodies=self.packed_bodies.spliced(keep, [_encode_body(e.body) for e in add]),
             vocab=vocab,
-            keys=np.insert(old_keys, at, add_keys),
-            tf=np.insert(old_tf, at, add_tf),
+            keys=keys,
+            tf=tf,
             lengths=np.concatenate([self.lengths[keep], lengths]).astype(np.int32),
         )
         gen.vectors = _vectors(self.vectors, keep, add, dim)
@@ -469,35 +474,11 @@ class Generation:
         return gen
 
     def compact_vocab(self, slack: float = 0.25) -> None:
-        """Drop tokens no document holds any more once they are ``slack`` of the vocabulary (edits over
-        days would otherwise grow it without bound). Scores do not change: such tokens have no column."""
-        n_vocab = len(self.vocab)
-        tokens = self.keys >> 32
-        used = np.zeros(n_vocab, dtype=bool)
-        used[tokens] = True
-        dead = n_vocab - int(used.sum())
-        if dead <= max(1000, slack * n_vocab):
-            return
-        remap = np.cumsum(used, dtype=np.int64) - 1
-        self.vocab = {t: int(remap[i]) for t, i in self.vocab.items() if used[i]}
-        self.keys = (remap[tokens] << 32) | (self.keys & _MASK32)  # token-major order is unchanged
+        """Drop tokens no document holds any more (:func:`ee.index.lexical.compacted`)."""
+        self.keys, self.vocab = compacted(self.keys, self.vocab, slack)
 
     def compute_lexical(self, k1: float = K1, b: float = B) -> Lexical:
-        n_docs, n_vocab = self.size, len(self.vocab)
-        tokens = self.keys >> 32
-        positions = (self.keys & _MASK32).astype(np.int32)
-        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
-        if n_docs == 0 or self.keys.size == 0:
-            return Lexical(np.zeros(0, np.float32), positions, indptr, self.vocab, n_docs, k1, b)
-        df = np.bincount(tokens, minlength=n_vocab)
-        np.cumsum(df, out=indptr[1:])
-        idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-        lengths = self.lengths.astype(np.float64)
-        avgdl = lengths.sum() / n_docs if lengths.sum() else 1.0
-        tf = self.tf.astype(np.float64)
-        norm = k1 * (1.0 - b + b * lengths[positions] / avgdl)
-        data = (idf[tokens] * (tf / (tf + norm))).astype(np.float32)
-        return Lexical(data, positions, indptr, self.vocab, n_docs, k1, b)
+        return from_counts(self.keys, self.tf, self.lengths, self.vocab, k1, b)
 
     # -------------------------------------------------------------------------------- disk
 
@@ -562,7 +543,7 @@ class Generation:
         if gen.vectors is not None and gen.vectors.shape[0] != size:
             raise ValueError("vectors do not match the records")
         if for_update:
-            gen.keys = _keys_of(gen.lexical)
+            gen.keys = keys_of(gen.lexical)
             gen.tf = np.load(folder / "tf.npy")
             if len(gen.tf) != len(gen.keys):
                 raise ValueError("term frequencies do not match the score matrix")
@@ -572,14 +553,6 @@ class Generation:
             if not (len(gen.paths) == len(gen.blobs) == len(gen.lengths) == size):
                 raise ValueError("generation columns do not match the records")
         return gen
-
-
-def _keys_of(lexical: Lexical) -> np.ndarray:
-    """The sorted (token << 32 | position) keys, read back from the score matrix: its columns are the
-    tokens and hold the positions in key order (see ``compute_lexical``), so they are not saved twice."""
-    indptr = np.asarray(lexical.indptr)
-    tokens = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
-    return (tokens << 32) | np.asarray(lexical.indices).astype(np.int64)
 
 
 def _tags_of(record: dict[str, Any]) -> list[str]:
@@ -636,19 +609,6 @@ def no_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-def _count(add: Sequence[Entry], vocab: dict[str, int], base: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (token << 32 | position) keys and term frequencies of ``add`` at positions ``base``…,
-    growing ``vocab`` with new tokens: one vectorised pass (a per-document Counter cost ~1 s at 10k)."""
-    lengths = np.fromiter((len(e.tokens) for e in add), np.int64, len(add))
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int32)
-    flat = np.fromiter((vocab.setdefault(t, len(vocab)) for e in add for t in e.tokens), np.int64, total)
-    where = np.repeat(np.arange(base, base + len(add), dtype=np.int64), lengths)
-    keys, tf = np.unique((flat << 32) | where, return_counts=True)
-    return keys, tf.astype(np.int32)
 
 
 def _record(entry: Entry) -> dict[str, Any]:

@@ -66,8 +66,14 @@ class Query:
         return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
     def offset(self) -> int:
+        """How many memories the pages before this one returned (0 without a cursor)."""
         cursor = self.get("pagination.cursor")
         return decode_cursor(cursor, self.binding()) if cursor else 0
+
+    def evidence_offset(self) -> int:
+        """How many pieces of session evidence the pages before this one returned (0 without a cursor)."""
+        cursor = self.get("pagination.cursor")
+        return decode_cursor(cursor, self.binding(), "e") if cursor else 0
 
 
 def parse_document(raw: str | bytes, source: str = "query document") -> Query:
@@ -318,22 +324,27 @@ def _is_date(value: str) -> bool:
     return True
 
 
-def encode_cursor(binding: str, offset: int) -> str:
+def encode_cursor(binding: str, offset: int, evidence: int = 0) -> str:
+    """The cursor of the page after ``offset`` memories and ``evidence`` pieces of session evidence."""
     import base64  # (cursors only: a query without one does not import it)
 
-    raw = json.dumps({"q": binding, "o": offset}, separators=(",", ":")).encode()
+    data: dict[str, Any] = {"q": binding, "o": offset}
+    if evidence:
+        data["e"] = evidence
+    raw = json.dumps(data, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, binding: str) -> int:
+def decode_cursor(cursor: str, binding: str, key: str = "o") -> int:
+    """The cursor's offset of memories (``key`` ``o``) or of session evidence (``e``, 0 when absent)."""
     import base64
 
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        offset = int(data["o"])
+        offset = int(data.get(key, 0) if key == "e" else data[key])
         bound = str(data["q"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise QueryError(
             "/pagination/cursor is not a cursor ee made",
             "pass the next_cursor of a previous response unchanged",

@@ -152,6 +152,9 @@ def why(ctx: Any, item: Any, record: dict[str, Any]) -> str:
             if item.relevance >= ctx.floor
             else f"relevance {item.relevance:.2f} < floor {ctx.floor:g}"
         )
+        aside = item.evidence[0].set_aside_for(item.evidence[1]) if item.evidence is not None else []
+        if aside:
+            parts[-1] += f" (store-wide words set aside: {', '.join(aside)})"
     st = item.standing
     standing = f"{record['level']} {record['kind']}, {st.trust}"
     if st.quarantined:

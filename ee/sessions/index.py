@@ -1,12 +1,20 @@
 """The evidence index: derived from the evidence store, rebuilt when the store's generation moved.
 
 ``.ee/sessions/index.json`` names the current folder ``.ee/sessions/index-<generation>/``, which holds
-the BM25 arrays (:mod:`ee.index.lexical`, ee's tokens), ``vectors.npy`` (the static model2vec vectors of
-every piece, float16: half the bytes of float32, the same ranking to three decimals), ``ids.json`` and
-``times.json`` (each piece's id and time, in the arrays' order). A rebuild embeds only the pieces the
-previous folder did not hold, writes the new folder, then points ``index.json`` at it: a reader sees the
-old index or the new one. Evidence gets the static arm only (the transformer arm is for memories).
-Deleting the folders loses nothing: the next query or import builds them again from the database.
+the BM25 arrays (:mod:`ee.index.lexical`, ee's tokens), ``tf.npy`` and ``lengths.npy`` (the term counts
+an update recomputes them from), ``vectors.npy`` (the static model2vec vectors of every piece, float16:
+half the bytes of float32, the same ranking to three decimals), ``ids.json`` and ``times.json`` (each
+piece's id and time, in the arrays' order).
+
+**Updates.** When the store moved on, the next import or query updates the index rather than building
+it again: the pieces the store no longer holds are dropped, the new ones are read from the database
+(their stored tokens and text) and appended, and the BM25 matrix is recomputed from the term counts
+(:func:`ee.index.lexical.updated_counts`), so it scores exactly as a full build of the same pieces does
+(``tests/test_sessions.py`` pins it to a full build and to bm25s). Only new pieces are embedded. The new
+folder is written, then ``index.json`` points at it: a reader sees the old index or the new one. A folder
+without the counts (written before them), or one built for another model, is built again in full.
+Evidence gets the static arm only (the transformer arm is for memories). Deleting the folders loses
+nothing: the next query or import builds them again from the database.
 """
 
 from __future__ import annotations
@@ -118,46 +126,56 @@ def fresh(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
 
 
 def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
-    """Build the index of the store as it is (reusing the vectors the current index holds)."""
-    from ee.index.lexical import build as build_lexical
+    """The index of the store as it is: the current one updated (see the module's docstring), or built
+    in full when there is none to update."""
+    from ee.index.lexical import compacted, count, from_counts, updated_counts
 
     old = load(root)
+    counts = _counts(old) if old is not None else None
+    other_model = embedder is not None and (old is None or old.vectors is None or old.model_key != model_key)
+    if old is None or counts is None or other_model:
+        old, counts = None, None
     with store.connect(root) as db:
         if db is None:
             return None
         generation = store.generation(db)
-        rows = list(store.all_tokens(db))
-        ids = [r[0] for r in rows]
-        known: dict[str, int] = {}
-        if old is not None and old.vectors is not None and old.model_key == model_key:
-            known = {evidence_id: i for i, evidence_id in enumerate(old.ids)}
-        missing = [i for i in ids if i not in known]
-        texts = store.texts(db, missing) if embedder is not None and missing else []
-    lexical = build_lexical([r[2] for r in rows], b=LEXICAL_B)
+        times = dict(store.ids_times(db))
+        old_ids = old.ids if old is not None else []
+        keep = np.fromiter((i in times for i in old_ids), dtype=bool, count=len(old_ids))
+        held = set(old_ids)
+        added = sorted(i for i in times if i not in held)
+        added_tokens = store.tokens(db, added)
+        texts = store.texts(db, added) if embedder is not None and added else []
+    keys, tf, lengths, vocab = counts if counts is not None else (_EMPTY_KEYS, _EMPTY_TF, _EMPTY_TF, {})
+    kept = int(keep.sum())
+    add_keys, add_tf = count(added_tokens, vocab, kept)
+    keys, tf = updated_counts(keys, tf, keep, add_keys, add_tf)
+    new_lengths = np.fromiter((len(t) for t in added_tokens), np.int32, len(added_tokens))
+    lengths = np.concatenate([lengths[keep], new_lengths]).astype(np.int32)
+    keys, columns = compacted(keys, vocab)
+    lexical = from_counts(keys, tf, lengths, columns, b=LEXICAL_B)
+    ids = [i for i, k in zip(old_ids, keep.tolist(), strict=True) if k] + added
     vectors: np.ndarray | None = None
     if embedder is not None:
         vectors = np.zeros((len(ids), embedder.dim), dtype=np.float16)
-        if known and old is not None and old.vectors is not None:
-            reuse = [(pos, known[i]) for pos, i in enumerate(ids) if i in known]
-            if reuse:
-                new_rows, old_rows = zip(*reuse, strict=True)
-                vectors[list(new_rows)] = old.vectors[list(old_rows)]
-        if missing:
+        if kept and old is not None and old.vectors is not None:
+            vectors[:kept] = old.vectors[keep]
+        if added:
             # A static model averages its tokens: past a few hundred words a text's vector hardly moves,
             # and tokenizing the rest was half of a 10 MB transcript's import.
             heads = [text[:EMBED_CHARS] for text in texts]
-            fresh_vectors = embedder.encode_documents(heads).astype(np.float16)
-            where = {i: pos for pos, i in enumerate(ids)}
-            vectors[[where[i] for i in missing]] = fresh_vectors
+            vectors[kept:] = embedder.encode_documents(heads).astype(np.float16)
     base = store.folder_of(root)
     target = base / f"index-{generation}"
     temp = Path(tempfile.mkdtemp(prefix=".index-", dir=base))
     try:
         lexical.save(temp / "lexical")
+        np.save(temp / "tf.npy", tf)
+        np.save(temp / "lengths.npy", lengths)
         if vectors is not None:
             np.save(temp / "vectors.npy", vectors)
         (temp / "ids.json").write_text(json.dumps(ids), encoding="utf-8")
-        (temp / "times.json").write_text(json.dumps([r[1] for r in rows]), encoding="utf-8")
+        (temp / "times.json").write_text(json.dumps([times[i] for i in ids]), encoding="utf-8")
         if target.exists():
             shutil.rmtree(target)
         os.replace(temp, target)
@@ -175,6 +193,29 @@ def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
         if stale != target and stale.is_dir() and not stale.is_symlink():
             shutil.rmtree(stale, ignore_errors=True)
     return load(root)
+
+
+_EMPTY_KEYS = np.zeros(0, np.int64)
+_EMPTY_TF = np.zeros(0, np.int32)
+
+
+def _counts(index: EvidenceIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]] | None:
+    """The term counts of a built index, to update it (None: a folder without them, or damaged)."""
+    from ee.index.lexical import Vocabulary, keys_of
+
+    lexical = index.lexical
+    if lexical.b != LEXICAL_B:
+        return None
+    try:
+        tf = np.load(index.folder / "tf.npy")
+        lengths = np.load(index.folder / "lengths.npy")
+    except (OSError, ValueError):
+        return None
+    keys = keys_of(lexical)
+    if len(tf) != len(keys) or len(lengths) != index.size:
+        return None
+    vocab = lexical.vocab
+    return keys, tf, lengths, dict(vocab.as_dict() if isinstance(vocab, Vocabulary) else vocab)
 
 
 def size_bytes(index: EvidenceIndex) -> int:

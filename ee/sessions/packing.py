@@ -1,11 +1,11 @@
 """Search answers and context packs with session evidence: one ranked list, one token budget.
 
 **Search.** The memories' answer is computed as before; evidence (:mod:`ee.sessions.search`) is merged
-into its first page, ``maxResults`` and ``budget.maxTokens`` counting both kinds. Later pages (a cursor)
-page through memories. Evidence is left out when the query asks for what only memories have (tags, field
-filters, graph links, an exact phrase, a trust class above ``cass_evidence``) or ``[sessions] search`` is
-false. **Packs.** With relevant evidence, the memories' pack is built within the budget minus the room the
-evidence needs (at most :data:`EVIDENCE_SHARE` of it while memories compete for it), then the evidence fills
+into each page, ``maxResults`` and ``budget.maxTokens`` counting both kinds, and a cursor continues both
+lists. Evidence is left out when the query asks for what only memories have (tags, field filters, graph
+links, an exact phrase, a trust class above ``cass_evidence``) or ``[sessions] search`` is false.
+**Packs.** With relevant evidence, the memories' pack is built within the budget minus the room the evidence
+needs (at most :data:`EVIDENCE_SHARE` of it while memories compete for it), then the evidence fills
 its own section, ``sessions``, with what is left: each item's text names its session, turn, time and
 transcript, and an item superseded by time says so. ``asOf`` applies to memories; evidence has its own time.
 """
@@ -58,20 +58,23 @@ def _floor(ws: Any, given: float | None) -> float:
 def search_with_evidence(
     ws: Any, query: Any, data: dict[str, Any], view: Any, floor: float | None
 ) -> dict[str, Any]:
-    """``data`` (a search answer over memories) with evidence merged in."""
+    """``data`` (a search answer over memories) with evidence merged in. A page starts where the pages
+    before it stopped in both lists: its cursor holds how many memories and how many pieces of evidence
+    they returned."""
     from ee.query.engine import count_tokens, encode_cursor
     from ee.sessions.search import merge
 
     fields = str(query.get("output.fields", "standard"))
-    if data.get("offset", 0) or not wanted(ws, query):
+    if not wanted(ws, query):
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data
-    found = _evidence(ws, view, query, floor, query.limit, data["degraded"])
-    if not found:
+    offset, skipped = int(data.get("offset", 0)), query.evidence_offset()
+    found, in_all = _evidence(ws, view, query, floor, query.limit, data["degraded"], skipped)
+    if not in_all:
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data
     limit = query.limit
-    merged = merge(data["hits"], found, limit)
+    merged = merge(data["hits"], found, limit, offset + skipped)
     budget = int(query.get("budget.maxTokens", 0) or 0)
     used, kept = 0, []
     for hit in merged:
@@ -80,35 +83,43 @@ def search_with_evidence(
             break
         used += cost
         kept.append(hit)
-    memories = sum(1 for h in kept if h["type"] == "memory")
-    evidence = len(kept) - memories
-    total = data["total"] + len(found)
-    more = memories < len(data["hits"]) or data.get("next_cursor") is not None or evidence < len(found)
+    memories = offset + sum(1 for h in kept if h["type"] == "memory")
+    evidence = skipped + sum(1 for h in kept if h["type"] == "evidence")
+    more = memories < data["total"] or evidence < in_all
     data["hits"] = [_trim(h, fields) for h in kept]
-    data["total"] = total
+    data["total"] += in_all
+    data["offset"] = offset + skipped
     data["returned"] = len(kept)
-    data["truncated"] = bool(more)
+    data["truncated"] = more
     if more and not data.get("truncated_reason"):
         data["truncated_reason"] = (
             "budget.maxTokens" if budget and len(kept) < len(merged) else "budget.maxResults"
         )
     if not more:
         data["truncated_reason"] = None
-    memory_more = memories < data["total"] - len(found)
-    data["next_cursor"] = encode_cursor(query.binding(), memories) if memory_more else None
+    data["next_cursor"] = encode_cursor(query.binding(), memories, evidence) if more else None
     return data
 
 
 def _evidence(
-    ws: Any, view: Any, query: Any, floor: float | None, limit: int | None, degraded: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The query's evidence; when the evidence store cannot be read, none, and a ``degraded`` entry (a
-    search over memories never fails for it)."""
+    ws: Any,
+    view: Any,
+    query: Any,
+    floor: float | None,
+    limit: int | None,
+    degraded: list[dict[str, Any]],
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """The query's evidence (``limit`` pieces after the first ``offset``) and how many there are in all;
+    when the evidence store cannot be read, none, and a ``degraded`` entry (a search over memories never
+    fails for it)."""
     from ee.errors import StorageError
     from ee.sessions.search import rank_evidence
 
     try:
-        return rank_evidence(ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode, limit)
+        return rank_evidence(
+            ws.root, view, query.text, query.pool, _floor(ws, floor), query.mode, limit, offset
+        )
     except StorageError as exc:
         degraded.append(
             {
@@ -118,7 +129,7 @@ def _evidence(
                 "repair": exc.hint,
             }
         )
-        return []
+        return [], 0
 
 
 def _typed(hit: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -158,7 +169,7 @@ def context_with_evidence(
         return build_pack(ws, query, quotas, min_relevance=floor)
     view, _reference = open_view(ws, None)
     problems: list[dict[str, Any]] = []
-    found = _evidence(ws, view, query, floor, None, problems)
+    found, _in_all = _evidence(ws, view, query, floor, None, problems)
     if not found:
         pack = build_pack(ws, query, quotas, min_relevance=floor)
         pack["degraded"] += problems

@@ -240,6 +240,16 @@ def get_many(db: sqlite3.Connection, ids: list[str]) -> dict[str, Evidence]:
     return out
 
 
+def session_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    """Each piece's session id (the ranking's session aggregation reads only this column)."""
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        out.update(db.execute(f"SELECT id, session_id FROM evidence WHERE id IN ({marks})", chunk))  # noqa: S608
+    return out
+
+
 def of_session(db: sqlite3.Connection, session_id: str) -> list[Evidence]:
     rows = db.execute(
         f"SELECT {_COLUMNS} FROM evidence WHERE session_id = ? ORDER BY time, transcript, turn",  # noqa: S608
@@ -265,10 +275,23 @@ def unpack_tokens(blob: bytes) -> list[str]:
     return tokens
 
 
-def all_tokens(db: sqlite3.Connection) -> Iterator[tuple[str, str, list[str]]]:
-    """(id, time, tokens) of every piece, in id order (the index's order)."""
-    for evidence_id, time, blob in db.execute("SELECT id, time, tokens FROM evidence ORDER BY id"):
-        yield evidence_id, time, unpack_tokens(blob)
+def ids_times(db: sqlite3.Connection) -> Iterator[tuple[str, str]]:
+    """(id, time) of every piece, in id order."""
+    yield from db.execute("SELECT id, time FROM evidence ORDER BY id")
+
+
+def tokens(db: sqlite3.Connection, ids: list[str]) -> list[list[str]]:
+    """The stored index tokens of each of ``ids``, in their order."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for evidence_id, blob in db.execute(
+            f"SELECT id, tokens FROM evidence WHERE id IN ({marks})",  # noqa: S608
+            chunk,
+        ):
+            found[evidence_id] = unpack_tokens(blob)
+    return [found[i] for i in ids]
 
 
 def texts(db: sqlite3.Connection, ids: list[str]) -> list[str]:

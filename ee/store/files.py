@@ -36,6 +36,10 @@ MEMORIES = "memories"
 TEMP_PREFIX = ".ee-tmp-"  # atomic-write temporaries (ee doctor --fix removes what a kill left)
 EVENTS = "memories/.events"
 STATE_DIR = ".ee"
+# Where the derived index lives (ee.index owns what is in it): named here, beside the rest of the layout, so
+# a light command (ee remember's near-duplicate check) can tell whether there is one without importing it.
+INDEX_DIR = f"{STATE_DIR}/index"
+MANIFEST = f"{INDEX_DIR}/manifest.json"
 MAX_BODY_BYTES = 256 * 1024  # a larger file is reported and skipped; configurable in .ee/config.toml
 
 
