@@ -242,3 +242,21 @@ def test_a_texts_vector_does_not_depend_on_what_is_encoded_with_it() -> None:
     alone = [model.encode([text])[0] for text in texts]
     assert [row.tobytes() for row in together] == [row.tobytes() for row in alone]
     assert len({row.tobytes() for row in together}) == len(texts)
+
+
+def test_a_broken_model_file_is_a_model_error_with_its_repair(tmp_path: Path) -> None:
+    """onnxruntime reads model.onnx from its path: a file that is not a model is ee's ModelError naming
+    the folder and the repair, not onnxruntime's exception."""
+    from ee.errors import ModelError
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_transformer
+
+    folder = tmp_path / "model"
+    shutil.copytree(DEFAULT_TRANSFORMER_DIR, folder)
+    (folder / "model.onnx").write_bytes(b"not a model")
+    with pytest.raises(ModelError) as caught:
+        load_transformer(folder)
+    assert "cannot load it" in caught.value.message
+    assert str(folder) in caught.value.message
+    assert "reinstall" in (caught.value.hint or "")
+    model = load_transformer()  # the shipped one still loads, named by its file's digest
+    assert model.model_id.startswith(f"{DEFAULT_TRANSFORMER_DIR.name}@")

@@ -158,7 +158,8 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tokenizer.no_padding()
         tokenizer.enable_truncation(int(config.get("max_tokens", 256)))
-        data = (folder / "model.onnx").read_bytes()
+        with open(folder / "model.onnx", "rb") as model_file:
+            digest = hashlib.file_digest(model_file, "sha256").hexdigest()
         options = onnxruntime.SessionOptions()
         # One thread per run: texts are spread over THREADS runs at once instead (Transformer.encode).
         # No thread is left spinning, burning a core the server's queries and the machine's other work
@@ -166,10 +167,14 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # (onnxruntime's shape-merge warnings are not the user's business)
-        session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        # From the file, not from its bytes read here: onnxruntime then holds the one copy it parses
+        # (measured: +39 MB RSS for the session, against +69 MB with the bytes passed in), which the
+        # per-user server keeps for its whole life.
+        session = onnxruntime.InferenceSession(
+            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
     except Exception as exc:  # OSError, JSON errors, and onnxruntime's / tokenizers' own exception types
         raise fail(f"cannot load it ({type(exc).__name__}: {exc})", exc) from exc
-    digest = hashlib.sha256(data).hexdigest()
     model = Transformer(f"{folder.resolve().name}@{digest[:12]}", dim, folder, session, tokenizer)
     _LOADED.clear()  # one model at a time: a changed key means the old one is gone
     _LOADED[key] = model
