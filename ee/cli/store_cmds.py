@@ -112,10 +112,14 @@ def import_jsonl_cmd(
         if lines is not sys.stdin:
             lines.close()
     skipped = "".join(f"\n  line {s['line']}: {s['message']}" for s in report.skipped)
+    same = len(report.duplicates)
+    merges = len(report.merge_candidates)
     Output(as_json).emit(
         report.to_dict(),
         f"imported {plural(len(report.imported), 'memory', 'memories')}"
-        + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else ""),
+        + (f", left out {plural(same, 'duplicate', 'duplicates')} (already said)" if same else "")
+        + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else "")
+        + (f"\n{plural(merges, 'merge', 'merges')} proposed: ee curate list --type merge" if merges else ""),
     )
 
 
