@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.cli.options import declared
 from ee.errors import DoctorFound, NotFound, StorageError, UsageError
 from ee.render import dumps
 from ee.render.text import plural, problem_lines
@@ -124,7 +125,7 @@ def import_jsonl_cmd(
 
 
 @import_group.command("docs")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@declared("import_docs", "files")
 @json_option
 @click.pass_context
 def import_docs_cmd(ctx: click.Context, files: tuple[str, ...], as_json: bool | None) -> None:
