@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -138,30 +139,26 @@ def import_jsonl(
     return report
 
 
-def _propose_merges(ws: Workspace, merges: list[tuple[str, str, str]], source_name: str) -> list[str]:
+def _propose_merges(ws: Workspace, merges: list[tuple[Memory, Memory, str]], source_name: str) -> list[str]:
     """A ``merge`` candidate for each pair of close memories the import found (a line and a memory of the
     store, or two lines), as ``ee remember`` proposes one: a person decides, nothing is merged here."""
     from ee.curate.model import ACTIONS, Candidate
     from ee.curate.state import memory_ref, propose
 
-    if not merges:
-        return []
-    memories = ws.store.snapshot().memories
     candidates = [
         Candidate.make(
             "merge",
-            [older, newer],
-            title=f"{memories[newer].title}  ⟷  {memories[older].title}",
+            [older.id, newer.id],
+            title=f"{newer.title}  ⟷  {older.title}",
             reason=f"{why} (found when {source_name} was imported)",
-            evidence=[memory_ref(memories[older]), memory_ref(memories[newer])],
+            evidence=[memory_ref(older), memory_ref(newer)],
             default_action=ACTIONS["merge"][0],
             actions=ACTIONS["merge"],
             proposed_by="ee",
         )
         for older, newer, why in merges
-        if older in memories and newer in memories
     ]
-    return [candidate.id for candidate in propose(ws, candidates)]
+    return [candidate.id for candidate in propose(ws, candidates)] if candidates else []
 
 
 def _refusal(errors: list[dict[str, Any]], secret_classes: set[str], source_name: str) -> EeError:
@@ -221,50 +218,63 @@ def _drop_near_duplicates(
     explicit: set[str],
     numbers: dict[str, int],
     report: ImportReport,
-) -> list[tuple[str, str, str]]:
+) -> list[tuple[Memory, Memory, str]]:
     """Leave out the lines (without an id of their own) near-identical by embedding to a memory of the
     store or to an earlier line: the ``duplicate`` bar of :data:`ee.curate.similar.NEAR_BARS`, as ``ee
-    remember`` applies it. The (earlier id, later id, why) of the pairs between the bars: merges to propose.
+    remember`` applies it. The (earlier, later, why) of the pairs between the bars: merges to propose.
 
-    Only the lines, and the store's memories that open with the same words as one of them (a pair opening
-    otherwise is never near: :func:`ee.curate.similar.near_relation`), are embedded, with the static model
-    the index uses (:func:`ee.curate.near.static_encoder`): no index is needed, so a repeated import is
-    judged the same before and after the store's first search."""
-    from ee.curate.near import close_pairs, embed, static_encoder
-    from ee.curate.similar import NEAR_BARS, Features, opening, relate
+    Two texts that open with other words are never near (:func:`ee.curate.similar.near_relation`), so
+    only the lines that open as another line or a memory of the store does, and those memories, are
+    embedded, with the static model the index uses (:func:`ee.curate.near.static_encoder`): no index is
+    needed, so a repeated import is judged the same before and after the store's first search."""
+    from ee.curate.similar import opening
 
-    new = [memory_id for memory_id in planned if memory_id not in explicit]
-    if not new:
+    if all(memory_id in explicit for memory_id in planned):
         return []
-    openings = {opening(frontmatter.split(planned[i][1])[1]) for i in new}
-    store = sorted((m for m in stored if opening(m.body) in openings), key=lambda m: m.id)
-    lines = [frontmatter.parse(text, rel)[0] for rel, text in planned.values()]
-    memories = [*store, *lines]
+    lines = {memory_id: opening(frontmatter.split(text)[1]) for memory_id, (_rel, text) in planned.items()}
+    wanted = {lines[memory_id] for memory_id in planned if memory_id not in explicit}
+    store = sorted((m for m in stored if opening(m.body) in wanted), key=lambda m: m.id)
+    count = Counter([*lines.values(), *(opening(m.body) for m in store)])
+    shared = {head for head in wanted if count[head] > 1}
+    before = [m for m in store if opening(m.body) in shared]
+    mine = [frontmatter.parse(text, rel)[0] for i, (rel, text) in planned.items() if lines[i] in shared]
+    dropped, merges = _near_pairs(ws, [*before, *mine], len(before), explicit)
+    for memory_id, (other, why) in dropped.items():
+        where = f", as line {numbers[other]} of this file" if other in numbers else ""
+        report.duplicates.append({"line": numbers[memory_id], "duplicate_of": other, "reason": why + where})
+        del planned[memory_id]
+    report.duplicates.sort(key=lambda entry: entry["line"])
+    return [(a, b, why) for a, b, why in merges if a.id not in dropped and b.id not in dropped]
+
+
+def _near_pairs(
+    ws: Workspace, memories: list[Memory], first_line: int, explicit: set[str]
+) -> tuple[dict[str, tuple[str, str]], list[tuple[Memory, Memory, str]]]:
+    """Over ``memories`` (the store's, then the lines' from ``first_line`` on, in file order): {later line
+    id: (earlier id, why)} of the near-identical lines to leave out, and the pairs to propose for a merge
+    (a line is compared with what comes before it; two memories of the store are a scan's to judge)."""
+    from ee.curate.near import close_pairs, embed, static_encoder
+    from ee.curate.similar import NEAR_BARS, Features, relate
+
     encoder = static_encoder(ws) if len(memories) > 1 else None
     if encoder is None:
-        return []  # (without a model only the same text is looked for, as ee remember does)
-    bar = NEAR_BARS["static"].merge
+        return {}, []  # (without a model only the same text is looked for, as ee remember does)
     matrix = embed(
         encoder, [m.body for m in memories], [list(m.tags) for m in memories], [m.kind for m in memories]
     )
     features = [Features.of(m.body) for m in memories]
-    dropped: dict[str, tuple[str, str]] = {}  # later id → (earlier id, why)
-    merges: list[tuple[str, str, str]] = []
-    for earlier, later, cosine in close_pairs(matrix, bar):
+    dropped: dict[str, tuple[str, str]] = {}
+    merges: list[tuple[Memory, Memory, str]] = []
+    for earlier, later, cosine in close_pairs(matrix, NEAR_BARS["static"].merge):
         a, b = memories[earlier], memories[later]
-        if later < len(store) or b.id in explicit or b.id in dropped or a.id in dropped:
-            continue  # (two memories of the store are a scan's; a kept line is compared, a left-out one not)
+        if later < first_line or b.id in explicit or b.id in dropped or a.id in dropped:
+            continue  # (a line left out is compared no further)
         relation = relate(features[earlier], features[later], cosine, "static")
         if relation is not None and relation.type == "duplicate":
-            where = "" if earlier < len(store) else f", as line {numbers[a.id]} of this file"
-            dropped[b.id] = (a.id, relation.reason + where)
+            dropped[b.id] = (a.id, relation.reason)
         elif relation is not None and relation.type == "merge":
-            merges.append((a.id, b.id, relation.reason))
-    for memory_id, (other, why) in dropped.items():
-        report.duplicates.append({"line": numbers[memory_id], "duplicate_of": other, "reason": why})
-        del planned[memory_id]
-    report.duplicates.sort(key=lambda entry: entry["line"])
-    return [(a, b, why) for a, b, why in merges if a not in dropped and b not in dropped]
+            merges.append((a, b, relation.reason))
+    return dropped, merges
 
 
 def _recover(ws: Workspace, report: ImportReport) -> None:
