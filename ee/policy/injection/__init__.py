@@ -147,6 +147,11 @@ def _needed_words() -> tuple[str, ...]:
 
 
 @functools.cache
+def _has_space(word: str) -> bool:
+    return any(char.isspace() for char in word)
+
+
+@functools.cache
 def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
@@ -261,8 +266,10 @@ def _pattern_hits(text: str, best: dict[int, tuple[str, float]]) -> None:
     # (a character IGNORECASE matches to an ASCII letter but lower() keeps, "ıd_rsa": every pattern is tried)
     if any(char in text for char in _FOLD_EXTRAS):
         present = set(words)
-    else:  # each word searched for once, not once per pattern that needs it
-        present = {word for word in words if word in lower}
+    else:  # each word searched for once, not once per pattern that needs it; one without a space only in
+        # the text's distinct whitespace-separated chunks (it cannot span two), a shorter text to search
+        chunks = "\n".join(set(lower.split()))
+        present = {word for word in words if word in (lower if _has_space(word) else chunks)}
     for index, pattern in enumerate(_patterns()):
         if pattern.script not in scripts:
             continue
