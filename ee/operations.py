@@ -600,5 +600,48 @@ COMMANDS: dict[str, Command] = {
             ),
             read_only=False,
         ),
+        Command(
+            "curate_scan",
+            ("curate", "scan"),
+            "Look for what to review",
+            "Look over the whole store for what a person should review: duplicates and near-duplicates, "
+            "contradictions, updates, memories whose paths or cited code changed, expired, harmful or unused "
+            "memories, agents' unreviewed writes; with docs, also rules and commands the repository's docs "
+            "state (AGENTS.md, CLAUDE.md, README, …). Changes no memory: the candidates wait for a person. "
+            "Returns the ee.response.v1 envelope; data has count, by_type and candidates.",
+            (
+                Param(
+                    "docs",
+                    "switch",
+                    "Also propose memories from AGENTS.md, CLAUDE.md, README, ….",
+                    flag="--docs",
+                    describe="Also propose memories from the usual docs (AGENTS.md, CLAUDE.md, "
+                    "CONTRIBUTING.md, README, …), each with its file:line.",
+                ),
+            ),
+            read_only=False,
+        ),
+        Command(
+            "import_docs",
+            ("import", "docs"),
+            "Propose memories from docs",
+            "Propose the rules, commands and conventions that docs of this repository already state "
+            "(AGENTS.md, CONTRIBUTING.md, docs/style.md, …) as candidate memories, each with its file:line, "
+            "for a person to review. Nothing is written to the store: a person accepts the ones worth "
+            "keeping. A file that is missing, outside the repository, a link, binary or too large is refused "
+            "and nothing is proposed. Returns the ee.response.v1 envelope; data has files, found, count, "
+            "by_type and candidates (each with new_memory: body, kind, tags, source).",
+            (
+                Param(
+                    "files",
+                    "texts",
+                    None,
+                    describe="Markdown or text files of the repository, relative to its top folder (or "
+                    'absolute), e.g. ["AGENTS.md", "docs/style.md"].',
+                    required=True,
+                ),
+            ),
+            read_only=False,
+        ),
     )
 }

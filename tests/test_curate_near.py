@@ -122,6 +122,48 @@ def test_an_import_leaves_out_a_near_identical_line(ws: Workspace, tmp_path: Pat
     assert len(memory_files(ws.root)) == 2
 
 
+def test_an_import_checks_its_lines_against_each_other(ws: Workspace, tmp_path: Path) -> None:
+    """The same lesson three times (spacing aside) and a rewording of it are one file; a close line is
+    written and proposed for a merge with the earlier one; the store has no index (nothing to ask)."""
+    lines = [
+        {"body": DEPLOYS},
+        {"body": MIGRATIONS},
+        {"body": "  " + DEPLOYS.replace(" ", "  ")},
+        {"body": DEPLOYS.rstrip(".")},
+        {"body": DEPLOYS_AGAIN},
+        {"body": MIGRATIONS_AGAIN},
+    ]
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    first = ee(ws.root, "import", "jsonl", str(source))
+    assert first.code == 0, first.err
+    report = first.data
+    assert report["imported"] == 3
+    deploys, migrations, close = report["ids"]
+    assert [(d["line"], d["duplicate_of"]) for d in report["duplicates"]] == [
+        (3, deploys),
+        (4, deploys),
+        (5, deploys),
+    ]
+    assert "near-identical" in report["duplicates"][2]["reason"]
+    assert "line 1 of this file" in report["duplicates"][2]["reason"]
+    assert len(memory_files(ws.root)) == 3
+    merges = ee(ws.root, "curate", "list", "--type", "merge").data["candidates"]
+    assert [c["id"] for c in merges] == report["merge_candidates"]
+    assert [c["subjects"] for c in merges] == [sorted([migrations, close])]
+    assert "by embedding" in merges[0]["reason"]
+    assert not (ws.root / ".ee" / "index" / "manifest.json").exists()  # the lines alone were embedded
+
+    head = git(ws.root, "rev-parse", "HEAD")
+    again = ee(ws.root, "import", "jsonl", str(source))
+    assert again.code == 0, again.err
+    assert again.data["imported"] == 0  # an import repeated changes nothing
+    assert again.data["merge_candidates"] == []
+    assert len(again.data["duplicates"]) == len(lines)
+    assert git(ws.root, "rev-parse", "HEAD") == head
+    assert len(memory_files(ws.root)) == 3
+
+
 def hand_write(ws: Workspace, name: str, body: str, created: str) -> None:
     path = ws.root / "memories" / f"{name}.md"
     path.write_text(f"---\nid: {name}\ncreated: {created}\n---\n{body}\n", encoding="utf-8")

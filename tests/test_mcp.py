@@ -323,6 +323,8 @@ def test_manifest_describes_each_tool(cli: Any) -> None:
         "curate_list",
         "curate_show",
         "curate_propose",
+        "curate_scan",
+        "import_docs",
         "curate_accept",
         "curate_reject",
         "curate_snooze",
@@ -454,3 +456,67 @@ def test_manifest_names_the_workspace_it_runs_in(cli: Any, ws: Workspace, tmp_pa
     assert outside.code == 0, outside.err
     assert outside.data["server"]["workspace"] is None
     assert outside.data["tools"] == data["tools"]
+
+
+def test_every_curate_command_is_a_tool_and_only_a_person_decides(ws: Workspace) -> None:
+    """Each `ee curate` command, and `ee import docs`, is an MCP tool: the ones an agent may use answer,
+    accept, reject and snooze refuse (a person decides)."""
+    import click
+
+    from ee.cli import cli as ee_cli
+    from ee.mcp.invoke import call_tool
+    from ee.mcp.tools import REFUSED
+
+    group = ee_cli.get_command(click.Context(ee_cli), "curate")
+    assert isinstance(group, click.Group)
+    names = {tool.name for tool in TOOLS}
+    for verb in group.list_commands(click.Context(group)):
+        assert f"curate_{verb}" in names, f"`ee curate {verb}` is not an MCP tool"
+    assert "import_docs" in names
+    assert [tool.name for tool in REFUSED] == ["curate_accept", "curate_reject", "curate_snooze"]
+    for tool in REFUSED:
+        refused = call_tool(tool, {"candidate_id": "cand_0000000000000000"}, str(ws.root), agent="codex")
+        assert not refused.ok
+        assert refused.document["error"]["code"] == "policy_denied"
+
+
+def test_an_agent_proposes_from_docs_and_nothing_is_written(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MCP import_docs answers as `ee import docs` does (a relative file is the repository's, whatever the
+    server's current folder), proposes only, and curate_scan finds the same candidates."""
+    from ee.mcp.invoke import call_tool
+
+    (ws.root / "AGENTS.md").write_text(
+        "# Working here\n\n- Always run `make test` before pushing.\n\n```sh\nmake lint\n```\n",
+        encoding="utf-8",
+    )
+    head = git_head(ws)
+    monkeypatch.chdir(tmp_path)  # (not the repository: AGENTS.md is not here)
+    proposed = call_tool(_tool("import_docs"), {"files": ["AGENTS.md"]}, str(ws.root), agent="codex")
+    assert proposed.ok, proposed.text
+    expected = run_cli("--workspace", str(ws.root), "import", "docs", "AGENTS.md", "--json", cwd=ws.root)
+    assert proposed.document == expected.json
+    data = proposed.document["data"]
+    assert data["files"] == ["AGENTS.md"]
+    assert sorted(c["evidence"][0]["ref"] for c in data["candidates"]) == ["AGENTS.md:3", "AGENTS.md:6"]
+    assert git_head(ws) == head
+    assert list((ws.root / "memories").glob("*.md")) == []
+    scanned = call_tool(_tool("curate_scan"), {"docs": True}, str(ws.root), agent="codex")
+    assert scanned.ok, scanned.text
+    docs = {c["id"] for c in scanned.document["data"]["candidates"] if c["type"] == "docs"}
+    assert docs == {c["id"] for c in data["candidates"]}
+    # the tool allows what the command allows: at least one file, each a non-empty text
+    for bad in ({}, {"files": []}, {"files": [""]}, {"files": "AGENTS.md"}):
+        refused = call_tool(_tool("import_docs"), bad, str(ws.root))
+        assert not refused.ok
+        assert refused.document["error"]["code"] == "usage", bad
+    outside = call_tool(_tool("import_docs"), {"files": ["../elsewhere.md"]}, str(ws.root))
+    assert not outside.ok
+    assert "outside the repository" in outside.document["error"]["message"]
+
+
+def git_head(ws: Workspace) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ws.root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()

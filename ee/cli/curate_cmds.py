@@ -167,7 +167,7 @@ def snooze_cmd(
 
 
 @curate_group.command("scan")
-@click.option("--docs", is_flag=True, help="Also propose memories from AGENTS.md, CLAUDE.md, README, ….")
+@declared("curate_scan", "docs")
 @json_option
 @click.pass_context
 def scan_cmd(ctx: click.Context, docs: bool, as_json: bool | None) -> None:

@@ -29,7 +29,7 @@ def declared(command: str, name: str) -> Decorator:
 def click_parameter(param: Param) -> Decorator:
     if not param.flag:
         return click.argument(
-            param.keyword, required=param.required, nargs=-1 if param.kind == "words" else 1
+            param.keyword, required=param.required, nargs=-1 if param.kind in ("words", "texts") else 1
         )
     settings: dict[str, Any] = {"help": param.help, "required": param.required}
     if param.metavar:

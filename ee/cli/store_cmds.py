@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ee.cli import Output, json_option, workspace
+from ee.cli.options import declared
 from ee.errors import DoctorFound, NotFound, StorageError, UsageError
 from ee.render import dumps
 from ee.render.text import plural, problem_lines
@@ -112,15 +113,19 @@ def import_jsonl_cmd(
         if lines is not sys.stdin:
             lines.close()
     skipped = "".join(f"\n  line {s['line']}: {s['message']}" for s in report.skipped)
+    same = len(report.duplicates)
+    merges = len(report.merge_candidates)
     Output(as_json).emit(
         report.to_dict(),
         f"imported {plural(len(report.imported), 'memory', 'memories')}"
-        + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else ""),
+        + (f", left out {plural(same, 'duplicate', 'duplicates')} (already said)" if same else "")
+        + (f", skipped {len(report.skipped)}:{skipped}" if report.skipped else "")
+        + (f"\n{plural(merges, 'merge', 'merges')} proposed: ee curate list --type merge" if merges else ""),
     )
 
 
 @import_group.command("docs")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@declared("import_docs", "files")
 @json_option
 @click.pass_context
 def import_docs_cmd(ctx: click.Context, files: tuple[str, ...], as_json: bool | None) -> None:

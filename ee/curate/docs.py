@@ -213,12 +213,14 @@ def _candidates(rel: str, text: str, known: set[str], now: str) -> list[Candidat
     return out
 
 
-def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
-    """``ee import docs FILE...``: the rules and commands of ``files`` (paths as given: relative to the
-    current folder, or absolute) proposed to the review queue as ``docs`` candidates, by the same rules
-    as ``ee curate scan --docs``; nothing is written to the store. Every file is checked first: one that
-    is missing, outside the repository, a link, binary or too large is refused with the reason, and
-    nothing is proposed."""
+def import_docs(
+    ws: Workspace, files: list[str], base: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """``ee import docs FILE...`` (and MCP ``import_docs``): the rules and commands of ``files`` (paths as
+    given: relative to ``base``, by default the current folder, or absolute) proposed to the review queue
+    as ``docs`` candidates, by the same rules as ``ee curate scan --docs``; nothing is written to the
+    store. Every file is checked first: one that is missing, outside the repository, a link, binary or
+    too large is refused with the reason, and nothing is proposed."""
     from ee.curate.similar import normalise
     from ee.curate.state import propose
     from ee.errors import NotFound, UsageError
@@ -229,7 +231,7 @@ def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
         raise UsageError("no file given", "name the docs to read: ee import docs AGENTS.md CONTRIBUTING.md")
     texts: dict[str, str] = {}
     for given in files:
-        rel = repository_path(ws.root, given)
+        rel = repository_path(ws.root, given, base)
         text, problem = open_doc(ws.root, rel)
         if text is None:
             error = NotFound if problem == "no such file" else UsageError
@@ -248,12 +250,15 @@ def import_docs(ws: Workspace, files: list[str]) -> dict[str, Any]:
     return {"files": list(texts), "found": len(unique)} | Queue(tuple(pending)).to_json()
 
 
-def repository_path(root: os.PathLike[str] | str, given: str) -> str:
-    """``given`` (relative to the current folder, or absolute) as a path inside the repository at ``root``,
-    its folders resolved (a link among them that leads out is refused); a UsageError for a path outside."""
+def repository_path(
+    root: os.PathLike[str] | str, given: str, base: str | os.PathLike[str] | None = None
+) -> str:
+    """``given`` (relative to ``base``, by default the current folder, or absolute) as a path inside the
+    repository at ``root``, its folders resolved (a link among them that leads out is refused); a
+    UsageError for a path outside."""
     from ee.errors import UsageError
 
-    absolute = os.path.abspath(given)
+    absolute = os.path.abspath(os.path.join(base, given) if base is not None else given)
     folder = os.path.realpath(os.path.dirname(absolute))
     top = os.path.realpath(root)
     name = os.path.basename(absolute)

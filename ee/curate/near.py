@@ -13,7 +13,7 @@ looked for, and a damaged index is said in ``degraded``. The bars are the same a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,12 +43,8 @@ class StoreVectors:
 
     def embed(self, texts: list[str], tags: list[list[str]], kinds: list[str]) -> np.ndarray:
         """New texts as the index would embed them (``ee.index.derive.embed_text``), with this arm's model."""
-        from ee.index.derive import embed_text
-
         encoder = self.view.arm_encoder() if self.arm == "transformer" else self.view.embedder()
-        return encoder.encode_documents(
-            [embed_text(t, g, k) for t, g, k in zip(texts, tags, kinds, strict=True)]
-        )
+        return embed(encoder, texts, tags, kinds)
 
     def nearest(self, vectors: np.ndarray, bar: float) -> list[list[tuple[str, float]]]:
         """For each vector, [(memory id, cosine)] of the store's memories at or above ``bar``, closest first
@@ -72,6 +68,42 @@ class StoreVectors:
 
 BLOCK = 256  # new texts compared with the store at a time
 SLACK = 1e-3  # how far below a bar a blocked product may round a cosine that is at it
+
+
+def embed(encoder: Any, texts: list[str], tags: list[list[str]], kinds: list[str]) -> np.ndarray:
+    """Texts as the index embeds a memory (``ee.index.derive.embed_text``), with ``encoder``'s model."""
+    from ee.index.derive import embed_text
+
+    return encoder.encode_documents([embed_text(t, g, k) for t, g, k in zip(texts, tags, kinds, strict=True)])
+
+
+def static_encoder(ws: Workspace) -> Any | None:
+    """The static model the index embeds with (:data:`ee.curate.similar.NEAR_BARS` ``static``), loaded alone:
+    for a write that compares a few texts of its own (``ee import jsonl``'s lines with each other and with
+    the memories that open as they do) without the index. None without a usable model."""
+    from ee.index.view import embedder_or_problem, model_folder
+
+    folder, key, _missing = model_folder(ws)
+    encoder, _unloadable = embedder_or_problem(folder, key)
+    return encoder
+
+
+def close_pairs(matrix: np.ndarray, bar: float) -> list[tuple[int, int, float]]:
+    """(earlier row, later row, cosine) of every pair of rows of ``matrix`` (L2-normalised) at or above
+    ``bar``, by later row then earlier row. Compared in blocks of :data:`BLOCK` rows, each row with the rows
+    before it; the few near the bar are scored again one by one, as :meth:`StoreVectors.nearest` does."""
+    import numpy as np
+
+    out: list[tuple[int, int, float]] = []
+    for start in range(0, len(matrix), BLOCK):
+        block = np.asarray(matrix[start : start + BLOCK], dtype=np.float32)
+        scores = block @ np.asarray(matrix[: start + len(block)], dtype=np.float32).T
+        for offset in range(len(block)):
+            later = start + offset
+            rows = [int(i) for i in np.flatnonzero(scores[offset, :later] >= bar - SLACK)]
+            exact = np.einsum("ij,j->i", matrix[rows], matrix[later]) if rows else []
+            out += [(i, later, round(float(c), 4)) for i, c in zip(rows, exact, strict=True) if c >= bar]
+    return out
 
 
 def of_view(view: IndexView) -> StoreVectors | None:

@@ -104,6 +104,12 @@ def code_words(text: str) -> frozenset[str]:
     return frozenset(t for t in found if t and not t.replace(".", "").isdigit())
 
 
+def opening(text: str) -> tuple[str, ...]:
+    """The first :data:`HEAD_WORDS` words, case kept (``Features.head``): two texts that open otherwise are
+    never near-duplicates, so a writer need only compare those that open alike."""
+    return tuple(w.strip(_EDGE) for w in text.split()[:HEAD_WORDS])
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
     """What the pair rules read of one memory's text, computed once per memory."""
@@ -127,7 +133,7 @@ class Features:
             code_words(text),
             any(w in NEGATIONS for w in plain) or any(w in NEGATIONS for w in said),
             switches(text),
-            tuple(w.strip(_EDGE) for w in text.split()[:HEAD_WORDS]),
+            opening(text),
         )
 
 

@@ -190,6 +190,21 @@ def _curate_propose(ws: Workspace, args: dict[str, Any], agent: str | None) -> A
     return list_data(propose_documents(ws, args["candidates"], _actor(args, agent))).to_json(), []
 
 
+def _curate_scan(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    from ee.curate.scan import scan
+
+    data, degraded = scan(ws, docs=bool(args.get("docs")))
+    return data, list(degraded)
+
+
+def _import_docs(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
+    """Proposals only (nothing is written to the store); a relative path is the repository's, not the
+    server's current folder."""
+    from ee.curate.docs import import_docs
+
+    return import_docs(ws, args["files"], base=ws.root), []
+
+
 def _curate_decide(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     """Over MCP the caller is an agent, named or not: only a person decides (ee curate accept …)."""
     from ee.curate.queue import refuse_agent
@@ -211,6 +226,8 @@ ANSWERS: dict[str, Callable[[Workspace, dict[str, Any], str | None], Answer]] = 
     "curate_list": _curate_list,
     "curate_show": _curate_show,
     "curate_propose": _curate_propose,
+    "curate_scan": _curate_scan,
+    "import_docs": _import_docs,
     "curate_accept": _curate_decide,
     "curate_reject": _curate_decide,
     "curate_snooze": _curate_decide,

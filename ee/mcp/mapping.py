@@ -15,7 +15,8 @@ from ee.mcp.tools import TOOLS
 from ee.operations import Command, Param
 
 # How one argument appears on the equivalent command line (the manifest's "cli" entry):
-#   argument  the command's positional argument (placed after ``--``, so a leading '-' stays text)
+#   argument  the command's positional argument (placed after ``--``, so a leading '-' stays text;
+#             a list, each item in turn)
 #   option    ``--flag VALUE``
 #   switch    ``--flag`` when true, nothing when false
 #   repeat    ``--flag A --flag B`` for a list
@@ -65,6 +66,8 @@ def param_schema(param: Param) -> dict[str, Any]:
         out["minimum"] = param.minimum
     if param.maximum is not None:
         out["maximum"] = param.maximum
+    if param.required and out.get("type") == "array":
+        out["minItems"] = 1  # (as the command line needs one at least)
     if style(param) in ("option", "argument") and param.default is not None:
         out["default"] = param.default
     return out

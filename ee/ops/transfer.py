@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ class ImportReport:
     imported: list[str] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # {line, duplicate_of}: not written
+    merge_candidates: list[str] = field(default_factory=list)  # close pairs proposed for review
     commit: str | None = None
     recovered: dict[str, Any] | None = None  # an earlier import, killed before its commit, dealt with first
 
@@ -48,6 +50,7 @@ class ImportReport:
             "imported": len(self.imported),
             "skipped": self.skipped,
             "duplicates": self.duplicates,
+            "merge_candidates": self.merge_candidates,
             "commit": self.commit,
             "ids": self.imported,
         }
@@ -127,12 +130,35 @@ def import_jsonl(
     if errors and not skip_invalid:
         raise _refusal(errors, secret_classes, source_name)
     report.skipped = errors
-    _drop_near_duplicates(ws, planned, explicit, numbers, report)
+    merges = _drop_near_duplicates(ws, snapshot.values(), planned, explicit, numbers, report)
     if not planned:
         return report
     report.commit = _write_and_commit(ws, planned, explicit, actor, source_name, report_progress)
     report.imported = list(planned)
+    report.merge_candidates = _propose_merges(ws, merges, source_name)
     return report
+
+
+def _propose_merges(ws: Workspace, merges: list[tuple[Memory, Memory, str]], source_name: str) -> list[str]:
+    """A ``merge`` candidate for each pair of close memories the import found (a line and a memory of the
+    store, or two lines), as ``ee remember`` proposes one: a person decides, nothing is merged here."""
+    from ee.curate.model import ACTIONS, Candidate
+    from ee.curate.state import memory_ref, propose
+
+    candidates = [
+        Candidate.make(
+            "merge",
+            [older.id, newer.id],
+            title=f"{newer.title}  ⟷  {older.title}",
+            reason=f"{why} (found when {source_name} was imported)",
+            evidence=[memory_ref(older), memory_ref(newer)],
+            default_action=ACTIONS["merge"][0],
+            actions=ACTIONS["merge"],
+            proposed_by="ee",
+        )
+        for older, newer, why in merges
+    ]
+    return [candidate.id for candidate in propose(ws, candidates)] if candidates else []
 
 
 def _refusal(errors: list[dict[str, Any]], secret_classes: set[str], source_name: str) -> EeError:
@@ -187,42 +213,68 @@ def _write_and_commit(
 
 def _drop_near_duplicates(
     ws: Workspace,
+    stored: Iterable[Memory],
     planned: dict[str, tuple[str, str]],
     explicit: set[str],
     numbers: dict[str, int],
     report: ImportReport,
-) -> None:
+) -> list[tuple[Memory, Memory, str]]:
     """Leave out the lines (without an id of their own) near-identical by embedding to a memory of the
-    store: the ``duplicate`` bar of :data:`ee.curate.similar.NEAR_BARS`, as ``ee remember`` applies it.
-    The index's vectors are used when it exists (:func:`ee.curate.near.for_write`); only the lines are
-    embedded."""
-    from ee.curate.near import for_write
+    store or to an earlier line: the ``duplicate`` bar of :data:`ee.curate.similar.NEAR_BARS`, as ``ee
+    remember`` applies it. The (earlier, later, why) of the pairs between the bars: merges to propose.
+
+    Two texts that open with other words are never near (:func:`ee.curate.similar.near_relation`), so
+    only the lines that open as another line or a memory of the store does, and those memories, are
+    embedded, with the static model the index uses (:func:`ee.curate.near.static_encoder`): no index is
+    needed, so a repeated import is judged the same before and after the store's first search."""
+    from ee.curate.similar import opening
+
+    if all(memory_id in explicit for memory_id in planned):
+        return []
+    lines = {memory_id: opening(frontmatter.split(text)[1]) for memory_id, (_rel, text) in planned.items()}
+    wanted = {lines[memory_id] for memory_id in planned if memory_id not in explicit}
+    store = sorted((m for m in stored if opening(m.body) in wanted), key=lambda m: m.id)
+    count = Counter([*lines.values(), *(opening(m.body) for m in store)])
+    shared = {head for head in wanted if count[head] > 1}
+    before = [m for m in store if opening(m.body) in shared]
+    mine = [frontmatter.parse(text, rel)[0] for i, (rel, text) in planned.items() if lines[i] in shared]
+    dropped, merges = _near_pairs(ws, [*before, *mine], len(before), explicit)
+    for memory_id, (other, why) in dropped.items():
+        where = f", as line {numbers[other]} of this file" if other in numbers else ""
+        report.duplicates.append({"line": numbers[memory_id], "duplicate_of": other, "reason": why + where})
+        del planned[memory_id]
+    report.duplicates.sort(key=lambda entry: entry["line"])
+    return [(a, b, why) for a, b, why in merges if a.id not in dropped and b.id not in dropped]
+
+
+def _near_pairs(
+    ws: Workspace, memories: list[Memory], first_line: int, explicit: set[str]
+) -> tuple[dict[str, tuple[str, str]], list[tuple[Memory, Memory, str]]]:
+    """Over ``memories`` (the store's, then the lines' from ``first_line`` on, in file order): {later line
+    id: (earlier id, why)} of the near-identical lines to leave out, and the pairs to propose for a merge
+    (a line is compared with what comes before it; two memories of the store are a scan's to judge)."""
+    from ee.curate.near import close_pairs, embed, static_encoder
     from ee.curate.similar import NEAR_BARS, Features, relate
 
-    new = [memory_id for memory_id in planned if memory_id not in explicit]
-    if not new:
-        return
-    vectors, _why_not = for_write(ws)
-    if vectors is None:
-        return
-    memories = [frontmatter.parse(planned[i][1], planned[i][0])[0] for i in new]
-    tags = [list(m.tags) for m in memories]
-    texts = vectors.embed([m.body for m in memories], tags, [m.kind for m in memories])
-    found = vectors.nearest(texts, NEAR_BARS[vectors.arm].duplicate)
-    for memory, hits in zip(memories, found, strict=True):
-        mine = Features.of(memory.body)
-        for other, cosine in hits:
-            position = vectors.row(other)
-            if position is None:
-                continue
-            relation = relate(Features.of(vectors.view.gen.body(position)), mine, cosine, vectors.arm)
-            if relation is not None and relation.type == "duplicate":
-                report.duplicates.append(
-                    {"line": numbers[memory.id], "duplicate_of": other, "reason": relation.reason}
-                )
-                del planned[memory.id]
-                break
-    report.duplicates.sort(key=lambda entry: entry["line"])
+    encoder = static_encoder(ws) if len(memories) > 1 else None
+    if encoder is None:
+        return {}, []  # (without a model only the same text is looked for, as ee remember does)
+    matrix = embed(
+        encoder, [m.body for m in memories], [list(m.tags) for m in memories], [m.kind for m in memories]
+    )
+    features = [Features.of(m.body) for m in memories]
+    dropped: dict[str, tuple[str, str]] = {}
+    merges: list[tuple[Memory, Memory, str]] = []
+    for earlier, later, cosine in close_pairs(matrix, NEAR_BARS["static"].merge):
+        a, b = memories[earlier], memories[later]
+        if later < first_line or b.id in explicit or b.id in dropped or a.id in dropped:
+            continue  # (a line left out is compared no further)
+        relation = relate(features[earlier], features[later], cosine, "static")
+        if relation is not None and relation.type == "duplicate":
+            dropped[b.id] = (a.id, relation.reason)
+        elif relation is not None and relation.type == "merge":
+            merges.append((a, b, relation.reason))
+    return dropped, merges
 
 
 def _recover(ws: Workspace, report: ImportReport) -> None:

@@ -85,6 +85,7 @@ class _Pattern:
     regex: re.Pattern[str]
     script: str  # "" (Latin), "cjk" or "cyrillic": only a text with a letter of that script can match
     needs: tuple[str, ...]  # words (lower case) one of which the text must hold to be searched (() for any)
+    also: tuple[str, ...]  # and one of these too (() for any)
 
 
 _NEGATION = (
@@ -133,10 +134,21 @@ def _patterns() -> tuple[_Pattern, ...]:
     from ee.policy.injection.patterns import CJK_TABLE, CYRILLIC_TABLE, TABLE
 
     return tuple(
-        _Pattern(entry[0], entry[1], re.compile(entry[2], re.IGNORECASE), script, (*entry, ())[3])
+        _Pattern(entry[0], entry[1], re.compile(entry[2], re.IGNORECASE), script, *(*entry, (), ())[3:5])
         for script, table in (("", TABLE), ("cjk", CJK_TABLE), ("cyrillic", CYRILLIC_TABLE))
         for entry in table
     )
+
+
+@functools.cache
+def _needed_words() -> tuple[str, ...]:
+    """Every word of every pattern's ``needs`` and ``also``, once."""
+    return tuple(dict.fromkeys(word for p in _patterns() for word in (*p.needs, *p.also)))
+
+
+@functools.cache
+def _has_space(word: str) -> bool:
+    return any(char.isspace() for char in word)
 
 
 @functools.cache
@@ -248,8 +260,22 @@ def _pattern_hits(text: str, best: dict[int, tuple[str, float]]) -> None:
     scripts = {""}
     if not text.isascii():
         scripts.update(name for name, letters in _SCRIPTS.items() if _re(letters).search(text))
+    from ee.policy.secrets import _FOLD_EXTRAS
+
+    words = _needed_words()
+    # (a character IGNORECASE matches to an ASCII letter but lower() keeps, "ıd_rsa": every pattern is tried)
+    if any(char in text for char in _FOLD_EXTRAS):
+        present = set(words)
+    else:  # each word searched for once, not once per pattern that needs it; one without a space only in
+        # the text's distinct whitespace-separated chunks (it cannot span two), a shorter text to search
+        chunks = "\n".join(set(lower.split()))
+        present = {word for word in words if word in (lower if _has_space(word) else chunks)}
     for index, pattern in enumerate(_patterns()):
-        if pattern.script not in scripts or (pattern.needs and not any(w in lower for w in pattern.needs)):
+        if pattern.script not in scripts:
+            continue
+        if (pattern.needs and present.isdisjoint(pattern.needs)) or (
+            pattern.also and present.isdisjoint(pattern.also)
+        ):
             continue
         hit: tuple[str, float] | None = None
         for m in pattern.regex.finditer(text):

@@ -8,7 +8,9 @@ own; weaker ones (a bare ``System:`` line, "you are now") need company.
 
 A fourth item lists words one of which the regex cannot match without (lower case): a text holding none of
 them is not searched with it. Trying ~80 regexes at every position of every memory is what the guard costs;
-a substring test is a hundred times cheaper.
+a substring test is a hundred times cheaper. A fifth, for a regex that needs two things, lists words one of
+which it cannot match without either (a pattern whose first words are in most coding talk, "message",
+"function", is then searched only when its other half is there too).
 """
 
 from __future__ import annotations
@@ -47,7 +49,13 @@ _ROLE_WORD = (
     r"|разработчик)"
 )
 
-TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], ...] = (
+Entry = (
+    tuple[str, float, str]
+    | tuple[str, float, str, tuple[str, ...]]
+    | tuple[str, float, str, tuple[str, ...], tuple[str, ...]]
+)
+
+TABLE: tuple[Entry, ...] = (
     # ------------------------------------------------------------------ English: ignore_instructions
     (
         "ignore_instructions",
@@ -341,6 +349,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         r"(?:(?:the|this|our)\s+(?:chat|conversation|thread)|(?:your|the)\s+(?:next\s+|first\s+)?"
         r"(?:reply|replies|answer|answers|response|message|comment))\b",
         ("chat", "conversation", "thread", "repl", "answer", "response", "message", "comment"),
+        (".ssh", "id_", ".env", ".aws", "credentials", "key", "token", "secret", "password"),
     ),
     # a Markdown image or link whose URL carries data out in its query: a template, a variable, a command
     (
@@ -396,6 +405,7 @@ TABLE: tuple[tuple[str, float, str] | tuple[str, float, str, tuple[str, ...]], .
         r"|\b(?:python[\d.]*|node|ruby|perl|php)\s+(?:-\w+\s+)*-[ce]\s+[^\n]{0,120}?https?://[^\n]{0,200}?"
         r"\b(?:exec|eval)\s*\(",
         ("exec", "eval", "function", "system"),
+        ("-c", "-e"),
     ),
     (
         "pipe_to_shell",

@@ -30,10 +30,12 @@ _FOLDABLE = "[\u00c0-\u024f\u0250-\u02af\u0370-\u03ff\u0400-\u04ff\u0530-\u058f\
 _LEET = str.maketrans("013457@$", "oieastas")
 # words run together as a slug ("ignore-all-previous-instructions", "ignore_all_previous"): a path, a tag
 # or an id carries a sentence this way
-_SLUG = r"(?<![\w-])[A-Za-z]+(?:[-_][A-Za-z]+){2,}(?![\w-])"
+# (possessive: a shorter run ends before a letter, "-" or "_", which the look-ahead refuses anyway)
+_SLUG = r"(?<![\w-])[A-Za-z]++(?:[-_][A-Za-z]++){2,}+(?![\w-])"
 _SPELLED = r"(?<!\w)\w([.\-_*·• ])\w(?:\1\w)+(?!\w)"  # i.g.n.o.r.e, i g n o r e, i-g-n-o-r-e
 # a word where a letter and a digit-for-a-letter touch ("1gn0re", "pr3v10us"; not "sha256" or "v2")
-_LEET_WORD = r"\b[\w@$]*?(?:[A-Za-z][013457@$]|[013457@$][A-Za-z])[\w@$]*"
+_LEET_PAIR = r"[A-Za-z][013457@$]|[013457@$][A-Za-z]"  # what a leet word cannot be without
+_LEET_WORD = rf"\b[\w@$]*?(?:{_LEET_PAIR})[\w@$]*"
 _INVISIBLE = "[\u200b-\u200d\u2060\u180e\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
 _BASE64 = r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
 _PERCENT = r"%[0-9A-Fa-f]{2}"
@@ -181,7 +183,8 @@ def views(visible: str) -> tuple[str, list[str], list[str]]:
     if rejoined != unmarked:  # "previ\nous" (a reading of its own: "all\nprevious" stays two words)
         respelled.append(rejoined)
     joined = _re(_SPELLED).sub(lambda m: m.group(0).replace(m.group(1), ""), unmarked)
-    joined = _re(_LEET_WORD).sub(lambda m: m.group(0).translate(_LEET), joined)
+    if _re(_LEET_PAIR).search(joined):  # (a search for the pair is far cheaper than the lazy word pattern)
+        joined = _re(_LEET_WORD).sub(lambda m: m.group(0).translate(_LEET), joined)
     joined = _re(_SLUG).sub(lambda m: re.sub(r"[-_]", " ", m.group(0)), joined)
     if joined != unmarked:
         respelled.append(_changed_lines(unmarked, joined))
@@ -193,7 +196,7 @@ def _unmarked(text: str) -> str:
     hyphen, U+00AD) and combining marks (U+0336 strokes, stacked accents) dropped, each emoji or other
     symbol read as a space ("ignore👉all"; "I🔥g🔥n…" is then spelled out, which :data:`_SPELLED` joins),
     and a word hyphenated at a line break joined ("pre-\nvious")."""
-    if "\n" in text and "-" in text:
+    if "\n" in text and "-" in text and _re(r"-[ \t]*\r?\n").search(text):  # (a literal-led search first)
         text = _re(_HYPHEN_BREAK).sub("", text)
     if text.isascii() or not _re(_MARKS).search(text):
         return text
