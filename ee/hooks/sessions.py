@@ -59,13 +59,25 @@ def codex_sessions_folder() -> Path:
     return Path(os.path.expanduser("~")) / ".codex" / "sessions"
 
 
+def importing_root(where: str) -> tuple[Path | None, str]:
+    """The root of the workspace at ``where`` when it imports sessions, else (None, why not)."""
+    from ee.errors import EeError
+    from ee.workspace import Workspace
+
+    try:
+        ws = Workspace.discover(where)
+        if not ws.config.get("sessions.import"):
+            return None, "[sessions] import = false"
+    except EeError as exc:
+        return None, exc.message
+    return ws.root.resolve(), ""
+
+
 def from_codex_notify(workspace: str | None, argument: str) -> int:
     """Check a Codex ``notify`` payload and start the import of its thread's rollout; always 0."""
     import re
 
-    from ee.errors import EeError
     from ee.sessions.ops import codex_cwd
-    from ee.workspace import Workspace
 
     try:
         data = json.loads(argument)
@@ -78,13 +90,9 @@ def from_codex_notify(workspace: str | None, argument: str) -> int:
         return _skip("the notification names no thread-id")
     if not isinstance(cwd, str) or not cwd:
         return _skip("the notification names no cwd")
-    try:
-        ws = Workspace.discover(workspace or cwd)
-        if not ws.config.get("sessions.import"):
-            return _skip("[sessions] import = false")
-    except EeError as exc:
-        return _skip(exc.message)
-    root = ws.root.resolve()
+    root, why = importing_root(workspace or cwd)
+    if root is None:
+        return _skip(why)
     folder = codex_sessions_folder().resolve()
     for path in sorted(folder.glob(f"*/*/*/rollout-*{thread}.jsonl"), reverse=True):
         real = path.resolve()
@@ -99,9 +107,6 @@ def from_codex_notify(workspace: str | None, argument: str) -> int:
 
 def from_hook(workspace: str | None, text: str) -> int:
     """Check the hook's input and start the import job; always 0."""
-    from ee.errors import EeError
-    from ee.workspace import Workspace
-
     try:
         data = json.loads(text) if text.strip() else {}
     except ValueError:
@@ -113,13 +118,9 @@ def from_hook(workspace: str | None, text: str) -> int:
         return _skip("transcript_path is not a transcript in ~/.claude/projects/")
     given = data.get("cwd")
     cwd = given if isinstance(given, str) else os.getcwd()
-    try:
-        ws = Workspace.discover(workspace or cwd)
-        if not ws.config.get("sessions.import"):
-            return _skip("[sessions] import = false")
-    except EeError as exc:
-        return _skip(exc.message)
-    root = ws.root.resolve()
+    root, why = importing_root(workspace or cwd)
+    if root is None:
+        return _skip(why)
     where = Path(cwd).resolve()
     if where != root and not where.is_relative_to(root):
         return _skip(f"the session's cwd {where} is not this workspace")
