@@ -214,23 +214,8 @@ def _confirm(
 
 
 def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, str]]) -> list[Any]:
-    from ee.curate.model import ACTIONS, Candidate
     from ee.curate.queue import propose
-    from ee.curate.state import memory_ref
+    from ee.curate.state import merge_candidate
 
-    candidates = []
-    for other_id, why in near:
-        other = ws.get(other_id)
-        candidates.append(
-            Candidate.make(
-                "merge",
-                [other.id, memory.id],
-                title=f"{memory.title}  ⟷  {other.title}",
-                reason=f"{why} (found when {memory.id} was written)",
-                evidence=[memory_ref(other), memory_ref(memory)],
-                default_action=ACTIONS["merge"][0],
-                actions=ACTIONS["merge"],
-                proposed_by="ee",
-            )
-        )
-    return propose(ws, candidates)
+    found = f"when {memory.id} was written"
+    return propose(ws, [merge_candidate(ws.get(other_id), memory, why, found) for other_id, why in near])

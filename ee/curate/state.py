@@ -188,6 +188,21 @@ def _what(op: str, arguments: dict[str, Any]) -> str:
     return ""
 
 
+def merge_candidate(older: Memory, newer: Memory, why: str, found: str) -> Candidate:
+    """A ``merge`` candidate for two close memories (``ee remember`` and ``ee import`` find them: ``found``
+    says when, e.g. "when X was written"): a person decides, nothing is merged here."""
+    return Candidate.make(
+        "merge",
+        [older.id, newer.id],
+        title=f"{newer.title}  ⟷  {older.title}",
+        reason=f"{why} (found {found})",
+        evidence=[memory_ref(older), memory_ref(newer)],
+        default_action=ACTIONS["merge"][0],
+        actions=ACTIONS["merge"],
+        proposed_by="ee",
+    )
+
+
 def memory_ref(memory: Memory) -> EvidenceRef:
     from ee.policy.secrets import mask_text
 

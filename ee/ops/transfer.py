@@ -142,22 +142,10 @@ def import_jsonl(
 def _propose_merges(ws: Workspace, merges: list[tuple[Memory, Memory, str]], source_name: str) -> list[str]:
     """A ``merge`` candidate for each pair of close memories the import found (a line and a memory of the
     store, or two lines), as ``ee remember`` proposes one: a person decides, nothing is merged here."""
-    from ee.curate.model import ACTIONS, Candidate
-    from ee.curate.state import memory_ref, propose
+    from ee.curate.state import merge_candidate, propose
 
-    candidates = [
-        Candidate.make(
-            "merge",
-            [older.id, newer.id],
-            title=f"{newer.title}  ⟷  {older.title}",
-            reason=f"{why} (found when {source_name} was imported)",
-            evidence=[memory_ref(older), memory_ref(newer)],
-            default_action=ACTIONS["merge"][0],
-            actions=ACTIONS["merge"],
-            proposed_by="ee",
-        )
-        for older, newer, why in merges
-    ]
+    found = f"when {source_name} was imported"
+    candidates = [merge_candidate(older, newer, why, found) for older, newer, why in merges]
     return [candidate.id for candidate in propose(ws, candidates)] if candidates else []
 
 
