@@ -226,6 +226,15 @@ def test_evidence_survives_an_index_rebuild_and_doctor_fix(ws: Workspace, cli: A
     assert _hits(cli, "alembic migrations")[0]["type"] == "evidence"
 
 
+def wait_for_background_import(ws: Workspace, done: Path) -> None:
+    """Wait for the detached import job's token ``done`` (a wait, not a timing check); its log if it never
+    comes."""
+    deadline = time.monotonic() + 120
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+
+
 def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path: Path) -> None:
     home = Path.home()
     project = home / ".claude" / "projects" / ("-" + str(ws.root).strip("/").replace("/", "-"))
@@ -247,10 +256,7 @@ def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path:
     ran = run_ee_process("import", "session", "--from-hook", cwd=ws.root, input=json.dumps(event))
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "", ran.stderr
-    deadline = time.monotonic() + 120  # the job runs detached: wait for its token (not a timing check)
-    while not done.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    wait_for_background_import(ws, done)
     assert [s.session_id for s in ws.sessions()] == ["5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"]
     # a transcript outside Claude Code's folder, or another workspace's session, is not imported
     outside = _copy(ws, "codex.jsonl")
@@ -544,10 +550,7 @@ def test_codex_notify_is_wired_and_imports_the_turns_rollout(ws: Workspace, tmp_
     ran = run_ee_process(*settings["notify"][-3:], json.dumps(event), cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "", ran.stderr
-    deadline = time.monotonic() + 120  # the job runs detached: wait for its token (not a timing check)
-    while not done.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert done.exists(), (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    wait_for_background_import(ws, done)
     assert [s.session_id for s in ws.sessions()] == [thread]
 
     # another folder's turn, another event, or a thread without a rollout: skipped, exit 0
