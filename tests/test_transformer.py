@@ -260,3 +260,75 @@ def test_a_broken_model_file_is_a_model_error_with_its_repair(tmp_path: Path) ->
     assert "reinstall" in (caught.value.hint or "")
     model = load_transformer()  # the shipped one still loads, named by its file's digest
     assert model.model_id.startswith(f"{DEFAULT_TRANSFORMER_DIR.name}@")
+
+
+def test_a_memorys_vector_keeps_its_opening_and_has_no_kind_label(tinycalc: Path) -> None:
+    """A memory is embedded as its tags and body (``transformer_text``: no kind label), as the sum of its
+    whole text's vector and its first LEAD_WORDS words' (``encode_documents``); a text of at most
+    LEAD_WORDS words is its own lead. The cached vector of a real memory is exactly that."""
+    import numpy as np
+
+    from ee.index.derive import transformer_text
+    from ee.index.tokenize import LEAD_WORDS, lead
+    from ee.index.transformer import load_transformer
+
+    model = load_transformer()
+    long_text = " ".join(f"word{n}" for n in range(LEAD_WORDS + 20)) + " the square root of a negative number"
+    short_text = "the square root of a negative number"
+    both = model.encode([long_text]) + model.encode([lead(long_text, LEAD_WORDS)])
+    expected = both / np.linalg.norm(both, axis=1, keepdims=True)
+    got = model.encode_documents([long_text, short_text])
+    assert np.allclose(got[0], expected[0], atol=1e-6)
+    assert not np.allclose(got[0], model.encode([long_text])[0], atol=1e-3)  # the lead counts
+    assert got[1].tobytes() == model.encode([short_text])[0].tobytes()
+    assert transformer_text("body", ["math", "sqrt"]) == "math sqrt\nbody"
+    assert transformer_text("body", []) == "body"
+
+    ws = Workspace(tinycalc)
+    view = open_index(ws)
+    blobs = _blobs(view)
+    pos = max(range(view.gen.size), key=lambda p: len(view.gen.body(p).split()))
+    assert len(view.gen.body(pos).split()) > LEAD_WORDS  # (tinycalc holds memories longer than a lead)
+    record = view.gen.records[pos]
+    cache = DerivedCache(tinycalc / CACHE_PATH)
+    try:
+        raw = cache.get_vectors([blobs[pos]], cache_model_id(view.transformer_folder, view.transformer_key))
+    finally:
+        cache.close()
+    cached = np.frombuffer(raw[blobs[pos]], dtype=np.float32)
+    text = transformer_text(view.gen.body(pos), record.get("tags") or [])
+    assert cached.tobytes() == model.encode_documents([text])[0].tobytes()
+
+
+def test_another_tokenizer_or_truncation_is_another_model_for_the_cache(tmp_path: Path) -> None:
+    """Cached vectors are filed under the model's identity: the graph, the tokenizer and the configuration
+    that sets the truncation, and the document recipe. A byte-identical copy reuses them; a copy whose
+    truncation differs does not (its vectors are computed again, never mixed with the old ones)."""
+    from ee.index.transformer import (
+        DEFAULT_TRANSFORMER_DIR,
+        DOCUMENT_RECIPE,
+        load_transformer,
+        matrix_path,
+        transformer_key,
+    )
+
+    shipped_key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    assert shipped_key is not None
+    shipped = cache_model_id(DEFAULT_TRANSFORMER_DIR, shipped_key)
+    assert shipped.endswith(":" + DOCUMENT_RECIPE)
+    assert shipped == f"transformer:{load_transformer().model_id}:{DOCUMENT_RECIPE}"
+
+    copy = tmp_path / "copy" / DEFAULT_TRANSFORMER_DIR.name
+    shutil.copytree(DEFAULT_TRANSFORMER_DIR, copy)
+    copy_key = transformer_key(copy)
+    assert copy_key is not None
+    assert cache_model_id(copy, copy_key) == shipped  # the same bytes: the same vectors
+
+    config = (copy / "config.json").read_text(encoding="utf-8")
+    assert '"max_tokens": 256' in config
+    (copy / "config.json").write_text(config.replace('"max_tokens": 256', '"max_tokens": 128'), "utf-8")
+    changed_key = transformer_key(copy)
+    assert changed_key is not None
+    assert changed_key != copy_key
+    assert cache_model_id(copy, changed_key) != shipped
+    assert matrix_path(tmp_path, changed_key) != matrix_path(tmp_path, copy_key)

@@ -59,6 +59,13 @@ THREADS = 2  # texts run at once, each on one onnxruntime thread (see Transforme
 # its cosines cost a served query more than the static ones (bench/README.md, "transformer arm").
 DEFAULT_MAX_MEMORIES = 50_000
 PENDING = "transformer-pending"  # a generation whose vectors the cache did not hold, checked once
+# What a memory's cached vector is made of (Transformer.encode_documents of ee.index.derive
+# .transformer_text): part of the name cached vectors and saved matrices are filed under, so vectors
+# of another recipe are never mixed with this one's (they are embedded again).
+DOCUMENT_RECIPE = "tags+body:lead24+whole"
+# The files whose bytes make a model's vectors: the graph, the tokenizer and the configuration that
+# sets the truncation. All three are in the model's identity (the id, the cheap key).
+MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,20 +115,57 @@ class Transformer:
         return out
 
     def encode_documents(self, texts: list[str]) -> np.ndarray:
-        """Document vectors: the transformer reads the whole text (its first 256 tokens) itself."""
-        return self.encode(texts)
+        """Document vectors: ``normalise(e(first LEAD_WORDS words) + e(whole text))``, the static model's
+        recipe (:meth:`ee.index.embedder.Embedder.encode_documents`).
+
+        The transformer reads a text's first 256 tokens and mean-pools them: a long memory's vector leans
+        on its middle and tail, where its opening says what it is about. Adding the lead's vector keeps
+        the opening: on the development set semantic-only recall@10 rose from 0.583 to 0.608 and MRR@10
+        from 0.335 to 0.352 (bench/README.md, "stop 39"), where passages of a long text, best passage's
+        cosine or mean vector, lost (0.570, 0.562). A text of at most LEAD_WORDS words is its own lead:
+        it is encoded once (the sum of a vector with itself normalises to that vector), so short
+        memories cost nothing more. Queries use :meth:`encode`."""
+        import numpy as np
+
+        from ee.index.tokenize import LEAD_WORDS, lead
+
+        full = self.encode(texts)
+        longer = [i for i, text in enumerate(texts) if len(text.split()) > LEAD_WORDS]
+        if longer:
+            both = full[longer] + self.encode([lead(texts[i], LEAD_WORDS) for i in longer])
+            norms = np.linalg.norm(both, axis=1, keepdims=True)
+            full[longer] = np.divide(both, norms, out=np.zeros_like(both), where=norms > 0)
+        return full
 
 
 _LOADED: dict[str, Transformer] = {}  # folder key → loaded model: a long-lived process loads it once
 
 
 def transformer_key(folder: Path) -> str | None:
-    """A cheap key of the model in ``folder`` (path, size and mtime of model.onnx), or None if absent."""
-    try:
-        st = (folder / "model.onnx").stat()
-    except OSError:
-        return None
-    return f"{folder.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    """A cheap key of the model in ``folder`` (path, and size and mtime of each of :data:`MODEL_FILES`),
+    or None if model.onnx is absent."""
+    stats = []
+    for name in MODEL_FILES:
+        try:
+            st = (folder / name).stat()
+        except OSError:
+            if name == "model.onnx":
+                return None
+            stats.append("-")
+            continue
+        stats.append(f"{st.st_size}:{st.st_mtime_ns}")
+    return f"{folder.resolve()}:{':'.join(stats)}"
+
+
+def model_digest(folder: Path) -> str:
+    """sha256 over the bytes of :data:`MODEL_FILES`, in order (each prefixed by its name and size): a
+    changed graph, tokenizer or truncation is another model, whose vectors are computed again."""
+    digest = hashlib.sha256()
+    for name in MODEL_FILES:
+        data = (folder / name).read_bytes()
+        digest.update(f"{name}:{len(data)}\n".encode())
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
@@ -158,8 +202,7 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tokenizer.no_padding()
         tokenizer.enable_truncation(int(config.get("max_tokens", 256)))
-        with open(folder / "model.onnx", "rb") as model_file:
-            digest = hashlib.file_digest(model_file, "sha256").hexdigest()
+        digest = model_digest(folder)
         options = onnxruntime.SessionOptions()
         # One thread per run: texts are spread over THREADS runs at once instead (Transformer.encode).
         # No thread is left spinning, burning a core the server's queries and the machine's other work
@@ -185,8 +228,9 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
 
 
 def matrix_path(gen_folder: Path, key: str) -> Path:
-    """Where a generation's complete transformer matrix is saved (one per model)."""
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    """Where a generation's complete transformer matrix is saved (one per model and document recipe)."""
+    named = f"{key}:{DOCUMENT_RECIPE}"
+    digest = hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return gen_folder / f"transformer-{digest}.npy"
 
 
@@ -195,13 +239,14 @@ _IDS: dict[str, str] = {}  # folder key → model id (the model file's digest), 
 
 def cache_model_id(folder: Path, key: str) -> str:
     """The name the derived cache files transformer vectors under: the model's id (``<folder name>@<first
-    12 hex of sha256(model.onnx)>``, as :func:`load_transformer` names it), so a reinstalled or moved
-    copy of the same model reuses them. Computed without loading the model (~20 ms), once per process."""
+    12 hex of`` :func:`model_digest` ``>``, as :func:`load_transformer` names it) and the
+    :data:`DOCUMENT_RECIPE`, so a reinstalled or moved copy of the same model reuses them, and another
+    model, tokenizer, truncation or recipe does not. Computed without loading the model (~20 ms), once
+    per process."""
     model_id = _IDS.get(key)
     if model_id is None:
-        digest = hashlib.sha256((folder / "model.onnx").read_bytes()).hexdigest()
-        model_id = _IDS[key] = f"{folder.resolve().name}@{digest[:12]}"
-    return "transformer:" + model_id
+        model_id = _IDS[key] = f"{folder.resolve().name}@{model_digest(folder)[:12]}"
+    return f"transformer:{model_id}:{DOCUMENT_RECIPE}"
 
 
 def generation_blobs(gen_folder: Path) -> list[str]:
@@ -286,7 +331,7 @@ def embed_pending(
     done = gen.size - len(missing)
     if missing:
         from ee.index.cache import DerivedCache
-        from ee.index.derive import embed_text
+        from ee.index.derive import transformer_text
         from ee.index.freshness import CACHE_PATH
 
         model = load_transformer(view.transformer_folder)
@@ -299,7 +344,7 @@ def embed_pending(
                 texts = []
                 for pos in chunk:
                     record = gen.records[pos]
-                    texts.append(embed_text(gen.body(pos), record.get("tags") or [], record.get("kind", "")))
+                    texts.append(transformer_text(gen.body(pos), record.get("tags") or []))
                 matrix = model.encode_documents(texts)
                 rows = {blobs[p]: matrix[i].tobytes() for i, p in enumerate(chunk)}
                 cache.put_vectors(rows, cache_model_id(view.transformer_folder, key))
