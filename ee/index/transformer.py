@@ -55,7 +55,7 @@ TRANSFORMER_NAME = "minilm-l6-v2-onnx-int8"
 DEFAULT_TRANSFORMER_DIR: Path = Path(__file__).resolve().parent.parent / "models" / TRANSFORMER_NAME
 BATCH = 8  # texts embedded between two time checks (and one cache write)
 THREADS = 2  # texts run at once, each on one onnxruntime thread (see Transformer.encode)
-# A store larger than this keeps the static arm: embedding it takes minutes (~150 memories/s), and
+# A store larger than this keeps the static arm: embedding it takes minutes (~120 memories/s), and
 # its cosines cost a served query more than the static ones (bench/README.md, "transformer arm").
 DEFAULT_MAX_MEMORIES = 50_000
 PENDING = "transformer-pending"  # a generation whose vectors the cache did not hold, checked once
