@@ -179,6 +179,8 @@ def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
         if target.exists():
             shutil.rmtree(target)
         os.replace(temp, target)
+        # (a folder of the same generation built again, for another model: the loaded one is stale)
+        _LOADED.pop(str(target), None)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
