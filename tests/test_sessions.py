@@ -597,3 +597,20 @@ def test_a_sessions_second_piece_goes_below_another_sessions_close_one() -> None
     assert order == [0, 2, 1, 3]  # session b's piece now comes second
     # a piece far behind its session's best keeps its place behind the others
     assert _crowded(["a", "b"], [1.0, 0.2], ["ev_1", "ev_2"]) == [1.0, 0.2]
+
+
+def test_a_long_turn_is_cut_with_an_ascii_statement_the_screens_need_not_normalise() -> None:
+    import unicodedata
+
+    from ee.sessions.turns import MAX_TEXT_CHARS, cut
+
+    text = "the migration failed again " * 400
+    kept = cut(text)
+    assert len(kept) < len(text)
+    assert kept.startswith("the migration failed again")
+    assert kept.endswith(f"[...{len(text.strip()) - len(kept.split(' [...')[0])} characters cut]")
+    assert len(kept.split(" [...")[0]) <= MAX_TEXT_CHARS
+    # nothing for the screens to undo: the secret scanner scans no normalised copy of a cut piece
+    assert kept.isascii()
+    assert unicodedata.is_normalized("NFKC", kept)
+    assert cut("short text") == "short text"
