@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ee.model import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SPEEDS
+from ee.model import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SPEEDS, TRUST_CLASSES
 from ee.policy.feedback import SIGNALS
 
 if TYPE_CHECKING:
@@ -67,6 +67,12 @@ OPERATIONS: dict[str, Operation] = {
         Operation("search", ("query", "query_notes", "min_relevance"), "search:SearchResult"),
         Operation("context", ("query", "query_notes", "quotas", "min_relevance"), "pack:Pack"),
         Operation("why", ("memory_id", "query_text", "as_of", "profile"), "why:Explanation"),
+        Operation("memory_show", ("memory_id", "as_of"), "memory:MemoryView"),
+        Operation(
+            "memory_list",
+            ("level", "kind", "tags", "limit", "agent", "trust", "since", "quarantined"),
+            "memory:MemoryList",
+        ),
         Operation("memory_history", ("memory_id",), "memory:MemoryHistory"),
     )
 }
@@ -529,6 +535,36 @@ COMMANDS: dict[str, Command] = {
                 ),
                 replace(TAGS_ALL, help="Only memories with this tag (repeatable: all must match)."),
                 Param("limit", "integer", "At most this many memories.", flag="--limit", minimum=1),
+                Param(
+                    "agent",
+                    "text",
+                    "Only memories this agent wrote (not reviewed since).",
+                    flag="--agent",
+                    metavar="NAME",
+                    describe="Only memories this agent wrote and no person has reviewed since.",
+                ),
+                Param(
+                    "trust",
+                    "text",
+                    "Only memories ee grants this trust class.",
+                    flag="--trust",
+                    choices=TRUST_CLASSES,
+                ),
+                Param(
+                    "since",
+                    "text",
+                    "Only memories created at or after TIME (RFC 3339).",
+                    flag="--since",
+                    metavar="TIME",
+                ),
+                Param(
+                    "quarantined",
+                    "switch",
+                    "Only memories the injection guard quarantines.",
+                    flag="--quarantined",
+                    describe="Only memories the injection guard quarantines (instruction-like text from an "
+                    "agent or another non-human source).",
+                ),
             ),
         ),
         Command(

@@ -156,15 +156,21 @@ def _why(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _memory_show(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    _memory, data = ws.show(args["memory_id"], args.get("as_of"))
-    return data, []
+    return _split(ws.memory_show(args["memory_id"], args.get("as_of")))
 
 
 def _memory_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    _memories, data, degraded = ws.listing(
-        level=args.get("level"), kind=args.get("kind"), tag=args.get("tags", ()), limit=args.get("limit")
+    listed = ws.memory_list(
+        level=args.get("level"),
+        kind=args.get("kind"),
+        tags=args.get("tags", ()),
+        limit=args.get("limit"),
+        agent=args.get("agent"),
+        trust=args.get("trust"),
+        since=args.get("since"),
+        quarantined=bool(args.get("quarantined")),
     )
-    return data, list(degraded)
+    return _split(listed)
 
 
 def _memory_history(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
