@@ -237,6 +237,17 @@ SPEED = Param(
     describe="instant (lexical only, fastest), default, or quality (larger candidate pools).",
 )
 LEVEL = Param("level", "text", None, flag="--level", choices=LEVELS, describe="Only memories of this level.")
+MIN_RELEVANCE = Param(
+    "min_relevance",
+    "number",
+    "Drop hits whose calibrated relevance is below R ([query] min_relevance, 0.8; 0 = off).",
+    flag="--min-relevance",
+    metavar="R",
+    minimum=0.0,
+    maximum=1.0,
+    describe="Drop results whose calibrated relevance is below this (default: the workspace's [query] "
+    "min_relevance, 0.8; 0 turns the floor off).",
+)
 
 
 def query_document(what: str, shown: str) -> Param:
@@ -305,6 +316,38 @@ COMMANDS: dict[str, Command] = {
                 FIELDS_PARAM,
                 replace(EXPLAIN, help="Add each item's selection trace and standing."),
                 replace(AS_OF, help="Pack the memories as they were then."),
+                MIN_RELEVANCE,
+                Param(
+                    "for_staged",
+                    "switch",
+                    "Pack for the staged change (its paths and added code).",
+                    flag="--for-staged",
+                    describe="Pack for the change staged in git (its paths and added code), not a task.",
+                ),
+                Param(
+                    "for_paths",
+                    "switch",
+                    "Pack for the paths given as arguments (TASK… are paths).",
+                    flag="--for-paths",
+                    describe="The task is file paths (space-separated): pack for the code at those paths.",
+                ),
+                Param(
+                    "for_branch",
+                    "switch",
+                    "Pack for the branch (its name and recent commit subjects).",
+                    flag="--for-branch",
+                    describe="Pack for the current git branch (its name and recent commit subjects), "
+                    "instead of a task.",
+                ),
+                Param(
+                    "for_session",
+                    "switch",
+                    "Pack for a session's start: the project's rules, conventions, commands and "
+                    "anti-patterns, on any branch (no relevance floor unless --min-relevance).",
+                    flag="--for-session",
+                    describe="Pack for a session's start: the project's rules, conventions, commands and "
+                    "anti-patterns (no task; no relevance floor unless min_relevance).",
+                ),
             ),
         ),
         Command(
@@ -348,6 +391,7 @@ COMMANDS: dict[str, Command] = {
                 FIELDS_PARAM,
                 replace(EXPLAIN, help="Add matched terms and the full standing to each hit."),
                 replace(AS_OF, help="Search the memories as they were then."),
+                MIN_RELEVANCE,
             ),
         ),
         Command(

@@ -101,17 +101,29 @@ def _search(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         fields=args.get("fields"),
         speed=args.get("speed"),
     )
-    return _split(ws.search(query))
+    return _split(ws.search(query, args.get("min_relevance")))
 
 
 def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    from ee.query.document import from_arguments, with_options
+    from ee.hooks.tasks import task_query
+    from ee.query.document import with_options
 
     quotas, profile = args.get("quota") or None, args.get("profile")
     if quotas and profile not in (None, "custom"):
         raise UsageError(f"quota applies to the custom profile, not {profile}", "drop profile or use custom")
+    sources = {
+        name: bool(args.get(name)) for name in ("for_staged", "for_paths", "for_branch", "for_session")
+    }
+    floor = args.get("min_relevance")
+    if any(sources.values()) and "query" not in args:
+        # (the task's words: paths for for_paths, one task otherwise; a for_* source takes none)
+        task = args.get("task", "")
+        words = task.split() if sources["for_paths"] else [task] if task else []
+        query, floor = task_query(ws.root, words, floor, **sources)
+    else:
+        query = _document(args, "task") or task_query(ws.root, [args["task"]], floor)[0]
     query = with_options(
-        _document(args, "task") or from_arguments(args["task"]),
+        query,
         mode=args.get("mode"),
         tags=args.get("tags"),
         speed=args.get("speed"),
@@ -121,7 +133,7 @@ def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         explain=True if args.get("explain") else None,
         as_of=args.get("as_of"),
     )
-    return _split(ws.context(query, quotas))
+    return _split(ws.context(query, quotas, floor))
 
 
 def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
