@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ee.results.search import SearchResult
+    from ee.workspace import Workspace
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -413,24 +414,36 @@ def commit_msg(hook: Hook) -> int:
     return 0
 
 
-def served_check(root: str, name: str, paths: list[str], added: str) -> dict[str, Any]:
-    """The part of a warm hook that the user's server runs, over the staged change the hook read: the
-    same code as the hook's own run, so the answer is the same. ``{"code", "said", "memories"}``: for
-    pre-commit, :func:`check_change`'s exit code (0 or :data:`BLOCKED`) and what it says on stderr; for
-    prepare-commit-msg, the :func:`message_memories` as (id, title) pairs (an in-process search here:
-    this process is the server, and its index is warm)."""
+def served_check(ws: Workspace, name: str, paths: list[str], added: str) -> dict[str, Any]:
+    """The part of a warm hook that the user's server runs on its own ``Workspace`` of the hook's folder,
+    over the staged change the hook read: the same code as the hook's own run, so the answer is the same.
+    ``{"code", "said", "memories"}``: for pre-commit, :func:`check_change`'s exit code (0 or
+    :data:`BLOCKED`) and what it says on stderr; for prepare-commit-msg, the :func:`message_memories` as
+    (id, title) pairs (an in-process search here: this process is the server, and its index is warm).
+
+    The index view is ``ws``'s, opened as every served operation opens it: the view the server keeps for
+    the workspace, without a stat pass when its watcher proved nothing changed (:mod:`ee.serve.watch`).
+    The table is checked against that view, not against the manifest: the manifest lags the files until
+    the watcher's next update, and a memory written just before the commit was missed.
+
+    Why this is the hook's own request (``hook_check``) and not a ``Workspace`` operation: the hook
+    table and its matching (:mod:`ee.hooks.risks`) and a change's query words (:mod:`ee.hooks.gitinfo`)
+    live in the hooks, a front end above the façade; a ``Workspace.hook_check`` would import them
+    upwards. The request travels as every operation does (:func:`ee.serve.client.call`, the same
+    checks of protocol, version, workspace and arguments) and is answered over the same kept view."""
+    from ee.index.view import open_index
+
+    root = str(ws.root)
     hook = Hook(name, [], root, root, warm=False)
     hook.said = []
+    view = open_index(ws)
     if name == "pre-commit":
-        # The table is checked against an index view opened here (at no cost when nothing changed), not
-        # against the manifest: the manifest lags the files until the watcher's next update, and a memory
-        # written just before the commit was missed.
-        generation = open_view(hook).manifest.get("generation")
-        code = check_change(hook, paths, added, generation)
+        code = check_change(hook, paths, added, view.manifest.get("generation"))
         return {"code": code, "said": hook.said, "memories": []}
     if name != "prepare-commit-msg":
         raise ValueError(f"no served check for {name}")
-    return {"code": 0, "said": [], "memories": [list(pair) for pair in message_memories(hook, paths, added)]}
+    found = message_memories(hook, paths, added, view)
+    return {"code": 0, "said": [], "memories": [list(pair) for pair in found]}
 
 
 # ------------------------------------------------------------------------------------------ post-* hooks
