@@ -360,20 +360,18 @@ def open_view(hook: Hook) -> Any:
 
 
 def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> SearchResult:
-    """The search of :func:`message_query` in this process, over ``view`` (else the index opened now)."""
-    from ee.query.engine import run_search
-    from ee.results.search import SearchResult
+    """The search of :func:`message_query` in this process, over ``view`` (else the index opened now):
+    the memories :func:`ee.query.search` finds (the one place that reads the relevance floor and the
+    redaction policy of the workspace), without session evidence (a commit message names memories)."""
+    from pathlib import Path
 
-    query = message_query(text, limit)
-    # As ee.query.search runs it (with the workspace's relevance floor).
-    data = run_search(
-        view or open_view(hook),
-        query,
-        None,
-        bool(hook.setting("redaction.allow_bypass")),
-        float(hook.setting("query.min_relevance")),
-    )
-    return SearchResult.from_json(data)
+    from ee.query import search
+    from ee.results.search import SearchResult
+    from ee.workspace import Workspace
+
+    ws = Workspace(Path(hook.root))
+    views: dict[str | None, tuple[Any, Any]] | None = {None: (view, None)} if view is not None else None
+    return SearchResult.from_json(search(ws, message_query(text, limit), None, views))
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:
