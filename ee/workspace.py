@@ -47,6 +47,7 @@ from ee.store.ids import new_id, now_text
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ee.index.freshness import SyncReport as IndexReport
     from ee.index.view import Hold
     from ee.model import Problem, Progress
     from ee.ops.sync import SyncReport
@@ -619,6 +620,21 @@ class Workspace:
 
         versions = history(self, memory_id)
         return MemoryHistory.from_json({"id": memory_id, "versions": [v.to_dict() for v in versions]})
+
+    # ------------------------------------------------------------------------------------ the index
+
+    def index_status(self) -> dict[str, Any]:
+        """ready / stale / missing / corrupt, with counts, model and generation (``ee index status``;
+        changes nothing)."""
+        from ee.index.view import status
+
+        return status(self)
+
+    def rebuild_index(self, progress: Progress | None = None) -> tuple[IndexReport, Sequence[dict[str, Any]]]:
+        """The index built again from the memory files (``ee index rebuild``; the derived cache is reused)."""
+        from ee.index.view import rebuild
+
+        return rebuild(self, progress=progress)
 
     # ------------------------------------------------------------------- bulk, team and health (ee/ops)
 
