@@ -330,7 +330,8 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
         else:
             found = search_here(hook, text, MESSAGE_HITS, view)
         for hit in found.hits:
-            chosen.setdefault(hit.id, hit.title)
+            if hit.type == "memory":  # (session evidence may rank among them: a message names memories)
+                chosen.setdefault(hit.id, hit.title)
     return list(chosen.items())[:MESSAGE_HITS]
 
 
@@ -361,17 +362,14 @@ def open_view(hook: Hook) -> Any:
 
 def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> SearchResult:
     """The search of :func:`message_query` in this process, over ``view`` (else the index opened now):
-    the memories :func:`ee.query.search` finds (the one place that reads the relevance floor and the
-    redaction policy of the workspace), without session evidence (a commit message names memories)."""
+    ``Workspace.search``, as the server's ``search`` operation answers it, so a warm and a cold hook
+    find the same hits."""
     from pathlib import Path
 
-    from ee.query import search
-    from ee.results.search import SearchResult
     from ee.workspace import Workspace
 
-    ws = Workspace(Path(hook.root))
-    views: dict[str | None, tuple[Any, Any]] | None = {None: (view, None)} if view is not None else None
-    return SearchResult.from_json(search(ws, message_query(text, limit), None, views))
+    views: dict[str | None, Any] | None = {None: (view, None)} if view is not None else None
+    return Workspace(Path(hook.root)).search(message_query(text, limit), None, views)
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:
