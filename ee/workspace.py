@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ee.query.document import Query
     from ee.query.standing import Standing
     from ee.results.memory import MemoryHistory, MemoryList, MemoryView
+    from ee.results.outcome import OutcomeReport
     from ee.results.pack import Pack
     from ee.results.search import SearchResult
     from ee.results.sessions import Session, SessionEvidence
@@ -493,11 +494,12 @@ class Workspace:
 
     def outcome(
         self, memory_id: str, signal: str, reason: str | None = None, actor: Actor | None = None
-    ) -> dict[str, Any]:
+    ) -> OutcomeReport:
         """Record that a memory helped or hurt: one feedback event, one commit (``ee outcome``)."""
         from ee.ops.feedback import record_outcome
+        from ee.results.outcome import OutcomeReport
 
-        return record_outcome(self, memory_id, signal, reason, actor)
+        return OutcomeReport.from_json(record_outcome(self, memory_id, signal, reason, actor))
 
     def memory_show(self, memory_id: str, as_of: str | None = None) -> MemoryView:
         """One memory as ``ee memory show`` reports it (served warm): secrets masked, ``trust`` the class

@@ -158,8 +158,8 @@ def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    data = ws.outcome(args["memory_id"], args["signal"], args.get("reason"), _actor(args, agent))
-    return data, ws.branch_notes()
+    report = ws.outcome(args["memory_id"], args["signal"], args.get("reason"), _actor(args, agent))
+    return report.to_json(), ws.branch_notes()
 
 
 def _why(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
