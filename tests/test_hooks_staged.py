@@ -295,3 +295,20 @@ def test_a_loaded_table_is_decoded_again_only_once_replaced(tmp_path: Path) -> N
     assert (again["generation"], again["rows"]) == ("gen-third", first["rows"])
     (repo / ".ee/hooks/table.marshal").write_bytes(b"torn")
     assert risks.load_table(repo) is None
+
+
+def test_the_commit_message_names_memories_never_session_evidence(tmp_path: Path) -> None:
+    """The message's search is ``Workspace.search`` (as the server's ``search`` answers a warm hook), which
+    merges session evidence: the message keeps the memories only, warm or cold alike."""
+    repo = workspace(tmp_path)
+    transcript = tmp_path / "transcripts" / "claude-code.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_bytes((Path(__file__).parent / "fixtures/transcripts/claude-code.jsonl").read_bytes())
+    ws = Workspace(repo)
+    ws.import_sessions([transcript])
+    hook = run.Hook("prepare-commit-msg", [], str(repo), str(repo), warm=False)
+    found = run.search_here(hook, "alembic migrations", run.MESSAGE_HITS)
+    assert any(hit.type == "evidence" for hit in found.hits)  # (so the case is real)
+    chosen = run.message_memories(hook, ["db/alembic_migrations.sql"], "alembic migrations\n")
+    assert chosen
+    assert all(memory_id.startswith("mem_") for memory_id, _title in chosen)
