@@ -264,22 +264,34 @@ def test_a_broken_model_file_is_a_model_error_with_its_repair(tmp_path: Path) ->
 
 def test_a_memorys_vector_keeps_its_opening_and_has_no_kind_label(tinycalc: Path) -> None:
     """A memory is embedded as its tags and body (``transformer_text``: no kind label), as the sum of its
-    whole text's vector and its first LEAD_WORDS words' (``encode_documents``); a text of at most
-    LEAD_WORDS words is its own lead. The cached vector of a real memory is exactly that."""
+    whole text's vector and its lead's: the graph's second output, pooled in the same run over [CLS] and
+    the tokens of its first LEAD_WORDS words (``encode_documents``); a text of at most LEAD_WORDS words is
+    its own lead. The cached vector of a real memory is exactly that."""
     import numpy as np
 
     from ee.index.derive import transformer_text
-    from ee.index.tokenize import LEAD_WORDS, lead
-    from ee.index.transformer import load_transformer
+    from ee.index.tokenize import lead
+    from ee.index.transformer import LEAD_WORDS, load_transformer
 
     model = load_transformer()
     long_text = " ".join(f"word{n}" for n in range(LEAD_WORDS + 20)) + " the square root of a negative number"
     short_text = "the square root of a negative number"
-    both = model.encode([long_text]) + model.encode([lead(long_text, LEAD_WORDS)])
+    ids = model.tokenizer.encode(long_text).ids
+    # The lead's tokens, counted independently: the lead encoded alone, less its closing [SEP].
+    lead_tokens = len(model.tokenizer.encode(lead(long_text, LEAD_WORDS)).ids) - 1
+    assert 1 < lead_tokens < len(ids) - 1
+    row = np.asarray([ids], dtype=np.int64)
+    lead_mask = np.zeros_like(row)
+    lead_mask[0, :lead_tokens] = 1
+    whole, first = model.session.run(
+        None, {"input_ids": row, "attention_mask": np.ones_like(row), "lead_mask": lead_mask}
+    )
+    both = whole + first
     expected = both / np.linalg.norm(both, axis=1, keepdims=True)
     got = model.encode_documents([long_text, short_text])
     assert np.allclose(got[0], expected[0], atol=1e-6)
-    assert not np.allclose(got[0], model.encode([long_text])[0], atol=1e-3)  # the lead counts
+    assert np.allclose(whole[0], model.encode([long_text])[0], atol=1e-6)
+    assert not np.allclose(got[0], whole[0], atol=1e-3)  # the lead counts
     assert got[1].tobytes() == model.encode([short_text])[0].tobytes()
     assert transformer_text("body", ["math", "sqrt"]) == "math sqrt\nbody"
     assert transformer_text("body", []) == "body"
