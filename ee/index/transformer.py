@@ -166,14 +166,11 @@ def _lead_mask(text: str, encoding: Any) -> Any | None:
     ends = [m.end() for m, _ in zip(re.finditer(r"\S+", text), range(LEAD_WORDS + 1), strict=False)]
     if len(ends) <= LEAD_WORDS:
         return None
-    mask = np.ones((1, len(encoding.ids)), dtype=np.int64)
-    cut = ends[LEAD_WORDS - 1]
-    for i, ((start, _end), special) in enumerate(
-        zip(encoding.offsets, encoding.special_tokens_mask, strict=True)
-    ):
-        if (special and i > 0) or (not special and start >= cut):
-            mask[0, i] = 0
-    return mask
+    starts = np.fromiter((start for start, _end in encoding.offsets), dtype=np.int64)
+    special = np.asarray(encoding.special_tokens_mask, dtype=bool)
+    mask = (starts < ends[LEAD_WORDS - 1]) & ~special
+    mask[0] = True  # [CLS]
+    return mask.astype(np.int64)[np.newaxis, :]
 
 
 _LOADED: dict[str, Transformer] = {}  # folder key → loaded model: a long-lived process loads it once
