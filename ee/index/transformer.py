@@ -56,7 +56,7 @@ TRANSFORMER_NAME = "minilm-l6-v2-onnx-int8"
 DEFAULT_TRANSFORMER_DIR: Path = Path(__file__).resolve().parent.parent / "models" / TRANSFORMER_NAME
 BATCH = 8  # texts embedded between two time checks (and one cache write)
 THREADS = 2  # texts run at once, each on one onnxruntime thread (see Transformer.encode)
-# A store larger than this keeps the static arm: embedding it takes minutes (~120 memories/s), and
+# A store larger than this keeps the static arm: embedding it takes minutes (~150 memories/s), and
 # its cosines cost a served query more than the static ones (bench/README.md, "transformer arm").
 DEFAULT_MAX_MEMORIES = 50_000
 PENDING = "transformer-pending"  # a generation whose vectors the cache did not hold, checked once
@@ -67,8 +67,8 @@ DOCUMENT_RECIPE = "tags+body:whole+pooled-lead16"
 # The words of a memory's opening whose tokens the graph pools into the lead's vector (its second
 # output, from the same run as the whole text's). Fewer than the static model's LEAD_WORDS (24): these
 # tokens have read the whole text, so a shorter opening is enough. Semantic-only R@10 / MRR@10 on the
-# development set with 12, 16, 24, 32, 48 words: 0.614 / 0.358, 0.613 / 0.360, 0.599 / 0.349,
-# 0.597 / 0.349, 0.592 / 0.339 (bench/README.md, "stop 40").
+# development set (exact cosine ranking) with 12, 16, 24, 32, 48 words: 0.614 / 0.358,
+# 0.613 / 0.360, 0.599 / 0.349, 0.597 / 0.349, 0.592 / 0.339 (bench/README.md, "stop 40").
 LEAD_WORDS = 16
 # The files whose bytes make a model's vectors: the graph, the tokenizer and the configuration that
 # sets the truncation. All three are in the model's identity (the id, the cheap key).
@@ -106,7 +106,7 @@ class Transformer:
         :data:`LEAD_WORDS` words in the same run, so it costs nothing more than the whole text's (it is
         not the vector of the lead encoded alone: those tokens have read the rest of the text). On the
         development set semantic-only recall@10 / MRR@10 rose from 0.583 / 0.335 (whole text) to
-        0.613 / 0.360 (bench/README.md, "stop 40"). A text of at most LEAD_WORDS words is its own lead
+        0.612 / 0.360 (bench/README.md, "stop 40"). A text of at most LEAD_WORDS words is its own lead
         (its vector is the whole text's). Queries use :meth:`encode`."""
         return self._run(texts, lead=True)
 
