@@ -614,3 +614,54 @@ def test_a_long_turn_is_cut_with_an_ascii_statement_the_screens_need_not_normali
     assert kept.isascii()
     assert unicodedata.is_normalized("NFKC", kept)
     assert cut("short text") == "short text"
+
+
+def test_forcing_another_format_on_an_imported_file_is_refused_and_keeps_its_evidence(
+    ws: Workspace, cli: Any
+) -> None:
+    path = _copy(ws, "messages.json")
+    assert cli("import", "session", str(path)).code == 0
+    before = [e.id for e in ws.session("ci-chat-1").evidence]
+    assert before
+    again = cli("import", "session", str(path), "--format", "codex", "--json")
+    assert again.code == 4
+    error = again.data["errors"][0]
+    assert str(path) in error["message"]
+    assert "messages" in error["message"]
+    assert "ee sessions forget ci-chat-1" in error["repair"]
+    assert [e.id for e in ws.session("ci-chat-1").evidence] == before  # nothing lost
+    # the format it was imported as, forced again: unchanged
+    same = cli("import", "session", str(path), "--format", "messages", "--json")
+    assert same.code == 0
+    assert same.data["files"][0]["status"] == "unchanged"
+
+
+def test_a_forced_format_that_reads_nothing_of_a_file_is_an_error(ws: Workspace, cli: Any) -> None:
+    path = _copy(ws, "claude-code.jsonl")
+    result = cli("import", "session", str(path), "--format", "codex", "--json")
+    assert result.code == 4
+    error = result.data["errors"][0]
+    assert f"{path}: not a codex transcript" in error["message"]
+    assert "--format" in error["repair"]
+    assert ws.sessions() == ()
+    # the right format forced, or none: it imports
+    assert cli("import", "session", str(path), "--format", "claude-code").code == 0
+    assert ws.sessions()
+
+
+def test_an_unchanged_file_reports_its_session(ws: Workspace, cli: Any) -> None:
+    path = ws.root.parent / "transcripts" / "pairing-notes.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        {"role": "user", "content": "We use structlog for logging."},
+        {"role": "assistant", "content": "OK."},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    first = cli("import", "session", str(path), "--json").data["files"][0]
+    again = cli("import", "session", str(path), "--json").data["files"][0]
+    assert first["session_id"] == "pairing-notes"
+    assert again["status"] == "unchanged"
+    assert again["session_id"] == "pairing-notes"
+    human = cli("import", "session", str(path), "--human")
+    assert "(session pairing-notes)" in human.out
+    assert "None" not in human.out

@@ -18,7 +18,7 @@ from typing import Any
 from ee.errors import EeError, PolicyError
 from ee.sessions import store
 from ee.sessions.evidence import exchanges, index_text, pieces
-from ee.sessions.read import read_transcript
+from ee.sessions.read import TranscriptError, read_transcript
 
 
 def _digest(path: Path, length: int) -> str:
@@ -48,15 +48,18 @@ def import_file(
     prior = store.transcript(db, key)
     start, first_index, state, grown = 0, 0, {}, False
     if prior is not None:
+        if fmt is not None and fmt != prior["format"]:
+            # (read again as another format, its evidence would be dropped for what that format reads)
+            raise TranscriptError(
+                f"{key}: imported before as {prior['format']}, not {fmt}",
+                f"import it without --format, or forget it first (ee sessions forget {prior['session_id']}) "
+                f"and import it again with --format {fmt}",
+                {"path": key, "format": prior["format"]},
+            )
         size = path.stat().st_size
         same = size >= prior["offset"] and _digest(path, prior["offset"]) == prior["digest"]
-        if same and size == prior["size"] and (fmt is None or fmt == prior["format"]):
-            return {
-                "path": key,
-                "status": "unchanged",
-                "added": 0,
-                "session_id": prior["state"].get("session_id"),
-            }
+        if same and size == prior["size"]:
+            return {"path": key, "status": "unchanged", "added": 0, "session_id": prior["session_id"]}
         if same:
             start, first_index, state, grown = prior["last_start"], prior["last_turn"], prior["state"], True
     read = read_transcript(

@@ -89,12 +89,21 @@ def read_transcript(
     else:
         records, taken, next_line = _lines(shown, data, state.get("line", 1), start)
         end = start + taken
+    forced = fmt is not None and start == 0
     if fmt is None:
         fmt = state.get("format") or detect(shown, [r for _l, _o, r in records])
     if fmt not in FORMATS:
         raise UsageError(f"unknown transcript format {fmt!r}", f"use one of: {', '.join(FORMATS)}")
     state["format"] = fmt
     module = reader(fmt)
+    if forced and records and not any(module.looks_like(r) for _l, _o, r in records):
+        # (a format forced on a file it does not fit reads nothing of it: say so, as detection does)
+        raise TranscriptError(
+            f"{shown}: not a {fmt} transcript (no line of it reads as one)",
+            f"import it without --format (ee detects the format), or force the one it is in: "
+            f"--format {'|'.join(FORMATS)}",
+            {"path": shown, "format": fmt},
+        )
     turns = []
     when = _mtime_text(mtime)
     index = first_index
