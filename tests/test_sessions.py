@@ -665,3 +665,16 @@ def test_an_unchanged_file_reports_its_session(ws: Workspace, cli: Any) -> None:
     human = cli("import", "session", str(path), "--human")
     assert "(session pairing-notes)" in human.out
     assert "None" not in human.out
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"), [("max_file_bytes", "0"), ("max_file_bytes", "-5"), ("retention_days", "-1")]
+)
+def test_a_session_setting_out_of_range_is_a_configuration_error(
+    ws: Workspace, cli: Any, setting: str, value: str
+) -> None:
+    (ws.root / ".ee/config.toml").write_text(f"[sessions]\n{setting} = {value}\n", encoding="utf-8")
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert result.code == 3
+    assert f"[sessions] {setting} = {value}" in result.json["error"]["message"]
+    assert ws.sessions() == ()
