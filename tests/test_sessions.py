@@ -678,3 +678,37 @@ def test_a_session_setting_out_of_range_is_a_configuration_error(
     assert result.code == 3
     assert f"[sessions] {setting} = {value}" in result.json["error"]["message"]
     assert ws.sessions() == ()
+
+
+def test_a_candidate_sentence_is_not_cut_at_a_dot_inside_a_word(ws: Workspace) -> None:
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions import store
+    from ee.sessions.candidates import extract
+
+    path = ws.root.parent / "transcripts" / "deploy.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        {"role": "user", "content": "Decided to deploy on Fly.io instead of Heroku. We'll use Python 3.12."},
+        {"role": "assistant", "content": "OK, I added fly.toml for the deploy."},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ws.import_sessions([path])
+    with store.connect(ws.root) as db:
+        assert db is not None
+        evidence = store.of_session(db, "deploy")
+    bodies = {c.new_memory.body for c in extract(evidence) if c.new_memory is not None}
+    assert bodies == {"Decided to deploy on Fly.io instead of Heroku.", "We'll use Python 3.12."}
+
+
+def test_an_error_fixed_within_one_exchange_lists_its_evidence_once(ws: Workspace) -> None:
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions import store
+    from ee.sessions.candidates import extract
+
+    ws.import_sessions([_copy(ws, "claude-code.jsonl")])
+    with store.connect(ws.root) as db:
+        assert db is not None
+        evidence = store.of_session(db, "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
+    for candidate in extract(evidence):
+        refs = [ref.ref for ref in candidate.evidence]
+        assert len(refs) == len(set(refs)), candidate.title
