@@ -712,3 +712,15 @@ def test_an_error_fixed_within_one_exchange_lists_its_evidence_once(ws: Workspac
     for candidate in extract(evidence):
         refs = [ref.ref for ref in candidate.evidence]
         assert len(refs) == len(set(refs)), candidate.title
+
+
+def test_sessions_show_on_a_screen_marks_a_side_chain(ws: Workspace, cli: Any) -> None:
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    session = "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    shown = cli("sessions", "show", session, "--json").data["evidence"]
+    side = [e["id"] for e in shown if "sidechain" in e["flags"]]
+    assert side  # the fixture has a sub-agent's side chain
+    human = cli("sessions", "show", session, "--human").out
+    heads = [line for line in human.splitlines() if line.startswith("ev_")]
+    assert len(heads) == len(shown)
+    assert all(("[sidechain]" in head) == (head.split()[0] in side) for head in heads)

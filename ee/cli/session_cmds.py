@@ -144,7 +144,8 @@ def show_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
         out = []
         for e in found.evidence:
             p = e.provenance
-            out.append(f"{e.id}  {p['file_name']} turn {p['turn']}  {p['time']}\n{e.text}\n")
+            marks = f"  [{', '.join(e.flags)}]" if e.flags else ""  # (a sub-agent's, masked, quarantined)
+            out.append(f"{e.id}  {p['file_name']} turn {p['turn']}  {p['time']}{marks}\n{e.text}\n")
         return "\n".join(out)
 
     Output(as_json).emit(found.to_json(), human)
