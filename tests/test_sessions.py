@@ -724,3 +724,23 @@ def test_sessions_show_on_a_screen_marks_a_side_chain(ws: Workspace, cli: Any) -
     heads = [line for line in human.splitlines() if line.startswith("ev_")]
     assert len(heads) == len(shown)
     assert all(("[sidechain]" in head) == (head.split()[0] in side) for head in heads)
+
+
+def test_a_harness_folder_without_this_workspaces_transcripts_is_said(ws: Workspace, cli: Any) -> None:
+    where = str(ws.root.resolve())
+    folder = Path.home() / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
+    result = cli("import", "session", "--claude-code", "--codex", "--json")
+    assert result.code == 0, result.err
+    assert result.data["files"] == []
+    notes = result.json["degraded"]
+    assert [d["code"] for d in notes] == ["no_transcripts", "no_transcripts"]
+    assert str(folder) in notes[0]["message"]
+    assert "~/.codex/sessions" in notes[1]["message"]
+    human = cli("import", "session", "--claude-code", "--human")
+    assert f"no Claude Code transcript of this workspace in {folder}" in human.err
+    # evidence pruned by the retention setting is said on a screen too
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    old = ws.root.parent / "old.json"
+    old.write_text(json.dumps([{"role": "user", "content": "We chose Flask.", "timestamp": "2001-01-01"}]))
+    said = cli("import", "session", str(old), "--human").out
+    assert "1 pruned (older than [sessions] retention_days)" in said

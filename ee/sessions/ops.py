@@ -103,7 +103,7 @@ def harness_transcripts(harness: str, root: Path, home: Path | None = None) -> l
     home = home or Path(os.path.expanduser("~"))
     where = str(root.resolve())
     if harness == "claude-code":
-        folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
+        folder = claude_code_folder(root, home)
         return sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
     found = []
     for path in sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl")):
@@ -113,6 +113,13 @@ def harness_transcripts(harness: str, root: Path, home: Path | None = None) -> l
         if cwd is not None and (cwd == where or cwd.startswith(where + os.sep)):
             found.append(path)
     return found
+
+
+def claude_code_folder(root: Path, home: Path | None = None) -> Path:
+    """Where Claude Code keeps the transcripts of sessions started in ``root``: ``~/.claude/projects/``
+    and the folder's path with every character but letters and digits as ``-``."""
+    home = home or Path(os.path.expanduser("~"))
+    return home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(root.resolve()))
 
 
 def codex_cwd(path: Path) -> str | None:
