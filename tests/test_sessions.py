@@ -744,3 +744,22 @@ def test_a_harness_folder_without_this_workspaces_transcripts_is_said(ws: Worksp
     old.write_text(json.dumps([{"role": "user", "content": "We chose Flask.", "timestamp": "2001-01-01"}]))
     said = cli("import", "session", str(old), "--human").out
     assert "1 pruned (older than [sessions] retention_days)" in said
+
+
+def test_a_transcript_only_begun_is_left_for_the_next_import(ws: Workspace, cli: Any) -> None:
+    folder = ws.root.parent / "transcripts"
+    folder.mkdir()
+    begun = folder / "begun.jsonl"
+    line = json.dumps({"type": "user", "sessionId": "s-begun", "message": {"role": "user", "content": "Hi"}})
+    begun.write_text(line[:30], encoding="utf-8")  # its first line still being written
+    empty = folder / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")  # created, nothing written yet
+    result = cli("import", "session", str(begun), str(empty), "--json")
+    assert result.code == 0, result.out
+    assert [(f["status"], f["added"]) for f in result.data["files"]] == [("pending", 0), ("pending", 0)]
+    assert result.data["files"][0]["pending_bytes"] == 30
+    begun.write_text(line + "\n", encoding="utf-8")  # the line is whole now: it is read
+    again = cli("import", "session", str(begun), "--json")
+    assert again.code == 0
+    assert again.data["files"][0]["status"] == "new"
+    assert [s.session_id for s in ws.sessions()] == ["s-begun"]

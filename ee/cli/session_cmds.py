@@ -103,7 +103,8 @@ def import_session_cmd(
 
 def _import_human(report: dict[str, Any]) -> str:
     lines = [
-        f"{f['path']}: {f['status']}, {f['added']} new piece(s) of evidence (session {f.get('session_id')})"
+        f"{f['path']}: {f['status']}, {f['added']} new piece(s) of evidence"
+        + (f" (session {f['session_id']})" if f.get("session_id") else " (no whole line yet)")
         for f in report["files"]
     ]
     lines += [

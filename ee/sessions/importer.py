@@ -65,6 +65,9 @@ def import_file(
     read = read_transcript(
         path, fmt=fmt, start=start, first_index=first_index, state=state, max_bytes=max_bytes
     )
+    if not read.format:  # (not a line whole yet: nothing stored, the next import reads it from the start)
+        pending = read.size - read.end
+        return {"path": key, "status": "pending", "added": 0, "session_id": None, "pending_bytes": pending}
     groups = exchanges(list(read.turns))
     items = [piece for group in groups for piece in pieces(group, key, path.name)]
     tokens = [tokenize(index_text(item)) for item in items]

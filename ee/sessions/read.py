@@ -90,6 +90,11 @@ def read_transcript(
         records, taken, next_line = _lines(shown, data, state.get("line", 1), start)
         end = start + taken
     forced = fmt is not None and start == 0
+    whole = start == 0 and stripped.startswith(b"[")  # (an array is read whole, never partly)
+    begun = not stripped or (b"\n" not in stripped and not data.endswith(b"\n"))
+    if not records and not whole and not state.get("format") and begun:
+        # nothing whole yet (an empty file, or its first line still being written): the next import reads it
+        return Read("", path.stem, (), end, size)
     if fmt is None:
         fmt = state.get("format") or detect(shown, [r for _l, _o, r in records])
     if fmt not in FORMATS:
