@@ -763,3 +763,19 @@ def test_a_transcript_only_begun_is_left_for_the_next_import(ws: Workspace, cli:
     assert again.code == 0
     assert again.data["files"][0]["status"] == "new"
     assert [s.session_id for s in ws.sessions()] == ["s-begun"]
+
+
+def test_a_claude_code_transcript_of_snapshots_only_is_a_transcript(ws: Workspace, cli: Any) -> None:
+    path = ws.root.parent / "transcripts" / "3f2a.jsonl"
+    path.parent.mkdir()
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "7c1e",
+        "snapshot": {"messageId": "7c1e", "trackedFileBackups": {}, "timestamp": "2026-11-02T09:00:00Z"},
+        "isSnapshotUpdate": False,
+    }
+    path.write_text(json.dumps(snapshot) + "\n", encoding="utf-8")  # a session opened, nothing asked
+    result = cli("import", "session", str(path), "--json")
+    assert result.code == 0, result.out
+    assert result.data["files"][0]["format"] == "claude-code"
+    assert result.data["files"][0]["added"] == 0

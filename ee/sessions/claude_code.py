@@ -25,7 +25,7 @@ def looks_like(record: dict[str, Any]) -> bool | None:
     kind = record.get("type")
     if kind in TURN_TYPES and isinstance(record.get("message"), dict):
         return True
-    if kind in OTHER_TYPES and ("sessionId" in record or "leafUuid" in record or "uuid" in record):
+    if kind in OTHER_TYPES and any(k in record for k in ("sessionId", "leafUuid", "uuid", "messageId")):
         return True
     return None if kind in OTHER_TYPES else False
 
