@@ -779,3 +779,17 @@ def test_a_claude_code_transcript_of_snapshots_only_is_a_transcript(ws: Workspac
     assert result.code == 0, result.out
     assert result.data["files"][0]["format"] == "claude-code"
     assert result.data["files"][0]["added"] == 0
+
+
+def test_evidence_that_answers_is_not_told_to_rephrase_the_query(ws: Workspace, cli: Any) -> None:
+    ws.remember("The shop service deploys with a blue-green switch on Fridays.")
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    for command in ("search", "context"):
+        result = cli(command, "alembic database migrations", "--json")
+        assert result.code == 0, result.err
+        found = result.data["hits"] if command == "search" else result.data["sections"]
+        assert found  # session evidence answered
+        notes = [d for d in result.json["degraded"] if d["code"] == "no_relevant_memories"]
+        assert notes, command  # (still true of memories, and said)
+        assert "rephrase" not in notes[0]["repair"]
+        assert "ee curate list" in notes[0]["repair"]
