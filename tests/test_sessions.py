@@ -793,3 +793,18 @@ def test_evidence_that_answers_is_not_told_to_rephrase_the_query(ws: Workspace, 
         assert notes, command  # (still true of memories, and said)
         assert "rephrase" not in notes[0]["repair"]
         assert "ee curate list" in notes[0]["repair"]
+
+
+def test_a_memory_accepted_from_a_session_counts_for_it_in_the_eval(ws: Workspace, cli: Any) -> None:
+    queue = pytest.importorskip("ee.curate.queue")
+    from ee.eval.sessions import hit_sessions
+    from ee.query.document import from_arguments
+
+    session = "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    waiting, _problems = queue.pending(ws, "session")
+    fix = next(c for c in waiting if c.new_memory is not None and c.new_memory.kind == "failure")
+    assert cli("curate", "accept", fix.id).code == 0
+    found = ws.search(from_arguments("No module named alembic", limit=10, fields="full"), 0.0)
+    memory = next(h.to_json() for h in found.hits if h.to_json()["type"] == "memory")
+    assert hit_sessions(memory, [session, "another-session"]) == {session}
