@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pytest
 
-from ee import model
+from ee import values
 from ee.cli import cli
 from ee.mcp.mapping import input_schema
 from ee.operations import COMMANDS, Command, Param
@@ -67,17 +67,17 @@ def test_the_tool_schema_allows_what_the_command_line_allows(name: str) -> None:
 
 def test_the_allowed_values_are_the_librarys() -> None:
     """The query document's schema, the pack's profiles and the query's pool sizes know the same values
-    the front ends offer (one list each, in ee.model)."""
+    the front ends offer (one list each, in ee.values)."""
     from ee.pack.profiles import PROFILES
     from ee.query.document import POOL_SCALE
 
     query = load_schema("ee.query.v1")["properties"]
-    assert tuple(query["query"]["properties"]["mode"]["enum"]) == model.MODES
-    assert tuple(query["speed"]["enum"]) == model.SPEEDS == tuple(POOL_SCALE)
-    assert tuple(query["output"]["properties"]["fields"]["enum"]) == model.FIELDS
-    assert tuple(query["output"]["properties"]["profile"]["enum"]) == model.PROFILES
-    assert sorted(query["output"]["properties"]["format"]["enum"]) == sorted(model.FORMATS)
-    assert set(model.PROFILES) == {*PROFILES, "custom"}
+    assert tuple(query["query"]["properties"]["mode"]["enum"]) == values.MODES
+    assert tuple(query["speed"]["enum"]) == values.SPEEDS == tuple(POOL_SCALE)
+    assert tuple(query["output"]["properties"]["fields"]["enum"]) == values.FIELDS
+    assert tuple(query["output"]["properties"]["profile"]["enum"]) == values.PROFILES
+    assert sorted(query["output"]["properties"]["format"]["enum"]) == sorted(values.FORMATS)
+    assert set(values.PROFILES) == {*PROFILES, "custom"}
 
 
 def test_a_value_outside_the_described_choices_is_refused_by_both_front_ends(tmp_path: Any) -> None:
