@@ -7,6 +7,31 @@ run it in-process — when there is no server (after starting one in the backgro
 is served), when the server answers ``fallback``, or on any trouble with the exchange: a served operation
 only reads, so running it again here is always safe. A folder, socket or server of another user is
 reported on stderr and ignored: nothing is sent, and no server is started there.
+
+**Why a served search takes more than 40 ms (issue 32's target, kept with its measured reason).** A served
+``ee search`` is a fresh Python process that parses its arguments with click, sends the request here, and
+renders the answer; the server's part is the smaller one. Measured at the end of stop 39 on the kept 10k
+bench store (2 cores, load 3.5, byte code cached: ``PYTHONDONTWRITEBYTECODE`` unset), medians of 20 fresh
+processes, user + system CPU from ``os.wait4`` / wall (the script: ``bench/README.md``, stop 39):
+
+=================================================================  ==============  ==============
+process                                                            CPU             wall
+=================================================================  ==============  ==============
+``python -c pass`` (the interpreter)                               9 ms            10 ms
+``python -c "import click"``                                       35-38 ms        36-38 ms
+``+ import ee.cli.query_cmds, ee.render.results, …`` (ee's part)    52-59 ms        54-60 ms
+``python -m ee search TASK --json``, served (the whole command)    63-72 ms        81-90 ms
+=================================================================  ==============  ==============
+
+The server's share, from one process calling :func:`call` 60 times in a loop (no interpreter start):
+15 ms of the server's CPU and 17-19 ms wall per search (ranking 10k memories, the transformer arm's query
+encoding, 100 hits with their explanations, JSON both ways); the socket exchange itself is ~1-2 ms. So the
+floor of a served search here is ~36 ms of interpreter and click before ee runs a line, plus ~15 ms of
+server: over 40 ms wall whatever ee imports. What ee itself adds (~15-20 ms of imports: the argument table
+of :mod:`ee.operations`, the result types, the socket; ~10 ms of work: JSON, ``from_json``, rendering) was
+cut where it was not needed (tests/test_startup.py pins what a served read must not import); the rest is the
+one parser and the typed results the design asks for, and no trick (``os._exit``, a second parser, a
+hand-written dataclass) is used to go lower.
 """
 
 from __future__ import annotations
