@@ -10,26 +10,27 @@ reported on stderr and ignored: nothing is sent, and no server is started there.
 
 **Why a served search takes more than 40 ms (issue 32's target, kept with its measured reason).** A served
 ``ee search`` is a fresh Python process that parses its arguments with click, sends the request here, and
-renders the answer; the server's part is the smaller one. Measured at the end of stop 39 on the kept 10k
-bench store (2 cores, load 3.5, byte code cached: ``PYTHONDONTWRITEBYTECODE`` unset), medians of 20 fresh
-processes, user + system CPU from ``os.wait4`` / wall (the script: ``bench/README.md``, stop 39):
+renders the answer; the server's part is the smaller one. ``python -m bench.client_floor DIR/store-10000
+--runs 20`` (the kept 10k bench store; 2026-12-05, stop 39, 2 cores, load 4.1 → 3.7), medians of fresh
+processes, user + system CPU from ``wait4`` / wall:
 
-=================================================================  ==============  ==============
-process                                                            CPU             wall
-=================================================================  ==============  ==============
-``python -c pass`` (the interpreter)                               9 ms            10 ms
-``python -c "import click"``                                       35-38 ms        36-38 ms
-``+ import ee.cli.query_cmds, ee.render.results, …`` (ee's part)    52-59 ms        54-60 ms
-``python -m ee search TASK --json``, served (the whole command)    63-72 ms        81-90 ms
-=================================================================  ==============  ==============
+=============================================================  ========  ========
+process                                                        CPU       wall
+=============================================================  ========  ========
+``python -c pass`` (the interpreter)                           8.6 ms    8.9 ms
+``python -c "import click"``                                   35.2 ms   35.9 ms
+plus the modules a served search imports (ee's own part)       54.2 ms   55.3 ms
+``ee search TASK --json``, served (the whole command)          67.4 ms   85.2 ms
+``ee context TASK --max-tokens 4000 --json``, served           73.5 ms   100.8 ms
+=============================================================  ========  ========
 
-The server's share, from one process calling :func:`call` 60 times in a loop (no interpreter start):
-15 ms of the server's CPU and 17-19 ms wall per search (ranking 10k memories, the transformer arm's query
-encoding, 100 hits with their explanations, JSON both ways); the socket exchange itself is ~1-2 ms. So the
-floor of a served search here is ~36 ms of interpreter and click before ee runs a line, plus ~15 ms of
-server: over 40 ms wall whatever ee imports. What ee itself adds (~15-20 ms of imports: the argument table
-of :mod:`ee.operations`, the result types, the socket; ~10 ms of work: JSON, ``from_json``, rendering) was
-cut where it was not needed (tests/test_startup.py pins what a served read must not import); the rest is the
+The server's share, from one process calling :func:`call` in a loop (no interpreter start): 15.2 ms of the
+server's CPU and 16.5 ms wall per search (ranking 10k memories, the transformer arm's query encoding, 100
+hits with their explanations, JSON both ways: the socket itself is ~1 ms), 25.3 / 26.4 ms per context. So
+the floor of a served search here is ~36 ms of interpreter and click before ee runs a line, plus ~15 ms of
+server: over 40 ms wall whatever ee imports. What ee adds (~19 ms of imports: the argument table of
+:mod:`ee.operations`, the result types, the socket; ~13 ms of work: JSON, ``from_json``, rendering) was cut
+where it was not needed (tests/test_startup.py pins what a served read must not import); the rest is the
 one parser and the typed results the design asks for, and no trick (``os._exit``, a second parser, a
 hand-written dataclass) is used to go lower.
 """
