@@ -182,6 +182,17 @@ def served_ws(ws: Workspace, start: Callable[[Path], Running]) -> Workspace:
         ["why", "mem_a", "alpha rollback", "--as-of", "HEAD", "--json"],
         ["why", "mem_a", "alpha", "--as-of", "HEAD", "--human"],
         ["why", "mem_nope", "--json"],  # an error: the server lets the command report it, same bytes
+        ["memory", "show", "mem_a", "--json"],
+        ["memory", "show", "mem_a", "--human"],
+        ["memory", "show", "mem_a", "--as-of", "HEAD", "--json"],
+        ["memory", "show", "mem_a", "--as-of", "HEAD", "--human"],
+        ["memory", "show", "mem_nope", "--human"],
+        ["memory", "list", "--json"],
+        ["memory", "list", "--human"],
+        ["memory", "list", "--tag", "ci", "--trust", "human_explicit", "--limit", "2", "--human"],
+        ["memory", "list", "--since", "2000-01-01T00:00:00Z", "--json"],
+        ["memory", "list", "--since", "yesterday", "--json"],  # a usage error, reported the same
+        ["memory", "list", "--quarantined", "--human"],
     ],
     ids=lambda args: " ".join(args),
 )
@@ -197,6 +208,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "search": args_of("alpha"),
     "context": {"query": from_arguments("alpha rollback").doc, "quotas": None, "min_relevance": None},
     "why": {"memory_id": "mem_a", "query_text": "alpha", "as_of": "HEAD", "profile": None},
+    "memory_show": {"memory_id": "mem_a", "as_of": None},
+    "memory_list": {"tags": ["ci"], "limit": 2, "agent": None, "trust": None, "quarantined": False},
     "memory_history": {"memory_id": "mem_a"},
 }
 

@@ -25,6 +25,35 @@ if TYPE_CHECKING:
 SESSION_KINDS = ("rule", "convention", "command", "anti-pattern")
 
 
+def task_query(
+    root: Path | None,
+    words: Sequence[str],
+    min_relevance: float | None,
+    *,
+    for_staged: bool = False,
+    for_paths: bool = False,
+    for_branch: bool = False,
+    for_session: bool = False,
+) -> tuple[Query, float | None]:
+    """The query of ``ee context`` (and of the MCP tool ``context``) for a task given as ``words`` or by
+    one of the ``for_*`` sources, and the relevance floor it is packed with: a session's start
+    (:func:`session_query`, of the workspace at ``root``, else of this folder) has none unless
+    ``min_relevance`` says so."""
+    from ee.errors import UsageError
+    from ee.query.document import from_arguments
+
+    if for_session:
+        if words or for_staged or for_paths or for_branch:
+            raise UsageError(
+                "--for-session packs the project's rules: it takes no task nor another --for-…",
+                "drop the others (or drop --for-session)",
+            )
+        floor = 0.0 if min_relevance is None else min_relevance  # (nothing is asked yet)
+        return session_query(root or Path.cwd()), floor
+    task = resolve_task(words, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
+    return from_arguments(task), min_relevance
+
+
 def resolve_task(
     words: Sequence[str],
     *,
