@@ -32,7 +32,7 @@ def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> Sides:
 
     The pairs are found once; a pair's candidate id (a hash) and its decision are looked up only for the
     memories asked about: a pack asks for its few items, and a store holds hundreds of pairs (at 10k
-    memories, hashing them all was 3 of a served context's ~27 ms of CPU)."""
+    memories, hashing them all was 2 of a served context's ~27 ms of CPU)."""
     from ee.curate.decisions import read_decisions
     from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state
     from ee.errors import StorageError
