@@ -6,7 +6,8 @@ agent never waits for the import (``bench/`` measures the hook's own time). It i
 
 * a ``.jsonl`` file inside Claude Code's own transcript folder (``~/.claude/projects/``, links not
   followed out of it), and
-* when the hook's ``cwd`` is this workspace (or a folder inside it), and ``[sessions] import`` is on.
+* when the hook's ``cwd`` and the ``cwd`` the transcript itself records are this workspace (or a folder
+  inside it), and ``[sessions] import`` is on.
 
 Anything else is skipped with a line on stderr, exit 0: a hook never gets in the harness's way. The job's
 output goes to ``.ee/sessions/hook.log``; it writes its token to ``.ee/sessions/hook.done`` when it ends.
@@ -77,7 +78,7 @@ def from_codex_notify(workspace: str | None, argument: str) -> int:
     """Check a Codex ``notify`` payload and start the import of its thread's rollout; always 0."""
     import re
 
-    from ee.sessions.ops import codex_cwd
+    from ee.sessions.ops import in_workspace, transcript_cwd
 
     try:
         data = json.loads(argument)
@@ -98,9 +99,9 @@ def from_codex_notify(workspace: str | None, argument: str) -> int:
         real = path.resolve()
         if path.is_symlink() or not real.is_relative_to(folder) or not real.is_file():
             continue
-        where = codex_cwd(real)
-        if where is None or not Path(where).resolve().is_relative_to(root):
-            return _skip(f"the rollout's cwd {where} is not this workspace")
+        where = transcript_cwd(real, "codex")
+        if not in_workspace(where, root):
+            return _skip(f"the rollout's cwd {where!r} is not this workspace")
         return start(root, real, "codex")
     return _skip(f"no rollout of thread {thread} in ~/.codex/sessions/")
 
@@ -121,9 +122,13 @@ def from_hook(workspace: str | None, text: str) -> int:
     root, why = importing_root(workspace or cwd)
     if root is None:
         return _skip(why)
-    where = Path(cwd).resolve()
-    if where != root and not where.is_relative_to(root):
-        return _skip(f"the session's cwd {where} is not this workspace")
+    from ee.sessions.ops import in_workspace, transcript_cwd
+
+    if not in_workspace(cwd, root):
+        return _skip(f"the session's cwd {cwd!r} is not this workspace")
+    recorded = transcript_cwd(transcript, "claude-code")  # the file's own claim must agree: another
+    if not in_workspace(recorded, root):  # project's transcript stays out
+        return _skip(f"the transcript's cwd {recorded!r} is not this workspace")
     return start(root, transcript)
 
 

@@ -19,6 +19,7 @@ from ee.errors import EeError, PolicyError
 from ee.sessions import store
 from ee.sessions.evidence import exchanges, index_text, pieces
 from ee.sessions.read import read_transcript
+from ee.sessions.turns import field
 
 
 def _digest(path: Path, length: int) -> str:
@@ -41,7 +42,7 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
     """Import one transcript into the open database; its line of the report."""
     from ee.index.tokenize import tokenize
 
-    key = str(path)
+    key = field(str(path))  # (a secret or a control character in a file's name is not stored either)
     prior = store.transcript(db, key)
     start, first_index, state, grown = 0, 0, {}, False
     if prior is not None:
@@ -60,7 +61,7 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
         path, fmt=fmt, start=start, first_index=first_index, state=state, max_bytes=max_bytes
     )
     groups = exchanges(list(read.turns))
-    items = [piece for group in groups for piece in pieces(group, key, path.name)]
+    items = [piece for group in groups for piece in pieces(group, key, field(path.name))]
     tokens = [tokenize(index_text(item)) for item in items]
     before = store.ids_from(db, key, first_index) if grown else set()
     if grown:
@@ -75,7 +76,7 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
         db,
         key,
         {
-            "file_name": path.name,
+            "file_name": field(path.name),
             "session_id": read.session_id,
             "format": read.format,
             "size": read.size,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # What one turn keeps of a long text, and of a tool's output: the rest is cut, and the cut is stated.
@@ -10,6 +11,12 @@ MAX_COMMAND_CHARS = 400
 ERROR_LINES = 3
 MAX_ERROR_CHARS = 400
 ROLES = ("user", "assistant", "tool")
+MAX_FIELD_CHARS = 512  # a provenance field (cwd, branch, a file a tool touched, a path)
+MAX_SESSION_CHARS = 128
+# A character a provenance field must not carry: C0 and C1 controls, DEL, line and paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# What a session id may hold (UUIDs, Codex thread ids, file stems): no path separator, no control.
+_SESSION_CHAR = re.compile(r"[^0-9A-Za-z._:@+-]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +86,25 @@ def first_lines(text: str, lines: int = ERROR_LINES, limit: int = MAX_ERROR_CHAR
     """The first non-empty lines of a tool's output (an error's message), joined by `` | ``, cut."""
     kept = [line.strip() for line in text.splitlines() if line.strip()][:lines]
     return cut(" | ".join(kept), limit)
+
+
+def field(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """A transcript's provenance value (``cwd``, ``gitBranch``, a file a tool touched, the transcript's own
+    path) as evidence keeps it: every secret masked, each control character written as its escape
+    (``\\x1b``), at most ``limit`` characters. A transcript is untrusted input in every field, not only in
+    what was said; this is the one place its names are made safe to store and show."""
+    from ee.policy.secrets import mask_text
+
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", mask_text(text))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def session_name(raw: str) -> str:
+    """A session id as ee keeps it: the transcript's ``sessionId`` (or file stem) with secrets masked and
+    every character but letters, digits and ``._:@+-`` (a path separator, ``..`` at the start, NUL, a
+    control) replaced by ``_``; at most :data:`MAX_SESSION_CHARS`, never empty. ``ee sessions show``,
+    ``forget`` and a memory's ``source: session:ID`` then name it as it was stored."""
+    from ee.policy.secrets import mask_text
+
+    name = _SESSION_CHAR.sub("_", mask_text(raw))[:MAX_SESSION_CHARS].lstrip(".")
+    return name or "session"
