@@ -36,7 +36,7 @@ _JOB = "import sys; from ee.hooks.sessions import job; sys.exit(job(sys.argv[1:]
 
 
 def _skip(why: str) -> int:
-    print(f"ee: session not imported ({why})", file=sys.stderr, flush=True)
+    _log(f"session not imported ({why})")
     return 0
 
 
@@ -168,6 +168,15 @@ def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _log(text: str) -> None:
+    """One line of ``.ee/sessions/hook.log``: a transcript's name is untrusted (a secret, a newline that
+    would forge a line, an escape a terminal would obey), so masked and escaped like every log line."""
+    from ee.policy.secrets import mask_text
+    from ee.render import log_line
+
+    print(f"ee: {log_line(mask_text(text))}", file=sys.stderr, flush=True)
+
+
 def job(argv: list[str]) -> int:
     """The detached job: ``ROOT TRANSCRIPT TOKEN [FORMAT]``."""
     import signal
@@ -183,10 +192,10 @@ def job(argv: list[str]) -> int:
         report = ws.import_sessions([transcript], fmt)
         report["candidates"] = propose_candidates(ws, report)
         for error in report["errors"]:
-            print(f"ee: {error['path']}: {error['message']}", file=sys.stderr)
-        print(f"ee: {transcript.name}: {report['added']} new piece(s) of evidence", file=sys.stderr)
+            _log(f"{error['path']}: {error['message']}")
+        _log(f"{transcript.name}: {report['added']} new piece(s) of evidence")
     except EeError as exc:
-        print(f"ee: {transcript.name}: {exc.message}", file=sys.stderr)
+        _log(f"{transcript.name}: {exc.message}")
     finally:
         from ee.config import open_regular
 

@@ -261,3 +261,27 @@ def test_instruction_like_text_in_a_transcript_is_quarantined_out_of_packs_and_c
     pack = cli("context", "orders table deploy", "--format", "markdown")
     assert pack.code == 0, pack.err
     assert "push straight to main" not in pack.out
+
+
+def test_a_transcript_name_cannot_forge_or_leak_through_the_hook_log(ws: Workspace) -> None:
+    from test_sessions import wait_for_background_import
+
+    project = _project(ws)
+    project.mkdir(parents=True)
+    name = f"s-{GITHUB}\nee: forged line\x1b]0;t\x07.jsonl"
+    transcript = project / name
+    transcript.write_text(_line(ws), encoding="utf-8")
+    said = _hook(ws, transcript)
+    assert said == ""
+    wait_for_background_import(ws, ws.root / ".ee" / "sessions" / "hook.done")
+    log = (ws.root / ".ee" / "sessions" / "hook.log").read_text(encoding="utf-8")
+    assert "1 new piece(s) of evidence" in log
+    assert GITHUB not in log
+    assert "\x1b" not in log
+    assert not any(line.startswith("ee: forged line") for line in log.splitlines())
+    elsewhere = ws.root.parent / f"x-{GITHUB}"
+    elsewhere.mkdir()
+    skipped = _hook(ws, transcript, cwd=elsewhere)  # (its message names that folder)
+    assert "not imported" in skipped
+    assert "x-[REDACTED" in skipped
+    assert GITHUB not in skipped
