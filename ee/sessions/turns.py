@@ -8,6 +8,8 @@ from dataclasses import dataclass
 # What one turn keeps of a long text, and of a tool's output: the rest is cut, and the cut is stated.
 MAX_TEXT_CHARS = 4000
 MAX_COMMAND_CHARS = 400
+MAX_NAME_CHARS = 80  # a tool's name
+MAX_FILES = 50  # the files one tool call touched
 ERROR_LINES = 3
 MAX_ERROR_CHARS = 400
 ROLES = ("user", "assistant", "tool")
@@ -72,8 +74,10 @@ class Turn:
 
 
 def cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """``text`` within ``limit`` characters; a longer one is cut at a word boundary with the cut stated."""
-    text = text.strip()
+    """``text`` within ``limit`` characters; a longer one is cut at a word boundary with the cut stated. A
+    NUL, which no memory file or commit may hold (a candidate accepted from it could not be written), is
+    kept as U+FFFD."""
+    text = text.replace("\x00", "\ufffd").strip()
     if len(text) <= limit:
         return text
     head = text[:limit]

@@ -285,3 +285,24 @@ def test_a_transcript_name_cannot_forge_or_leak_through_the_hook_log(ws: Workspa
     assert "not imported" in skipped
     assert "x-[REDACTED" in skipped
     assert GITHUB not in skipped
+
+
+def test_a_nul_or_a_huge_tool_name_cannot_make_a_candidate_unwritable_or_evidence_huge(
+    ws: Workspace, cli: Any, tmp_path: Path
+) -> None:
+    call = {"type": "tool_use", "id": "t1", "name": "Run" * 100_000, "input": {"command": "pytest -q"}}
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(
+        _line(ws, message={"role": "user", "content": "We'll use Postgres\x00 for the orders table."})
+        + _line(ws, type="assistant", message={"role": "assistant", "content": [call]}),
+        encoding="utf-8",
+    )
+    imported = cli("import", "session", str(transcript), "--json")
+    assert imported.code == 0, imported.out
+    [candidate] = imported.data["candidates"]["proposed"]
+    [piece] = cli("sessions", "show", ws.sessions()[0].session_id, "--json").data["evidence"]
+    assert len(piece["text"]) < 2_000
+    accepted = cli("curate", "accept", candidate, "--json")
+    assert accepted.code == 0, accepted.out
+    [memory] = cli("memory", "list", "--json").data["memories"]
+    assert "Postgres\ufffd for the orders table" in memory["body"]
