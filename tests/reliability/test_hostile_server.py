@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import struct
+import time
 from pathlib import Path
 
+import pytest
 import test_server
 from test_server import args_of, request
 
@@ -77,3 +80,36 @@ def test_a_workspace_whose_state_others_may_write_is_not_served(tmp_path: Path) 
         assert "result" in served.answer(request("search", root, args_of("alpha")))
     finally:
         served.close()
+
+
+@pytest.mark.parametrize("planted", ["a regular file", "a link to a file elsewhere"])
+def test_a_file_or_link_at_the_socket_path_is_replaced_not_followed(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, planted: str
+) -> None:
+    from conftest import run_cli, stop_server
+
+    from ee.serve.client import server_pid
+
+    folder = protocol.runtime_dir()
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / protocol.SOCKET
+    target = tmp_path / "elsewhere"
+    target.write_text("keep me\n", encoding="utf-8")
+    if planted == "a regular file":
+        path.write_text("not a socket\n", encoding="utf-8")
+    else:
+        path.symlink_to(target)
+    monkeypatch.delenv("EE_NO_SERVER")
+    try:
+        assert run_cli("remember", "The orders table lives in Postgres.", cwd=ws.root).code == 0
+        found = run_cli("search", "orders", "--json", cwd=ws.root)
+        assert found.code == 0, found.err
+        assert "Traceback" not in found.err
+        deadline = time.monotonic() + 120
+        while server_pid() is None and time.monotonic() < deadline:  # (a wait, not a timing check)
+            time.sleep(0.1)
+        assert server_pid() is not None
+        assert stat.S_ISSOCK(path.lstat().st_mode)  # the server's own socket took its place
+    finally:
+        stop_server()
+    assert target.read_text(encoding="utf-8") == "keep me\n"
