@@ -19,7 +19,7 @@ from ee.errors import EeError, PolicyError
 from ee.sessions import store
 from ee.sessions.evidence import exchanges, index_text, pieces
 from ee.sessions.read import read_transcript
-from ee.sessions.turns import field
+from ee.sessions.turns import PATH_MAX, field
 
 
 def _digest(path: Path, length: int) -> str:
@@ -42,7 +42,7 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
     """Import one transcript into the open database; its line of the report."""
     from ee.index.tokenize import tokenize
 
-    key = field(str(path))  # (a secret or a control character in a file's name is not stored either)
+    key = field(str(path), limit=PATH_MAX)  # (no secret or control character of a name is stored)
     prior = store.transcript(db, key)
     start, first_index, state, grown = 0, 0, {}, False
     if prior is not None:

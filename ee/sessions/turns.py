@@ -13,7 +13,8 @@ MAX_FILES = 50  # the files one tool call touched
 ERROR_LINES = 3
 MAX_ERROR_CHARS = 400
 ROLES = ("user", "assistant", "tool")
-MAX_FIELD_CHARS = 512  # a provenance field (cwd, branch, a file a tool touched, a path)
+MAX_FIELD_CHARS = 512  # a provenance field (cwd, branch, a file a tool touched)
+PATH_MAX = 4096  # a transcript's own path, which names its record: never cut short (two would be one)
 MAX_SESSION_CHARS = 128
 # A character a provenance field must not carry: C0 and C1 controls, DEL, line and paragraph separators.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
