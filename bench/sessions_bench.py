@@ -6,6 +6,7 @@ Run from the repository root::
     python -m bench.sessions_bench scale [--sessions 1000] [--turns 300] [--queries 20] [--keep DIR]
     python -m bench.sessions_bench throughput [--sessions 200]
     python -m bench.sessions_bench big [--megabytes 10]
+    python -m bench.sessions_bench phases [--megabytes 10]
 
 ``baseline`` is the issue's reference point: every exchange of every transcript (a person's message and all
 that follows it up to the next one: the agent's words, its tool calls and their results) becomes one memory
@@ -25,7 +26,9 @@ keeps each memory's session in ``derived_from``, which is how the judge tells a 
 more ``ee import session`` of a four-turn session into that store (the index is updated, not built again)
 and fresh ``ee search`` processes served by ``ee watch`` (and the same search in-process). ``throughput``
 times one ``ee import session`` of SESSIONS four-turn sessions; ``big`` one of a single transcript of
-MEGABYTES MB.
+MEGABYTES MB; ``phases`` imports that transcript in-process (model load included, process start not) and
+prints the CPU time of each phase (reading, the secret scanner, the injection guard, ee's tokenizer,
+storing, the index update and, within it, the static model's embedding).
 """
 
 from __future__ import annotations
@@ -404,6 +407,66 @@ def run_big(megabytes: int) -> dict[str, Any]:
     }
 
 
+# What ``phases`` times: (module, function, label). Each is timed where the import calls it (the
+# importer and the index look these names up on their modules at call time).
+PHASES = (
+    ("ee.sessions.read", "read_transcript", "read the transcript"),
+    ("ee.policy.secrets", "find_secrets", "secret scanner"),
+    ("ee.policy.secrets", "redact", "secret redaction"),
+    ("ee.policy.injection", "scan_injection", "injection guard"),
+    ("ee.index.tokenize", "tokenize", "ee tokenizer"),
+    ("ee.sessions.store", "add", "store the pieces"),
+    ("ee.sessions.index", "build", "index update (with embedding)"),
+)
+
+
+def run_phases(megabytes: int) -> dict[str, Any]:
+    """The in-process import of the ``big`` transcript, with the CPU time (``time.process_time``) of each
+    of :data:`PHASES` (the model's embedding is timed on its own too: ``encode_documents``)."""
+    import importlib
+
+    from ee.index.embedder import Embedder
+    from ee.workspace import Workspace
+
+    spent: dict[str, float] = {}
+
+    def timed(function: Any, label: str) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - started
+
+        return wrapper
+
+    originals = [(importlib.import_module(m), name) for m, name, _label in PHASES]
+    saved = [getattr(module, name) for module, name in originals]
+    embed = Embedder.encode_documents
+    with tempfile.TemporaryDirectory(prefix="ee-sessions-bench-") as tmp:
+        base = Path(tmp)
+        path = base / "big.jsonl"
+        size = big_transcript(path, megabytes, str(base / "ws"))
+        ws, _ = Workspace.init(base / "ws")
+        for (module, name), (_m, _n, label), function in zip(originals, PHASES, saved, strict=True):
+            setattr(module, name, timed(function, label))
+        Embedder.encode_documents = timed(embed, "embedding (static model)")  # type: ignore[method-assign]
+        try:
+            started = time.process_time()
+            report = ws.import_sessions([path])
+            total = time.process_time() - started
+        finally:
+            for (module, name), function in zip(originals, saved, strict=True):
+                setattr(module, name, function)
+            Embedder.encode_documents = embed  # type: ignore[method-assign]
+    return {
+        "bytes": size,
+        "evidence": report["evidence"],
+        "cpu_seconds": {label: round(value, 2) for label, value in spent.items()},
+        "import_cpu_seconds": round(total, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.sessions_bench", description=__doc__.split("\n")[0]
@@ -422,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     rate.add_argument("--sessions", type=int, default=200)
     big = sub.add_parser("big", help="one ee import session of a single large Claude Code transcript")
     big.add_argument("--megabytes", type=int, default=10)
+    phases = sub.add_parser("phases", help="the big import in-process, CPU time per phase")
+    phases.add_argument("--megabytes", type=int, default=10)
     args = parser.parse_args(argv)
     if args.command == "baseline":
         return run_baseline(args.folder, args.json, args.misses)
@@ -430,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run_scale(args.sessions, args.turns, args.queries, args.keep)
     elif args.command == "throughput":
         result = run_throughput(args.sessions)
+    elif args.command == "phases":
+        result = run_phases(args.megabytes)
     else:
         result = run_big(args.megabytes)
     print(json.dumps(result, indent=1))

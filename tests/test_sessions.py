@@ -577,3 +577,51 @@ def test_codex_notify_is_wired_and_imports_the_turns_rollout(ws: Workspace, tmp_
     assert refused.returncode == 3
     assert "already sets notify" in refused.stdout + refused.stderr
     assert config.read_text(encoding="utf-8") == 'notify = ["notify-send", "codex"]\n'
+
+
+def test_an_index_built_again_for_another_model_is_the_one_loaded(ws: Workspace, cli: Any) -> None:
+    # the same generation built again for another model writes the same folder: a process that loaded the
+    # first must not keep answering with it (its vectors had another model's width, or none at all)
+    from ee.index.embedder import load_embedder
+    from ee.sessions import index
+
+    assert cli("import", "session", str(_copy(ws, "claude-code.jsonl"))).code == 0
+    without = index.build(ws.root, None, "")
+    assert without is not None
+    assert without.vectors is None
+    embedder = load_embedder()
+    built = index.fresh(ws.root, embedder, embedder.model_id)
+    assert built is not None
+    assert built.model_key == embedder.model_id
+    assert built.vectors is not None
+    assert built.vectors.shape == (built.size, embedder.dim)
+
+
+def test_a_sessions_second_piece_goes_below_another_sessions_close_one() -> None:
+    from ee.sessions.search import CROWDING, _crowded
+
+    sessions = ["a", "a", "b", "a"]
+    scores = [1.0, 0.98, 0.95, 0.5]
+    crowded = _crowded(sessions, scores, ["ev_1", "ev_2", "ev_3", "ev_4"])
+    assert crowded == pytest.approx([1.0, 0.98 * CROWDING, 0.95, 0.5 * CROWDING**2])
+    order = sorted(range(4), key=lambda i: -crowded[i])
+    assert order == [0, 2, 1, 3]  # session b's piece now comes second
+    # a piece far behind its session's best keeps its place behind the others
+    assert _crowded(["a", "b"], [1.0, 0.2], ["ev_1", "ev_2"]) == [1.0, 0.2]
+
+
+def test_a_long_turn_is_cut_with_an_ascii_statement_the_screens_need_not_normalise() -> None:
+    import unicodedata
+
+    from ee.sessions.turns import MAX_TEXT_CHARS, cut
+
+    text = "the migration failed again " * 400
+    kept = cut(text)
+    assert len(kept) < len(text)
+    assert kept.startswith("the migration failed again")
+    assert kept.endswith(f"[...{len(text.strip()) - len(kept.split(' [...')[0])} characters cut]")
+    assert len(kept.split(" [...")[0]) <= MAX_TEXT_CHARS
+    # nothing for the screens to undo: the secret scanner scans no normalised copy of a cut piece
+    assert kept.isascii()
+    assert unicodedata.is_normalized("NFKC", kept)
+    assert cut("short text") == "short text"

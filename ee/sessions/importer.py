@@ -38,8 +38,11 @@ def _digest(path: Path, length: int) -> str:
     return digest.hexdigest()
 
 
-def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) -> dict[str, Any]:
-    """Import one transcript into the open database; its line of the report."""
+def import_file(
+    db: Any, path: Path, fmt: str | None, max_bytes: int, now: str, known: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Import one transcript into the open database; its line of the report. Into ``known``, each
+    stored piece's tokens and text, which the index then takes as they are (:func:`.index.build`)."""
     from ee.index.tokenize import tokenize
 
     key = field(str(path), limit=PATH_MAX)  # (no secret or control character of a name is stored)
@@ -67,6 +70,8 @@ def import_file(db: Any, path: Path, fmt: str | None, max_bytes: int, now: str) 
     if grown:
         store.drop_from(db, key, first_index)
     store.add(db, items, tokens)
+    if known is not None:
+        known.update((item.id, (t, item.text)) for item, t in zip(items, tokens, strict=True))
     added = len({item.id for item in items} - before)
     last = groups[-1][0] if groups else None
     resume = dict(state)
@@ -118,24 +123,27 @@ def import_sessions(
     files: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
     changed = False
+    known: dict[str, Any] = {}
     with store.connect(root, create=True) as db:
         assert db is not None
         for path in paths:
             db.execute("SAVEPOINT one_file")
+            mine: dict[str, Any] = {}
             try:
-                line = import_file(db, path.absolute(), fmt, max_bytes, now)
+                line = import_file(db, path.absolute(), fmt, max_bytes, now, mine)
             except EeError as exc:
                 db.execute("ROLLBACK TO one_file")
                 db.execute("RELEASE one_file")
                 errors.append({"path": str(path), **exc.to_dict()})
                 continue
             db.execute("RELEASE one_file")
+            known.update(mine)  # (a file in error stored nothing)
             files.append(line)
             changed |= line["status"] != "unchanged"
         pruned = _prune(db, config)
         if changed or pruned:
             store.bump(db)
-    built = index.fresh(root, embedder, model_key)
+    built = index.fresh(root, embedder, model_key, known)
     return {
         "files": files,
         "errors": errors,

@@ -113,8 +113,12 @@ def load(root: Path) -> EvidenceIndex | None:
     return index
 
 
-def fresh(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
-    """The index, rebuilt first when the store moved on or the model changed (None: no evidence)."""
+Known = dict[str, tuple[list[str], str]]  # id → (index tokens, text) of pieces a caller has in hand
+
+
+def fresh(root: Path, embedder: Any, model_key: str, known: Known | None = None) -> EvidenceIndex | None:
+    """The index, rebuilt first when the store moved on or the model changed (None: no evidence).
+    ``known``: see :func:`build`."""
     with store.connect(root, write=False) as db:
         if db is None:
             return None
@@ -122,12 +126,14 @@ def fresh(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
     index = load(root)
     if index is not None and index.generation == generation and index.model_key == model_key:
         return index
-    return build(root, embedder, model_key)
+    return build(root, embedder, model_key, known)
 
 
-def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
+def build(root: Path, embedder: Any, model_key: str, known: Known | None = None) -> EvidenceIndex | None:
     """The index of the store as it is: the current one updated (see the module's docstring), or built
-    in full when there is none to update."""
+    in full when there is none to update. ``known`` holds the tokens and text of pieces the caller has
+    just stored (an import): those are taken as they are, not read back from the database and unpacked
+    (the database holds the same, from the same lists)."""
     from ee.index.lexical import compacted, count, from_counts, updated_counts
 
     old = load(root)
@@ -144,8 +150,15 @@ def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
         keep = np.fromiter((i in times for i in old_ids), dtype=bool, count=len(old_ids))
         held = set(old_ids)
         added = sorted(i for i in times if i not in held)
-        added_tokens = store.tokens(db, added)
-        texts = store.texts(db, added) if embedder is not None and added else []
+        known = known or {}
+        unknown = [i for i in added if i not in known]
+        read = dict(zip(unknown, store.tokens(db, unknown), strict=True))
+        added_tokens = [known[i][0] if i in known else read[i] for i in added]
+        if embedder is not None and added:
+            stored = dict(zip(unknown, store.texts(db, unknown), strict=True))
+            texts = [known[i][1] if i in known else stored[i] for i in added]
+        else:
+            texts = []
     keys, tf, lengths, vocab = counts if counts is not None else (_EMPTY_KEYS, _EMPTY_TF, _EMPTY_TF, {})
     kept = int(keep.sum())
     add_keys, add_tf = count(added_tokens, vocab, kept)
@@ -179,6 +192,8 @@ def build(root: Path, embedder: Any, model_key: str) -> EvidenceIndex | None:
         if target.exists():
             shutil.rmtree(target)
         os.replace(temp, target)
+        # (a folder of the same generation built again, for another model: the loaded one is stale)
+        _LOADED.pop(str(target), None)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
