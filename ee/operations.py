@@ -27,8 +27,7 @@ from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ee.model import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SPEEDS
-from ee.policy.feedback import SIGNALS
+from ee.values import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SIGNALS, SPEEDS, TRUST_CLASSES
 
 if TYPE_CHECKING:
     from ee.results import Result
@@ -67,6 +66,12 @@ OPERATIONS: dict[str, Operation] = {
         Operation("search", ("query", "query_notes", "min_relevance"), "search:SearchResult"),
         Operation("context", ("query", "query_notes", "quotas", "min_relevance"), "pack:Pack"),
         Operation("why", ("memory_id", "query_text", "as_of", "profile"), "why:Explanation"),
+        Operation("memory_show", ("memory_id", "as_of"), "memory:MemoryView"),
+        Operation(
+            "memory_list",
+            ("level", "kind", "tags", "limit", "agent", "trust", "since", "quarantined"),
+            "memory:MemoryList",
+        ),
         Operation("memory_history", ("memory_id",), "memory:MemoryHistory"),
     )
 }
@@ -231,6 +236,17 @@ SPEED = Param(
     describe="instant (lexical only, fastest), default, or quality (larger candidate pools).",
 )
 LEVEL = Param("level", "text", None, flag="--level", choices=LEVELS, describe="Only memories of this level.")
+MIN_RELEVANCE = Param(
+    "min_relevance",
+    "number",
+    "Drop hits whose calibrated relevance is below R ([query] min_relevance, 0.8; 0 = off).",
+    flag="--min-relevance",
+    metavar="R",
+    minimum=0.0,
+    maximum=1.0,
+    describe="Drop results whose calibrated relevance is below this (default: the workspace's [query] "
+    "min_relevance, 0.8; 0 turns the floor off).",
+)
 
 
 def query_document(what: str, shown: str) -> Param:
@@ -299,6 +315,38 @@ COMMANDS: dict[str, Command] = {
                 FIELDS_PARAM,
                 replace(EXPLAIN, help="Add each item's selection trace and standing."),
                 replace(AS_OF, help="Pack the memories as they were then."),
+                MIN_RELEVANCE,
+                Param(
+                    "for_staged",
+                    "switch",
+                    "Pack for the staged change (its paths and added code).",
+                    flag="--for-staged",
+                    describe="Pack for the change staged in git (its paths and added code), not a task.",
+                ),
+                Param(
+                    "for_paths",
+                    "switch",
+                    "Pack for the paths given as arguments (TASK… are paths).",
+                    flag="--for-paths",
+                    describe="The task is file paths (space-separated): pack for the code at those paths.",
+                ),
+                Param(
+                    "for_branch",
+                    "switch",
+                    "Pack for the branch (its name and recent commit subjects).",
+                    flag="--for-branch",
+                    describe="Pack for the current git branch (its name and recent commit subjects), "
+                    "instead of a task.",
+                ),
+                Param(
+                    "for_session",
+                    "switch",
+                    "Pack for a session's start: the project's rules, conventions, commands and "
+                    "anti-patterns, on any branch (no relevance floor unless --min-relevance).",
+                    flag="--for-session",
+                    describe="Pack for a session's start: the project's rules, conventions, commands and "
+                    "anti-patterns (no task; no relevance floor unless min_relevance).",
+                ),
             ),
         ),
         Command(
@@ -342,6 +390,7 @@ COMMANDS: dict[str, Command] = {
                 FIELDS_PARAM,
                 replace(EXPLAIN, help="Add matched terms and the full standing to each hit."),
                 replace(AS_OF, help="Search the memories as they were then."),
+                MIN_RELEVANCE,
             ),
         ),
         Command(
@@ -529,6 +578,36 @@ COMMANDS: dict[str, Command] = {
                 ),
                 replace(TAGS_ALL, help="Only memories with this tag (repeatable: all must match)."),
                 Param("limit", "integer", "At most this many memories.", flag="--limit", minimum=1),
+                Param(
+                    "agent",
+                    "text",
+                    "Only memories this agent wrote (not reviewed since).",
+                    flag="--agent",
+                    metavar="NAME",
+                    describe="Only memories this agent wrote and no person has reviewed since.",
+                ),
+                Param(
+                    "trust",
+                    "text",
+                    "Only memories ee grants this trust class.",
+                    flag="--trust",
+                    choices=TRUST_CLASSES,
+                ),
+                Param(
+                    "since",
+                    "text",
+                    "Only memories created at or after TIME (RFC 3339).",
+                    flag="--since",
+                    metavar="TIME",
+                ),
+                Param(
+                    "quarantined",
+                    "switch",
+                    "Only memories the injection guard quarantines.",
+                    flag="--quarantined",
+                    describe="Only memories the injection guard quarantines (instruction-like text from an "
+                    "agent or another non-human source).",
+                ),
             ),
         ),
         Command(

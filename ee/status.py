@@ -23,11 +23,9 @@ UNREADABLE = ("memory_invalid", "memory_conflicted")  # the index's problems of 
 
 def status(ws: Workspace) -> dict[str, Any]:
     """The ``data`` of ``ee status`` (every key always present)."""
-    from ee.index.view import status as index_status
-
     memories, problems = _memories(ws)  # (opening the index first: it catches up, as a query's would)
     memories["pending_review"] = _pending_review(ws)
-    index = index_status(ws)
+    index = ws.index_status()
     data: dict[str, Any] = {
         "workspace": str(ws.root),
         "branch": _branch(ws),

@@ -22,7 +22,7 @@ from ee.errors import (
     UsageError,
 )
 from ee.git.repo import Git, format_message
-from ee.model import LINK_TYPES, Link, Memory
+from ee.model import Link, Memory
 from ee.policy.trust import (
     HIDING_LINKS,
     Actor,
@@ -43,17 +43,20 @@ from ee.store.fields import (
 )
 from ee.store.files import MEMORIES, Store, atomic_write, check_id, workspace_lock
 from ee.store.ids import new_id, now_text
+from ee.values import LINK_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ee.index.freshness import SyncReport as IndexReport
     from ee.index.view import Hold
     from ee.model import Problem, Progress
     from ee.ops.sync import SyncReport
     from ee.ops.transfer import ImportReport
     from ee.query.document import Query
     from ee.query.standing import Standing
-    from ee.results.memory import MemoryHistory
+    from ee.results.memory import MemoryHistory, MemoryList, MemoryView
+    from ee.results.outcome import OutcomeReport
     from ee.results.pack import Pack
     from ee.results.search import SearchResult
     from ee.results.sessions import Session, SessionEvidence
@@ -492,28 +495,29 @@ class Workspace:
 
     def outcome(
         self, memory_id: str, signal: str, reason: str | None = None, actor: Actor | None = None
-    ) -> dict[str, Any]:
+    ) -> OutcomeReport:
         """Record that a memory helped or hurt: one feedback event, one commit (``ee outcome``)."""
         from ee.ops.feedback import record_outcome
+        from ee.results.outcome import OutcomeReport
 
-        return record_outcome(self, memory_id, signal, reason, actor)
+        return OutcomeReport.from_json(record_outcome(self, memory_id, signal, reason, actor))
 
-    def show(self, memory_id: str, as_of: str | None = None) -> tuple[Memory, dict[str, Any]]:
-        """One memory as ``ee memory show`` reports it: secrets masked, ``trust`` the class ee grants (now),
-        or as it was at a time or commit (``as_of``). The memory, and the answer's data."""
+    def memory_show(self, memory_id: str, as_of: str | None = None) -> MemoryView:
+        """One memory as ``ee memory show`` reports it (served warm): secrets masked, ``trust`` the class
+        ee grants (now), or as it was at a time or commit (``as_of``)."""
         from ee.policy.secrets import mask_memory
+        from ee.results.memory import MemoryView
 
         if as_of:
             from ee.query.asof import memory_as_of
 
             memory, commit = memory_as_of(self, memory_id, as_of)
-            memory = mask_memory(memory)
-            return memory, memory.to_dict() | {"as_of": commit.to_dict()}
+            return MemoryView.from_json(mask_memory(memory).to_dict() | {"as_of": commit.to_dict()})
         memory = mask_memory(self.get(memory_id))
         standing = self.standings([memory]).get(memory.id)
         if standing is None:  # (not in the index: it cannot be searched either)
-            return memory, with_granted(memory, self.granted_trust([memory])[memory.id])
-        return memory, with_standing(memory, standing)
+            return MemoryView.from_json(with_granted(memory, self.granted_trust([memory])[memory.id]))
+        return MemoryView.from_json(with_standing(memory, standing))
 
     def standings(self, memories: Sequence[Memory]) -> dict[str, Standing]:
         """Each memory's standing as search weighs it now, by id: the trust class ee grants, the prior and
@@ -539,22 +543,22 @@ class Workspace:
             )
         return out
 
-    def listing(
+    def memory_list(
         self,
         *,
         level: str | None = None,
         kind: str | None = None,
-        tag: Sequence[str] = (),
+        tags: Sequence[str] = (),
         limit: int | None = None,
         agent: str | None = None,
         trust: str | None = None,
         since: str | None = None,
         quarantined: bool = False,
-    ) -> tuple[Sequence[Memory], dict[str, Any], Sequence[dict[str, Any]]]:
-        """``ee memory list``: the memories (sorted by id, masked), the answer's data (each with the trust
+    ) -> MemoryList:
+        """``ee memory list`` (served warm): the memories (sorted by id, masked), each with the trust
         ee grants, who wrote it since a person last reviewed it (``writer``: ``agent:<name>`` or
         ``human``), whether the injection guard quarantines it, its effective confidence and whether a merge
-        left it in conflict), and ``degraded`` (the files that failed to load). Filters: ``agent`` (that
+        left it in conflict; and ``degraded``, the files that failed to load. Filters: ``agent`` (that
         agent wrote it), ``trust`` (the class ee grants), ``since`` (created at or after), ``quarantined``."""
         from ee.git.merge import is_conflicted
         from ee.ops.feedback import effective_confidences
@@ -564,7 +568,9 @@ class Workspace:
 
             rank(trust)  # an unknown class is a usage error naming the allowed ones
         start = normalise_time(since, "--since") if since else None
-        memories, problems = self.list(level=level, kind=kind, tag=tag)
+        from ee.results.memory import MemoryList
+
+        memories, problems = self.list(level=level, kind=kind, tag=tags)
         facts = self.standing_facts(memories)
         memories = [
             m
@@ -583,19 +589,6 @@ class Workspace:
                 return with_standing(m, standings[m.id])
             return with_granted(m, facts[m.id][0]) | {"effective_confidence": effective[m.id]}
 
-        data = {
-            "count": len(memories),
-            "memories": [
-                shown(m)
-                | {
-                    "title": m.title,
-                    "writer": facts[m.id][1] or "human",
-                    "quarantined": facts[m.id][2],
-                    "conflict": is_conflicted(m),
-                }
-                for m in memories
-            ],
-        }
         degraded = [
             {
                 "code": p.code,
@@ -606,7 +599,22 @@ class Workspace:
             for p in problems
             if p.severity == "error"
         ]
-        return memories, data, degraded
+        return MemoryList.from_json(
+            {
+                "count": len(memories),
+                "memories": [
+                    shown(m)
+                    | {
+                        "title": m.title,
+                        "writer": facts[m.id][1] or "human",
+                        "quarantined": facts[m.id][2],
+                        "conflict": is_conflicted(m),
+                    }
+                    for m in memories
+                ],
+                "degraded": degraded,
+            }
+        )
 
     def memory_history(self, memory_id: str) -> MemoryHistory:
         """Every version of a memory through git history (``ee memory history``; served warm)."""
@@ -615,6 +623,21 @@ class Workspace:
 
         versions = history(self, memory_id)
         return MemoryHistory.from_json({"id": memory_id, "versions": [v.to_dict() for v in versions]})
+
+    # ------------------------------------------------------------------------------------ the index
+
+    def index_status(self) -> dict[str, Any]:
+        """ready / stale / missing / corrupt, with counts, model and generation (``ee index status``;
+        changes nothing)."""
+        from ee.index.view import status
+
+        return status(self)
+
+    def rebuild_index(self, progress: Progress | None = None) -> tuple[IndexReport, Sequence[dict[str, Any]]]:
+        """The index built again from the memory files (``ee index rebuild``; the derived cache is reused)."""
+        from ee.index.view import rebuild
+
+        return rebuild(self, progress=progress)
 
     # ------------------------------------------------------------------- bulk, team and health (ee/ops)
 

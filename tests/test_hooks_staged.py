@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ee.hooks import gitinfo, risks, run
-from ee.index.view import open_index
+from ee.index.view import Hold, open_index
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo
 
@@ -215,6 +215,9 @@ def test_the_served_check_answers_as_the_hook_does_in_process(
     git(repo, "commit", "-q", "--no-verify", "-m", "a failure memory")
     open_index(Workspace(repo))
     root = str(repo)
+    # (the server's own Workspace of the folder, which keeps its view between requests)
+    served_ws = Workspace(repo)
+    served_ws.index_hold = Hold(lambda: 0)
     changes = {
         "warns": (["db/x.sql", "src/api/v1.py"], "SELECT 1;\n"),
         "blocks": (["lib/job.py"], "flaky_upload_retry(storage_quota_guard, nightly_backfill_window)\n"),
@@ -224,21 +227,23 @@ def test_the_served_check_answers_as_the_hook_does_in_process(
     for label, (paths, added) in changes.items():
         code = run.check_change(run.Hook("pre-commit", [], root, root, warm=False), paths, added)
         in_process = capsys.readouterr().err
-        served = run.served_check(root, "pre-commit", paths, added)
+        served = run.served_check(served_ws, "pre-commit", paths, added)
         assert capsys.readouterr().err == ""  # the server prints nothing: it sends it back
         assert (served["code"], "".join(f"{line}\n" for line in served["said"])) == (code, in_process), label
         codes[label] = code
         expected = run.message_memories(
             run.Hook("prepare-commit-msg", [], root, root, warm=False), paths, added
         )
-        message = run.served_check(root, "prepare-commit-msg", paths, added)
+        message = run.served_check(served_ws, "prepare-commit-msg", paths, added)
         assert message["code"] == 0
         assert [tuple(pair) for pair in message["memories"]] == expected, label
     assert codes == {"warns": 0, "blocks": run.BLOCKED, "nothing": 0}
-    served = run.served_check(root, "pre-commit", *changes["warns"])
+    # it ran over the view the server keeps for the workspace, not over one of its own
+    assert served_ws.index_hold.view is not None
+    served = run.served_check(served_ws, "pre-commit", *changes["warns"])
     assert any("ee: warning: anti-pattern mem_a" in line for line in served["said"])
     assert not any("mem_b" in line for line in served["said"])  # a convention: the message's, not a warning
-    message = run.served_check(root, "prepare-commit-msg", *changes["warns"])
+    message = run.served_check(served_ws, "prepare-commit-msg", *changes["warns"])
     assert message["memories"][:3] == [
         ["mem_a", "Never skip the API review."],
         ["mem_b", "API handlers return problem+json."],
@@ -290,3 +295,20 @@ def test_a_loaded_table_is_decoded_again_only_once_replaced(tmp_path: Path) -> N
     assert (again["generation"], again["rows"]) == ("gen-third", first["rows"])
     (repo / ".ee/hooks/table.marshal").write_bytes(b"torn")
     assert risks.load_table(repo) is None
+
+
+def test_the_commit_message_names_memories_never_session_evidence(tmp_path: Path) -> None:
+    """The message's search is ``Workspace.search`` (as the server's ``search`` answers a warm hook), which
+    merges session evidence: the message keeps the memories only, warm or cold alike."""
+    repo = workspace(tmp_path)
+    transcript = tmp_path / "transcripts" / "claude-code.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_bytes((Path(__file__).parent / "fixtures/transcripts/claude-code.jsonl").read_bytes())
+    ws = Workspace(repo)
+    ws.import_sessions([transcript])
+    hook = run.Hook("prepare-commit-msg", [], str(repo), str(repo), warm=False)
+    found = run.search_here(hook, "alembic migrations", run.MESSAGE_HITS)
+    assert any(hit.type == "evidence" for hit in found.hits)  # (so the case is real)
+    chosen = run.message_memories(hook, ["db/alembic_migrations.sql"], "alembic migrations\n")
+    assert chosen
+    assert all(memory_id.startswith("mem_") for memory_id, _title in chosen)

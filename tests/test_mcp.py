@@ -187,6 +187,45 @@ def test_every_tool_answers_as_the_cli(ws: Workspace, tmp_path: Path) -> None:
             "--level",
             "procedural",
         )
+        # (arguments only the command line took before: now described once, in COMMANDS)
+        seen["agents"] = await same(
+            "memory_list",
+            {"agent": "codex", "trust": "agent_assertion", "since": "2000-01-01T00:00:00Z"},
+            "memory",
+            "list",
+            "--agent",
+            "codex",
+            "--trust",
+            "agent_assertion",
+            "--since",
+            "2000-01-01T00:00:00Z",
+        )
+        await same("memory_list", {"quarantined": True}, "memory", "list", "--quarantined")
+        await same(
+            "search",
+            {"text": "clippy", "min_relevance": 0},
+            "search",
+            "clippy",
+            "--min-relevance",
+            "0",
+        )
+        await same(
+            "context",
+            {"task": "src/lint.rs", "for_paths": True, "max_tokens": 400},
+            "context",
+            "src/lint.rs",
+            "--for-paths",
+            "--max-tokens",
+            "400",
+        )
+        seen["session"] = await same(
+            "context",
+            {"for_session": True, "max_tokens": 400},
+            "context",
+            "--for-session",
+            "--max-tokens",
+            "400",
+        )
         seen["history"] = await same(
             "memory_history", {"memory_id": memory_id}, "memory", "history", memory_id
         )
@@ -235,6 +274,8 @@ def test_every_tool_answers_as_the_cli(ws: Workspace, tmp_path: Path) -> None:
     assert seen["overridden"]["query"]["mode"] == "hybrid"  # the document said lexical
     assert seen["overridden"]["returned"] == 1
     assert seen["list"]["count"] == 3
+    assert [m["id"] for m in seen["agents"]["memories"]] == [dashed["id"]]
+    assert seen["session"]["counts"]["items"] >= 1  # the rule, with no relevance floor
 
 
 def test_bad_input_gets_an_mcp_error(ws: Workspace, tmp_path: Path) -> None:

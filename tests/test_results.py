@@ -31,7 +31,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return shared_store(tmp_path_factory)
 
 
-def assert_round_trips(result: SearchResult | Pack | Explanation) -> None:
+def assert_round_trips(result: Result) -> None:
     """JSON → result → JSON gives the same bytes, and result → JSON → result the same result."""
     data = result.to_json()
     again = type(result).from_json(json.loads(dumps(data)))
@@ -140,6 +140,29 @@ def test_a_served_answer_is_rebuilt_as_the_same_result(store: dict[str, Any], op
     ws = Workspace(store["root"])
     sent = json.loads(json.dumps(run(ws, op, args), ensure_ascii=False))
     assert answer(op, sent) == result(ws, op, args)
+
+
+def test_memory_show_and_list_are_typed_and_round_trip(store: dict[str, Any]) -> None:
+    """``ee memory show`` and ``list`` (served warm): their views carry what the human text reads, and
+    a served answer rebuilt is the in-process result."""
+    ws = Workspace(store["root"])
+    listed = ws.memory_list(limit=3)
+    assert listed.count == len(listed.memories) == 3
+    assert all(view.title and view.writer for view in listed.memories)
+    assert_round_trips(listed)
+    first = listed.memories[0].id
+    shown = ws.memory_show(first)
+    assert shown.id == first
+    assert shown.as_of is None
+    assert shown.effective_confidence is not None
+    assert_round_trips(shown)
+    then = ws.memory_show(first, "HEAD")
+    assert then.as_of is not None
+    assert then.as_of["commit"]
+    assert_round_trips(then)
+    for op, args in (("memory_show", {"memory_id": first}), ("memory_list", {"limit": 3})):
+        sent = json.loads(json.dumps(run(ws, op, args), ensure_ascii=False))
+        assert answer(op, sent) == result(ws, op, args)
 
 
 def test_a_key_no_type_knows_is_refused() -> None:

@@ -182,6 +182,17 @@ def served_ws(ws: Workspace, start: Callable[[Path], Running]) -> Workspace:
         ["why", "mem_a", "alpha rollback", "--as-of", "HEAD", "--json"],
         ["why", "mem_a", "alpha", "--as-of", "HEAD", "--human"],
         ["why", "mem_nope", "--json"],  # an error: the server lets the command report it, same bytes
+        ["memory", "show", "mem_a", "--json"],
+        ["memory", "show", "mem_a", "--human"],
+        ["memory", "show", "mem_a", "--as-of", "HEAD", "--json"],
+        ["memory", "show", "mem_a", "--as-of", "HEAD", "--human"],
+        ["memory", "show", "mem_nope", "--human"],
+        ["memory", "list", "--json"],
+        ["memory", "list", "--human"],
+        ["memory", "list", "--tag", "ci", "--trust", "human_explicit", "--limit", "2", "--human"],
+        ["memory", "list", "--since", "2000-01-01T00:00:00Z", "--json"],
+        ["memory", "list", "--since", "yesterday", "--json"],  # a usage error, reported the same
+        ["memory", "list", "--quarantined", "--human"],
     ],
     ids=lambda args: " ".join(args),
 )
@@ -197,6 +208,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "search": args_of("alpha"),
     "context": {"query": from_arguments("alpha rollback").doc, "quotas": None, "min_relevance": None},
     "why": {"memory_id": "mem_a", "query_text": "alpha", "as_of": "HEAD", "profile": None},
+    "memory_show": {"memory_id": "mem_a", "as_of": None},
+    "memory_list": {"tags": ["ci"], "limit": 2, "agent": None, "trust": None, "quarantined": False},
     "memory_history": {"memory_id": "mem_a"},
 }
 
@@ -224,6 +237,20 @@ def test_an_edit_is_seen_by_the_next_served_query(served_ws: Workspace, client_e
     (served_ws.root / "memories/new0.md").unlink()
     hits = client.call("search", served_ws.root, args_of("alpha"))["hits"]
     assert "mem_new0" not in {hit["id"] for hit in hits}
+
+
+def test_a_repair_is_reported_once_as_in_process(served_ws: Workspace, client_env: None) -> None:
+    """The answer whose request repaired the index says so; the next ones, from the view the server
+    kept, say nothing of it, as a command run in-process then says nothing (the same bytes)."""
+    assert client.call("search", served_ws.root, args_of("alpha"))["degraded"] == []
+    (served_ws.root / ".ee/index/manifest.json").write_text("{damaged", encoding="utf-8")
+    repaired = client.call("search", served_ws.root, args_of("alpha"))["degraded"]
+    assert [d["code"] for d in repaired] == ["index_repaired"]
+    for _ in range(2):
+        served = ee("search", "alpha", "--json", cwd=served_ws.root, served=True)
+        local = ee("search", "alpha", "--json", cwd=served_ws.root, served=False)
+        assert json.loads(served.stdout)["degraded"] == []
+        assert served.stdout == local.stdout
 
 
 # ------------------------------------------------------------------------------------------ workspaces

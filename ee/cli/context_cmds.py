@@ -12,12 +12,11 @@ from ee.cli.options import declared
 from ee.cli.query_cmds import (
     check_explain,
     emit,
-    min_relevance_option,
     output_format,
     read_query_file,
 )
 from ee.errors import QueryError, UsageError
-from ee.model import FORMATS
+from ee.values import FORMATS
 
 # The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document).
 PACK_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
@@ -30,7 +29,7 @@ PACK_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option(
         "--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: json when piped)."
     ),
-    min_relevance_option,
+    declared("context", "min_relevance"),
     json_option,
 ]
 
@@ -49,15 +48,10 @@ def pack_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @declared("context", "speed")
 @declared("context", "tags")
 @declared("context", "query")
-@click.option("--for-staged", is_flag=True, help="Pack for the staged change (its paths and added code).")
-@click.option("--for-paths", is_flag=True, help="Pack for the paths given as arguments (TASK… are paths).")
-@click.option("--for-branch", is_flag=True, help="Pack for the branch (its name and recent commit subjects).")
-@click.option(
-    "--for-session",
-    is_flag=True,
-    help="Pack for a session's start: the project's rules, conventions, commands and anti-patterns, on any "
-    "branch (no relevance floor unless --min-relevance).",
-)
+@declared("context", "for_staged")
+@declared("context", "for_paths")
+@declared("context", "for_branch")
+@declared("context", "for_session")
 @click.pass_context
 def context_cmd(
     ctx: click.Context,
@@ -88,28 +82,25 @@ def context_cmd(
     Example: ee context "fix the flaky upload test" --max-tokens 1200 --format markdown
     """
     from ee.hooks.agents import never_block
-    from ee.hooks.tasks import resolve_task, session_query
-    from ee.query.document import from_arguments, with_options
+    from ee.hooks.tasks import task_query
+    from ee.query.document import with_options
 
     def pack() -> int:
-        floor = min_relevance
         if query_file:
             if task or for_staged or for_paths or for_branch or for_session:
                 raise QueryError(
                     "give TASK or --query-file, not both", "put the task in the document's query.text"
                 )
-            query = read_query_file(query_file)
-        elif for_session:
-            if task or for_staged or for_paths or for_branch:
-                raise UsageError(
-                    "--for-session packs the project's rules: it takes no task nor another --for-…",
-                    "drop the others (or drop --for-session)",
-                )
-            query = session_query(workspace(ctx).root)
-            floor = 0.0 if min_relevance is None else min_relevance  # (nothing is asked yet)
+            query, floor = read_query_file(query_file), min_relevance
         else:
-            query = from_arguments(
-                resolve_task(task, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
+            query, floor = task_query(
+                workspace(ctx).root if for_session else None,
+                task,
+                min_relevance,
+                for_staged=for_staged,
+                for_paths=for_paths,
+                for_branch=for_branch,
+                for_session=for_session,
             )
         query = with_options(query, mode=mode, tags=list(tags), speed=speed)
         return run_pack(ctx, query, max_tokens, profile, quotas, fields, explain, as_of, fmt, floor, as_json)

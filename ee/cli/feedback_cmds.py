@@ -61,5 +61,5 @@ def outcome_cmd(
     from ee.render.pack_text import outcome_human
 
     ws = workspace(ctx)
-    data = ws.outcome(memory_id, signal, reason, Actor.from_env(agent))
-    Output(as_json).emit(data, lambda: outcome_human(data), ws.branch_notes())
+    report = ws.outcome(memory_id, signal, reason, Actor.from_env(agent))
+    Output(as_json).emit(report.to_json(), lambda: outcome_human(report), ws.branch_notes())

@@ -22,11 +22,9 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
 
     Example: ee index status --human
     """
-    from ee.index.view import status
     from ee.serve.client import server_pid
 
-    ws = workspace(ctx)
-    data = status(ws)
+    data = workspace(ctx).index_status()
     pid = server_pid()  # this user's server, which serves every workspace of theirs
     data["watcher"] = {
         "running": pid is not None,
@@ -46,12 +44,11 @@ def rebuild_cmd(ctx: click.Context, as_json: bool | None) -> None:
     Example: ee index rebuild
     """
     from ee.cli.progress import progress_on_a_terminal
-    from ee.index.view import rebuild
 
     with progress_on_a_terminal() as bar:
-        report, degraded = rebuild(workspace(ctx), progress=bar)
+        report, degraded = workspace(ctx).rebuild_index(progress=bar)
     data = report.to_dict()
-    Output(as_json).emit(data, lambda: rebuild_text(data), degraded)
+    Output(as_json).emit(data, lambda: rebuild_text(data), list(degraded))
 
 
 @click.command("watch")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ee.cli import Output, call, json_option, workspace
 from ee.cli.options import declared
 from ee.errors import UsageError
-from ee.model import Memory
 from ee.policy.trust import TRUST_CLASSES
 from ee.render.text import history_lines, memory_block, memory_line
+
+if TYPE_CHECKING:
+    from ee.results.memory import MemoryView
 
 
 @click.group("memory")
@@ -29,13 +31,15 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
 
     Example: ee memory show ID --as-of HEAD~5
     """
-    memory, data = workspace(ctx).show(memory_id, as_of)
-    if as_of:
-        commit = data["as_of"]
-        human = f"as of {commit['commit'][:10]} ({commit['date']})\n" + memory_block(memory)
-        Output(as_json).emit(data, human)
-        return
-    Output(as_json).emit(data, lambda: memory_block(memory, data))
+    memory = call(ctx, "memory_show", memory_id=memory_id, as_of=as_of)
+
+    def human() -> str:
+        if memory.as_of is None:
+            return memory_block(memory)
+        commit = memory.as_of
+        return f"as of {commit['commit'][:10]} ({commit['date']})\n" + memory_block(memory)
+
+    Output(as_json).emit(memory.to_json(), human)
 
 
 @memory_group.command("list")
@@ -43,10 +47,10 @@ def show_cmd(ctx: click.Context, memory_id: str, as_of: str | None, as_json: boo
 @declared("memory_list", "kind")
 @declared("memory_list", "tags")
 @declared("memory_list", "limit")
-@click.option("--agent", "agent", metavar="NAME", help="Only memories this agent wrote (not reviewed since).")
-@click.option("--trust", type=click.Choice(TRUST_CLASSES), help="Only memories ee grants this trust class.")
-@click.option("--since", metavar="TIME", help="Only memories created at or after TIME (RFC 3339).")
-@click.option("--quarantined", is_flag=True, help="Only memories the injection guard quarantines.")
+@declared("memory_list", "agent")
+@declared("memory_list", "trust")
+@declared("memory_list", "since")
+@declared("memory_list", "quarantined")
 @json_option
 @click.pass_context
 def list_cmd(
@@ -65,10 +69,12 @@ def list_cmd(
 
     Example: ee memory list --kind rule --tag ci --human
     """
-    memories, data, degraded = workspace(ctx).listing(
+    listed = call(
+        ctx,
+        "memory_list",
         level=level,
         kind=kind,
-        tag=tags,
+        tags=list(tags),
         limit=limit,
         agent=agent,
         trust=trust,
@@ -76,16 +82,18 @@ def list_cmd(
         quarantined=quarantined,
     )
 
-    def line(memory: Memory, shown: dict[str, Any]) -> str:
-        flag = "  [conflict: ee memory resolve]" if shown["conflict"] else ""
-        flag += "  [QUARANTINED]" if shown["quarantined"] else ""
-        standing = f"{shown['trust']}, by {shown['writer']}, {(memory.created or '-')[:10]}"
-        return f"{memory_line(memory)}  ({standing}, confidence {shown['effective_confidence']:.2f}){flag}"
+    def line(memory: MemoryView) -> str:
+        flag = "  [conflict: ee memory resolve]" if memory.conflict else ""
+        flag += "  [QUARANTINED]" if memory.quarantined else ""
+        standing = f"{memory.trust}, by {memory.writer}, {(memory.file_created or '-')[:10]}"
+        effective = memory.effective_confidence or 0.0
+        return f"{memory_line(memory)}  ({standing}, confidence {effective:.2f}){flag}"
 
     def human() -> str:
-        return "\n".join(map(line, memories, data["memories"])) or "no memories"
+        return "\n".join(map(line, listed.memories)) or "no memories"
 
-    Output(as_json).emit(data, human, list(degraded))
+    data, degraded = listed.envelope_parts()
+    Output(as_json).emit(data, human, degraded)
 
 
 @memory_group.command("history")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
@@ -11,22 +10,11 @@ import click
 from ee.cli import call, json_by_default, json_indent, json_option, report_degraded, workspace
 from ee.cli.options import declared
 from ee.errors import EeError, QueryError, UsageError
-from ee.model import FORMATS
+from ee.values import FORMATS
 
 if TYPE_CHECKING:
     from ee.results.pack import Pack
     from ee.results.search import SearchResult
-
-
-def min_relevance_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--min-relevance R`` (search, context, pack): the relevance floor for this command."""
-    return click.option(
-        "--min-relevance",
-        "min_relevance",
-        type=click.FloatRange(0.0, 1.0),
-        metavar="R",
-        help="Drop hits whose calibrated relevance is below R ([query] min_relevance, 0.8; 0 = off).",
-    )(func)
 
 
 def open_query_input(path: str, what: str) -> BinaryIO:
@@ -106,7 +94,7 @@ def check_explain(query: Any, fmt: str, kind: str) -> None:
     type=click.Path(allow_dash=True),
     help="One query per line (text or document; options apply to each) → one JSON line each.",
 )
-@min_relevance_option
+@declared("search", "min_relevance")
 @json_option
 @click.pass_context
 def search_cmd(

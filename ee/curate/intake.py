@@ -194,7 +194,7 @@ def _confirm(
     from ee.ops.feedback import record_outcome
 
     outcome = record_outcome(ws, memory_id, "confirmation", None, actor)
-    existing = ws.show(memory_id)[1]
+    existing = ws.memory_show(memory_id).to_json()
     data = existing | {
         "duplicate_of": memory_id,
         "written": False,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ee.results.search import SearchResult
+    from ee.workspace import Workspace
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -329,7 +330,8 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
         else:
             found = search_here(hook, text, MESSAGE_HITS, view)
         for hit in found.hits:
-            chosen.setdefault(hit.id, hit.title)
+            if hit.type == "memory":  # (session evidence may rank among them: a message names memories)
+                chosen.setdefault(hit.id, hit.title)
     return list(chosen.items())[:MESSAGE_HITS]
 
 
@@ -359,20 +361,15 @@ def open_view(hook: Hook) -> Any:
 
 
 def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> SearchResult:
-    """The search of :func:`message_query` in this process, over ``view`` (else the index opened now)."""
-    from ee.query.engine import run_search
-    from ee.results.search import SearchResult
+    """The search of :func:`message_query` in this process, over ``view`` (else the index opened now):
+    ``Workspace.search``, as the server's ``search`` operation answers it, so a warm and a cold hook
+    find the same hits."""
+    from pathlib import Path
 
-    query = message_query(text, limit)
-    # As ee.query.search runs it (with the workspace's relevance floor).
-    data = run_search(
-        view or open_view(hook),
-        query,
-        None,
-        bool(hook.setting("redaction.allow_bypass")),
-        float(hook.setting("query.min_relevance")),
-    )
-    return SearchResult.from_json(data)
+    from ee.workspace import Workspace
+
+    views: dict[str | None, Any] | None = {None: (view, None)} if view is not None else None
+    return Workspace(Path(hook.root)).search(message_query(text, limit), None, views)
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:
@@ -413,24 +410,36 @@ def commit_msg(hook: Hook) -> int:
     return 0
 
 
-def served_check(root: str, name: str, paths: list[str], added: str) -> dict[str, Any]:
-    """The part of a warm hook that the user's server runs, over the staged change the hook read: the
-    same code as the hook's own run, so the answer is the same. ``{"code", "said", "memories"}``: for
-    pre-commit, :func:`check_change`'s exit code (0 or :data:`BLOCKED`) and what it says on stderr; for
-    prepare-commit-msg, the :func:`message_memories` as (id, title) pairs (an in-process search here:
-    this process is the server, and its index is warm)."""
+def served_check(ws: Workspace, name: str, paths: list[str], added: str) -> dict[str, Any]:
+    """The part of a warm hook that the user's server runs on its own ``Workspace`` of the hook's folder,
+    over the staged change the hook read: the same code as the hook's own run, so the answer is the same.
+    ``{"code", "said", "memories"}``: for pre-commit, :func:`check_change`'s exit code (0 or
+    :data:`BLOCKED`) and what it says on stderr; for prepare-commit-msg, the :func:`message_memories` as
+    (id, title) pairs (an in-process search here: this process is the server, and its index is warm).
+
+    The index view is ``ws``'s, opened as every served operation opens it: the view the server keeps for
+    the workspace, without a stat pass when its watcher proved nothing changed (:mod:`ee.serve.watch`).
+    The table is checked against that view, not against the manifest: the manifest lags the files until
+    the watcher's next update, and a memory written just before the commit was missed.
+
+    Why this is the hook's own request (``hook_check``) and not a ``Workspace`` operation: the hook
+    table and its matching (:mod:`ee.hooks.risks`) and a change's query words (:mod:`ee.hooks.gitinfo`)
+    live in the hooks, a front end above the façade; a ``Workspace.hook_check`` would import them
+    upwards. The request travels as every operation does (:func:`ee.serve.client.call`, the same
+    checks of protocol, version, workspace and arguments) and is answered over the same kept view."""
+    from ee.index.view import open_index
+
+    root = str(ws.root)
     hook = Hook(name, [], root, root, warm=False)
     hook.said = []
+    view = open_index(ws)
     if name == "pre-commit":
-        # The table is checked against an index view opened here (at no cost when nothing changed), not
-        # against the manifest: the manifest lags the files until the watcher's next update, and a memory
-        # written just before the commit was missed.
-        generation = open_view(hook).manifest.get("generation")
-        code = check_change(hook, paths, added, generation)
+        code = check_change(hook, paths, added, view.manifest.get("generation"))
         return {"code": code, "said": hook.said, "memories": []}
     if name != "prepare-commit-msg":
         raise ValueError(f"no served check for {name}")
-    return {"code": 0, "said": [], "memories": [list(pair) for pair in message_memories(hook, paths, added)]}
+    found = message_memories(hook, paths, added, view)
+    return {"code": 0, "said": [], "memories": [list(pair) for pair in found]}
 
 
 # ------------------------------------------------------------------------------------------ post-* hooks

@@ -133,21 +133,18 @@ def from_hook(workspace: str | None, text: str) -> int:
 
 
 def start(root: Path, transcript: Path, fmt: str = "claude-code") -> int:
-    """Start the job detached (its own session, no terminal) and return 0 at once."""
-    import subprocess
+    """Start the job detached (:func:`ee.spawn.spawn_detached`: its own session, no terminal, git's
+    one-command variables left out) and return 0 at once."""
     import time
 
     from ee.sessions.store import connect
+    from ee.spawn import spawn_detached
 
     with connect(root, create=True):  # (the folder, created and checked here: the log goes there)
         pass
-    from ee.config import open_regular
-
-    argv = [sys.executable, "-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt]
-    with open(open_regular(root / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
-        subprocess.Popen(
-            argv, cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-        )
+    spawn_detached(
+        ["-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt], root / LOG, cwd=root
+    )
     return 0
 
 

@@ -18,13 +18,40 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ee.hooks import gitinfo
-
 if TYPE_CHECKING:
     from ee.query.document import Query
 
 # What a session starts with, on any branch: the memories that say how to work in the whole project.
 SESSION_KINDS = ("rule", "convention", "command", "anti-pattern")
+
+
+def task_query(
+    root: Path | None,
+    words: Sequence[str],
+    min_relevance: float | None,
+    *,
+    for_staged: bool = False,
+    for_paths: bool = False,
+    for_branch: bool = False,
+    for_session: bool = False,
+) -> tuple[Query, float | None]:
+    """The query of ``ee context`` (and of the MCP tool ``context``) for a task given as ``words`` or by
+    one of the ``for_*`` sources, and the relevance floor it is packed with: a session's start
+    (:func:`session_query`, of the workspace at ``root``, else of this folder) has none unless
+    ``min_relevance`` says so."""
+    from ee.errors import UsageError
+    from ee.query.document import from_arguments
+
+    if for_session:
+        if words or for_staged or for_paths or for_branch:
+            raise UsageError(
+                "--for-session packs the project's rules: it takes no task nor another --for-…",
+                "drop the others (or drop --for-session)",
+            )
+        floor = 0.0 if min_relevance is None else min_relevance  # (nothing is asked yet)
+        return session_query(root or Path.cwd()), floor
+    task = resolve_task(words, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
+    return from_arguments(task), min_relevance
 
 
 def resolve_task(
@@ -54,12 +81,16 @@ def resolve_task(
             raise UsageError(
                 "--for-paths needs at least one PATH", "ee context --for-paths src/db/migrate.py"
             )
+        from ee.hooks import gitinfo  # (git only for the --for-… sources: a typed task runs none)
+
         return _checked(" ".join(gitinfo.terms_of(list(words))), "the paths give no words")
     if sources and words:
         raise UsageError(f"give TASK or {sources[0]}, not both", f"drop the task, or drop {sources[0]}")
     if for_staged:
         return _checked(staged_task(Path.cwd()), "nothing is staged: git add the change first")
     if for_branch:
+        from ee.hooks import gitinfo
+
         return _checked(gitinfo.branch_task(Path.cwd()), "no branch or commits to describe")
     if list(words) == ["-"]:
         return _checked(task_from_input((read_stdin or sys.stdin.read)()), "standard input gave no task")
@@ -76,6 +107,7 @@ def session_query(cwd: Path) -> Query:
     project's rules, conventions, commands and anti-patterns (:data:`SESSION_KINDS`), whatever the branch,
     those that name the branch's words first. Nothing is asked yet, so no relevance floor applies (the
     caller turns it off); the budget and the profile decide what fits."""
+    from ee.hooks import gitinfo
     from ee.query.document import Query, from_arguments
 
     words = gitinfo.branch_words(cwd) if gitinfo.workspace_root(str(cwd)) is not None else ""
@@ -84,6 +116,8 @@ def session_query(cwd: Path) -> Query:
 
 
 def staged_task(cwd: Path) -> str:
+    from ee.hooks import gitinfo
+
     top = gitinfo.git("rev-parse", "--show-toplevel", cwd=cwd).strip()
     root = gitinfo.workspace_root(top)
     exclude = [gitinfo.relative_prefix(root, top) + "memories"] if root is not None else []

@@ -151,8 +151,10 @@ class Hold:
     counted: int = -1
 
     def keep(self, view: IndexView, key: tuple[Any, ...], counted: int) -> IndexView:
-        # (without the update's report: a later request that finds it did not update anything)
-        self.view, self.key, self.counted = replace(view, report=None), key, counted
+        # (without the update's report, nor the note that it repaired the index: a later request that finds
+        # it did not update anything, and an in-process command then says nothing of either)
+        once = [d for d in view.degraded if d["code"] != "index_repaired"]
+        self.view, self.key, self.counted = replace(view, report=None, degraded=once), key, counted
         return view
 
     def held(self, key: tuple[Any, ...], ws: Workspace) -> IndexView | None:

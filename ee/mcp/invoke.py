@@ -101,17 +101,29 @@ def _search(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         fields=args.get("fields"),
         speed=args.get("speed"),
     )
-    return _split(ws.search(query))
+    return _split(ws.search(query, args.get("min_relevance")))
 
 
 def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    from ee.query.document import from_arguments, with_options
+    from ee.hooks.tasks import task_query
+    from ee.query.document import with_options
 
     quotas, profile = args.get("quota") or None, args.get("profile")
     if quotas and profile not in (None, "custom"):
         raise UsageError(f"quota applies to the custom profile, not {profile}", "drop profile or use custom")
+    sources = {
+        name: bool(args.get(name)) for name in ("for_staged", "for_paths", "for_branch", "for_session")
+    }
+    floor = args.get("min_relevance")
+    if any(sources.values()) and "query" not in args:
+        # (the task's words: paths for for_paths, one task otherwise; a for_* source takes none)
+        task = args.get("task", "")
+        words = task.split() if sources["for_paths"] else [task] if task else []
+        query, floor = task_query(ws.root, words, floor, **sources)
+    else:
+        query = _document(args, "task") or task_query(ws.root, [args["task"]], floor)[0]
     query = with_options(
-        _document(args, "task") or from_arguments(args["task"]),
+        query,
         mode=args.get("mode"),
         tags=args.get("tags"),
         speed=args.get("speed"),
@@ -121,7 +133,7 @@ def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         explain=True if args.get("explain") else None,
         as_of=args.get("as_of"),
     )
-    return _split(ws.context(query, quotas))
+    return _split(ws.context(query, quotas, floor))
 
 
 def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
@@ -146,8 +158,8 @@ def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    data = ws.outcome(args["memory_id"], args["signal"], args.get("reason"), _actor(args, agent))
-    return data, ws.branch_notes()
+    report = ws.outcome(args["memory_id"], args["signal"], args.get("reason"), _actor(args, agent))
+    return report.to_json(), ws.branch_notes()
 
 
 def _why(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
@@ -156,15 +168,21 @@ def _why(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 
 
 def _memory_show(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    _memory, data = ws.show(args["memory_id"], args.get("as_of"))
-    return data, []
+    return _split(ws.memory_show(args["memory_id"], args.get("as_of")))
 
 
 def _memory_list(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
-    _memories, data, degraded = ws.listing(
-        level=args.get("level"), kind=args.get("kind"), tag=args.get("tags", ()), limit=args.get("limit")
+    listed = ws.memory_list(
+        level=args.get("level"),
+        kind=args.get("kind"),
+        tags=args.get("tags", ()),
+        limit=args.get("limit"),
+        agent=args.get("agent"),
+        trust=args.get("trust"),
+        since=args.get("since"),
+        quarantined=bool(args.get("quarantined")),
     )
-    return data, list(degraded)
+    return _split(listed)
 
 
 def _memory_history(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:

@@ -21,6 +21,7 @@ from ee.results.search import Hit
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from ee.results.outcome import OutcomeReport
     from ee.results.pack import Pack, PackItem
     from ee.results.search import Omitted
     from ee.results.why import Explanation
@@ -217,15 +218,15 @@ def _why_query_line(query: Mapping[str, Any]) -> str:
     return out
 
 
-def outcome_human(data: dict[str, Any]) -> str:
-    conf = data["effective_confidence"]
-    event = data["event"]
+def outcome_human(report: OutcomeReport) -> str:
+    conf = report.effective_confidence
+    event = report.event
     text = (
-        f"recorded {event['signal']} for {data['memory']['id']} by {event['source']} "
-        f"(commit {str(data['commit'])[:10]})\n"
+        f"recorded {event['signal']} for {report.memory['id']} by {event['source']} "
+        f"(commit {report.commit[:10]})\n"
         f"effective confidence {conf['before']:.4f} → {conf['after']:.4f} "
-        f"(prior {data['prior_confidence']:.4f})"
+        f"(prior {report.prior_confidence:.4f})"
     )
-    if data.get("held_back"):
-        text += f"\n{data['message']}"
+    if report.held_back:
+        text += f"\n{report.message}"
     return text

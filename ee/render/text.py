@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ee.model import Memory, Problem
+from ee.model import Problem
 from ee.results import JsonObject
+
+if TYPE_CHECKING:
+    from ee.results.memory import MemoryView
 
 
 def plural(count: int, one: str, many: str) -> str:
@@ -14,40 +17,44 @@ def plural(count: int, one: str, many: str) -> str:
     return f"{count:,} {one if count == 1 else many}"
 
 
-def memory_line(memory: Memory) -> str:
+def memory_line(memory: MemoryView) -> str:
+    """One memory of ``ee memory list``: id, level/kind, tags, title."""
     tags = f" [{', '.join(memory.tags)}]" if memory.tags else ""
     return f"{memory.id}  {memory.level}/{memory.kind}{tags}  {memory.title}"
 
 
-def memory_block(memory: Memory, shown: dict[str, Any] | None = None) -> str:
-    """The memory's fields and body. ``shown`` (``ee memory show``'s data): the values search uses — the
-    trust class ee grants, the confidence and creation time — each marked ``(file)`` or with how ee
-    derived it; without it, the file's own values."""
-    if shown is None:
+def memory_block(memory: MemoryView) -> str:
+    """The memory's fields and body (``ee memory show``). The values search uses — the trust class ee
+    grants, the confidence and creation time — each marked ``(file)`` or with how ee derived it; as of a
+    time or commit (``as_of``), the file's own values then."""
+    if memory.as_of is not None:
         trust = memory.trust or "-"
         confidence = "-" if memory.confidence is None else f"{memory.confidence:.2f}"
         created = memory.created or "-"
     else:
-        derived = shown.get("derived", [])
-        trust = f"{shown['trust']}  " + (
-            f"(file; ee grants {shown['trust']} only: the file claims {memory.trust}; a person raises it "
-            f"with: ee memory trust {memory.id})"
-            if memory.trust and memory.trust != shown["trust"]
+        derived = memory.derived
+        trust = f"{memory.trust}  " + (
+            f"(file; ee grants {memory.trust} only: the file claims {memory.trust_claimed}; a person raises "
+            f"it with: ee memory trust {memory.id})"
+            if memory.trust_claimed
             else "(derived: who committed it)"
             if "trust" in derived
             else "(file)"
         )
-        confidence = f"{shown['confidence']:.2f}  " + (
-            f"(derived: the default of {shown['trust']})" if "confidence" in derived else "(file)"
-        )
-        effective = shown.get("effective_confidence")
-        if effective is not None and round(effective, 2) != round(shown["confidence"], 2):
+        confidence = ("-" if memory.confidence is None else f"{memory.confidence:.2f}") + "  "
+        confidence += f"(derived: the default of {memory.trust})" if "confidence" in derived else "(file)"
+        effective = memory.effective_confidence
+        if (
+            effective is not None
+            and memory.confidence is not None
+            and round(effective, 2) != round(memory.confidence, 2)
+        ):
             confidence += f"; {effective:.2f} with feedback"
         created = (
-            f"{shown['created']}  (derived: its first commit)"
+            f"{memory.created}  (derived: its first commit)"
             if "created" in derived
-            else f"{shown['created']}  (file)"
-            if shown.get("created")
+            else f"{memory.created}  (file)"
+            if memory.created
             else "-  (not committed yet)"
         )
     rows = [
@@ -65,7 +72,7 @@ def memory_block(memory: Memory, shown: dict[str, Any] | None = None) -> str:
     if memory.source:
         rows.append(("source", ", ".join(memory.source)))
     if memory.links:
-        rows.append(("links", ", ".join(f"{link.type}:{link.to}" for link in memory.links)))
+        rows.append(("links", ", ".join(f"{link['type']}:{link['to']}" for link in memory.links)))
     if memory.paths:
         rows.append(("paths", ", ".join(memory.paths)))
     if memory.redacted:

@@ -277,7 +277,7 @@ class Server:
                 if op == HOOK_CHECK:
                     from ee.hooks.run import served_check
 
-                    result = served_check(str(ws.root), **args)
+                    result = served_check(ws, **args)
                 else:
                     result = run(ws, OPERATIONS[op].name, args)
             except Exception as exc:  # an ee error (or a bug): the client's own run reports it the same

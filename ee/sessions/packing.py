@@ -26,8 +26,8 @@ _SUMMARY = (*_MINIMAL, "kind", "trust", "posture", "time", "why", "flags")
 
 def wanted(ws: Any, query: Any) -> bool:
     """Whether this query may return evidence."""
-    from ee.model import TRUST_CLASSES
     from ee.sessions.store import present
+    from ee.values import TRUST_CLASSES
 
     if not ws.config.get("sessions.search") or query.mode == "exact" or not query.text.strip():
         return False
