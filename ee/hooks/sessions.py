@@ -143,7 +143,7 @@ def start(root: Path, transcript: Path, fmt: str = "claude-code") -> int:
     with connect(root, create=True):  # (the folder, created and checked here: the log goes there)
         pass
     spawn_detached(
-        ["-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt], root / LOG, cwd=root
+        ["-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt], root / LOG, cwd=root
     )
     return 0
 
