@@ -30,7 +30,7 @@ DEFAULT_CONFIG_TEXT = """\
 # timeout = 30                 # seconds a writer waits for another writer
 
 [model]
-# path = ""                    # a model2vec model folder; empty = the model shipped with ee
+# path = ""                    # a model2vec folder outside the repository; empty = the shipped one
 # transformer = true           # answer with the transformer arm once every memory has its vector
 # transformer_max_memories = 50000   # a larger store keeps the static arm (too long to embed)
 

@@ -25,6 +25,17 @@ def _copy(ws: Workspace, name: str, folder: Path | None = None) -> Path:
     return target
 
 
+def _copy_in(ws: Workspace, name: str, folder: Path) -> Path:
+    """A copy of a Claude Code fixture in ``folder`` as Claude Code writes it for this workspace: its
+    lines record the workspace as their ``cwd`` (the hooks and --claude-code check that claim)."""
+    target = _copy(ws, name, folder)
+    text = target.read_text(encoding="utf-8").replace(
+        '"cwd":"/home/dev/shop"', json.dumps({"cwd": str(ws.root)})[1:-1]
+    )
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
 def _hits(cli: Any, query: str, *extra: str) -> list[dict[str, Any]]:
     result = cli("search", query, "--json", "--min-relevance", "0", *extra)
     assert result.code == 0, result.err
@@ -238,7 +249,7 @@ def wait_for_background_import(ws: Workspace, done: Path) -> None:
 def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path: Path) -> None:
     home = Path.home()
     project = home / ".claude" / "projects" / ("-" + str(ws.root).strip("/").replace("/", "-"))
-    transcript = _copy(ws, "claude-code.jsonl", project)
+    transcript = _copy_in(ws, "claude-code.jsonl", project)
     settings = run_ee_process("hooks", "agent", "claude-code", "--write", "--json", cwd=ws.root)
     assert settings.returncode == 0, settings.stderr
     hooks = json.loads((ws.root / ".claude/settings.json").read_text(encoding="utf-8"))["hooks"]
@@ -348,7 +359,7 @@ def test_claude_code_and_codex_folders_are_searched_for_this_workspace(ws: Works
     home = Path.home()
     where = str(ws.root.resolve())
     claude = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
-    _copy(ws, "claude-code.jsonl", claude)
+    _copy_in(ws, "claude-code.jsonl", claude)
     _copy(ws, "claude-code.jsonl", home / ".claude" / "projects" / "-some-other-project")
     codex_day = home / ".codex" / "sessions" / "2026" / "11" / "03"
     rollout = codex_day / "rollout-2026-11-03T14-00-00-0199a1b2.jsonl"

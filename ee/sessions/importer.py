@@ -19,6 +19,7 @@ from ee.errors import EeError, PolicyError
 from ee.sessions import store
 from ee.sessions.evidence import exchanges, index_text, pieces
 from ee.sessions.read import TranscriptError, read_transcript
+from ee.sessions.turns import PATH_MAX, field
 
 
 def _digest(path: Path, length: int) -> str:
@@ -44,7 +45,7 @@ def import_file(
     stored piece's tokens and text, which the index then takes as they are (:func:`.index.build`)."""
     from ee.index.tokenize import tokenize
 
-    key = str(path)
+    key = field(str(path), limit=PATH_MAX)  # (no secret or control character of a name is stored)
     prior = store.transcript(db, key)
     start, first_index, state, grown = 0, 0, {}, False
     if prior is not None:
@@ -69,7 +70,7 @@ def import_file(
         pending = read.size - read.end
         return {"path": key, "status": "pending", "added": 0, "session_id": None, "pending_bytes": pending}
     groups = exchanges(list(read.turns))
-    items = [piece for group in groups for piece in pieces(group, key, path.name)]
+    items = [piece for group in groups for piece in pieces(group, key, field(path.name))]
     tokens = [tokenize(index_text(item)) for item in items]
     before = store.ids_from(db, key, first_index) if grown else set()
     if grown:
@@ -86,7 +87,7 @@ def import_file(
         db,
         key,
         {
-            "file_name": path.name,
+            "file_name": field(path.name),
             "session_id": read.session_id,
             "format": read.format,
             "size": read.size,

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from ee.errors import StorageError, UsageError
-from ee.sessions.turns import Turn, cut
+from ee.sessions.turns import Turn, cut, field, session_name
 
 MAX_BYTES = 256 * 1024 * 1024  # the default of [sessions] max_file_bytes
 FORMATS = ("claude-code", "codex", "messages")
@@ -125,16 +125,21 @@ def read_transcript(
                 text=cut(fields.get("text") or ""),
                 time=_time(fields.get("time")) or when,
                 session_id="",
-                cwd=fields.get("cwd") or state.get("cwd", ""),
-                branch=fields.get("branch") or state.get("branch", ""),
+                cwd=field(fields.get("cwd") or state.get("cwd", "")),
+                branch=field(fields.get("branch") or state.get("branch", "")),
                 sidechain=bool(fields.get("sidechain")),
                 tools=fields.get("tools", ()),
                 results=fields.get("results", ()),
             )
         )
         index += 1
-    session = state.get("session_id") or path.stem
+    session = session_name(state.get("session_id") or path.stem)
     turns = [_with_session(t, session) for t in turns]
+    if state.get("session_id"):  # (kept for the next import: as safe as what it gave)
+        state["session_id"] = session
+    for key in ("cwd", "branch"):
+        if isinstance(state.get(key), str):
+            state[key] = field(state[key])
     state["line"] = next_line
     return Read(fmt, session, tuple(turns), end, size)
 
