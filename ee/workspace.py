@@ -54,11 +54,13 @@ if TYPE_CHECKING:
     from ee.ops.transfer import ImportReport
     from ee.query.document import Query
     from ee.query.standing import Standing
+    from ee.results import Degradation
+    from ee.results.health import DoctorReport, IndexStatus, InitReport
     from ee.results.memory import MemoryHistory, MemoryList, MemoryView
     from ee.results.outcome import OutcomeReport
     from ee.results.pack import Pack
     from ee.results.search import SearchResult
-    from ee.results.sessions import Session, SessionEvidence
+    from ee.results.sessions import Session, SessionEvidence, SessionForgotten, SessionImport
     from ee.results.why import Explanation
 
 
@@ -90,9 +92,10 @@ class Workspace:
             )
         return Git(self.root)
 
-    def branch_notes(self) -> list[dict[str, Any]]:
-        """After a write: where it went, when that is not where a reader may look. With memories on the code
-        branch, a write on a branch other than the default stays on that branch until it merges."""
+    def branch_notes(self) -> list[Degradation]:
+        """After a write (``degraded`` entries): where it went, when that is not where a reader may look.
+        With memories on the code branch, a write on a branch other than the default stays on that
+        branch until it merges."""
         from ee.git import memory_branch
 
         if memory_branch.worktree(self.root) is not None:
@@ -149,7 +152,7 @@ class Workspace:
     @classmethod
     def init(
         cls, path: str | os.PathLike[str] = ".", branch: str | None = None
-    ) -> tuple[Workspace, dict[str, Any]]:
+    ) -> tuple[Workspace, InitReport]:
         """Create or adopt a git repository and make it an ee workspace. Idempotent.
 
         The commit holds ee's files and, of a ``.gitignore`` / ``.gitattributes`` the user already has,
@@ -158,9 +161,10 @@ class Workspace:
         of that branch (:mod:`ee.git.memory_branch`).
         """
         from ee.ops.init import init, workspace_folder
+        from ee.results.health import InitReport
 
         ws = cls(workspace_folder(path))
-        return ws, init(ws, branch)
+        return ws, InitReport.from_json(init(ws, branch))
 
     # ------------------------------------------------------------------------------------ writes
 
@@ -439,13 +443,14 @@ class Workspace:
 
     # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
 
-    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> dict[str, Any]:
+    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> SessionImport:
         """Import agent transcripts as evidence, incrementally (``ee import session``). The candidates they
         hold (ee.sessions.candidates) go to the review queue through ee.hooks.sessions.propose_candidates,
         which the command and the hook call: the queue sits above the façade."""
+        from ee.results.sessions import SessionImport
         from ee.sessions.ops import import_sessions
 
-        return import_sessions(self, list(paths), fmt)
+        return SessionImport.from_json(import_sessions(self, list(paths), fmt))
 
     def sessions(self) -> tuple[Session, ...]:
         """The imported sessions, oldest first (``ee sessions list``)."""
@@ -467,11 +472,12 @@ class Workspace:
 
         return SessionEvidence.from_json(show_session(self, ident))
 
-    def forget_session(self, ident: str) -> dict[str, Any]:
+    def forget_session(self, ident: str) -> SessionForgotten:
         """Purge a session's evidence (or one piece) with its index entries and vectors."""
+        from ee.results.sessions import SessionForgotten
         from ee.sessions.ops import forget_session
 
-        return forget_session(self, ident)
+        return SessionForgotten.from_json(forget_session(self, ident))
 
     def why(
         self,
@@ -625,14 +631,15 @@ class Workspace:
 
     # ------------------------------------------------------------------------------------ the index
 
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self) -> IndexStatus:
         """ready / stale / missing / corrupt, with counts, model and generation (``ee index status``;
         changes nothing)."""
         from ee.index.view import status
+        from ee.results.health import IndexStatus
 
-        return status(self)
+        return IndexStatus.from_json(status(self))
 
-    def rebuild_index(self, progress: Progress | None = None) -> tuple[IndexReport, Sequence[dict[str, Any]]]:
+    def rebuild_index(self, progress: Progress | None = None) -> tuple[IndexReport, Sequence[Degradation]]:
         """The index built again from the memory files (``ee index rebuild``; the derived cache is reused)."""
         from ee.index.view import rebuild
 
@@ -693,11 +700,12 @@ class Workspace:
 
         return resolve_memory(self, memory_id, pick, text, actor)
 
-    def doctor(self, full: bool = False, fix: bool = False) -> dict[str, Any]:
+    def doctor(self, full: bool = False, fix: bool = False) -> DoctorReport:
         """Every check of the workspace, ``fix`` repairs first (``ee doctor``)."""
         from ee.ops.doctor import doctor
+        from ee.results.health import DoctorReport
 
-        return doctor(self, full=full, fix=fix)
+        return DoctorReport.from_json(doctor(self, full=full, fix=fix))
 
     def review_trust(self, memory_id: str, cls: str, actor: Actor | None = None) -> Memory:
         """A person's explicit review of a memory: its trust class becomes ``cls``.

@@ -26,7 +26,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ee.results.sessions import SessionImport
 
 LOG = ".ee/sessions/hook.log"
 DONE = ".ee/sessions/hook.done"
@@ -143,7 +146,7 @@ def start(root: Path, transcript: Path, fmt: str = "claude-code") -> int:
     return 0
 
 
-def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
+def propose_candidates(ws: Any, report: SessionImport) -> dict[str, Any]:
     """The candidates of the sessions an import added to, proposed to the review queue (``ee curate``):
     ``{"found": N, "proposed": [ids pending now]}``. Nothing becomes a memory until a person accepts it."""
     from ee.sessions.ops import session_candidates
@@ -173,10 +176,10 @@ def job(argv: list[str]) -> int:
     try:
         ws = Workspace(root)
         report = ws.import_sessions([transcript], fmt)
-        report["candidates"] = propose_candidates(ws, report)
-        for error in report["errors"]:
+        propose_candidates(ws, report)
+        for error in report.errors:
             print(f"ee: {error['path']}: {error['message']}", file=sys.stderr)
-        print(f"ee: {transcript.name}: {report['added']} new piece(s) of evidence", file=sys.stderr)
+        print(f"ee: {transcript.name}: {report.added} new piece(s) of evidence", file=sys.stderr)
     except EeError as exc:
         print(f"ee: {transcript.name}: {exc.message}", file=sys.stderr)
     finally:
