@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ee.query.standing import Standing
     from ee.results import Degradation
     from ee.results.health import DoctorReport, IndexStatus, InitReport
+    from ee.results.hooks import HookCheck
     from ee.results.memory import MemoryHistory, MemoryList, MemoryView
     from ee.results.outcome import OutcomeReport
     from ee.results.pack import Pack
@@ -628,6 +629,50 @@ class Workspace:
 
         versions = history(self, memory_id)
         return MemoryHistory.from_json({"id": memory_id, "versions": [v.to_dict() for v in versions]})
+
+    def hook_check(self, name: str, paths: Sequence[str], added: str) -> HookCheck:
+        """A git hook's check of its staged change, which the hook read with git (``paths`` staged,
+        ``added`` the lines it adds; served warm): for ``pre-commit`` the risky memories about it
+        (:func:`ee.ops.risks.warnings`), for ``prepare-commit-msg`` the memories its message names
+        (:func:`ee.ops.risks.message_memories`, a lexical search here).
+
+        The hook table is checked against this workspace's index view (in the server, the view it keeps,
+        proven by its watcher without a stat pass: :mod:`ee.serve.watch`), not against the manifest: the
+        manifest lags the files until the watcher's next update, and a memory written just before the
+        commit was missed. A table that must be rebuilt is rebuilt from an index opened afresh, after the
+        stat its label records (:func:`ee.ops.risks.refresh_table`)."""
+        from ee.index.view import open_index
+        from ee.ops import risks
+        from ee.policy.secrets import redact
+        from ee.results.hooks import HookCheck
+
+        if name not in risks.CHECKED_HOOKS:
+            raise UsageError(
+                f"no check for the hook {name!r}", f"ask for one of: {', '.join(risks.CHECKED_HOOKS)}"
+            )
+        if not (isinstance(paths, list | tuple) and all(isinstance(p, str) for p in paths)):
+            raise UsageError("the staged paths must be a list of strings", "give the paths git reports")
+        if not isinstance(added, str):
+            raise UsageError("the added lines must be a string", "give the text the change adds")
+        view = open_index(self)
+        generation = view.manifest.get("generation")
+
+        def reopen() -> Any:
+            return open_index(type(self)(self.root))
+
+        if name == "pre-commit":
+            blocked, said = risks.warnings(
+                self.root, paths, added, lambda: bool(self.config.get("hooks.block")), reopen, generation
+            )
+            return HookCheck.from_json(
+                {"blocked": blocked, "said": [redact(line) for line in said], "memories": []}
+            )
+
+        def search(text: str) -> list[tuple[str, str]]:
+            return risks.named(self.search(risks.message_query(text), None, {None: (view, None)}))
+
+        found = risks.message_memories(self.root, paths, added, search, reopen, generation)
+        return HookCheck.from_json({"blocked": False, "said": [], "memories": [list(pair) for pair in found]})
 
     # ------------------------------------------------------------------------------------ the index
 
