@@ -249,3 +249,30 @@ def test_a_served_search_does_not_build_the_other_answers_types() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['ee.results', 'ee.results.search']"
+
+
+def test_remember_and_curate_scan_answer_typed(ws: Workspace) -> None:
+    """``ee remember`` (a new memory, then the same text: a confirmation) and ``ee curate scan`` return
+    types whose JSON has the keys the command prints."""
+    from ee.curate.intake import remember
+    from ee.curate.scan import scan
+    from ee.policy.trust import Actor
+    from ee.results.curate import ScanReport
+    from ee.results.memory import Remembered
+
+    first, _ = remember(ws, "Releases are cut from main on Tuesdays.", Actor.from_env())
+    assert isinstance(first, Remembered)
+    assert first.written
+    assert first.to_json() == ws.get(first.id).to_dict()  # the new file's fields, nothing else
+    again, degraded = remember(ws, "Releases are cut from main on Tuesdays.", Actor.from_env())
+    assert not again.written
+    assert again.id == first.id
+    assert [d["code"] for d in degraded] == ["duplicate"]
+    data = again.to_json()
+    assert (data["duplicate_of"], data["written"]) == (first.id, False)
+    assert list(data)[-3:] == ["duplicate_of", "written", "confirmation"]  # (effective_confidence: kept)
+    assert set(data["confirmation"]) == {"event", "commit"}
+    report, _ = scan(ws)
+    assert isinstance(report, ScanReport)
+    assert report.memories == 1
+    assert list(report.to_json())[:3] == ["memories", "scanned", "count"]
