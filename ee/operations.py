@@ -27,8 +27,7 @@ from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ee.model import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SPEEDS, TRUST_CLASSES
-from ee.policy.feedback import SIGNALS
+from ee.values import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SIGNALS, SPEEDS, TRUST_CLASSES
 
 if TYPE_CHECKING:
     from ee.results import Result

@@ -22,7 +22,7 @@ from ee.errors import (
     UsageError,
 )
 from ee.git.repo import Git, format_message
-from ee.model import LINK_TYPES, Link, Memory
+from ee.model import Link, Memory
 from ee.policy.trust import (
     HIDING_LINKS,
     Actor,
@@ -43,6 +43,7 @@ from ee.store.fields import (
 )
 from ee.store.files import MEMORIES, Store, atomic_write, check_id, workspace_lock
 from ee.store.ids import new_id, now_text
+from ee.values import LINK_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ee.errors import ExitCode, MemoryFormatError, UsageError
-from ee.model import KINDS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
+from ee.model import Link, Memory, Problem
 from ee.store import frontmatter as fm
 from ee.store.ids import new_id
+from ee.values import KINDS, LEVELS, LINK_TYPES, TRUST_CLASSES
 
 PATH = "memories/example.md"
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pytest
 
-from ee import model
+from ee import values
 from ee.cli import cli
 from ee.mcp.mapping import input_schema
 from ee.operations import COMMANDS, Command, Param
@@ -57,7 +57,7 @@ def test_the_command_line_takes_each_argument_as_described(name: str) -> None:
 # with the result), or loops over the operation in one process; none is an argument of the operation.
 CLI_ONLY = {
     "--json": "--json/--human: the envelope, or text for a person",
-    "--format": "how the answer is printed (json, jsonl, toon, markdown, …: ee.model.FORMATS)",
+    "--format": "how the answer is printed (json, jsonl, toon, markdown, …: ee.values.FORMATS)",
     "--batch": "search: one query per line of a file, one JSON line each (a loop over search; an MCP "
     "client calls search once per query)",
     "--help": "click's own",
@@ -83,7 +83,7 @@ def test_every_option_of_an_operations_command_is_described_or_only_presentation
         allowed = opts & set(CLI_ONLY)
         assert allowed, f"ee {' '.join(described.path)} {'/'.join(sorted(opts))} is not described in COMMANDS"
         if "--format" in allowed:
-            assert tuple(getattr(option.type, "choices", ())) == model.FORMATS  # (the library's values)
+            assert tuple(getattr(option.type, "choices", ())) == values.FORMATS  # (the library's values)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -101,17 +101,17 @@ def test_the_tool_schema_allows_what_the_command_line_allows(name: str) -> None:
 
 def test_the_allowed_values_are_the_librarys() -> None:
     """The query document's schema, the pack's profiles and the query's pool sizes know the same values
-    the front ends offer (one list each, in ee.model)."""
+    the front ends offer (one list each, in ee.values)."""
     from ee.pack.profiles import PROFILES
     from ee.query.document import POOL_SCALE
 
     query = load_schema("ee.query.v1")["properties"]
-    assert tuple(query["query"]["properties"]["mode"]["enum"]) == model.MODES
-    assert tuple(query["speed"]["enum"]) == model.SPEEDS == tuple(POOL_SCALE)
-    assert tuple(query["output"]["properties"]["fields"]["enum"]) == model.FIELDS
-    assert tuple(query["output"]["properties"]["profile"]["enum"]) == model.PROFILES
-    assert sorted(query["output"]["properties"]["format"]["enum"]) == sorted(model.FORMATS)
-    assert set(model.PROFILES) == {*PROFILES, "custom"}
+    assert tuple(query["query"]["properties"]["mode"]["enum"]) == values.MODES
+    assert tuple(query["speed"]["enum"]) == values.SPEEDS == tuple(POOL_SCALE)
+    assert tuple(query["output"]["properties"]["fields"]["enum"]) == values.FIELDS
+    assert tuple(query["output"]["properties"]["profile"]["enum"]) == values.PROFILES
+    assert sorted(query["output"]["properties"]["format"]["enum"]) == sorted(values.FORMATS)
+    assert set(values.PROFILES) == {*PROFILES, "custom"}
 
 
 def test_a_value_outside_the_described_choices_is_refused_by_both_front_ends(tmp_path: Any) -> None:

@@ -240,6 +240,20 @@ def test_an_edit_is_seen_by_the_next_served_query(served_ws: Workspace, client_e
     assert "mem_new0" not in {hit["id"] for hit in hits}
 
 
+def test_a_repair_is_reported_once_as_in_process(served_ws: Workspace, client_env: None) -> None:
+    """The answer whose request repaired the index says so; the next ones, from the view the server
+    kept, say nothing of it, as a command run in-process then says nothing (the same bytes)."""
+    assert client.call("search", served_ws.root, args_of("alpha"))["degraded"] == []
+    (served_ws.root / ".ee/index/manifest.json").write_text("{damaged", encoding="utf-8")
+    repaired = client.call("search", served_ws.root, args_of("alpha"))["degraded"]
+    assert [d["code"] for d in repaired] == ["index_repaired"]
+    for _ in range(2):
+        served = ee("search", "alpha", "--json", cwd=served_ws.root, served=True)
+        local = ee("search", "alpha", "--json", cwd=served_ws.root, served=False)
+        assert json.loads(served.stdout)["degraded"] == []
+        assert served.stdout == local.stdout
+
+
 # ------------------------------------------------------------------------------------------ workspaces
 
 

@@ -3,11 +3,15 @@ paid on every remember)."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 from conftest import git
 
 
@@ -34,6 +38,51 @@ def test_a_remember_imports_no_index_yaml_or_numpy(tmp_path: Path) -> None:
     assert imported.isdisjoint({"ee.index", "ee.query", "yaml", "numpy", "bm25s"})
     assert git(root, "log", "-1", "--format=%s").strip() == "ee: remember second one"
     assert git(root, "status", "--porcelain") == ""
+
+
+# What the client of a served read must not import: the data classes of memories (ee.model), the rules
+# (ee.policy: the secret policy masks an answer's degradations only when it has some), the pack builder,
+# the façade and the index (the server computed the answer). Each was measured in a fresh ``ee search``
+# (bench/README.md, stop 39); numpy's absence shows the server answered.
+NOT_IN_A_SERVED_READ = frozenset(
+    ("ee.model", "ee.policy", "ee.pack", "ee.workspace", "ee.index", "ee.query.engine", "numpy")
+) | {"ee.git", "subprocess"}  # (a typed task runs no git: only ee context --for-… does)
+
+
+@pytest.mark.parametrize("args", [["search", "alpha", "--json"], ["context", "alpha", "--json"]])
+def test_a_served_read_imports_only_what_it_renders(tmp_path: Path, args: list[str]) -> None:
+    """A fresh ``ee search`` / ``ee context`` answered by a running server: its process (the interpreter,
+    click, the request and the rendering) leaves out :data:`NOT_IN_A_SERVED_READ`."""
+    root = tmp_path / "ws"
+    env = {k: v for k, v in os.environ.items() if k not in ("EE_NO_SERVER", "PYTHONDONTWRITEBYTECODE")}
+    ee = [sys.executable, "-m", "ee", "--workspace", str(root)]
+    subprocess.run([*ee, "init"], env=env | {"EE_NO_SERVER": "1"}, capture_output=True, check=True)
+    (root / ".ee/config.toml").write_text("[model]\ntransformer = false\n", encoding="utf-8")
+    (root / "memories/alpha.md").write_text("---\nid: mem_alpha\n---\nalpha rollback window\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a memory")
+    log = tmp_path / "server.log"
+    with log.open("wb") as sink:
+        server = subprocess.Popen([*ee, "watch"], stdout=subprocess.DEVNULL, stderr=sink, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while f"watching {root}" not in log.read_text(errors="replace"):
+            assert server.poll() is None, log.read_text(errors="replace")
+            assert time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.05)
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", *ee[1:], *args], env=env, capture_output=True, text=True
+        )
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["success"] is True
+    imported = {
+        line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")
+    }
+    assert {"ee.cli", "ee.serve.client", "ee.render"} <= imported  # (it did ask the server, and render)
+    assert imported.isdisjoint(NOT_IN_A_SERVED_READ), sorted(imported & NOT_IN_A_SERVED_READ)
 
 
 def test_a_hook_starts_without_the_workspace_index_or_results() -> None:

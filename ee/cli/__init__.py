@@ -189,10 +189,9 @@ class Output:
 
 def report_degraded(degraded: list[dict[str, Any]]) -> None:
     """Each degradation of a text answer on stderr, with its repair (JSON carries them in the envelope)."""
-    from ee.policy.secrets import mask_output
-    from ee.render import visible
+    from ee.render import masked_degradations, visible
 
-    for item in mask_output(degraded):
+    for item in masked_degradations(degraded):
         click.echo(visible(f"degraded: {item['message']} (repair: {item['repair']})"), err=True)
 
 

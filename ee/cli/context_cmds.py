@@ -16,7 +16,7 @@ from ee.cli.query_cmds import (
     read_query_file,
 )
 from ee.errors import QueryError, UsageError
-from ee.model import FORMATS
+from ee.values import FORMATS
 
 # The options ``ee context`` and ``ee pack`` share (on ``pack`` they override the document).
 PACK_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [

@@ -10,7 +10,7 @@ import click
 from ee.cli import call, json_by_default, json_indent, json_option, report_degraded, workspace
 from ee.cli.options import declared
 from ee.errors import EeError, QueryError, UsageError
-from ee.model import FORMATS
+from ee.values import FORMATS
 
 if TYPE_CHECKING:
     from ee.results.pack import Pack

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ee.curate.model import candidate_id
@@ -21,11 +21,18 @@ from ee.curate.model import candidate_id
 if TYPE_CHECKING:
     from pathlib import Path
 
+# A memory id → [(the other side, the candidate that decides it)] of its unresolved contradictions.
+Sides = Callable[[str], list[tuple[str, str]]]
 
-def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+
+def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> Sides:
     """memory id → [(the other side, candidate id)] of each unresolved contradiction: a ``contradicts`` link
     of ``records`` (``{"id", "links"}``, links as index records hold them: ``[type, to]`` or a mapping), or a
-    pending contradiction candidate of the queue."""
+    pending contradiction candidate of the queue.
+
+    The pairs are found once; a pair's candidate id (a hash) and its decision are looked up only for the
+    memories asked about: a pack asks for its few items, and a store holds hundreds of pairs (at 10k
+    memories, hashing them all was 2 of a served context's ~27 ms of CPU)."""
     from ee.curate.decisions import read_decisions
     from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state
     from ee.errors import StorageError
@@ -45,15 +52,23 @@ def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> dict[str
     for candidate in queued.values():
         if candidate.type == "contradiction" and len(candidate.subjects) == 2:
             pairs.add((candidate.subjects[0], candidate.subjects[1]))
-    out: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for a, b in sorted(pairs):
-        cid = candidate_id("contradiction", (a, b))
-        decision = decisions.get(cid)
-        if decision is not None and decision.verdict in ("accept", "reject"):
-            continue  # a person settled it (a snooze settles nothing)
-        out[a].append((b, cid))
-        out[b].append((a, cid))
-    return out
+    of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for pair in pairs:
+        of[pair[0]].append(pair)
+        if pair[1] != pair[0]:
+            of[pair[1]].append(pair)
+
+    def sides(memory_id: str) -> list[tuple[str, str]]:
+        out = []
+        for a, b in sorted(of.get(memory_id, ())):
+            cid = candidate_id("contradiction", (a, b))
+            decision = decisions.get(cid)
+            if decision is not None and decision.verdict in ("accept", "reject"):
+                continue  # a person settled it (a snooze settles nothing)
+            out += [(other, cid) for this, other in ((a, b), (b, a)) if this == memory_id]
+        return out
+
+    return sides
 
 
 def stale_citation(root: Path, record: Mapping[str, Any], git: Any = None) -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ee.model import CANDIDATE_TYPES as TYPES
+from ee.values import CANDIDATE_TYPES as TYPES
 
 # Each type's actions, the default first (what `ee curate accept ID` does without --action).
 ACTIONS: dict[str, tuple[str, ...]] = {

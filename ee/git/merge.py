@@ -41,9 +41,10 @@ from typing import Any
 from ee.errors import EeError, GitError, UsageError
 from ee.git import conflict, runner
 from ee.git.conflict import Version
-from ee.model import KNOWN_KEYS, TRUST_CLASSES, Memory
+from ee.model import Memory
 from ee.store import frontmatter
 from ee.store.frontmatter import CONFLICT_KEY, MERGE_KEY
+from ee.values import KNOWN_KEYS, TRUST_CLASSES
 
 LIST_KEYS = ("tags", "links", "source", "paths", "redacted")
 LABELS = ("ours", "base", "theirs")

@@ -18,8 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ee.hooks import gitinfo
-
 if TYPE_CHECKING:
     from ee.query.document import Query
 
@@ -91,6 +89,8 @@ def resolve_task(
     if for_staged:
         return _checked(staged_task(Path.cwd()), "nothing is staged: git add the change first")
     if for_branch:
+        from ee.hooks import gitinfo
+
         return _checked(gitinfo.branch_task(Path.cwd()), "no branch or commits to describe")
     if list(words) == ["-"]:
         return _checked(task_from_input((read_stdin or sys.stdin.read)()), "standard input gave no task")
@@ -107,6 +107,7 @@ def session_query(cwd: Path) -> Query:
     project's rules, conventions, commands and anti-patterns (:data:`SESSION_KINDS`), whatever the branch,
     those that name the branch's words first. Nothing is asked yet, so no relevance floor applies (the
     caller turns it off); the budget and the profile decide what fits."""
+    from ee.hooks import gitinfo
     from ee.query.document import Query, from_arguments
 
     words = gitinfo.branch_words(cwd) if gitinfo.workspace_root(str(cwd)) is not None else ""
@@ -115,6 +116,8 @@ def session_query(cwd: Path) -> Query:
 
 
 def staged_task(cwd: Path) -> str:
+    from ee.hooks import gitinfo
+
     top = gitinfo.git("rev-parse", "--show-toplevel", cwd=cwd).strip()
     root = gitinfo.workspace_root(top)
     exclude = [gitinfo.relative_prefix(root, top) + "memories"] if root is not None else []

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ee.errors import GitError, MemoryFormatError, NotFound
-from ee.model import KNOWN_KEYS, Memory, Version
+from ee.model import Memory, Version
 from ee.store import frontmatter
 from ee.store.files import MEMORIES, check_id
+from ee.values import KNOWN_KEYS
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace

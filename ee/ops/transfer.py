@@ -12,7 +12,7 @@ from ee._crash import crash_point
 from ee.curate.similar import normalise
 from ee.errors import ConflictError, EeError, SecretFound, UsageError
 from ee.git.repo import blob_id, format_message
-from ee.model import KNOWN_KEYS, TRUST_CLASSES, Link, Memory, Progress
+from ee.model import Link, Memory, Progress
 from ee.ops.recovery import (
     begin_import,
     end_import,
@@ -26,6 +26,7 @@ from ee.store import frontmatter
 from ee.store.fields import build_fields, check_text, guard_memory, parse_link
 from ee.store.files import flush_to_disk
 from ee.store.ids import new_id
+from ee.values import KNOWN_KEYS, TRUST_CLASSES
 
 if TYPE_CHECKING:
     from ee.workspace import Workspace

@@ -122,14 +122,14 @@ def review_marks(ctx: Any, linked: list[dict[str, Any]]) -> Any:
         return lambda record: ()
     from ee.curate.marks import contradictions, stale_citation
 
-    pairs = contradictions(root, linked)
+    sides = contradictions(root, linked)
 
     def marks(record: dict[str, Any]) -> tuple[str, ...]:
         out = []
         stale = stale_citation(root, record, ctx.view.git)
         if stale:
             out.append(stale)
-        for other, cid in pairs.get(record["id"], ()):
+        for other, cid in sides(record["id"]):
             out.append(f"contradiction: unresolved, {other} says otherwise (decide: ee curate show {cid})")
         return tuple(out)
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ee import model
+from ee import values
 from ee.errors import ConfigError, UsageError
 
 SECTIONS: tuple[str, ...] = ("procedural", "decisions", "failures", "evidence", "artifacts")
@@ -171,7 +171,7 @@ def resolve_profile(
             return PROFILES[name]
         except KeyError:
             raise UsageError(
-                f"unknown profile {name!r}", f"use one of: {', '.join(model.PROFILES)}"
+                f"unknown profile {name!r}", f"use one of: {', '.join(values.PROFILES)}"
             ) from None
     settings = dict(config or {})
     settings.update(document or {})

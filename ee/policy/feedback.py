@@ -42,23 +42,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ee.errors import UsageError
-from ee.model import LEVELS
 
 # Events are read and written in the one time form ee uses everywhere (a bad or out-of-range time is a
 # ValueError): ``YYYY-MM-DDTHH:MM:SSZ`` in UTC, naive meaning UTC.
 from ee.store.ids import as_utc as _as_utc
 from ee.store.ids import format_time as format_time
 from ee.store.ids import parse_time as parse_time
-
-SIGNALS: tuple[str, ...] = (
-    "helpful",
-    "harmful",
-    "confirmation",
-    "contradiction",
-    "stale",
-    "inaccurate",
-    "outdated",
-)
+from ee.values import LEVELS, SIGNALS
 
 SIGNAL_WEIGHTS: dict[str, float] = {
     "helpful": 1.0,

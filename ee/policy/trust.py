@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ee.errors import PolicyError, UsageError
-from ee.model import TRUST_CLASSES
 from ee.schemas import is_utf8
+from ee.values import TRUST_CLASSES
 
 Posture = Literal["authoritative", "advisory", "legacy_evidence"]
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ee.model import KNOWN_KEYS
 from ee.policy import trust as trust_policy
 from ee.store.ids import parse_time
+from ee.values import KNOWN_KEYS
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)

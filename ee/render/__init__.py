@@ -13,9 +13,19 @@ ERROR_SCHEMA = "ee.error.v1"
 def envelope(data: Any, degraded: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The ee.response.v1 document. ``data`` is masked where its values come from (an index record, a
     memory, git's words: ee.policy.secrets); the degradations, which quote file names, are masked here."""
+    masked = masked_degradations(degraded)
+    return {"schema": RESPONSE_SCHEMA, "success": True, "data": data, "degraded": masked}
+
+
+def masked_degradations(degraded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """An answer's degradations with every secret they quote masked (ee.policy.secrets). Most answers have
+    none, and then the secret policy is not even imported (a served ``ee search`` is mostly imports)."""
+    if not degraded:
+        return []
     from ee.policy.secrets import mask_output
 
-    return {"schema": RESPONSE_SCHEMA, "success": True, "data": data, "degraded": mask_output(degraded or [])}
+    masked: list[dict[str, Any]] = mask_output(degraded)
+    return masked
 
 
 def error_envelope(error: dict[str, Any]) -> dict[str, Any]:

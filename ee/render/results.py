@@ -7,9 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ee.pack.profiles import SECTION_TITLES
-from ee.render import dumps, envelope, visible
-from ee.render.pack_text import blocks, explain_lines
+from ee.render import dumps, envelope, masked_degradations, visible
 from ee.results.search import Hit, SearchResult
 
 if TYPE_CHECKING:  # (a search's answer does not build the pack types: an answer is one or the other)
@@ -25,9 +23,7 @@ def render(result: SearchResult | Pack, fmt: str, *, indent: int | None = 2) -> 
     data, degraded = result.envelope_parts()
     if fmt == "json":
         return dumps(envelope(data, degraded), indent=indent) + "\n"
-    from ee.policy.secrets import mask_output  # as envelope masks the JSON's
-
-    degraded = mask_output(degraded)
+    degraded = masked_degradations(degraded)  # as envelope masks the JSON's
     text = _RENDERERS[fmt](result, degraded)
     if not text and fmt == "hook":
         return text
@@ -96,6 +92,8 @@ def brief_items(result: SearchResult | Pack) -> list[dict[str, Any]]:
         row["why"] = short_why(item)
         row["source"] = short_provenance(item)
         if item.explanation or (not isinstance(item, Hit) and item.selection):  # (only with --explain)
+            from ee.render.pack_text import explain_lines  # (the text formats' only: JSON needs none)
+
             row["explain"] = "; ".join(line.strip() for line in explain_lines(item, ""))
         out.append(row)
     return out
@@ -174,6 +172,8 @@ def _compact(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str
     for row, item in zip(rows, items_of(result), strict=True):
         advisory = not isinstance(item, Hit) and not item.authoritative
         if not isinstance(item, Hit) and item.section != section:
+            from ee.pack.profiles import SECTION_TITLES  # (a pack's only: a search has no sections)
+
             section = item.section
             lines.append(f"## {SECTION_TITLES.get(section, section)}")
         rank = f"{row['rank']}. " if row.get("rank") is not None else ""
@@ -204,6 +204,8 @@ def _toon(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
     else:
         doc = {"task": result.task, "tokens": f"{result.budget.used_tokens}/{result.budget.max_tokens}"}
         by_id = {row["id"]: row for row in rows}
+        from ee.render.pack_text import blocks
+
         for authoritative, sections in blocks(result):
             rows_of = {section: [by_id[item.id] for item in items] for section, items in sections}
             if authoritative:
@@ -224,6 +226,8 @@ def _human(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
         from ee.render.pack_text import pack_human
 
         return pack_human(result)
+    from ee.render.pack_text import explain_lines  # (as every text format: JSON needs none of it)
+
     lines = [] if result.hits else [nothing_found(result)]
     for hit in result.hits:
         tags = f" [{', '.join(hit.tags)}]" if hit.tags else ""
@@ -282,6 +286,8 @@ def _markdown(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> st
         if result.budget.used_tokens + count_tokens(note) > result.budget.max_tokens:
             return markdown  # (the budget holds not even that line: it stays the limit)
         return markdown + note
+    from ee.render.pack_text import explain_lines
+
     lines = [f"# ee search: {result.query['text']}", ""]
     if not result.hits:
         lines.append(nothing_found(result))

@@ -9,11 +9,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ee.errors import UsageError
-from ee.model import KINDS, LEVELS, LINK_TYPES, Link
+from ee.model import Link
 from ee.policy.trust import initial_confidence
 from ee.store import frontmatter
 from ee.store.files import check_id
 from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, now_text, parse_time
+from ee.values import KINDS, LEVELS, LINK_TYPES
 
 
 def check_text(text: str) -> str:

@@ -18,8 +18,9 @@ from typing import Any
 from ee.config import MAX_INT
 from ee.errors import MemoryFormatError, UsageError
 from ee.git.conflict import git_marker_line
-from ee.model import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES, Link, Memory, Problem
+from ee.model import Link, Memory, Problem
 from ee.store.ids import ID_RE, TimeOutOfRange, format_time, is_valid_id, parse_time
+from ee.values import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES
 
 
 class _LazyPattern:

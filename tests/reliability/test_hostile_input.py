@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ee.errors import QueryError
-from ee.model import TRUST_CLASSES
 from ee.query.document import MAX_QUERY_CHARS, parse_document, validate
+from ee.values import TRUST_CLASSES
 
 from .corpus import CLI_CASES, FILE_CASES, IMPORT_CASES, QUERY_CASES, CliCase, FileCase, ImportCase, QueryCase
 from .corpus import total_cases as corpus_size

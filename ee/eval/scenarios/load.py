@@ -237,7 +237,7 @@ def _fail(scenario: Scenario, pointer: Pointer, message: str, hint: str = "") ->
 
 
 def _check_meaning(scenario: Scenario) -> None:
-    from ee.model import KINDS
+    from ee.values import KINDS
 
     data = scenario.data
     defined: set[str] = set()
