@@ -262,6 +262,24 @@ def test_a_broken_model_file_is_a_model_error_with_its_repair(tmp_path: Path) ->
     assert model.model_id.startswith(f"{DEFAULT_TRANSFORMER_DIR.name}@")
 
 
+def test_a_model_of_another_graph_is_a_model_error_naming_both_shapes(tmp_path: Path) -> None:
+    """A folder whose model.onnx is a valid graph of another shape (an older build without the lead's
+    input, or any foreign model) is refused at load with the inputs it takes, not inside a query."""
+    from onnxruntime.datasets import get_example
+
+    from ee.errors import ModelError
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_transformer
+
+    folder = tmp_path / "model"
+    shutil.copytree(DEFAULT_TRANSFORMER_DIR, folder)
+    shutil.copyfile(get_example("mul_1.onnx"), folder / "model.onnx")  # onnxruntime's own sample graph
+    with pytest.raises(ModelError) as caught:
+        load_transformer(folder)
+    assert "its graph takes ['X']" in caught.value.message
+    assert "lead_mask" in caught.value.message
+    assert "reinstall" in (caught.value.hint or "")
+
+
 def test_a_memorys_vector_keeps_its_opening_and_has_no_kind_label(tinycalc: Path) -> None:
     """A memory is embedded as its tags and body (``transformer_text``: no kind label), as the sum of its
     whole text's vector and its lead's: the graph's second output, pooled in the same run over [CLS] and

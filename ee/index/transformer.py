@@ -203,6 +203,10 @@ def model_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+GRAPH_INPUTS = ("input_ids", "attention_mask", "lead_mask")  # what Transformer._run feeds
+GRAPH_OUTPUTS = ("sentence_embedding", "lead_embedding")  # and the two vectors it reads back
+
+
 def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
     """Load the ONNX model of ``folder`` (once per process while its file is unchanged).
 
@@ -253,6 +257,13 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         )
     except Exception as exc:  # OSError, JSON errors, and onnxruntime's / tokenizers' own exception types
         raise fail(f"cannot load it ({type(exc).__name__}: {exc})", exc) from exc
+    inputs = [node.name for node in session.get_inputs()]
+    outputs = [node.name for node in session.get_outputs()]
+    if inputs != list(GRAPH_INPUTS) or outputs != list(GRAPH_OUTPUTS):  # (an older or foreign graph)
+        raise fail(
+            f"its graph takes {inputs} and gives {outputs}; ee {GRAPH_INPUTS} and {GRAPH_OUTPUTS} "
+            "(a model built by another version of scripts/build_onnx_model.py)"
+        )
     model = Transformer(f"{folder.resolve().name}@{digest[:12]}", dim, folder, session, tokenizer)
     _LOADED.clear()  # one model at a time: a changed key means the old one is gone
     _LOADED[key] = model
