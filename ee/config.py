@@ -30,7 +30,7 @@ DEFAULT_CONFIG_TEXT = """\
 # timeout = 30                 # seconds a writer waits for another writer
 
 [model]
-# path = ""                    # a model2vec model folder; empty = the model shipped with ee
+# path = ""                    # a model2vec folder outside the repository; empty = the shipped one
 # transformer = true           # answer with the transformer arm once every memory has its vector
 # transformer_max_memories = 50000   # a larger store keeps the static arm (too long to embed)
 
@@ -369,6 +369,18 @@ def _check_ranges(values: dict[str, Any], path: Path) -> None:
                 f"{CONFIG_PATH}: [{section}] {key} = {seconds!r} must be a number of seconds, 0 or more",
                 f"set {key} to e.g. {_SCHEMA[dotted][1]:g} in {path}",
             )
+    largest = values.get("sessions.max_file_bytes", 1)
+    if largest < 1:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [sessions] max_file_bytes = {largest!r} must be a positive number of bytes",
+            f"set max_file_bytes to e.g. {_SCHEMA['sessions.max_file_bytes'][1]} in {path}",
+        )
+    days = values.get("sessions.retention_days", 0)
+    if not 0 <= days < math.inf:  # (a negative age keeps nothing, NaN everything: neither is meant)
+        raise ConfigError(
+            f"{CONFIG_PATH}: [sessions] retention_days = {days!r} must be a number of days, 0 or more",
+            f"set retention_days to e.g. 90 in {path}, or 0 to keep all evidence",
+        )
     if values.get("store.max_body_bytes", 1) < 1:
         raise ConfigError(
             f"{CONFIG_PATH}: [store] max_body_bytes = {values['store.max_body_bytes']!r} must be positive",

@@ -54,7 +54,7 @@ def ee_command() -> list[str]:
     beside = Path(sys.executable).parent / "ee"
     if beside.is_file():
         return [str(beside)]
-    return [sys.executable, "-m", "ee"]
+    return [sys.executable, "-P", "-m", "ee"]  # -P: never an ee/ folder of the repository it runs in
 
 
 def ee_shell_command() -> str:

@@ -55,7 +55,7 @@ def spawn_detached(
         if os.fstat(fd).st_size > MAX_LOG:
             os.ftruncate(fd, 0)
         subprocess.Popen(
-            [sys.executable, *args],
+            [sys.executable, "-P", *args],  # -P: no module from the folder it runs in (a repository's)
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=fd,

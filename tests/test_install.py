@@ -88,6 +88,6 @@ def test_ee_command_is_absolute(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert ee_command() == [str(script)]
     monkeypatch.setattr(sys, "argv", ["/nowhere/pytest"])
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python3"))
-    assert ee_command() == [str(tmp_path / "python3"), "-m", "ee"]
+    assert ee_command() == [str(tmp_path / "python3"), "-P", "-m", "ee"]  # -P: not the repository's ee/
     monkeypatch.setattr(sys, "executable", str(script.parent / "python3"))
     assert ee_command() == [str(script)]  # the ee script installed beside this Python

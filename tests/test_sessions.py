@@ -25,6 +25,17 @@ def _copy(ws: Workspace, name: str, folder: Path | None = None) -> Path:
     return target
 
 
+def _copy_in(ws: Workspace, name: str, folder: Path) -> Path:
+    """A copy of a Claude Code fixture in ``folder`` as Claude Code writes it for this workspace: its
+    lines record the workspace as their ``cwd`` (the hooks and --claude-code check that claim)."""
+    target = _copy(ws, name, folder)
+    text = target.read_text(encoding="utf-8").replace(
+        '"cwd":"/home/dev/shop"', json.dumps({"cwd": str(ws.root)})[1:-1]
+    )
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
 def _hits(cli: Any, query: str, *extra: str) -> list[dict[str, Any]]:
     result = cli("search", query, "--json", "--min-relevance", "0", *extra)
     assert result.code == 0, result.err
@@ -238,7 +249,7 @@ def wait_for_background_import(ws: Workspace, done: Path) -> None:
 def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path: Path) -> None:
     home = Path.home()
     project = home / ".claude" / "projects" / ("-" + str(ws.root).strip("/").replace("/", "-"))
-    transcript = _copy(ws, "claude-code.jsonl", project)
+    transcript = _copy_in(ws, "claude-code.jsonl", project)
     settings = run_ee_process("hooks", "agent", "claude-code", "--write", "--json", cwd=ws.root)
     assert settings.returncode == 0, settings.stderr
     hooks = json.loads((ws.root / ".claude/settings.json").read_text(encoding="utf-8"))["hooks"]
@@ -348,7 +359,7 @@ def test_claude_code_and_codex_folders_are_searched_for_this_workspace(ws: Works
     home = Path.home()
     where = str(ws.root.resolve())
     claude = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
-    _copy(ws, "claude-code.jsonl", claude)
+    _copy_in(ws, "claude-code.jsonl", claude)
     _copy(ws, "claude-code.jsonl", home / ".claude" / "projects" / "-some-other-project")
     codex_day = home / ".codex" / "sessions" / "2026" / "11" / "03"
     rollout = codex_day / "rollout-2026-11-03T14-00-00-0199a1b2.jsonl"
@@ -614,3 +625,197 @@ def test_a_long_turn_is_cut_with_an_ascii_statement_the_screens_need_not_normali
     assert kept.isascii()
     assert unicodedata.is_normalized("NFKC", kept)
     assert cut("short text") == "short text"
+
+
+def test_forcing_another_format_on_an_imported_file_is_refused_and_keeps_its_evidence(
+    ws: Workspace, cli: Any
+) -> None:
+    path = _copy(ws, "messages.json")
+    assert cli("import", "session", str(path)).code == 0
+    before = [e.id for e in ws.session("ci-chat-1").evidence]
+    assert before
+    again = cli("import", "session", str(path), "--format", "codex", "--json")
+    assert again.code == 4
+    error = again.data["errors"][0]
+    assert str(path) in error["message"]
+    assert "messages" in error["message"]
+    assert "ee sessions forget ci-chat-1" in error["repair"]
+    assert [e.id for e in ws.session("ci-chat-1").evidence] == before  # nothing lost
+    # the format it was imported as, forced again: unchanged
+    same = cli("import", "session", str(path), "--format", "messages", "--json")
+    assert same.code == 0
+    assert same.data["files"][0]["status"] == "unchanged"
+
+
+def test_a_forced_format_that_reads_nothing_of_a_file_is_an_error(ws: Workspace, cli: Any) -> None:
+    path = _copy(ws, "claude-code.jsonl")
+    result = cli("import", "session", str(path), "--format", "codex", "--json")
+    assert result.code == 4
+    error = result.data["errors"][0]
+    assert f"{path}: not a codex transcript" in error["message"]
+    assert "--format" in error["repair"]
+    assert ws.sessions() == ()
+    # the right format forced, or none: it imports
+    assert cli("import", "session", str(path), "--format", "claude-code").code == 0
+    assert ws.sessions()
+
+
+def test_an_unchanged_file_reports_its_session(ws: Workspace, cli: Any) -> None:
+    path = ws.root.parent / "transcripts" / "pairing-notes.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        {"role": "user", "content": "We use structlog for logging."},
+        {"role": "assistant", "content": "OK."},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    first = cli("import", "session", str(path), "--json").data["files"][0]
+    again = cli("import", "session", str(path), "--json").data["files"][0]
+    assert first["session_id"] == "pairing-notes"
+    assert again["status"] == "unchanged"
+    assert again["session_id"] == "pairing-notes"
+    human = cli("import", "session", str(path), "--human")
+    assert "(session pairing-notes)" in human.out
+    assert "None" not in human.out
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"), [("max_file_bytes", "0"), ("max_file_bytes", "-5"), ("retention_days", "-1")]
+)
+def test_a_session_setting_out_of_range_is_a_configuration_error(
+    ws: Workspace, cli: Any, setting: str, value: str
+) -> None:
+    (ws.root / ".ee/config.toml").write_text(f"[sessions]\n{setting} = {value}\n", encoding="utf-8")
+    result = cli("import", "session", str(_copy(ws, "claude-code.jsonl")), "--json")
+    assert result.code == 3
+    assert f"[sessions] {setting} = {value}" in result.json["error"]["message"]
+    assert ws.sessions() == ()
+
+
+def test_a_candidate_sentence_is_not_cut_at_a_dot_inside_a_word(ws: Workspace) -> None:
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions import store
+    from ee.sessions.candidates import extract
+
+    path = ws.root.parent / "transcripts" / "deploy.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        {"role": "user", "content": "Decided to deploy on Fly.io instead of Heroku. We'll use Python 3.12."},
+        {"role": "assistant", "content": "OK, I added fly.toml for the deploy."},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    ws.import_sessions([path])
+    with store.connect(ws.root) as db:
+        assert db is not None
+        evidence = store.of_session(db, "deploy")
+    bodies = {c.new_memory.body for c in extract(evidence) if c.new_memory is not None}
+    assert bodies == {"Decided to deploy on Fly.io instead of Heroku.", "We'll use Python 3.12."}
+
+
+def test_an_error_fixed_within_one_exchange_lists_its_evidence_once(ws: Workspace) -> None:
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions import store
+    from ee.sessions.candidates import extract
+
+    ws.import_sessions([_copy(ws, "claude-code.jsonl")])
+    with store.connect(ws.root) as db:
+        assert db is not None
+        evidence = store.of_session(db, "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
+    for candidate in extract(evidence):
+        refs = [ref.ref for ref in candidate.evidence]
+        assert len(refs) == len(set(refs)), candidate.title
+
+
+def test_sessions_show_on_a_screen_marks_a_side_chain(ws: Workspace, cli: Any) -> None:
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    session = "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    shown = cli("sessions", "show", session, "--json").data["evidence"]
+    side = [e["id"] for e in shown if "sidechain" in e["flags"]]
+    assert side  # the fixture has a sub-agent's side chain
+    human = cli("sessions", "show", session, "--human").out
+    heads = [line for line in human.splitlines() if line.startswith("ev_")]
+    assert len(heads) == len(shown)
+    assert all(("[sidechain]" in head) == (head.split()[0] in side) for head in heads)
+
+
+def test_a_harness_folder_without_this_workspaces_transcripts_is_said(ws: Workspace, cli: Any) -> None:
+    where = str(ws.root.resolve())
+    folder = Path.home() / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
+    result = cli("import", "session", "--claude-code", "--codex", "--json")
+    assert result.code == 0, result.err
+    assert result.data["files"] == []
+    notes = result.json["degraded"]
+    assert [d["code"] for d in notes] == ["no_transcripts", "no_transcripts"]
+    assert str(folder) in notes[0]["message"]
+    assert "~/.codex/sessions" in notes[1]["message"]
+    human = cli("import", "session", "--claude-code", "--human")
+    assert f"no Claude Code transcript of this workspace in {folder}" in human.err
+    # evidence pruned by the retention setting is said on a screen too
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    old = ws.root.parent / "old.json"
+    old.write_text(json.dumps([{"role": "user", "content": "We chose Flask.", "timestamp": "2001-01-01"}]))
+    said = cli("import", "session", str(old), "--human").out
+    assert "1 pruned (older than [sessions] retention_days)" in said
+
+
+def test_a_transcript_only_begun_is_left_for_the_next_import(ws: Workspace, cli: Any) -> None:
+    folder = ws.root.parent / "transcripts"
+    folder.mkdir()
+    begun = folder / "begun.jsonl"
+    line = json.dumps({"type": "user", "sessionId": "s-begun", "message": {"role": "user", "content": "Hi"}})
+    begun.write_text(line[:30], encoding="utf-8")  # its first line still being written
+    empty = folder / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")  # created, nothing written yet
+    result = cli("import", "session", str(begun), str(empty), "--json")
+    assert result.code == 0, result.out
+    assert [(f["status"], f["added"]) for f in result.data["files"]] == [("pending", 0), ("pending", 0)]
+    assert result.data["files"][0]["pending_bytes"] == 30
+    begun.write_text(line + "\n", encoding="utf-8")  # the line is whole now: it is read
+    again = cli("import", "session", str(begun), "--json")
+    assert again.code == 0
+    assert again.data["files"][0]["status"] == "new"
+    assert [s.session_id for s in ws.sessions()] == ["s-begun"]
+
+
+def test_a_claude_code_transcript_of_snapshots_only_is_a_transcript(ws: Workspace, cli: Any) -> None:
+    path = ws.root.parent / "transcripts" / "3f2a.jsonl"
+    path.parent.mkdir()
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "7c1e",
+        "snapshot": {"messageId": "7c1e", "trackedFileBackups": {}, "timestamp": "2026-11-02T09:00:00Z"},
+        "isSnapshotUpdate": False,
+    }
+    path.write_text(json.dumps(snapshot) + "\n", encoding="utf-8")  # a session opened, nothing asked
+    result = cli("import", "session", str(path), "--json")
+    assert result.code == 0, result.out
+    assert result.data["files"][0]["format"] == "claude-code"
+    assert result.data["files"][0]["added"] == 0
+
+
+def test_evidence_that_answers_is_not_told_to_rephrase_the_query(ws: Workspace, cli: Any) -> None:
+    ws.remember("The shop service deploys with a blue-green switch on Fridays.")
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    for command in ("search", "context"):
+        result = cli(command, "alembic database migrations", "--json")
+        assert result.code == 0, result.err
+        found = result.data["hits"] if command == "search" else result.data["sections"]
+        assert found  # session evidence answered
+        notes = [d for d in result.json["degraded"] if d["code"] == "no_relevant_memories"]
+        assert notes, command  # (still true of memories, and said)
+        assert "rephrase" not in notes[0]["repair"]
+        assert "ee curate list" in notes[0]["repair"]
+
+
+def test_a_memory_accepted_from_a_session_counts_for_it_in_the_eval(ws: Workspace, cli: Any) -> None:
+    queue = pytest.importorskip("ee.curate.queue")
+    from ee.eval.sessions import hit_sessions
+    from ee.query.document import from_arguments
+
+    session = "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"
+    cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
+    waiting, _problems = queue.pending(ws, "session")
+    fix = next(c for c in waiting if c.new_memory is not None and c.new_memory.kind == "failure")
+    assert cli("curate", "accept", fix.id).code == 0
+    found = ws.search(from_arguments("No module named alembic", limit=10, fields="full"), 0.0)
+    memory = next(h.to_json() for h in found.hits if h.to_json()["type"] == "memory")
+    assert hit_sessions(memory, [session, "another-session"]) == {session}

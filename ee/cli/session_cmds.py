@@ -60,21 +60,33 @@ def import_session_cmd(
 
         return from_codex_notify(ctx.find_root().params.get("workspace"), paths[-1] if paths else "")
     from ee.errors import UsageError
-    from ee.sessions.ops import harness_transcripts
+    from ee.sessions.ops import claude_code_folder, harness_transcripts
 
     ws = workspace(ctx)
     files = [Path(p) for p in paths]
-    if claude_code:
-        files += harness_transcripts("claude-code", ws.root)
-    if codex:
-        files += harness_transcripts("codex", ws.root)
+    degraded = []
+    for wanted, harness, name, where in (
+        (claude_code, "claude-code", "Claude Code", lambda: str(claude_code_folder(ws.root))),
+        (codex, "codex", "Codex", lambda: "~/.codex/sessions/ (no rollout's cwd is this folder)"),
+    ):
+        found = harness_transcripts(harness, ws.root) if wanted else []
+        files += found
+        if wanted and not found:  # (a harness started in another folder keeps its transcripts elsewhere)
+            degraded.append(
+                {
+                    "code": "no_transcripts",
+                    "severity": "info",
+                    "message": f"no {name} transcript of this workspace in {where()}",
+                    "repair": f"run {name} from this workspace's folder, or give the transcripts' paths",
+                }
+            )
     if not files and not (claude_code or codex):
         raise UsageError("no transcript given", "give PATH..., or --claude-code / --codex")
     from ee.hooks.sessions import propose_candidates
 
     report = ws.import_sessions(list(dict.fromkeys(files)), fmt)
     report["candidates"] = propose_candidates(ws, report)
-    Output(as_json).emit(report, lambda: _import_human(report))
+    Output(as_json).emit(report, lambda: _import_human(report), degraded)
     if report["errors"]:
         from ee.errors import ExitCode
         from ee.render import visible
@@ -91,7 +103,8 @@ def import_session_cmd(
 
 def _import_human(report: dict[str, Any]) -> str:
     lines = [
-        f"{f['path']}: {f['status']}, {f['added']} new piece(s) of evidence (session {f.get('session_id')})"
+        f"{f['path']}: {f['status']}, {f['added']} new piece(s) of evidence"
+        + (f" (session {f['session_id']})" if f.get("session_id") else " (no whole line yet)")
         for f in report["files"]
     ]
     lines += [
@@ -99,8 +112,9 @@ def _import_human(report: dict[str, Any]) -> str:
         for e in report["errors"]
     ]
     found = report.get("candidates", {})
+    pruned = f", {report['pruned']} pruned (older than [sessions] retention_days)" if report["pruned"] else ""
     lines.append(
-        f"{report['added']} added, {report['evidence']} in all; "
+        f"{report['added']} added{pruned}, {report['evidence']} in all; "
         f"{len(found.get('proposed', []))} candidate(s) proposed for review (ee curate list)"
     )
     return "\n".join(lines)
@@ -144,7 +158,8 @@ def show_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
         out = []
         for e in found.evidence:
             p = e.provenance
-            out.append(f"{e.id}  {p['file_name']} turn {p['turn']}  {p['time']}\n{e.text}\n")
+            marks = f"  [{', '.join(e.flags)}]" if e.flags else ""  # (a sub-agent's, masked, quarantined)
+            out.append(f"{e.id}  {p['file_name']} turn {p['turn']}  {p['time']}{marks}\n{e.text}\n")
         return "\n".join(out)
 
     Output(as_json).emit(found.to_json(), human)

@@ -29,6 +29,8 @@ from ee.store.feedback import open_events
 FOLDER = "memories/.curate"
 DECISIONS = f"{FOLDER}/decisions.jsonl"
 VERDICTS = ("accept", "reject", "snooze")
+# Far above a team's decisions (a line is ~300 bytes): a larger file, a hostile one, is not read at all.
+MAX_DECISIONS_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,17 @@ def read_decisions(root: Path) -> tuple[dict[str, Decision], list[dict[str, Any]
     path = root / DECISIONS
     try:
         with os.fdopen(open_events(path, DECISIONS, os.O_RDONLY, FOLDER), "rb") as handle:
-            text = handle.read().decode("utf-8")
+            data = handle.read(MAX_DECISIONS_BYTES + 1)
+        if len(data) > MAX_DECISIONS_BYTES:
+            return {}, [
+                _problem(
+                    None,
+                    f"larger than {MAX_DECISIONS_BYTES} bytes: not read, no decision in it counts",
+                    f"check what {DECISIONS} holds (git log -p {DECISIONS}); ee writes one short line a "
+                    "decision",
+                )
+            ]
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return {}, []
     except StorageError as exc:
@@ -93,7 +105,7 @@ def parse_decisions(text: str) -> tuple[dict[str, Decision], list[dict[str, Any]
         try:
             raw = json.loads(line)
             decision = _decision(raw)
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
             problems.append(_problem(number, f"not a decision: {exc}"))
             continue
         if decision.reason is not None:  # a hand edit is never guarded: mask what it says
@@ -127,13 +139,27 @@ def _decision(raw: Any) -> Decision:
         raise TypeError("id, candidate, type, verdict, actor and at must be strings")
     if texts["verdict"] not in VERDICTS:
         raise ValueError(f"verdict {texts['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    if texts["actor"] != "human":  # ee refuses an agent's decision before writing it: such a line is forged
+        raise ValueError(f"actor {texts['actor'][:80]!r}: only a person decides, this line does not count")
     subjects = raw.get("subjects") or []
     if not isinstance(subjects, list) or not all(isinstance(s, str) for s in subjects):
         raise TypeError("subjects must be a list of strings")
     until, action, reason = (_optional(raw, key) for key in ("until", "action", "reason"))
     if texts["verdict"] == "snooze" and not until:
         raise ValueError("a snooze needs until")
+    for key, value in (("at", texts["at"]), ("until", until)):
+        if value is not None:
+            _time(key, value)
     return Decision(**texts, subjects=tuple(subjects), until=until, action=action, reason=reason)
+
+
+def _time(key: str, value: str) -> None:
+    """A decision's times are compared as text: one that is no RFC 3339 UTC time (``"9999"``, ``"z"``)
+    would hide its candidate for ever."""
+    from ee.store.ids import format_time, parse_time
+
+    if format_time(parse_time(value)) != value:
+        raise ValueError(f"{key} {value[:40]!r} is not an RFC 3339 UTC time like 2026-01-31T12:00:00Z")
 
 
 def _optional(raw: Mapping[str, Any], key: str) -> str | None:

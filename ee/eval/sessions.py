@@ -169,15 +169,19 @@ def holds(text: str, term: str) -> bool:
 
 def hit_sessions(hit: dict[str, Any], known: Iterable[str]) -> set[str]:
     """The sessions among ``known`` that a search hit or pack item stands for: an evidence hit's provenance
-    session, or the sessions a memory's ``derived_from`` (field, extra field or link) points into."""
+    session, the session a memory accepted from a session candidate names in its ``source``
+    (``session:ID``, as ``ee curate accept`` writes it), or the sessions a memory's ``derived_from`` (field,
+    extra field or link) points into."""
     provenance = hit.get("provenance") or {}
     named: set[str] = set()
     for source in (hit, provenance):
         for key in ("session", "session_id", "sessionId"):
             if isinstance(source.get(key), str):
                 named.add(source[key])
-    pointers: list[Any] = [hit.get("derived_from"), provenance.get("derived_from")]
     memory = hit.get("memory") or {}
+    sources = memory.get("source") or []
+    named |= {s.removeprefix("session:") for s in sources if isinstance(s, str) and s.startswith("session:")}
+    pointers: list[Any] = [hit.get("derived_from"), provenance.get("derived_from")]
     pointers += [memory.get("derived_from"), (memory.get("extra") or {}).get("derived_from")]
     pointers += [link.get("to") for link in memory.get("links") or [] if link.get("type") == "derived_from"]
     texts = list(strings(pointers))

@@ -50,7 +50,7 @@ def start(name: str, top: StrPath, root: StrPath, write_context: bool) -> int:
 
     log_path = Path(root, LOG)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    argv = ["-P", "-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
+    argv = ["-c", _JOB, name, "1" if write_context else "0", str(time.time_ns())]
     spawn_detached(argv, log_path, cwd=os.fspath(top), append=False)
     return 0
 

@@ -6,7 +6,8 @@ agent never waits for the import (``bench/`` measures the hook's own time). It i
 
 * a ``.jsonl`` file inside Claude Code's own transcript folder (``~/.claude/projects/``, links not
   followed out of it), and
-* when the hook's ``cwd`` is this workspace (or a folder inside it), and ``[sessions] import`` is on.
+* when the hook's ``cwd`` and the ``cwd`` the transcript itself records are this workspace (or a folder
+  inside it), and ``[sessions] import`` is on.
 
 Anything else is skipped with a line on stderr, exit 0: a hook never gets in the harness's way. The job's
 output goes to ``.ee/sessions/hook.log``; it writes its token to ``.ee/sessions/hook.done`` when it ends.
@@ -35,7 +36,7 @@ _JOB = "import sys; from ee.hooks.sessions import job; sys.exit(job(sys.argv[1:]
 
 
 def _skip(why: str) -> int:
-    print(f"ee: session not imported ({why})", file=sys.stderr, flush=True)
+    _log(f"session not imported ({why})")
     return 0
 
 
@@ -77,7 +78,7 @@ def from_codex_notify(workspace: str | None, argument: str) -> int:
     """Check a Codex ``notify`` payload and start the import of its thread's rollout; always 0."""
     import re
 
-    from ee.sessions.ops import codex_cwd
+    from ee.sessions.ops import in_workspace, transcript_cwd
 
     try:
         data = json.loads(argument)
@@ -98,9 +99,9 @@ def from_codex_notify(workspace: str | None, argument: str) -> int:
         real = path.resolve()
         if path.is_symlink() or not real.is_relative_to(folder) or not real.is_file():
             continue
-        where = codex_cwd(real)
-        if where is None or not Path(where).resolve().is_relative_to(root):
-            return _skip(f"the rollout's cwd {where} is not this workspace")
+        where = transcript_cwd(real, "codex")
+        if not in_workspace(where, root):
+            return _skip(f"the rollout's cwd {where!r} is not this workspace")
         return start(root, real, "codex")
     return _skip(f"no rollout of thread {thread} in ~/.codex/sessions/")
 
@@ -121,9 +122,13 @@ def from_hook(workspace: str | None, text: str) -> int:
     root, why = importing_root(workspace or cwd)
     if root is None:
         return _skip(why)
-    where = Path(cwd).resolve()
-    if where != root and not where.is_relative_to(root):
-        return _skip(f"the session's cwd {where} is not this workspace")
+    from ee.sessions.ops import in_workspace, transcript_cwd
+
+    if not in_workspace(cwd, root):
+        return _skip(f"the session's cwd {cwd!r} is not this workspace")
+    recorded = transcript_cwd(transcript, "claude-code")  # the file's own claim must agree: another
+    if not in_workspace(recorded, root):  # project's transcript stays out
+        return _skip(f"the transcript's cwd {recorded!r} is not this workspace")
     return start(root, transcript)
 
 
@@ -137,9 +142,7 @@ def start(root: Path, transcript: Path, fmt: str = "claude-code") -> int:
 
     with connect(root, create=True):  # (the folder, created and checked here: the log goes there)
         pass
-    spawn_detached(
-        ["-P", "-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt], root / LOG, cwd=root
-    )
+    spawn_detached(["-c", _JOB, str(root), str(transcript), str(time.time_ns()), fmt], root / LOG, cwd=root)
     return 0
 
 
@@ -160,6 +163,15 @@ def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _log(text: str) -> None:
+    """One line of ``.ee/sessions/hook.log``: a transcript's name is untrusted (a secret, a newline that
+    would forge a line, an escape a terminal would obey), so masked and escaped like every log line."""
+    from ee.policy.secrets import mask_text
+    from ee.render import log_line
+
+    print(f"ee: {log_line(mask_text(text))}", file=sys.stderr, flush=True)
+
+
 def job(argv: list[str]) -> int:
     """The detached job: ``ROOT TRANSCRIPT TOKEN [FORMAT]``."""
     import signal
@@ -175,10 +187,10 @@ def job(argv: list[str]) -> int:
         report = ws.import_sessions([transcript], fmt)
         report["candidates"] = propose_candidates(ws, report)
         for error in report["errors"]:
-            print(f"ee: {error['path']}: {error['message']}", file=sys.stderr)
-        print(f"ee: {transcript.name}: {report['added']} new piece(s) of evidence", file=sys.stderr)
+            _log(f"{error['path']}: {error['message']}")
+        _log(f"{transcript.name}: {report['added']} new piece(s) of evidence")
     except EeError as exc:
-        print(f"ee: {transcript.name}: {exc.message}", file=sys.stderr)
+        _log(f"{transcript.name}: {exc.message}")
     finally:
         from ee.config import open_regular
 

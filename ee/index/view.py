@@ -181,10 +181,15 @@ def model_folder(ws: Workspace) -> tuple[Path | None, str, dict[str, Any] | None
     """(folder, cheap key, degradation) of the configured model, without loading it."""
     from ee.index.embedder import DEFAULT_MODEL_DIR
 
-    configured = os.environ.get("EE_MODEL") or ws.config.get("model.path") or ""
+    from_env = os.environ.get("EE_MODEL") or ""
+    configured = from_env or ws.config.get("model.path") or ""
     folder = Path(configured).expanduser() if configured else DEFAULT_MODEL_DIR
     if configured and not folder.is_absolute():
         folder = ws.root / folder
+    if configured and not from_env and folder.resolve().is_relative_to(ws.root.resolve()):
+        # .ee/config.toml may come with a clone: a model folder it names inside the repository is the
+        # repository's, and ee never loads what a repository ships. $EE_MODEL (the user's own) may.
+        return None, "", _model_in_repository(folder)
     weights = folder / "model.safetensors"
     try:
         st = weights.stat()
@@ -205,6 +210,16 @@ def _model_degraded(folder: Path, why: str, configured: bool) -> dict[str, Any]:
         "severity": "warning",
         "message": f"{why} ({folder}); searching lexically only",
         "repair": repair,
+    }
+
+
+def _model_in_repository(folder: Path) -> dict[str, Any]:
+    return {
+        "code": "semantic_unavailable",
+        "severity": "warning",
+        "message": f"model.path in .ee/config.toml names a folder inside the repository ({folder}): ee "
+        "never loads a model a repository ships; searching lexically only",
+        "repair": "export EE_MODEL=/path/to/a/model2vec/folder  # a model you trust, or unset model.path",
     }
 
 

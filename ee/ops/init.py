@@ -151,17 +151,21 @@ def register_merge_driver(git: Git) -> bool:
     fresh clone needs it); True when it was not registered (or named a Python that is gone).
 
     The command names this Python by absolute path, so git finds the driver even where ``ee`` is not
-    on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone.
+    on the PATH git sees (an IDE, a GUI client); ``ee init`` re-registers it when that Python is gone, or
+    when an older ee registered it without ``-P``.
     """
     import shlex
     import sys
 
     current = git.run("config", "--get", "merge.ee-memory.driver", check=False).strip()
-    program = shlex.split(current)[0] if current else ""
-    if current and (program == "ee" or Path(program).exists()):
+    words = shlex.split(current) if current else [""]
+    unsafe = words[1:3] == ["-m", "ee"]  # (an older ee's: imports ee from the work tree git runs it in)
+    if current and not unsafe and (words[0] == "ee" or Path(words[0]).exists()):
         return False
     git.run("config", "merge.ee-memory.name", "ee memory file merge")
-    command = f"{shlex.quote(sys.executable)} -m ee merge-driver %O %A %B %P"
+    # -P: git runs the driver in the work tree, and `python -m` would import an ee/ folder the
+    # repository ships before the installed ee (code of the repository's, run by a merge).
+    command = f"{shlex.quote(sys.executable)} -P -m ee merge-driver %O %A %B %P"
     git.run("config", "merge.ee-memory.driver", command)
     return True
 

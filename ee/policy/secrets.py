@@ -382,6 +382,10 @@ _PREFIXED_TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 _B = r"(?<![A-Za-z0-9_-])"  # token start: not inside a longer word/token
 _E = r"(?![A-Za-z0-9_-])"
+# The start of a token whose prefix alone says what it is (ghp_, glpat-, sk-ant-): only a letter or digit
+# before it makes it part of a longer word; one glued on with "-" or "_" ("s-ghp_…", a session id, a
+# branch or file name built from it) is still the token.
+_P = r"(?<![A-Za-z0-9])"
 
 
 @functools.cache
@@ -414,7 +418,7 @@ def _rules() -> tuple[_Rule, ...]:
             ("eyJ",),
             _check_jwt,
         ),
-        rule("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_-]{32,}" + _E, ("sk-ant-",)),
+        rule("anthropic_key", _P + r"sk-ant-[A-Za-z0-9_-]{32,}" + _E, ("sk-ant-",)),
         rule(
             "openai_key",
             _B + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}" + _E,
@@ -423,10 +427,10 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         rule(
             "github_token",
-            _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,250})" + _E,
+            _P + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{60,250})" + _E,
             ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
         ),
-        rule("gitlab_token", _B + r"glpat-[A-Za-z0-9_-]{20,}" + _E, ("glpat-",)),
+        rule("gitlab_token", _P + r"glpat-[A-Za-z0-9_-]{20,}" + _E, ("glpat-",)),
         rule(  # with or without its scheme and host: the path alone is the secret
             "slack_webhook",
             r"(?:(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/|(?<![A-Za-z0-9])services/)"

@@ -17,7 +17,7 @@ are open (the least recently used is closed first), and one without a request fo
 idle_timeout`` is closed. The model is loaded once for all of them (:func:`ee.index.view._cached_embedder`
 keeps one). A folder that is gone, or whose ``.ee/`` is not this user's alone, is never opened.
 
-**Lifetime.** Started on demand (``python -m ee.serve.server --on-demand FD``, by
+**Lifetime.** Started on demand (``python -P -m ee.serve.server --on-demand FD``, by
 :func:`ee.serve.client.autostart`), it stops once no workspace is open any more; ``ee watch`` runs it in
 the foreground until a signal. :meth:`Server.idle_tick` runs every few seconds: it closes idle workspaces
 and is the place for background work done while no client waits.

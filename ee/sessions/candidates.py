@@ -21,7 +21,8 @@ from typing import Any
 
 from ee.sessions.evidence import Evidence
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# A sentence ends at . ! or ? before a space: not at the dot of "Fly.io", "3.12" or "setup.py".
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 DECISION = re.compile(
     r"\b(we'?ll use|we will use|let'?s (use|go with|switch to)|"
     r"we('re| are) (going with|switching to|moving to)|"
@@ -80,8 +81,7 @@ def _sentences(text: str) -> list[tuple[str, str]]:
         role, _, said = line.partition(": ")
         if role not in ("user", "assistant"):
             continue
-        for match in _SENTENCE.finditer(said):
-            sentence = match.group(0).strip()
+        for sentence in map(str.strip, _SENTENCE_END.split(said)):
             if 12 <= len(sentence) <= MAX_SENTENCE:
                 out.append((role, sentence))
     return out
@@ -122,6 +122,7 @@ def _add(
     out: dict[str, Any], model: Any, kind: str, body: str, pieces: list[Evidence], reason: str, where: str
 ) -> None:
     """One candidate; its subjects are its pieces' ids and ``where`` (the sentence, or the fix, in them)."""
+    pieces = list({p.id: p for p in pieces}.values())  # (an error fixed within one exchange: one piece)
     evidence_ids = tuple(sorted({p.id for p in pieces}))
     subjects = tuple(sorted({*evidence_ids, where}))
     key = model.candidate_id("session", subjects)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ee.sessions.turns import MAX_COMMAND_CHARS, ToolCall, ToolResult, cut, first_lines
+from ee.sessions.turns import MAX_COMMAND_CHARS, MAX_NAME_CHARS, ToolCall, ToolResult, cut, first_lines
 
 NAME = "claude-code"
 TURN_TYPES = ("user", "assistant")
@@ -25,7 +25,7 @@ def looks_like(record: dict[str, Any]) -> bool | None:
     kind = record.get("type")
     if kind in TURN_TYPES and isinstance(record.get("message"), dict):
         return True
-    if kind in OTHER_TYPES and ("sessionId" in record or "leafUuid" in record or "uuid" in record):
+    if kind in OTHER_TYPES and any(k in record for k in ("sessionId", "leafUuid", "uuid", "messageId")):
         return True
     return None if kind in OTHER_TYPES else False
 
@@ -78,7 +78,7 @@ def turn_fields(record: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]
 
 
 def _tool_call(block: dict[str, Any]) -> ToolCall:
-    name = str(block.get("name") or "tool")
+    name = cut(str(block.get("name") or "tool"), MAX_NAME_CHARS)
     given = block.get("input")
     data: dict[str, Any] = given if isinstance(given, dict) else {}
     command = data["command"] if isinstance(data.get("command"), str) else ""

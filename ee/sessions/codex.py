@@ -15,7 +15,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ee.sessions.turns import MAX_COMMAND_CHARS, ToolCall, ToolResult, cut, first_lines
+from ee.sessions.turns import (
+    MAX_COMMAND_CHARS,
+    MAX_FILES,
+    MAX_NAME_CHARS,
+    ToolCall,
+    ToolResult,
+    cut,
+    first_lines,
+)
 
 NAME = "codex"
 TYPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted")
@@ -82,7 +90,7 @@ def _text(content: Any) -> str:
 
 
 def _call(payload: dict[str, Any]) -> ToolCall:
-    name = str(payload.get("name") or payload.get("type") or "tool")
+    name = cut(str(payload.get("name") or payload.get("type") or "tool"), MAX_NAME_CHARS)
     command: Any = ""
     args: Any = payload.get("arguments") or payload.get("input")
     if isinstance(args, str):
@@ -106,7 +114,10 @@ def _call(payload: dict[str, Any]) -> ToolCall:
     if name == "apply_patch" or (isinstance(command, str) and command.startswith("apply_patch")):
         files = files or _patched_files(str(args if isinstance(args, str) else command))
     return ToolCall(
-        str(payload.get("call_id") or ""), name, cut(str(command or ""), MAX_COMMAND_CHARS), files
+        str(payload.get("call_id") or ""),
+        name,
+        cut(str(command or ""), MAX_COMMAND_CHARS),
+        files[:MAX_FILES],  # (a patch may name thousands: evidence keeps what a person would read)
     )
 
 

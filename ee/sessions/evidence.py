@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ee.sessions.turns import ToolCall, ToolResult, Turn
+from ee.sessions.turns import ToolCall, ToolResult, Turn, field
 
 MAX_PIECE_CHARS = 2400  # a longer exchange is split at turn boundaries into pieces of about this size
 TRUST = "cass_evidence"
@@ -105,7 +105,7 @@ def _piece(group: list[tuple[Turn, str, list[ToolCall]]], transcript: str, file_
     text = redact(raw) if found else raw
     calls = [call for _t, _x, cs in group for call in cs]
     commands = tuple((redact(c.command), c.failed) for c in calls if c.command)
-    files = tuple(dict.fromkeys(f for c in calls for f in c.files))
+    files = tuple(dict.fromkeys(field(f) for c in calls for f in c.files))
     digest = hashlib.sha256(f"{transcript}\0{first.session_id}\0{first.index}\0{text}".encode()).hexdigest()
     return Evidence(
         id="ev_" + digest[:20],

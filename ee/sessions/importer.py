@@ -18,7 +18,8 @@ from typing import Any
 from ee.errors import EeError, PolicyError
 from ee.sessions import store
 from ee.sessions.evidence import exchanges, index_text, pieces
-from ee.sessions.read import read_transcript
+from ee.sessions.read import TranscriptError, read_transcript
+from ee.sessions.turns import PATH_MAX, field
 
 
 def _digest(path: Path, length: int) -> str:
@@ -44,26 +45,32 @@ def import_file(
     stored piece's tokens and text, which the index then takes as they are (:func:`.index.build`)."""
     from ee.index.tokenize import tokenize
 
-    key = str(path)
+    key = field(str(path), limit=PATH_MAX)  # (no secret or control character of a name is stored)
     prior = store.transcript(db, key)
     start, first_index, state, grown = 0, 0, {}, False
     if prior is not None:
+        if fmt is not None and fmt != prior["format"]:
+            # (read again as another format, its evidence would be dropped for what that format reads)
+            raise TranscriptError(
+                f"{key}: imported before as {prior['format']}, not {fmt}",
+                f"import it without --format, or forget it first (ee sessions forget {prior['session_id']}) "
+                f"and import it again with --format {fmt}",
+                {"path": key, "format": prior["format"]},
+            )
         size = path.stat().st_size
         same = size >= prior["offset"] and _digest(path, prior["offset"]) == prior["digest"]
-        if same and size == prior["size"] and (fmt is None or fmt == prior["format"]):
-            return {
-                "path": key,
-                "status": "unchanged",
-                "added": 0,
-                "session_id": prior["state"].get("session_id"),
-            }
+        if same and size == prior["size"]:
+            return {"path": key, "status": "unchanged", "added": 0, "session_id": prior["session_id"]}
         if same:
             start, first_index, state, grown = prior["last_start"], prior["last_turn"], prior["state"], True
     read = read_transcript(
         path, fmt=fmt, start=start, first_index=first_index, state=state, max_bytes=max_bytes
     )
+    if not read.format:  # (not a line whole yet: nothing stored, the next import reads it from the start)
+        pending = read.size - read.end
+        return {"path": key, "status": "pending", "added": 0, "session_id": None, "pending_bytes": pending}
     groups = exchanges(list(read.turns))
-    items = [piece for group in groups for piece in pieces(group, key, path.name)]
+    items = [piece for group in groups for piece in pieces(group, key, field(path.name))]
     tokens = [tokenize(index_text(item)) for item in items]
     before = store.ids_from(db, key, first_index) if grown else set()
     if grown:
@@ -80,7 +87,7 @@ def import_file(
         db,
         key,
         {
-            "file_name": path.name,
+            "file_name": field(path.name),
             "session_id": read.session_id,
             "format": read.format,
             "size": read.size,

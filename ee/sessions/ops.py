@@ -97,33 +97,59 @@ def forget_session(ws: Any, ident: str) -> dict[str, Any]:
 
 
 def harness_transcripts(harness: str, root: Path, home: Path | None = None) -> list[Path]:
-    """This workspace's transcripts in a harness's default folder: Claude Code's
+    """This workspace's transcripts in a harness's default folder, no link followed: Claude Code's
     ``~/.claude/projects/<cwd with / and . as ->/*.jsonl``; Codex's ``~/.codex/sessions/YYYY/MM/DD/
-    rollout-*.jsonl`` whose ``session_meta`` names this folder (or one inside it) as ``cwd``."""
+    rollout-*.jsonl``; either only when the ``cwd`` the transcript itself records is this folder or one
+    inside it (Claude Code's folder name is ambiguous: ``/w/a-b``, ``/w/a.b`` and ``/w/a/b`` share one)."""
     home = home or Path(os.path.expanduser("~"))
-    where = str(root.resolve())
     if harness == "claude-code":
-        folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in where)
-        return sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
-    found = []
-    for path in sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        cwd = codex_cwd(path)
-        if cwd is not None and (cwd == where or cwd.startswith(where + os.sep)):
-            found.append(path)
-    return found
+        found = sorted(claude_code_folder(root, home).glob("*.jsonl"))
+    else:
+        found = sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl"))
+    return [path for path in found if in_workspace(transcript_cwd(path, harness), root)]
 
 
-def codex_cwd(path: Path) -> str | None:
-    """The ``cwd`` of a Codex rollout's ``session_meta`` (its first line)."""
+def claude_code_folder(root: Path, home: Path | None = None) -> Path:
+    """Where Claude Code keeps the transcripts of sessions started in ``root``: ``~/.claude/projects/``
+    and the folder's path with every character but letters and digits as ``-``."""
+    home = home or Path(os.path.expanduser("~"))
+    return home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(root.resolve()))
+
+
+def transcript_cwd(path: Path, harness: str) -> str | None:
+    """The working directory a harness's transcript records, or None when it records none or is no
+    regular file (a link, a FIFO: not followed, not waited on): Codex's ``session_meta`` ``cwd`` (its
+    first line), Claude Code's first line with a ``cwd``, among the first lines (at most 1 MiB)."""
     import json
 
+    from ee.config import NotRegularFile, open_file
+
     try:
-        with path.open("rb") as file:
-            first = json.loads(file.readline(1 << 20))
-    except (OSError, ValueError):
+        fd, _info = open_file(path)
+        with open(fd, "rb") as file:
+            head = file.read(1 << 20)
+    except (NotRegularFile, OSError):
         return None
-    payload = first.get("payload") if isinstance(first, dict) else None
-    cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return cwd if isinstance(cwd, str) else None
+    for raw in head.splitlines()[:50]:
+        try:
+            record = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(record, dict):
+            return None
+        if harness == "codex":
+            payload = record.get("payload")
+            cwd = payload.get("cwd") if isinstance(payload, dict) else None
+            return cwd if isinstance(cwd, str) else None
+        if isinstance(record.get("cwd"), str) and record["cwd"]:
+            return str(record["cwd"])
+    return None
+
+
+def in_workspace(cwd: str | None, root: Path) -> bool:
+    """Whether ``cwd`` (a transcript's or a hook's claim, resolved) is the workspace at ``root`` or in it."""
+    if not cwd or "\0" in cwd or not os.path.isabs(cwd):
+        return False
+    where = Path(cwd).resolve()
+    top = root.resolve()
+    return where == top or where.is_relative_to(top)

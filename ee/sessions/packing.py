@@ -73,6 +73,7 @@ def search_with_evidence(
     if not in_all:
         data["hits"] = [_typed(h, "memory") for h in data["hits"]]
         return data
+    _answered(data["degraded"])
     limit = query.limit
     merged = merge(data["hits"], found, limit, offset + skipped)
     budget = int(query.get("budget.maxTokens", 0) or 0)
@@ -206,6 +207,7 @@ def context_with_evidence(
         items.append(_pack_item(hit, text, cost, fields))
     if not items:
         return memories
+    _answered(memories["degraded"])
     tokens = sum(i["tokens"] for i in items) if fields not in ("minimal",) else sum(costs[: len(items)])
     memories["sections"].append({"name": SECTION, "title": _title(), "tokens": tokens, "items": items})
     memories["budget"]["used_tokens"] = used + heads + tokens
@@ -213,6 +215,17 @@ def context_with_evidence(
     memories["counts"]["candidates"] += len(found)
     memories["pack_hash"] = _rehash(memories)
     return memories
+
+
+def _answered(degraded: list[dict[str, Any]]) -> None:
+    """Session evidence answers the query: the note that no memory does stays (it is true), but its
+    repair is what to do with the evidence, not to rephrase a query that found it."""
+    for note in degraded:
+        if note.get("code") == "no_relevant_memories":
+            note["repair"] = (
+                "session evidence answers it: to keep what it says as a memory, accept its candidate "
+                "(ee curate list) or ee remember it"
+            )
 
 
 def _with_budget(doc: dict[str, Any], tokens: int) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from ee.errors import StorageError, UsageError
-from ee.sessions.turns import Turn, cut
+from ee.sessions.turns import Turn, cut, field, session_name
 
 MAX_BYTES = 256 * 1024 * 1024  # the default of [sessions] max_file_bytes
 FORMATS = ("claude-code", "codex", "messages")
@@ -89,12 +89,26 @@ def read_transcript(
     else:
         records, taken, next_line = _lines(shown, data, state.get("line", 1), start)
         end = start + taken
+    forced = fmt is not None and start == 0
+    whole = start == 0 and stripped.startswith(b"[")  # (an array is read whole, never partly)
+    begun = not stripped or (b"\n" not in stripped and not data.endswith(b"\n"))
+    if not records and not whole and not state.get("format") and begun:
+        # nothing whole yet (an empty file, or its first line still being written): the next import reads it
+        return Read("", path.stem, (), end, size)
     if fmt is None:
         fmt = state.get("format") or detect(shown, [r for _l, _o, r in records])
     if fmt not in FORMATS:
         raise UsageError(f"unknown transcript format {fmt!r}", f"use one of: {', '.join(FORMATS)}")
     state["format"] = fmt
     module = reader(fmt)
+    if forced and records and not any(module.looks_like(r) for _l, _o, r in records):
+        # (a format forced on a file it does not fit reads nothing of it: say so, as detection does)
+        raise TranscriptError(
+            f"{shown}: not a {fmt} transcript (no line of it reads as one)",
+            f"import it without --format (ee detects the format), or force the one it is in: "
+            f"--format {'|'.join(FORMATS)}",
+            {"path": shown, "format": fmt},
+        )
     turns = []
     when = _mtime_text(mtime)
     index = first_index
@@ -111,16 +125,21 @@ def read_transcript(
                 text=cut(fields.get("text") or ""),
                 time=_time(fields.get("time")) or when,
                 session_id="",
-                cwd=fields.get("cwd") or state.get("cwd", ""),
-                branch=fields.get("branch") or state.get("branch", ""),
+                cwd=field(fields.get("cwd") or state.get("cwd", "")),
+                branch=field(fields.get("branch") or state.get("branch", "")),
                 sidechain=bool(fields.get("sidechain")),
                 tools=fields.get("tools", ()),
                 results=fields.get("results", ()),
             )
         )
         index += 1
-    session = state.get("session_id") or path.stem
+    session = session_name(state.get("session_id") or path.stem)
     turns = [_with_session(t, session) for t in turns]
+    if state.get("session_id"):  # (kept for the next import: as safe as what it gave)
+        state["session_id"] = session
+    for key in ("cwd", "branch"):
+        if isinstance(state.get(key), str):
+            state[key] = field(state[key])
     state["line"] = next_line
     return Read(fmt, session, tuple(turns), end, size)
 

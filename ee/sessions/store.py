@@ -137,12 +137,13 @@ def bump(db: sqlite3.Connection) -> int:
 
 def transcript(db: sqlite3.Connection, path: str) -> dict[str, Any] | None:
     row = db.execute(
-        "SELECT size, offset, digest, last_start, last_turn, state, format FROM transcripts WHERE path = ?",
+        "SELECT size, offset, digest, last_start, last_turn, state, format, session_id FROM transcripts "
+        "WHERE path = ?",
         (path,),
     ).fetchone()
     if row is None:
         return None
-    keys = ("size", "offset", "digest", "last_start", "last_turn", "state", "format")
+    keys = ("size", "offset", "digest", "last_start", "last_turn", "state", "format", "session_id")
     out = dict(zip(keys, row, strict=True))
     out["state"] = json.loads(out["state"])
     return out

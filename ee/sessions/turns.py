@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # What one turn keeps of a long text, and of a tool's output: the rest is cut, and the cut is stated.
 MAX_TEXT_CHARS = 4000
 MAX_COMMAND_CHARS = 400
+MAX_NAME_CHARS = 80  # a tool's name
+MAX_FILES = 50  # the files one tool call touched
 ERROR_LINES = 3
 MAX_ERROR_CHARS = 400
 ROLES = ("user", "assistant", "tool")
+MAX_FIELD_CHARS = 512  # a provenance field (cwd, branch, a file a tool touched)
+PATH_MAX = 4096  # a transcript's own path, which names its record: never cut short (two would be one)
+MAX_SESSION_CHARS = 128
+# A character a provenance field must not carry: C0 and C1 controls, DEL, line and paragraph separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# What a session id may hold (UUIDs, Codex thread ids, file stems): no path separator, no control.
+_SESSION_CHAR = re.compile(r"[^0-9A-Za-z._:@+-]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +75,14 @@ class Turn:
 
 
 def cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """``text`` within ``limit`` characters; a longer one is cut at a word boundary with the cut stated.
+    """``text`` within ``limit`` characters; a longer one is cut at a word boundary with the cut stated. A
+    NUL, which no memory file or commit may hold (a candidate accepted from it could not be written), is
+    kept as U+FFFD.
 
     The statement is ASCII (``[...N characters cut]``): an ellipsis character there ("…", which NFKC
     spells "...") made every cut piece a text the screens must normalise, and the secret scanner then
     scanned its normalised copy in full again (a quarter of its time on a 10 MB transcript)."""
-    text = text.strip()
+    text = text.replace("\x00", "\ufffd").strip()
     if len(text) <= limit:
         return text
     head = text[:limit]
@@ -83,3 +95,25 @@ def first_lines(text: str, lines: int = ERROR_LINES, limit: int = MAX_ERROR_CHAR
     """The first non-empty lines of a tool's output (an error's message), joined by `` | ``, cut."""
     kept = [line.strip() for line in text.splitlines() if line.strip()][:lines]
     return cut(" | ".join(kept), limit)
+
+
+def field(text: str, limit: int = MAX_FIELD_CHARS) -> str:
+    """A transcript's provenance value (``cwd``, ``gitBranch``, a file a tool touched, the transcript's own
+    path) as evidence keeps it: every secret masked, each control character written as its escape
+    (``\\x1b``), at most ``limit`` characters. A transcript is untrusted input in every field, not only in
+    what was said; this is the one place its names are made safe to store and show."""
+    from ee.policy.secrets import mask_text
+
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", mask_text(text))
+    return text if len(text) <= limit else text[: limit - 3] + "..."  # (ASCII: see cut)
+
+
+def session_name(raw: str) -> str:
+    """A session id as ee keeps it: the transcript's ``sessionId`` (or file stem) with secrets masked and
+    every character but letters, digits and ``._:@+-`` (a path separator, ``..`` at the start, NUL, a
+    control) replaced by ``_``; at most :data:`MAX_SESSION_CHARS`, never empty. ``ee sessions show``,
+    ``forget`` and a memory's ``source: session:ID`` then name it as it was stored."""
+    from ee.policy.secrets import mask_text
+
+    name = _SESSION_CHAR.sub("_", mask_text(raw))[:MAX_SESSION_CHARS].lstrip(".")
+    return name or "session"
