@@ -183,6 +183,63 @@ def test_the_vector_cache_survives_restarts_and_is_reused_across_commits(tinycal
     assert '"id": "modulo-negative"' in out
 
 
+def test_a_commit_that_edits_one_memory_embeds_only_that_one_again(tmp_path: Path) -> None:
+    """Another memory's cached vector is marked (overwritten with a value no model gives): if anything but
+    the edited memory were embedded again, the mark would be gone. A query without a server in between
+    embeds nothing and answers with the static arm."""
+    import numpy as np
+
+    root = tmp_path / "ws"
+    shutil.copytree(TINYCALC, root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memories")
+    ws = Workspace(root)
+    view = open_index(ws)
+    assert embed_pending(view) == (38, 38)
+    model_id = cache_model_id(view.transformer_folder, view.transformer_key)
+    old_blobs = _blobs(view)
+    other = _blob_of(root, "memories/division-by-zero.md")
+    cache = DerivedCache(root / CACHE_PATH)
+    try:
+        dim = len(cache.get_vectors([other], model_id)[other]) // 4
+        mark = np.full(dim, 0.125, np.float32)
+        cache.put_vectors({other: mark.tobytes()}, model_id)
+    finally:
+        cache.close()
+
+    edited = root / "memories" / "sqrt-negative.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "cmath.sqrt also works.\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "edit one memory")
+    new_blob = _blob_of(root, "memories/sqrt-negative.md")
+    assert new_blob not in old_blobs
+    out = fresh_search(root, "square root of a negative number")
+    assert '"semantic_arm": "static"' in out  # one vector missing: the static arm answers at once ...
+    cache = DerivedCache(root / CACHE_PATH)
+    try:
+        assert cache.get_vectors([new_blob], model_id) == {}  # ... and the query embedded nothing
+    finally:
+        cache.close()
+
+    view = open_index(ws)
+    assert embed_pending(view) == (38, 38)
+    cache = DerivedCache(root / CACHE_PATH)
+    try:
+        kept = cache.get_vectors([*old_blobs, new_blob], model_id)
+    finally:
+        cache.close()
+    assert kept[other] == mark.tobytes()  # not embedded again
+    assert set(kept) == {*old_blobs, new_blob}  # the old version's vector stays for asOf and checkouts
+    assert '"semantic_arm": "transformer"' in fresh_search(root, "square root of a negative number")
+
+
+def _blob_of(root: Path, path: str) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", f"HEAD:{path}"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def _blobs(view: object) -> list[str]:
     from ee.index.freshness import INDEX_DIR
     from ee.index.transformer import generation_blobs
