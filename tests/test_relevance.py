@@ -363,3 +363,44 @@ def test_every_format_says_when_nothing_is_relevant(own: Workspace) -> None:
     assert footer["degraded"][0]["code"] == "no_relevant_memories"
     hook = run_cli("-W", str(own.root), "context", task, "--format", "hook")
     assert (hook.code, hook.out) == (0, "")  # silent by design: nothing is injected
+
+
+def test_eval_relevance_counts_the_noise_an_answerable_question_gets(tmp_path: Path) -> None:
+    """``ee eval relevance`` says how many hits and pack items an answerable question gets with the floor on,
+    and which share of them are its expected memory (precision)."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    tinycalc = REPO / "tests" / "fixtures" / "stores" / "tinycalc" / "memories"
+    (folder / "p.tsv").write_text(
+        "what happens when you take the square root of minus four\tsqrt-negative\n"
+        "what does the library do when asked to divide something by nothing\tdivision-by-zero\n",
+        encoding="utf-8",
+    )
+    (folder / "u.txt").write_text("does tinycalc solve quadratic equations symbolically\n", encoding="utf-8")
+    (folder / "o.txt").write_text("how do I bake sourdough bread\n", encoding="utf-8")
+    spec = {
+        "stores": [
+            {"name": "tc", "memories": str(tinycalc), "paraphrases": "p.tsv", "unanswerable": "u.txt"}
+        ],
+        "offtopic": ["o.txt"],
+    }
+    (folder / "stores.json").write_text(json.dumps(spec), encoding="utf-8")
+    res = run_cli("eval", "relevance", str(folder), "--json")
+    assert res.code == 0, res.err
+    for arm in ("static", "transformer"):
+        row = res.json["data"]["stores"]["tc"][arm]
+        for where in ("search", "context"):
+            noise = row["noise"][where]
+            hits = noise["mean"] * 2  # (two questions)
+            if not hits:
+                assert noise["precision"] is None
+                continue
+            # The precision is the share of all hits that are expected: at most one per question found.
+            found = round(noise["precision"] * hits)
+            assert 1 <= found <= 2
+            assert abs(found / hits - noise["precision"]) < 1e-3
+            assert noise["median"] <= max(hits, 1)
+    human = run_cli("eval", "relevance", str(folder), "--human")
+    assert human.code == 0
+    assert "precision" in human.out
+    assert "pack mean/med" in human.out

@@ -14,13 +14,19 @@ does), every question is searched (hybrid, top 10) with the floor off and on:
   top 10, floor off and on, and ``kept`` = on / off (issue 35's target: ≥ 0.95);
 * ``unanswerable_abstention``: the share of in-domain questions the store cannot answer that get no hit;
 * ``offtopic_abstention``: the share of off-topic questions that get no hit in search, and no item in a
-  context pack (balanced profile, 4000 tokens).
+  context pack (balanced profile, 4000 tokens);
+* ``noise``: what an answerable (paraphrased) question gets with the floor on: the number of search hits
+  (every hit the floor lets through, up to :data:`NOISE_LIMIT`) and of context pack items (balanced
+  profile), mean and median, and their precision: the share of those hits (items) that are the expected
+  memory, over all the questions (an agent's context is precious: a relevant answer among 25 hits is
+  mostly noise).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -30,6 +36,7 @@ from ee.model import Progress
 
 ARMS = ("static", "transformer")
 K = 10
+NOISE_LIMIT = 50  # the noise figures count every hit the floor lets through, up to this many
 
 
 def read_lines(path: Path) -> list[str]:
@@ -126,8 +133,8 @@ def _measure(
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
 
-    def hits(text: str, min_relevance: float) -> list[str]:
-        query = from_arguments(text, mode="hybrid", limit=K, fields="minimal")
+    def hits(text: str, min_relevance: float, limit: int = K) -> list[str]:
+        query = from_arguments(text, mode="hybrid", limit=limit, fields="minimal")
         return [h["id"] for h in run_search(view, query, min_relevance=min_relevance)["hits"]]
 
     pairs = store["paraphrases"]
@@ -137,11 +144,14 @@ def _measure(
     missed = [q for (q, _stem), kept, found in zip(pairs, on, off, strict=True) if found and not kept]
     unanswerable = [not hits(q, floor) for q in store["unanswerable"]]
     profile = resolve_profile("balanced", {}, None, "output.profile")
+
+    def packed(text: str) -> list[str]:
+        pack = pack_view(view, from_arguments(text, mode="hybrid"), profile, min_relevance=floor)
+        return [item["id"] for section in pack["sections"] for item in section["items"]]
+
+    found = [(by_stem[stem], hits(q, floor, NOISE_LIMIT), packed(q)) for q, stem in pairs]
     search_empty = [not hits(q, floor) for q in offtopic]
-    packed_empty = []
-    for q in offtopic:
-        pack = pack_view(view, from_arguments(q, mode="hybrid"), profile, min_relevance=floor)
-        packed_empty.append(not any(section["items"] for section in pack["sections"]))
+    packed_empty = [not packed(q) for q in offtopic]
     return {
         "paraphrase_hit@10": {"floor_off": round(hit_off, 4), "floor_on": round(hit_on, 4)},
         "kept": round(hit_on / hit_off, 4) if hit_off else None,
@@ -151,6 +161,22 @@ def _measure(
             "search": round(sum(search_empty) / max(1, len(offtopic)), 4),
             "context": round(sum(packed_empty) / max(1, len(offtopic)), 4),
         },
+        "noise": {
+            "search": _noise([(want, got) for want, got, _items in found]),
+            "context": _noise([(want, items) for want, _got, items in found]),
+        },
+    }
+
+
+def _noise(answers: list[tuple[str, list[str]]]) -> dict[str, Any]:
+    """How many hits (or items) the answerable questions got, and the share of them that are the expected
+    memory (None when no question got any)."""
+    counts = [len(got) for _want, got in answers]
+    right = sum(want in got for want, got in answers)
+    return {
+        "mean": round(statistics.mean(counts), 2) if counts else None,
+        "median": float(statistics.median(counts)) if counts else None,
+        "precision": round(right / sum(counts), 4) if sum(counts) else None,
     }
 
 
@@ -159,7 +185,8 @@ def table(result: dict[str, Any]) -> str:
         f"min_relevance {result['min_relevance']:g}, k={result['k']}, "
         f"{result['offtopic_questions']} off-topic questions",
         f"{'store':<10} {'arm':<12} {'hit@10 off':>10} {'hit@10 on':>10} {'kept':>6} "
-        f"{'unanswerable':>13} {'off-topic search':>17} {'context':>8}",
+        f"{'unanswerable':>13} {'off-topic search':>17} {'context':>8} "
+        f"{'hits mean/med':>13} {'precision':>9} {'pack mean/med':>13} {'precision':>9}",
     ]
     for name, store in result["stores"].items():
         for arm in ARMS:
@@ -171,6 +198,17 @@ def table(result: dict[str, Any]) -> str:
             kept = f"{row['kept']:.3f}" if row["kept"] is not None else "-"
             lines.append(
                 f"{name:<10} {arm:<12} {hit['floor_off']:>10.3f} {hit['floor_on']:>10.3f} {kept:>6} "
-                f"{row['unanswerable_abstention']:>13.3f} {off['search']:>17.3f} {off['context']:>8.3f}"
+                f"{row['unanswerable_abstention']:>13.3f} {off['search']:>17.3f} {off['context']:>8.3f} "
+                f"{_noise_cells(row['noise']['search'])} {_noise_cells(row['noise']['context'])}"
             )
+    lines.append(
+        f"hits and pack: what an answerable question gets with the floor on (search: up to {NOISE_LIMIT}, "
+        "balanced pack), mean/median; precision: the share of them that are its expected memory"
+    )
     return "\n".join(lines)
+
+
+def _noise_cells(noise: dict[str, Any]) -> str:
+    spread = "-" if noise["mean"] is None else f"{noise['mean']:.1f}/{noise['median']:g}"
+    precision = "-" if noise["precision"] is None else f"{noise['precision']:.3f}"
+    return f"{spread:>13} {precision:>9}"
