@@ -130,6 +130,50 @@ def test_naming_the_project_does_not_pull_in_every_memory_that_names_it(tinycalc
     assert all("store_wide_set_aside" not in h["explanation"]["relevance"] for h in plain["hits"])
 
 
+def test_inside_the_stores_subject_a_hit_far_behind_the_best_is_dropped_and_explained(
+    tinycalc: Path,
+) -> None:
+    """Issue 35 QA F1/F2: most tinycalc memories are near any question about tinycalc (relevance 0.95-1.0
+    on their own), so the floor alone dropped nothing inside the store's subject. A hit far behind the
+    best one (log-odds) and unsupported by the question's words is dropped too; before, these got 25, 9
+    and 30 hits."""
+    division = search(tinycalc, "how does tinycalc handle division by zero?", "--limit", "50", "--explain")
+    assert [h["id"] for h in division["hits"]][:1] == ["division-by-zero"]
+    assert len(division["hits"]) <= 3, [h["id"] for h in division["hits"]]
+    # What it dropped is not silently gone: the nearest are shown with how far behind the best they are.
+    (omitted,) = division["omitted"]
+    assert omitted["count"] >= 20
+    nearest = omitted["nearest"][0]["explanation"]
+    assert nearest["passed"] is False
+    assert nearest["behind_best"] > 4
+    assert nearest["value"] <= nearest["behind_best_cap"]
+    sqrt = "I want to add a sqrt function, what about negative inputs?"
+    hits = [h["id"] for h in search(tinycalc, sqrt, "--limit", "50")["hits"]]
+    assert hits[0] == "sqrt-negative"
+    assert len(hits) <= 6, hits
+    assert len(packed(tinycalc, sqrt)) <= 6
+    # A long multi-part agent prompt keeps the memory that answers each of its parts.
+    task = (
+        "Fix the README typo in the install section of tinycalc, add Python 3.13 to the CI matrix, make "
+        "sqrt of a negative number return a complex result, and bump the version for the release."
+    )
+    hits = [h["id"] for h in search(tinycalc, task, "--limit", "50")["hits"]]
+    items = packed(tinycalc, task)
+    for part in ("ci-matrix", "sqrt-negative", "release-checklist"):
+        assert part in hits, (part, hits)
+        assert part in items, (part, items)
+    assert len(hits) <= 10, hits
+    # A pack lists what the cut dropped in ``omitted`` with its relevance; the floor off keeps them all.
+    result = run_cli("-W", str(tinycalc), "context", "how does tinycalc handle division by zero?", "--json")
+    below = [o for o in result.data["omitted"] if o["reason"] == "below_relevance_floor"]
+    assert len(below) >= 20
+    assert all(o["relevance"] < 0.8 for o in below)
+    unfloored = search(
+        tinycalc, "how does tinycalc handle division by zero?", "--limit", "50", "--min-relevance", "0"
+    )
+    assert len(unfloored["hits"]) > 20
+
+
 def test_the_static_arm_answers_until_the_vectors_are_complete(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     shutil.copytree(TINYCALC, root / "memories")
