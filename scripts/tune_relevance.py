@@ -19,6 +19,10 @@ of the whole and of every part; the fit alternates between choosing each candida
 under the current coefficients and a logistic regression (Newton's method) of ``[1, c, z, c·z, a, c·a]``
 (c coverage, z the cosine evidence, a the store affinity capped at z) on the chosen ones.
 
+The fit and its figures are the relevance of each candidate on its own: the transformer arm's cap for a
+weakly supported hit far behind the best one (``ee.query.relevance.BEHIND_BEST``) is applied after it and
+measured with ``ee eval relevance`` (bench/README.md, stop 41).
+
 It prints the coefficients to paste into ee/query/relevance.py (``HYBRID`` for the static arm,
 ``TRANSFORMER`` for the transformer) and, for a range of floors, the share of each positive set that keeps
 its answer and of each negative set left with nothing. ``--weights`` also measures the dev set's hybrid

@@ -175,8 +175,10 @@ def sessions_cmd(
 @json_option
 def relevance_cmd(folder: str, min_relevance: float | None, as_json: bool | None) -> None:
     """Measure what the relevance floor keeps and drops, for the static and the transformer arm: on each
-    store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, and the share of
-    unanswerable and off-topic questions that get nothing (tests/fixtures/relevance is ee's own set).
+    store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, the share of
+    unanswerable and off-topic questions that get nothing, and the noise: how many hits and pack items a
+    paraphrased question gets with the floor on, and which share of them is its memory (precision)
+    (tests/fixtures/relevance is ee's own set).
 
     Example: ee eval relevance tests/fixtures/relevance --min-relevance 0.8
     """
