@@ -381,7 +381,8 @@ def test_claude_code_and_codex_folders_are_searched_for_this_workspace(ws: Works
 
 
 def test_retention_bounds_the_age_of_evidence(ws: Workspace, cli: Any) -> None:
-    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    # (the person's own settings: a committed config.toml's retention is withheld, test_hostile_config.py)
+    (ws.root / ".ee/config.local.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
     path = ws.root.parent / "old-and-new.json"
     path.write_text(
         json.dumps(
@@ -750,7 +751,7 @@ def test_a_harness_folder_without_this_workspaces_transcripts_is_said(ws: Worksp
     human = cli("import", "session", "--claude-code", "--human")
     assert f"no Claude Code transcript of this workspace in {folder}" in human.err
     # evidence pruned by the retention setting is said on a screen too
-    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    (ws.root / ".ee/config.local.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
     old = ws.root.parent / "old.json"
     old.write_text(json.dumps([{"role": "user", "content": "We chose Flask.", "timestamp": "2001-01-01"}]))
     said = cli("import", "session", str(old), "--human").out

@@ -85,6 +85,7 @@ def import_session_cmd(
     from ee.hooks.sessions import propose_candidates
 
     report = ws.import_sessions(list(dict.fromkeys(files)), fmt)
+    degraded += report.pop("degraded")
     report["candidates"] = propose_candidates(ws, report)
     Output(as_json).emit(report, lambda: _import_human(report), degraded)
     if report["errors"]:
