@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_ee_process
+from conftest import git, run_ee_process
 
 from ee.workspace import Workspace
 
@@ -275,6 +275,24 @@ def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path:
         skipped = run_ee_process("import", "session", "--from-hook", cwd=ws.root, input=json.dumps(bad))
         assert skipped.returncode == 0
         assert "not imported" in skipped.stderr
+
+
+def test_the_hook_applies_no_retention_a_committed_config_sets_and_logs_why(ws: Workspace) -> None:
+    """The SessionEnd hook runs unseen: a repository's committed retention deletes nothing there either,
+    and the hook's log says why (docs/sessions.md)."""
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 0.0001\n", encoding="utf-8")
+    git(ws.root, "commit", "-q", "-am", "a repository's short retention")
+    project = Path.home() / ".claude" / "projects" / ("-" + str(ws.root).strip("/").replace("/", "-"))
+    transcript = _copy_in(ws, "claude-code.jsonl", project)
+    event = {"transcript_path": str(transcript), "cwd": str(ws.root), "hook_event_name": "SessionEnd"}
+    ran = run_ee_process("import", "session", "--from-hook", cwd=ws.root, input=json.dumps(event))
+    assert ran.returncode == 0, ran.stderr
+    wait_for_background_import(ws, ws.root / ".ee/sessions/hook.done")
+    [session] = ws.sessions()
+    assert session.evidence > 0  # (the fixture's turns are years old: any retention applied drops them)
+    log = (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    assert "retention_days = 0.0001 is set only in .ee/config.toml" in log
+    assert "move retention_days to .ee/config.local.toml to apply it" in log
 
 
 def test_candidates_carry_their_evidence(ws: Workspace) -> None:
