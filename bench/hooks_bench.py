@@ -16,7 +16,7 @@ tree), after the git operation that precedes it in real use:
 * post-rewrite: right after ``git commit --amend``.
 
 **cold**: no watcher (``EE_NO_SERVER=1``), the index built before. **warm**: ``ee watch`` runs (its
-server checks the staged change pre-commit and prepare-commit-msg send it, ``served_check``, and
+server checks the staged change pre-commit and prepare-commit-msg send it, ``hook_check``, and
 answers the other hooks' queries; it keeps the index current, so a hook trusts its manifest). The report
 says whether the server ran the checks (an ee whose server does not leaves them to the hook).
 Targets: ≤ 300 ms cold, ≤ 50 ms warm, on the median wall time; each row prints the median and p95 of
@@ -299,7 +299,7 @@ def start_watcher(root: Path) -> subprocess.Popen[bytes]:
 
 
 def served_check(root: Path) -> bool:
-    """Does the user's server run the warm hooks' checks (``served_check``)? Else they run in the hook."""
+    """Does the user's server run the warm hooks' checks (``hook_check``)? Else they run in the hook."""
     from ee.hooks import warm
 
     return warm.check(root, "pre-commit", ["README.md"], "") is not None
@@ -344,7 +344,7 @@ def human(report: dict[str, Any]) -> str:
         f"ee hooks on {report['memories']} memories ({report['store']}); load average {load} before, "
         f"{after} after; {report['cold'][0]['runs']} runs per hook",
         "floor: " + ", ".join(f"{k} {v}" for k, v in report["floor_ms"].items()),
-        "warm pre-commit / prepare-commit-msg checked by the server (served_check): "
+        "warm pre-commit / prepare-commit-msg checked by the server (hook_check): "
         + ("yes" if report["served_check"] else "no, in the hook (the server did not answer the check)"),
         "wall = what git waits for, cpu = its CPU time (ms, median/p95); job = median ms until the post-*",
         "background job ended; verdict on the median wall: ≤300 cold, ≤50 warm",

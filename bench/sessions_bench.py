@@ -461,7 +461,7 @@ def run_phases(megabytes: int) -> dict[str, Any]:
             Embedder.encode_documents = embed  # type: ignore[method-assign]
     return {
         "bytes": size,
-        "evidence": report["evidence"],
+        "evidence": report.evidence,
         "cpu_seconds": {label: round(value, 2) for label, value in spent.items()},
         "import_cpu_seconds": round(total, 2),
     }

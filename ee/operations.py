@@ -73,6 +73,8 @@ OPERATIONS: dict[str, Operation] = {
             "memory:MemoryList",
         ),
         Operation("memory_history", ("memory_id",), "memory:MemoryHistory"),
+        # a git hook's check of its staged change (ee.hooks): the hooks are its only front end
+        Operation("hook_check", ("name", "paths", "added"), "hooks:HookCheck"),
     )
 }
 

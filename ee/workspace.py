@@ -55,11 +55,14 @@ if TYPE_CHECKING:
     from ee.ops.transfer import ImportReport
     from ee.query.document import Query
     from ee.query.standing import Standing
+    from ee.results import Degradation
+    from ee.results.health import DoctorReport, IndexStatus, InitReport
+    from ee.results.hooks import HookCheck
     from ee.results.memory import MemoryHistory, MemoryList, MemoryView
     from ee.results.outcome import OutcomeReport
     from ee.results.pack import Pack
     from ee.results.search import SearchResult
-    from ee.results.sessions import Session, SessionEvidence
+    from ee.results.sessions import Session, SessionEvidence, SessionForgotten, SessionImport
     from ee.results.why import Explanation
 
 
@@ -91,9 +94,10 @@ class Workspace:
             )
         return Git(self.root)
 
-    def branch_notes(self) -> list[dict[str, Any]]:
-        """After a write: where it went, when that is not where a reader may look. With memories on the code
-        branch, a write on a branch other than the default stays on that branch until it merges."""
+    def branch_notes(self) -> list[Degradation]:
+        """After a write (``degraded`` entries): where it went, when that is not where a reader may look.
+        With memories on the code branch, a write on a branch other than the default stays on that
+        branch until it merges."""
         from ee.git import memory_branch
 
         if memory_branch.worktree(self.root) is not None:
@@ -150,7 +154,7 @@ class Workspace:
     @classmethod
     def init(
         cls, path: str | os.PathLike[str] = ".", branch: str | None = None
-    ) -> tuple[Workspace, dict[str, Any]]:
+    ) -> tuple[Workspace, InitReport]:
         """Create or adopt a git repository and make it an ee workspace. Idempotent.
 
         The commit holds ee's files and, of a ``.gitignore`` / ``.gitattributes`` the user already has,
@@ -159,9 +163,10 @@ class Workspace:
         of that branch (:mod:`ee.git.memory_branch`).
         """
         from ee.ops.init import init, workspace_folder
+        from ee.results.health import InitReport
 
         ws = cls(workspace_folder(path))
-        return ws, init(ws, branch)
+        return ws, InitReport.from_json(init(ws, branch))
 
     # ------------------------------------------------------------------------------------ writes
 
@@ -440,13 +445,14 @@ class Workspace:
 
     # ---- session evidence (ee.sessions): private local data under .ee/sessions/, never committed
 
-    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> dict[str, Any]:
+    def import_sessions(self, paths: Sequence[Path], fmt: str | None = None) -> SessionImport:
         """Import agent transcripts as evidence, incrementally (``ee import session``). The candidates they
         hold (ee.sessions.candidates) go to the review queue through ee.hooks.sessions.propose_candidates,
         which the command and the hook call: the queue sits above the façade."""
+        from ee.results.sessions import SessionImport
         from ee.sessions.ops import import_sessions
 
-        return import_sessions(self, list(paths), fmt)
+        return SessionImport.from_json(import_sessions(self, list(paths), fmt))
 
     def sessions(self) -> tuple[Session, ...]:
         """The imported sessions, oldest first (``ee sessions list``)."""
@@ -468,11 +474,12 @@ class Workspace:
 
         return SessionEvidence.from_json(show_session(self, ident))
 
-    def forget_session(self, ident: str) -> dict[str, Any]:
+    def forget_session(self, ident: str) -> SessionForgotten:
         """Purge a session's evidence (or one piece) with its index entries and vectors."""
+        from ee.results.sessions import SessionForgotten
         from ee.sessions.ops import forget_session
 
-        return forget_session(self, ident)
+        return SessionForgotten.from_json(forget_session(self, ident))
 
     def why(
         self,
@@ -624,16 +631,61 @@ class Workspace:
         versions = history(self, memory_id)
         return MemoryHistory.from_json({"id": memory_id, "versions": [v.to_dict() for v in versions]})
 
+    def hook_check(self, name: str, paths: Sequence[str], added: str) -> HookCheck:
+        """A git hook's check of its staged change, which the hook read with git (``paths`` staged,
+        ``added`` the lines it adds; served warm): for ``pre-commit`` the risky memories about it
+        (:func:`ee.ops.risks.warnings`), for ``prepare-commit-msg`` the memories its message names
+        (:func:`ee.ops.risks.message_memories`, a lexical search here).
+
+        The hook table is checked against this workspace's index view (in the server, the view it keeps,
+        proven by its watcher without a stat pass: :mod:`ee.serve.watch`), not against the manifest: the
+        manifest lags the files until the watcher's next update, and a memory written just before the
+        commit was missed. A table that must be rebuilt is rebuilt from an index opened afresh, after the
+        stat its label records (:func:`ee.ops.risks.refresh_table`)."""
+        from ee.index.view import open_index
+        from ee.ops import risks
+        from ee.policy.secrets import redact
+        from ee.results.hooks import HookCheck
+
+        if name not in risks.CHECKED_HOOKS:
+            raise UsageError(
+                f"no check for the hook {name!r}", f"ask for one of: {', '.join(risks.CHECKED_HOOKS)}"
+            )
+        if not (isinstance(paths, list | tuple) and all(isinstance(p, str) for p in paths)):
+            raise UsageError("the staged paths must be a list of strings", "give the paths git reports")
+        if not isinstance(added, str):
+            raise UsageError("the added lines must be a string", "give the text the change adds")
+        view = open_index(self)
+        generation = view.manifest.get("generation")
+
+        def reopen() -> Any:
+            return open_index(type(self)(self.root))
+
+        if name == "pre-commit":
+            blocked, said = risks.warnings(
+                self.root, paths, added, lambda: bool(self.config.get("hooks.block")), reopen, generation
+            )
+            return HookCheck.from_json(
+                {"blocked": blocked, "said": [redact(line) for line in said], "memories": []}
+            )
+
+        def search(text: str) -> list[tuple[str, str]]:
+            return risks.named(self.search(risks.message_query(text), None, {None: (view, None)}))
+
+        found = risks.message_memories(self.root, paths, added, search, reopen, generation)
+        return HookCheck.from_json({"blocked": False, "said": [], "memories": [list(pair) for pair in found]})
+
     # ------------------------------------------------------------------------------------ the index
 
-    def index_status(self) -> dict[str, Any]:
+    def index_status(self) -> IndexStatus:
         """ready / stale / missing / corrupt, with counts, model and generation (``ee index status``;
         changes nothing)."""
         from ee.index.view import status
+        from ee.results.health import IndexStatus
 
-        return status(self)
+        return IndexStatus.from_json(status(self))
 
-    def rebuild_index(self, progress: Progress | None = None) -> tuple[IndexReport, Sequence[dict[str, Any]]]:
+    def rebuild_index(self, progress: Progress | None = None) -> tuple[IndexReport, Sequence[Degradation]]:
         """The index built again from the memory files (``ee index rebuild``; the derived cache is reused)."""
         from ee.index.view import rebuild
 
@@ -694,11 +746,12 @@ class Workspace:
 
         return resolve_memory(self, memory_id, pick, text, actor)
 
-    def doctor(self, full: bool = False, fix: bool = False) -> dict[str, Any]:
+    def doctor(self, full: bool = False, fix: bool = False) -> DoctorReport:
         """Every check of the workspace, ``fix`` repairs first (``ee doctor``)."""
         from ee.ops.doctor import doctor
+        from ee.results.health import DoctorReport
 
-        return doctor(self, full=full, fix=fix)
+        return DoctorReport.from_json(doctor(self, full=full, fix=fix))
 
     def review_trust(self, memory_id: str, cls: str, actor: Actor | None = None) -> Memory:
         """A person's explicit review of a memory: its trust class becomes ``cls``.

@@ -59,6 +59,7 @@ LAYERS: list[set[str]] = [
         "ops.transfer",
         "ops.sync",
         "ops.doctor",
+        "ops.risks",
     },
     {"workspace", "operations"},  # the façade the commands call, and its operations by name
     {"curate.queue", "curate.scan", "curate.docs", "curate.intake"},

@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from ee.hooks.agents import PACK
-from ee.hooks.gitinfo import terms_of
-from ee.hooks.risks import path_matches
 from ee.hooks.tasks import task_from_input
 from ee.install import ee_command
+from ee.ops.risks import path_matches, terms_of
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo, run_cli
 
@@ -541,8 +540,9 @@ def test_checkout_writes_the_branch_context_file(tmp_path: Path) -> None:
 def test_with_ee_watch_running_the_hooks_use_its_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ee.hooks import risks, warm
+    from ee.hooks import warm
     from ee.hooks.refresh import done_token
+    from ee.ops import risks
 
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     monkeypatch.delenv("EE_NO_SERVER")
@@ -564,11 +564,9 @@ def test_with_ee_watch_running_the_hooks_use_its_server(
             "a served check",
         )
         served = warm.check(repo, "pre-commit", ["db/migrations/001.sql"], "ALTER TABLE t;\n")
-        assert served is not None  # the server runs the hooks' checks (served_check)
-        assert served["code"] == 0
-        assert any(
-            "ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in line for line in served["said"]
-        )
+        assert served is not None  # the server runs the hooks' checks (its hook_check operation)
+        assert not served.blocked
+        assert any("ee: warning: anti-pattern mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB" in line for line in served.said)
         seen = tmp_path / "seen-message"
         editor = tmp_path / "editor"
         editor.write_text(f'#!/bin/sh\ncp "$1" "{seen}"\necho "warm commit" > "$1"\n')

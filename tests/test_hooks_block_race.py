@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from ee.hooks import risks
 from ee.hooks.run import BLOCKED, Hook, check_change
 from ee.index.view import open_index
+from ee.ops import risks
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo, run_cli, stop_server
 
@@ -36,6 +36,13 @@ paths: [src/app.py]
 ---
 Editing app.py without its migration broke the deploy.
 """
+
+
+def table_of(repo: Path, generation: str | None = None) -> risks.Table:
+    """The hook table, its index opened as a hook without the server opens it (when it must catch up)."""
+    from ee.hooks.refresh import index_at
+
+    return risks.current_table(repo, lambda: index_at(repo), generation)
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -54,7 +61,7 @@ def _remember(repo: Path) -> None:
 
 def test_a_table_older_than_the_files_is_not_trusted_on_the_manifests_word(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    before = risks.current_table(repo)  # built, and labelled with the index generation of the moment
+    before = table_of(repo)  # built, and labelled with the index generation of the moment
     assert before.data["generation"] == risks.manifest_generation(repo)
     _remember(repo)  # the index has not seen it yet
     hook = Hook("pre-commit", [], str(repo), str(repo), warm=True)  # as when the server did not answer
@@ -63,7 +70,7 @@ def test_a_table_older_than_the_files_is_not_trusted_on_the_manifests_word(tmp_p
 
 def test_a_memory_written_while_the_job_ran_is_not_labelled_away(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
-    risks.current_table(repo)
+    table_of(repo)
     digest = risks.memory_digest(repo)  # the job's stat, taken before it opens the index ...
     _remember(repo)  # ... an `ee remember` lands ...
     view = open_index(Workspace(repo))  # ... and the view the job opens holds it
@@ -71,8 +78,11 @@ def test_a_memory_written_while_the_job_ran_is_not_labelled_away(tmp_path: Path)
     found = risks.Table(table).findings(["src/app.py"], None)
     assert [f.entry.id for f in found] == ["mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB"]
     # Checked against that view (as ee watch's server does), the commit is blocked.
-    hook = Hook("pre-commit", [], str(repo), str(repo), warm=True)
-    assert check_change(hook, ["src/app.py"], "x = 2\n", view.manifest["generation"]) == BLOCKED
+    blocked, said = risks.warnings(
+        repo, ["src/app.py"], "x = 2\n", lambda: False, lambda: view, view.manifest["generation"]
+    )
+    assert blocked
+    assert said[-1].startswith("ee: commit blocked")
 
 
 RUNS = 8

@@ -9,10 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from ee.hooks import gitinfo, risks, run
+from ee.hooks import gitinfo, run
 from ee.index.view import Hold, open_index
+from ee.ops import risks
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo
+
+
+def table_of(repo: Path, generation: str | None = None) -> risks.Table:
+    """The hook table, its index opened as a hook without the server opens it (when it must catch up)."""
+    from ee.hooks.refresh import index_at
+
+    return risks.current_table(repo, lambda: index_at(repo), generation)
 
 
 def stage(repo: Path, files: dict[str, bytes]) -> None:
@@ -100,7 +108,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
-    table = risks.current_table(repo)
+    table = table_of(repo)
     assert sorted(table.data["globs"]) == ["db/*.sql", "docs", "src/api/**"]
     paths = ["db/x.sql", "docs/index.md", "src/api/v1.py", "src/other.py"]
     found = {f.entry.id: f.paths for f in table.findings(paths, None, kinds=None)}
@@ -117,7 +125,7 @@ def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
 
 def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
-    built = risks.current_table(repo).data
+    built = table_of(repo).data
     (repo / "notes.txt").write_text("code, not memories\n", encoding="utf-8")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-q", "-m", "HEAD moves, the memories do not")
@@ -126,7 +134,7 @@ def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Pat
     assert moved != built["generation"]
     # Checked against that view: the stat finds the same files, so the table is relabelled with the
     # view's generation, and later checks against it need no stat.
-    risks.current_table(repo, moved)
+    table_of(repo, moved)
     saved = risks.load_table(repo)
     assert saved is not None
     assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
@@ -135,7 +143,7 @@ def test_the_table_follows_the_files_and_is_relabelled_not_rebuilt(tmp_path: Pat
         MEMORY.format(id="mem_e", kind="anti-pattern", paths="lib/**", body="Never vendor lib."),
         encoding="utf-8",
     )
-    table = risks.current_table(repo, "gen-from-another-view")
+    table = table_of(repo, "gen-from-another-view")
     assert [f.entry.id for f in table.findings(["lib/x.c"], None)] == ["mem_e"]
 
 
@@ -200,11 +208,12 @@ def test_a_type_change_has_two_sections(tmp_path: Path) -> None:
     assert added.splitlines() == ["b.txt", "zeta_line = 1"]  # the link's target is its added line
 
 
-def test_the_served_check_answers_as_the_hook_does_in_process(
+def test_the_hook_check_answers_as_the_hook_does_in_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """:func:`ee.hooks.run.served_check` (what the user's server runs for a warm hook) finds the warnings,
-    exit code and message memories the hook's own in-process run finds for the same change."""
+    """``Workspace.hook_check`` (the ``hook_check`` operation the user's server answers for a warm hook)
+    finds the warnings, exit code and message memories the hook's own in-process run finds for the same
+    change."""
     repo = workspace(tmp_path)
     (repo / "memories/e.md").write_text(
         "---\nid: mem_e\nkind: failure\ntags: [block]\n---\nThe flaky_upload_retry broke the "
@@ -227,24 +236,26 @@ def test_the_served_check_answers_as_the_hook_does_in_process(
     for label, (paths, added) in changes.items():
         code = run.check_change(run.Hook("pre-commit", [], root, root, warm=False), paths, added)
         in_process = capsys.readouterr().err
-        served = run.served_check(served_ws, "pre-commit", paths, added)
+        served = served_ws.hook_check("pre-commit", paths, added)
         assert capsys.readouterr().err == ""  # the server prints nothing: it sends it back
-        assert (served["code"], "".join(f"{line}\n" for line in served["said"])) == (code, in_process), label
+        served_code = run.BLOCKED if served.blocked else 0
+        assert (served_code, "".join(f"{line}\n" for line in served.said)) == (code, in_process), label
         codes[label] = code
         expected = run.message_memories(
             run.Hook("prepare-commit-msg", [], root, root, warm=False), paths, added
         )
-        message = run.served_check(served_ws, "prepare-commit-msg", paths, added)
-        assert message["code"] == 0
-        assert [tuple(pair) for pair in message["memories"]] == expected, label
+        message = served_ws.hook_check("prepare-commit-msg", paths, added)
+        assert not message.blocked
+        assert not message.said
+        assert [tuple(pair) for pair in message.memories] == expected, label
     assert codes == {"warns": 0, "blocks": run.BLOCKED, "nothing": 0}
     # it ran over the view the server keeps for the workspace, not over one of its own
     assert served_ws.index_hold.view is not None
-    served = run.served_check(served_ws, "pre-commit", *changes["warns"])
-    assert any("ee: warning: anti-pattern mem_a" in line for line in served["said"])
-    assert not any("mem_b" in line for line in served["said"])  # a convention: the message's, not a warning
-    message = run.served_check(served_ws, "prepare-commit-msg", *changes["warns"])
-    assert message["memories"][:3] == [
+    served = served_ws.hook_check("pre-commit", *changes["warns"])
+    assert any("ee: warning: anti-pattern mem_a" in line for line in served.said)
+    assert not any("mem_b" in line for line in served.said)  # a convention: the message's, not a warning
+    message = served_ws.hook_check("prepare-commit-msg", *changes["warns"])
+    assert list(message.memories[:3]) == [
         ["mem_a", "Never skip the API review."],
         ["mem_b", "API handlers return problem+json."],
         ["mem_c", "The API gateway caches for an hour."],
@@ -255,13 +266,13 @@ def test_a_table_proved_current_by_an_opened_view_is_relabelled(tmp_path: Path) 
     """Without ee watch, prepare-commit-msg opens the index (catching it up) and passes its generation: a
     table whose files are unchanged takes that generation, so the next hook needs no stat of the files."""
     repo = workspace(tmp_path)
-    built = risks.current_table(repo).data
+    built = table_of(repo).data
     (repo / "notes.txt").write_text("code, not memories\n", encoding="utf-8")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-q", "-m", "HEAD moves, the memories do not")
     moved = open_index(Workspace(repo)).manifest["generation"]
     assert moved != built["generation"]
-    risks.current_table(repo, moved)
+    table_of(repo, moved)
     saved = risks.load_table(repo)
     assert saved is not None
     assert (saved["generation"], saved["digest"], saved["rows"]) == (moved, built["digest"], built["rows"])
@@ -273,14 +284,14 @@ def test_a_table_proved_current_by_an_opened_view_is_relabelled(tmp_path: Path) 
     )
     again = open_index(Workspace(repo)).manifest["generation"]
     assert again != moved
-    table = risks.current_table(repo, again)
+    table = table_of(repo, again)
     assert [f.entry.id for f in table.findings(["lib/x.py"], None)] == ["mem_e"]
     assert table.data["digest"] != built["digest"]
 
 
 def test_a_loaded_table_is_decoded_again_only_once_replaced(tmp_path: Path) -> None:
     repo = workspace(tmp_path)
-    first = risks.current_table(repo).data
+    first = table_of(repo).data
     loaded = risks.load_table(repo)
     assert loaded is not None
     assert risks.load_table(repo) is loaded  # the same file: not decoded again (ee watch's server)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from ee.config import DEFAULT_MIN_RELEVANCE
+from ee.errors import UsageError
 from ee.pack import build_pack
 from ee.query import search
 from ee.query.document import from_arguments
@@ -162,6 +163,21 @@ def test_min_relevance_zero_turns_the_floor_off_and_config_sets_it(own: Workspac
     res = run_cli("-W", str(root), "search", text, "--json")
     assert res.code == 3
     assert "min_relevance" in res.json["error"]["message"]
+
+
+def test_a_floor_that_is_not_a_number_is_refused_not_turned_off(own: Workspace) -> None:
+    """NaN compares false with everything, so it passed click's range check and then kept every hit: a
+    typo'd floor silently turned the floor off. Search, context and the library refuse it alike."""
+    text = "how do I clean a cast iron pan"
+    for command in ("search", "context"):
+        res = run_cli("-W", str(own.root), command, text, "--min-relevance", "nan", "--json")
+        assert res.code == 2, (command, res.out)
+        assert "min_relevance" in res.json["error"]["message"]
+        assert "between 0" in res.json["error"]["repair"]
+    with pytest.raises(UsageError, match="min_relevance"):
+        search(own, from_arguments(text), float("nan"))
+    with pytest.raises(UsageError, match="min_relevance"):
+        build_pack(own, from_arguments(text), min_relevance=-0.5)
 
 
 def test_every_hit_explains_its_relevance_truthfully(topic: dict[str, Any]) -> None:

@@ -211,6 +211,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "memory_show": {"memory_id": "mem_a", "as_of": None},
     "memory_list": {"tags": ["ci"], "limit": 2, "agent": None, "trust": None, "quarantined": False},
     "memory_history": {"memory_id": "mem_a"},
+    "hook_check": {"name": "prepare-commit-msg", "paths": ["src/alpha.py"], "added": "alpha_rollback()\n"},
 }
 
 
@@ -340,7 +341,9 @@ def test_a_request_of_the_wrong_shape_is_told_to_run_in_process(ws: Workspace) -
             (request("search", root + "/../" + ws.root.name, good), "workspace"),
             (request("search", str(ws.root.parent), good), "workspace"),  # not a workspace
             (request("search", root, good, model="/some/other/model"), "model"),
-            (request("hook_check", root, {"name": "post-merge", "paths": [], "added": ""}), "arguments"),
+            (request("hook_check", root, {"name": "post-merge", "paths": [], "added": ""}), "error"),
+            (request("hook_check", root, {"name": "pre-commit", "paths": "x", "added": ""}), "error"),
+            (request("hook_check", root, {"name": "pre-commit", "changes": []}), "arguments"),
             (request("why", root, {"memory_id": "mem_nope"}), "error"),  # the command reports it
         ):
             assert server.answer(bad) == {"fallback": why}, bad

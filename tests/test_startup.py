@@ -83,3 +83,25 @@ def test_a_served_read_imports_only_what_it_renders(tmp_path: Path, args: list[s
     }
     assert {"ee.cli", "ee.serve.client", "ee.render"} <= imported  # (it did ask the server, and render)
     assert imported.isdisjoint(NOT_IN_A_SERVED_READ), sorted(imported & NOT_IN_A_SERVED_READ)
+
+
+def test_a_hook_starts_without_the_workspace_index_or_results() -> None:
+    """A git hook's cold start (``ee.hooks.run``, what the shell runner imports on every commit) loads
+    the hooks, git's runner and the hook check's use case (``ee.ops.risks``): not the façade, the index,
+    the query engine nor the typed results, which the paths that need them import."""
+    code = "import sys, ee.hooks.run; print(' '.join(sorted(m for m in sys.modules if m.startswith('ee'))))"
+    proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
+    imported = set(proc.stdout.split())
+    assert {"ee.hooks.run", "ee.ops.risks", "ee.git.runner"} <= imported
+    assert imported <= {
+        "ee",
+        "ee.errors",
+        "ee.git",
+        "ee.git.runner",
+        "ee.hooks",
+        "ee.hooks.gitinfo",
+        "ee.hooks.run",
+        "ee.hooks.warm",
+        "ee.ops",
+        "ee.ops.risks",
+    }

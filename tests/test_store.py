@@ -66,12 +66,12 @@ def test_init_creates_the_layout_in_one_commit(tmp_path: Path) -> None:
     assert (root / ".ee" / "config.toml").is_file()
     assert ".ee/*" in (root / ".gitignore").read_text().splitlines()
     assert "memories/**/*.md merge=ee-memory" in (root / ".gitattributes").read_text()
-    assert report["commit"] == git(root, "rev-parse", "HEAD").strip()
+    assert report.commit == git(root, "rev-parse", "HEAD").strip()
     assert trailers(root) == {"Ee-Op": "init", "Ee-Actor": "human"}
     driver = git(root, "config", "--get", "merge.ee-memory.driver").strip()
     assert driver.endswith("-m ee merge-driver %O %A %B %P")
     assert git(root, "status", "--porcelain") == ""
-    assert set(report["created"]) >= {".git", "memories/", ".ee/config.toml", ".gitignore", ".gitattributes"}
+    assert set(report.created) >= {".git", "memories/", ".ee/config.toml", ".gitignore", ".gitattributes"}
 
 
 def test_init_is_idempotent(tmp_path: Path) -> None:
@@ -79,8 +79,8 @@ def test_init_is_idempotent(tmp_path: Path) -> None:
     before = commits(ws.root)
     snapshot = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file() and ".git/" not in str(p)}
     _, again = Workspace.init(tmp_path / "w")
-    assert again["commit"] is None
-    assert again["created"] == []
+    assert again.commit is None
+    assert again.created == ()
     assert commits(ws.root) == before
     after = {p: p.read_bytes() for p in ws.root.rglob("*") if p.is_file() and ".git/" not in str(p)}
     assert {p: v for p, v in after.items() if p.name != "lock"} == {

@@ -183,6 +183,63 @@ def test_the_vector_cache_survives_restarts_and_is_reused_across_commits(tinycal
     assert '"id": "modulo-negative"' in out
 
 
+def test_a_commit_that_edits_one_memory_embeds_only_that_one_again(tmp_path: Path) -> None:
+    """Another memory's cached vector is marked (overwritten with a value no model gives): if anything but
+    the edited memory were embedded again, the mark would be gone. A query without a server in between
+    embeds nothing and answers with the static arm."""
+    import numpy as np
+
+    root = tmp_path / "ws"
+    shutil.copytree(TINYCALC, root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memories")
+    ws = Workspace(root)
+    view = open_index(ws)
+    assert embed_pending(view) == (38, 38)
+    model_id = cache_model_id(view.transformer_folder, view.transformer_key)
+    old_blobs = _blobs(view)
+    other = _blob_of(root, "memories/division-by-zero.md")
+    cache = DerivedCache(root / CACHE_PATH)
+    try:
+        dim = len(cache.get_vectors([other], model_id)[other]) // 4
+        mark = np.full(dim, 0.125, np.float32)
+        cache.put_vectors({other: mark.tobytes()}, model_id)
+    finally:
+        cache.close()
+
+    edited = root / "memories" / "sqrt-negative.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "cmath.sqrt also works.\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "edit one memory")
+    new_blob = _blob_of(root, "memories/sqrt-negative.md")
+    assert new_blob not in old_blobs
+    out = fresh_search(root, "square root of a negative number")
+    assert '"semantic_arm": "static"' in out  # one vector missing: the static arm answers at once ...
+    cache = DerivedCache(root / CACHE_PATH)
+    try:
+        assert cache.get_vectors([new_blob], model_id) == {}  # ... and the query embedded nothing
+    finally:
+        cache.close()
+
+    view = open_index(ws)
+    assert embed_pending(view) == (38, 38)
+    cache = DerivedCache(root / CACHE_PATH)
+    try:
+        kept = cache.get_vectors([*old_blobs, new_blob], model_id)
+    finally:
+        cache.close()
+    assert kept[other] == mark.tobytes()  # not embedded again
+    assert set(kept) == {*old_blobs, new_blob}  # the old version's vector stays for asOf and checkouts
+    assert '"semantic_arm": "transformer"' in fresh_search(root, "square root of a negative number")
+
+
+def _blob_of(root: Path, path: str) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", f"HEAD:{path}"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def _blobs(view: object) -> list[str]:
     from ee.index.freshness import INDEX_DIR
     from ee.index.transformer import generation_blobs
@@ -260,3 +317,105 @@ def test_a_broken_model_file_is_a_model_error_with_its_repair(tmp_path: Path) ->
     assert "reinstall" in (caught.value.hint or "")
     model = load_transformer()  # the shipped one still loads, named by its file's digest
     assert model.model_id.startswith(f"{DEFAULT_TRANSFORMER_DIR.name}@")
+
+
+def test_a_model_of_another_graph_is_a_model_error_naming_both_shapes(tmp_path: Path) -> None:
+    """A folder whose model.onnx is a valid graph of another shape (an older build without the lead's
+    input, or any foreign model) is refused at load with the inputs it takes, not inside a query."""
+    from onnxruntime.datasets import get_example
+
+    from ee.errors import ModelError
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_transformer
+
+    folder = tmp_path / "model"
+    shutil.copytree(DEFAULT_TRANSFORMER_DIR, folder)
+    shutil.copyfile(get_example("mul_1.onnx"), folder / "model.onnx")  # onnxruntime's own sample graph
+    with pytest.raises(ModelError) as caught:
+        load_transformer(folder)
+    assert "its graph takes ['X']" in caught.value.message
+    assert "lead_mask" in caught.value.message
+    assert "reinstall" in (caught.value.hint or "")
+
+
+def test_a_memorys_vector_keeps_its_opening_and_has_no_kind_label(tinycalc: Path) -> None:
+    """A memory is embedded as its tags and body (``transformer_text``: no kind label), as the sum of its
+    whole text's vector and its lead's: the graph's second output, pooled in the same run over [CLS] and
+    the tokens of its first LEAD_WORDS words (``encode_documents``); a text of at most LEAD_WORDS words is
+    its own lead. The cached vector of a real memory is exactly that."""
+    import numpy as np
+
+    from ee.index.derive import transformer_text
+    from ee.index.tokenize import lead
+    from ee.index.transformer import LEAD_WORDS, load_transformer
+
+    model = load_transformer()
+    long_text = " ".join(f"word{n}" for n in range(LEAD_WORDS + 20)) + " the square root of a negative number"
+    short_text = "the square root of a negative number"
+    ids = model.tokenizer.encode(long_text).ids
+    # The lead's tokens, counted independently: the lead encoded alone, less its closing [SEP].
+    lead_tokens = len(model.tokenizer.encode(lead(long_text, LEAD_WORDS)).ids) - 1
+    assert 1 < lead_tokens < len(ids) - 1
+    row = np.asarray([ids], dtype=np.int64)
+    lead_mask = np.zeros_like(row)
+    lead_mask[0, :lead_tokens] = 1
+    whole, first = model.session.run(
+        None, {"input_ids": row, "attention_mask": np.ones_like(row), "lead_mask": lead_mask}
+    )
+    both = whole + first
+    expected = both / np.linalg.norm(both, axis=1, keepdims=True)
+    got = model.encode_documents([long_text, short_text])
+    assert np.allclose(got[0], expected[0], atol=1e-6)
+    assert np.allclose(whole[0], model.encode([long_text])[0], atol=1e-6)
+    assert not np.allclose(got[0], whole[0], atol=1e-3)  # the lead counts
+    assert got[1].tobytes() == model.encode([short_text])[0].tobytes()
+    assert transformer_text("body", ["math", "sqrt"]) == "math sqrt\nbody"
+    assert transformer_text("body", []) == "body"
+
+    ws = Workspace(tinycalc)
+    view = open_index(ws)
+    blobs = _blobs(view)
+    pos = max(range(view.gen.size), key=lambda p: len(view.gen.body(p).split()))
+    assert len(view.gen.body(pos).split()) > LEAD_WORDS  # (tinycalc holds memories longer than a lead)
+    record = view.gen.records[pos]
+    cache = DerivedCache(tinycalc / CACHE_PATH)
+    try:
+        raw = cache.get_vectors([blobs[pos]], cache_model_id(view.transformer_folder, view.transformer_key))
+    finally:
+        cache.close()
+    cached = np.frombuffer(raw[blobs[pos]], dtype=np.float32)
+    text = transformer_text(view.gen.body(pos), record.get("tags") or [])
+    assert cached.tobytes() == model.encode_documents([text])[0].tobytes()
+
+
+def test_another_tokenizer_or_truncation_is_another_model_for_the_cache(tmp_path: Path) -> None:
+    """Cached vectors are filed under the model's identity: the graph, the tokenizer and the configuration
+    that sets the truncation, and the document recipe. A byte-identical copy reuses them; a copy whose
+    truncation differs does not (its vectors are computed again, never mixed with the old ones)."""
+    from ee.index.transformer import (
+        DEFAULT_TRANSFORMER_DIR,
+        DOCUMENT_RECIPE,
+        load_transformer,
+        matrix_path,
+        transformer_key,
+    )
+
+    shipped_key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    assert shipped_key is not None
+    shipped = cache_model_id(DEFAULT_TRANSFORMER_DIR, shipped_key)
+    assert shipped.endswith(":" + DOCUMENT_RECIPE)
+    assert shipped == f"transformer:{load_transformer().model_id}:{DOCUMENT_RECIPE}"
+
+    copy = tmp_path / "copy" / DEFAULT_TRANSFORMER_DIR.name
+    shutil.copytree(DEFAULT_TRANSFORMER_DIR, copy)
+    copy_key = transformer_key(copy)
+    assert copy_key is not None
+    assert cache_model_id(copy, copy_key) == shipped  # the same bytes: the same vectors
+
+    config = (copy / "config.json").read_text(encoding="utf-8")
+    assert '"max_tokens": 256' in config
+    (copy / "config.json").write_text(config.replace('"max_tokens": 256', '"max_tokens": 128'), "utf-8")
+    changed_key = transformer_key(copy)
+    assert changed_key is not None
+    assert changed_key != copy_key
+    assert cache_model_id(copy, changed_key) != shipped
+    assert matrix_path(tmp_path, changed_key) != matrix_path(tmp_path, copy_key)

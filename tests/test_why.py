@@ -107,6 +107,26 @@ def test_why_a_memory_the_query_did_not_retrieve(store: dict[str, Any]) -> None:
     assert "no query term matches" in data["query"]["reason"]
 
 
+def test_why_a_memory_below_the_relevance_floor_in_both_views(store: dict[str, Any]) -> None:
+    """Retrieved but not relevant enough: no rank, no score. The human view crashed on the missing score
+    (exit 1, "internal error"); it says why, with the relevance evidence --explain shows."""
+    task = "how do I season a cast iron pan before frying eggs"
+    res = run_cli("--workspace", str(store["root"]), "search", task, "--explain", "--json")
+    assert res.code == 0, res.err
+    nearest = [near for entry in res.data["omitted"] for near in entry.get("nearest", [])]
+    assert nearest, res.data["omitted"]
+    below = nearest[0]
+    query = why(store, below["id"], "--query", task)["query"]
+    assert query["retrieved"] is True
+    assert query["rank"] is None
+    assert query["relevance"]["value"] == below["relevance"]
+    human = run_cli("--workspace", str(store["root"]), "why", below["id"], "--query", task, "--human")
+    assert human.code == 0, human.err
+    assert f"relevance {below['relevance']:.4f} is below the floor 0.8" in human.out
+    assert f"coverage {below['explanation']['coverage']:.2f}" in human.out
+    assert "pack (balanced): omitted, below_relevance_floor" in human.out
+
+
 def test_why_unknown_memory_and_human_view(store: dict[str, Any]) -> None:
     res = run_cli("--workspace", str(store["root"]), "why", "mem_01JE4ZP6Q3V8R2K7M5T9W1X3YB", "--json")
     assert res.code == 7

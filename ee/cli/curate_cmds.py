@@ -178,8 +178,8 @@ def scan_cmd(ctx: click.Context, docs: bool, as_json: bool | None) -> None:
     from ee.curate.scan import scan
     from ee.render.curate_text import scan_human
 
-    data, degraded = scan(workspace(ctx), docs=docs)
-    Output(as_json).emit(data, lambda: scan_human(data), degraded)
+    report, degraded = scan(workspace(ctx), docs=docs)
+    Output(as_json).emit(report.to_json(), lambda: scan_human(report), degraded)
 
 
 @curate_group.command("propose")

@@ -24,14 +24,13 @@ def status_cmd(ctx: click.Context, as_json: bool | None) -> None:
     """
     from ee.serve.client import server_pid
 
-    data = workspace(ctx).index_status()
+    data, degraded = workspace(ctx).index_status().envelope_parts()
     pid = server_pid()  # this user's server, which serves every workspace of theirs
     data["watcher"] = {
         "running": pid is not None,
         "pid": pid if pid and pid > 0 else None,
         "serving": pid is not None,
     }
-    degraded = data.pop("degraded")
     Output(as_json).emit(data, lambda: status_text(data), degraded)
 
 

@@ -51,7 +51,7 @@ def remember_cmd(
     if text == "-":
         text = sys.stdin.read()
     ws = workspace(ctx)
-    data, degraded = remember(
+    done, degraded = remember(
         ws,
         text,
         level=level,
@@ -66,8 +66,8 @@ def remember_cmd(
         actor=Actor.from_env(agent),
         redact=redact,
     )
-    if "duplicate_of" in data:
-        human = f"already remembered as {data['id']}  ({data['path']}): confirmed, no new file"
+    if not done.written:
+        human = f"already remembered as {done.id}  ({done.path}): confirmed, no new file"
     else:
-        human = f"remembered {data['id']}  ({data['path']})"
-    Output(as_json).emit(data, human, [*degraded, *ws.branch_notes()])
+        human = f"remembered {done.id}  ({done.path})"
+    Output(as_json).emit(done.to_json(), human, [*degraded, *ws.branch_notes()])

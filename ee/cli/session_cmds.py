@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from ee.cli import Output, json_option, workspace
 from ee.sessions.read import FORMATS
+
+if TYPE_CHECKING:
+    from ee.results.sessions import SessionImport
 
 
 @click.command("session")
@@ -84,38 +87,38 @@ def import_session_cmd(
         raise UsageError("no transcript given", "give PATH..., or --claude-code / --codex")
     from ee.hooks.sessions import propose_candidates
 
-    report = ws.import_sessions(list(dict.fromkeys(files)), fmt)
-    degraded += report.pop("degraded")
-    report["candidates"] = propose_candidates(ws, report)
-    Output(as_json).emit(report, lambda: _import_human(report), degraded)
-    if report["errors"]:
+    imported = ws.import_sessions(list(dict.fromkeys(files)), fmt)
+    report = imported.with_candidates(propose_candidates(ws, imported))
+    data, withheld = report.envelope_parts()  # (a retention a tracked config sets: not applied, said)
+    Output(as_json).emit(data, lambda: _import_human(report), degraded + withheld)
+    if report.errors:
         from ee.errors import ExitCode
         from ee.render import visible
 
-        for error in report["errors"]:  # on stderr too: a failing exit always says why there
+        for error in report.errors:  # on stderr too: a failing exit always says why there
             click.echo(visible(f"error: {error['message']}"), err=True)
             if error.get("repair"):
                 click.echo(visible(f"  repair: {error['repair']}"), err=True)
 
         codes = {"usage": ExitCode.USAGE, "not_found": ExitCode.NOT_FOUND, "policy": ExitCode.POLICY}
-        return int(codes.get(report["errors"][0]["code"], ExitCode.STORAGE))
+        return int(codes.get(report.errors[0]["code"], ExitCode.STORAGE))
     return 0
 
 
-def _import_human(report: dict[str, Any]) -> str:
+def _import_human(report: SessionImport) -> str:
     lines = [
         f"{f['path']}: {f['status']}, {f['added']} new piece(s) of evidence"
         + (f" (session {f['session_id']})" if f.get("session_id") else " (no whole line yet)")
-        for f in report["files"]
+        for f in report.files
     ]
     lines += [
         f"{e['path']}: error: {e['message']}" + (f" (repair: {e['repair']})" if e.get("repair") else "")
-        for e in report["errors"]
+        for e in report.errors
     ]
-    found = report.get("candidates", {})
-    pruned = f", {report['pruned']} pruned (older than [sessions] retention_days)" if report["pruned"] else ""
+    found = report.candidates or {}
+    pruned = f", {report.pruned} pruned (older than [sessions] retention_days)" if report.pruned else ""
     lines.append(
-        f"{report['added']} added{pruned}, {report['evidence']} in all; "
+        f"{report.added} added{pruned}, {report.evidence} in all; "
         f"{len(found.get('proposed', []))} candidate(s) proposed for review (ee curate list)"
     )
     return "\n".join(lines)
@@ -175,5 +178,5 @@ def forget_cmd(ctx: click.Context, ident: str, as_json: bool | None) -> None:
 
     Example: ee sessions forget SESSION_ID
     """
-    data = workspace(ctx).forget_session(ident)
-    Output(as_json).emit(data, f"forgot {data['evidence']} piece(s) of evidence of {ident}")
+    forgotten = workspace(ctx).forget_session(ident)
+    Output(as_json).emit(forgotten.to_json(), f"forgot {forgotten.evidence} piece(s) of evidence of {ident}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +46,18 @@ def init_cmd(ctx: click.Context, path: str | None, branch: str | None, as_json: 
             "give the folder once: ee init PATH, or ee --workspace PATH init",
         )
     _ws, report = Workspace.init(path or given or os.environ.get("EE_WORKSPACE") or ".", branch)
-    lines = [f"ee workspace at {report['root']}"]
-    if report["created"]:
-        lines.append("created: " + ", ".join(report["created"]))
-    if report["registered"]:
-        lines.append("registered: " + ", ".join(report["registered"]))
-    if report["commit"]:
-        lines.append(f"committed: {report['commit'][:10]}")
+    lines = [f"ee workspace at {report.root}"]
+    if report.created:
+        lines.append("created: " + ", ".join(report.created))
+    if report.registered:
+        lines.append("registered: " + ", ".join(report.registered))
+    if report.commit:
+        lines.append(f"committed: {report.commit[:10]}")
     if len(lines) == 1:
         lines.append("nothing to do (already initialised)")
-    if report["branch"]:
-        lines.append(f"memories: on branch {report['branch']} (memories/ is its worktree)")
-    Output(as_json).emit(report, "\n".join(lines))
+    if report.branch:
+        lines.append(f"memories: on branch {report.branch} (memories/ is its worktree)")
+    Output(as_json).emit(report.to_json(), "\n".join(lines))
 
 
 @click.group("import")
@@ -199,35 +200,34 @@ def doctor_cmd(ctx: click.Context, full: bool, fix: bool, as_json: bool | None) 
     report = workspace(ctx).doctor(full=full, fix=fix)
 
     def found() -> str:
-        errors, warnings = report["errors"], report["warnings"]
+        errors, warnings = report.errors, report.warnings
         return f"{plural(errors, 'error', 'errors')}, {plural(warnings, 'warning', 'warnings')}"
 
     def human() -> str:
         from ee.model import Problem
 
-        head = f"{plural(report['memories'], 'memory', 'memories')}, {found()}"
-        fixed = report.get("fixed")
-        if fixed:
-            head = fixed_lines(fixed) + head
-        problems = [Problem(**p) for p in report["problems"]]
+        head = f"{plural(report.memories, 'memory', 'memories')}, {found()}"
+        if report.fixed:
+            head = fixed_lines(report.fixed) + head
+        problems = [Problem(**p) for p in report.problems]
         return head + ("\n" + problem_lines(problems) if problems else "\nall good")
 
     out = Output(as_json)
-    if report["healthy"] or not out.json:
-        out.emit(report, human)
-        return 0 if report["healthy"] else int(StorageError.exit_code)
+    if report.healthy or not out.json:
+        out.emit(report.to_json(), human)
+        return 0 if report.healthy else int(StorageError.exit_code)
     # Problems found: exit 4 with the ee.error.v1 envelope (never "success": true beside a failing exit),
     # the whole report in its details (``details.report``).
-    first = next((p for p in report["problems"] if p["severity"] == "error"), report["problems"][0])
+    first = next((p for p in report.problems if p["severity"] == "error"), report.problems[0])
     where = ":".join(str(part) for part in (first.get("path"), first.get("line")) if part)
     raise DoctorFound(
         f"ee doctor found {found()}; first: {where + ': ' if where else ''}{first['message']}",
         first["repair"],
-        {"report": report},
+        {"report": report.to_json()},
     )
 
 
-def fixed_lines(fixed: dict[str, Any]) -> str:
+def fixed_lines(fixed: Mapping[str, Any]) -> str:
     """What ``ee doctor --fix`` did, one line each."""
     lines = [f"removed {path}" for path in fixed["removed"]]
     lines += [f"skipped {item['path']}: {item['reason']}" for item in fixed["skipped"]]

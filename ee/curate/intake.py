@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ee.model import Memory
     from ee.policy.trust import Actor
+    from ee.results.memory import Remembered
     from ee.workspace import Workspace
 
 
@@ -132,8 +133,8 @@ def _id_of(ws: Workspace, rel: str) -> str:
 
 def remember(
     ws: Workspace, text: str, actor: Actor, redact: bool = False, **fields: Any
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``ee remember``: write a new memory, or confirm the one that already says it. The answer's data and
+) -> tuple[Remembered, list[dict[str, Any]]]:
+    """``ee remember``: write a new memory, or confirm the one that already says it. What it did and
     ``degraded``."""
     from ee.policy.secrets import guard
     from ee.store.fields import check_text
@@ -158,8 +159,10 @@ def remember(
             )
     if duplicate is not None:
         return _confirm(ws, duplicate, actor, how)
+    from ee.results.memory import Remembered
+
     memory = ws.remember(text, actor=actor, redact=redact, **fields)
-    data = memory.to_dict()
+    merges = None
     degraded: list[dict[str, Any]] = notes
     if actor.agent:
         from ee.policy.injection import scan_memory_injection
@@ -175,7 +178,7 @@ def remember(
                 }
             )
     if near:
-        data["merge_candidates"] = [c.id for c in _propose_merges(ws, memory, near)]
+        merges = tuple(c.id for c in _propose_merges(ws, memory, near))
         degraded.append(
             {
                 "code": "near_duplicate",
@@ -185,22 +188,22 @@ def remember(
                 "repair": "ee curate list --type merge",
             }
         )
-    return data, degraded
+    return Remembered(memory.to_dict(), merge_candidates=merges), degraded
 
 
 def _confirm(
     ws: Workspace, memory_id: str, actor: Actor, how: str = "the same text"
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[Remembered, list[dict[str, Any]]]:
     from ee.ops.feedback import record_outcome
+    from ee.results.memory import Remembered
 
     outcome = record_outcome(ws, memory_id, "confirmation", None, actor)
-    existing = ws.memory_show(memory_id).to_json()
-    data = existing | {
-        "duplicate_of": memory_id,
-        "written": False,
-        "confirmation": {"event": outcome["event"]["id"], "commit": outcome["commit"]},
-        "effective_confidence": outcome["effective_confidence"],
-    }
+    done = Remembered(
+        ws.memory_show(memory_id).to_json(),
+        written=False,
+        confirmation={"event": outcome["event"]["id"], "commit": outcome["commit"]},
+        effective_confidence=outcome["effective_confidence"],
+    )
     degraded = [
         {
             "code": "duplicate",
@@ -210,7 +213,7 @@ def _confirm(
             "repair": f"ee memory show {memory_id}",
         }
     ]
-    return data, degraded
+    return done, degraded
 
 
 def _propose_merges(ws: Workspace, memory: Memory, near: list[tuple[str, str]]) -> list[Any]:

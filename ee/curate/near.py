@@ -42,9 +42,9 @@ class StoreVectors:
         return [float(x) for x in np.einsum("ij,j->i", self.matrix[rows], self.matrix[row])]
 
     def embed(self, texts: list[str], tags: list[list[str]], kinds: list[str]) -> np.ndarray:
-        """New texts as the index would embed them (``ee.index.derive.embed_text``), with this arm's model."""
+        """New texts as the index would embed them, with this arm's model and its text."""
         encoder = self.view.arm_encoder() if self.arm == "transformer" else self.view.embedder()
-        return embed(encoder, texts, tags, kinds)
+        return embed(encoder, texts, tags, kinds, self.arm)
 
     def nearest(self, vectors: np.ndarray, bar: float) -> list[list[tuple[str, float]]]:
         """For each vector, [(memory id, cosine)] of the store's memories at or above ``bar``, closest first
@@ -70,11 +70,17 @@ BLOCK = 256  # new texts compared with the store at a time
 SLACK = 1e-3  # how far below a bar a blocked product may round a cosine that is at it
 
 
-def embed(encoder: Any, texts: list[str], tags: list[list[str]], kinds: list[str]) -> np.ndarray:
-    """Texts as the index embeds a memory (``ee.index.derive.embed_text``), with ``encoder``'s model."""
-    from ee.index.derive import embed_text
+def embed(
+    encoder: Any, texts: list[str], tags: list[list[str]], kinds: list[str], arm: str = "static"
+) -> np.ndarray:
+    """Texts as the index embeds a memory with ``encoder``'s model: the text of ``arm``
+    (``ee.index.derive.embed_text`` for the static model, ``transformer_text`` for the transformer)."""
+    from ee.index.derive import embed_text, transformer_text
 
-    return encoder.encode_documents([embed_text(t, g, k) for t, g, k in zip(texts, tags, kinds, strict=True)])
+    zipped = zip(texts, tags, kinds, strict=True)
+    if arm == "transformer":
+        return encoder.encode_documents([transformer_text(t, g) for t, g, _k in zipped])
+    return encoder.encode_documents([embed_text(t, g, k) for t, g, k in zipped])
 
 
 def static_encoder(ws: Workspace) -> Any | None:

@@ -32,12 +32,13 @@ from ee.curate.state import SCAN_FILE, memory_ref, write_state
 if TYPE_CHECKING:
     from ee.curate.near import StoreVectors
     from ee.model import Memory
+    from ee.results.curate import ScanReport
     from ee.workspace import Workspace
 
 MAX_POSTING = 64  # a word more than this many memories share says nothing about a pair
 
 
-def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def scan(ws: Workspace, *, docs: bool = False) -> tuple[ScanReport, list[dict[str, Any]]]:
     """Recompute the scan's candidates; the queue as it stands after, and ``degraded``."""
     from ee.store.ids import now_text
 
@@ -75,7 +76,9 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[dict[str, Any], list[dic
             if p.severity == "error"
         ),
     ]
-    return {"memories": len(memories), "scanned": len(unique)} | list_data(queue).to_json(), degraded
+    from ee.results.curate import ScanReport
+
+    return ScanReport(len(memories), len(unique), list_data(queue)), degraded
 
 
 def _candidate(

@@ -335,7 +335,7 @@ def evaluate(
 def import_sessions(ws: Workspace, paths: list[Path], progress: Progress | None) -> list[dict[str, Any]]:
     """``ee import session PATH...``: the library call the command makes."""
     report = ws.import_sessions(paths)
-    return [{"path": e.get("path"), "message": e.get("message")} for e in report.get("errors", [])]
+    return [{"path": e.get("path"), "message": e.get("message")} for e in report.errors]
 
 
 # ---- the table -----------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@
   (pre-commit warnings, blocks and the secret check; prepare-commit-msg comments; index and
   ``.ee/context.md`` upkeep).
 * :mod:`ee.hooks.warm` — with the user's server running, a hook sends the staged change it read to it,
-  and the server runs the same check (:func:`ee.hooks.run.served_check`) warm.
-* :mod:`ee.hooks.risks` — the hook table and the path / word matching behind the warnings.
+  and the server answers it as its ``hook_check`` operation (:meth:`ee.workspace.Workspace.hook_check`).
+* :mod:`ee.ops.risks` (below the façade) — the hook table, the path / word matching behind the warnings
+  and a change's query words: the same functions checked warm by the server and cold by a hook.
 * :mod:`ee.hooks.tasks` — the task of ``ee context --for-staged / --for-paths / --for-branch / -``, and the
   query of ``--for-session``.
 * :mod:`ee.hooks.agents` — Claude Code ``SessionStart`` / ``UserPromptSubmit`` entries.

@@ -21,14 +21,6 @@ if TYPE_CHECKING:
     from _typeshed import StrPath
 
 MAX_DIFF_BYTES = 512 * 1024  # a larger staged diff is read up to here: a query needs its gist
-MAX_QUERY_TERMS = 40
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*"
-_KEYWORDS = (
-    "def class return import from self none true false null let const var function public private static "
-    "void int str bool if else elif for while try except finally with pass break continue new this end "
-    "and or not in is as of to the a an be do"
-)
-_CODE_WORDS = frozenset(_KEYWORDS.split())
 
 
 def git(*args: str, cwd: StrPath | None = None, check: bool = True) -> str:
@@ -191,31 +183,6 @@ def staged_blobs(paths: Iterable[str], cwd: StrPath | None = None) -> dict[str, 
     """The staged content (``git show :PATH``) of each path that has one (:func:`runner.read_objects`)."""
     found = runner.read_objects([f":{p}" for p in paths], cwd)
     return {p: data for p in dict.fromkeys(paths) if (data := found[f":{p}"]) is not None}
-
-
-def terms_of(paths: Sequence[str], text: str = "") -> list[str]:
-    """Query words for a change: each path whole, its file stem and its last folder names, then the
-    identifiers and words of ``text`` (added lines) by frequency, without keywords every language shares.
-    Deterministic; at most :data:`MAX_QUERY_TERMS`."""
-    terms: list[str] = []
-    for path in paths:
-        parts = [p for p in path.replace(os.sep, "/").split("/") if p and p != "."]
-        if parts:
-            leaf = parts[-1]
-            terms += ["/".join(parts), leaf.rsplit(".", 1)[0] if "." in leaf[1:] else leaf, *parts[:-1][-2:]]
-    import re
-    from collections import Counter
-
-    counts = Counter(m.group(0) for m in re.finditer(_IDENT, text))
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    terms += [word for word, _n in ranked if len(word) > 2 and word.lower() not in _CODE_WORDS]
-    seen: set[str] = set()
-    out: list[str] = []
-    for term in terms:
-        if term.lower() not in seen:
-            seen.add(term.lower())
-            out.append(term)
-    return out[:MAX_QUERY_TERMS]
 
 
 def branch_name(cwd: StrPath | None = None) -> str:

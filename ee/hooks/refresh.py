@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ee.hooks import gitinfo, risks, warm
+from ee.hooks import gitinfo, warm
+from ee.ops import risks
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -89,9 +90,20 @@ def refresh(name: str, top: Path, root: Path, write_context: bool) -> None:
     alive = warm.server_alive()
     digest = risks.memory_digest(root)  # one stat pass, taken before anything opens the index
     if not (alive and caught_up_by_server(root, digest)):
-        risks.refresh_index_and_table(root, digest)
+        risks.refresh_table(root, index_at(root), digest)
     if write_context:
         write_branch_context(name, top, root, alive)
+
+
+def index_at(root: StrPath) -> Any:
+    """The index of the workspace at ``root``, opened (caught up with HEAD and the files) by a
+    ``Workspace`` of its own: what a hook without the user's server checks its table against."""
+    from pathlib import Path
+
+    from ee.index.view import open_index
+    from ee.workspace import Workspace
+
+    return open_index(Workspace(Path(root)))
 
 
 # A query that makes the server open the index (catching it up with HEAD and the files) and answers fast.
@@ -104,7 +116,7 @@ def caught_up_by_server(root: Path, digest: str) -> bool:
     opening the index here (numpy and the whole index: ~0.5 s of CPU after every commit, beside a
     watcher that does the same). False when the table must be rebuilt or the server did not answer.
 
-    ``digest`` (:func:`ee.hooks.risks.memory_digest`) is taken before the server opens the index, and
+    ``digest`` (:func:`ee.ops.risks.memory_digest`) is taken before the server opens the index, and
     the files are stat'ed again once the new generation is read: the table is that generation's only if
     they were its own throughout (a memory written meanwhile is in the generation, not in the table)."""
     table = risks.load_table(root)

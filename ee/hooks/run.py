@@ -23,13 +23,13 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ee.hooks import gitinfo, risks, warm
+from ee.hooks import gitinfo, warm
+from ee.ops import risks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ee.results.search import SearchResult
-    from ee.workspace import Workspace
 
 BLOCKED = 40
 HOOK_NAMES = (
@@ -42,7 +42,7 @@ HOOK_NAMES = (
     "post-rewrite",
 )
 MEMORIES = "memories"
-MESSAGE_HITS = 5
+MESSAGE_HITS = risks.MESSAGE_HITS
 _SKIP_SOURCES = frozenset({"message", "commit", "merge", "squash"})  # no editor, or git's own message
 
 
@@ -172,47 +172,36 @@ def pre_commit(hook: Hook, paths: list[str], added: str) -> int:
     """Warn (or block) on a staged memory file ee cannot read and on risky memories about the change
     (after :func:`pre_commit_main` refused secrets).
 
-    With the user's server running, it checks the change (:func:`served_check`): it has the tokenizer
-    imported and the hook table loaded, which cost this process more than the rest of the hook."""
+    With the user's server running, it checks the change (its ``hook_check`` operation,
+    :meth:`ee.workspace.Workspace.hook_check`): it has the tokenizer imported and the hook table loaded,
+    which cost this process more than the rest of the hook."""
     if broken_files(hook, paths):
         return BLOCKED
     served = warm.check(hook.root, hook.name, paths, added) if hook.warm else None
-    if served is not None and served.get("code") in (0, BLOCKED):
-        for line in served.get("said", []):
-            print(line, file=sys.stderr, flush=True)
-        return int(served["code"])
+    if served is not None:
+        for line in served.said:
+            hook.say(line)
+        return BLOCKED if served.blocked else 0
     return check_change(hook, paths, added)
 
 
-def check_change(hook: Hook, paths: list[str], added: str, generation: str | None = None) -> int:
-    """Warn about the risky memories about a change of ``paths`` adding ``added``: 0, or :data:`BLOCKED`.
+def check_change(hook: Hook, paths: list[str], added: str) -> int:
+    """Warn about the risky memories about a change of ``paths`` adding ``added`` (:func:`ee.ops.risks.
+    warnings`, in this process): 0, or :data:`BLOCKED`."""
+    blocked, said = risks.warnings(
+        hook.root, paths, added, lambda: bool(hook.setting("hooks.block")), lambda: index_at(hook.root)
+    )
+    for line in said:
+        hook.say(line)
+    return BLOCKED if blocked else 0
 
-    ``generation``: that of an index view the caller opened (caught up with the files): the table is
-    checked against it rather than against the manifest (see :func:`served_check`)."""
-    table = risks.current_table(hook.root, generation)
-    if not table.risky:
-        return 0
-    found = table.findings(paths, added)
-    block_all = bool(found) and bool(hook.setting("hooks.block"))
-    # only a memory a person wrote or reviewed blocks: an agent's warns (issue 31)
-    blocking = [f for f in found if f.entry.human and (block_all or f.entry.blocks)]
-    for finding in found:
-        entry = finding.entry
-        label = "blocked" if finding in blocking else "warning"
-        agents = (
-            "" if entry.human or not entry.blocks else "; an agent's memory: it warns, only a person's blocks"
-        )
-        hook.say(
-            f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path}{agents})'
-        )
-    if blocking:
-        why = "[hooks] block = true in .ee/config.toml" if block_all else "its tags or frontmatter say block"
-        hook.say(
-            f"ee: commit blocked ({why}). Read it: ee memory show {blocking[0].entry.id}; "
-            "commit anyway: git commit --no-verify"
-        )
-        return BLOCKED
-    return 0
+
+def index_at(root: str) -> Any:
+    """The workspace's index, opened afresh (:func:`ee.hooks.refresh.index_at`): when the hook table
+    must be rebuilt."""
+    from ee.hooks.refresh import index_at
+
+    return index_at(root)
 
 
 def broken_files(hook: Hook, paths: list[str]) -> bool:
@@ -306,48 +295,35 @@ def prepare_commit_msg(hook: Hook) -> int:
 
 
 def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None) -> list[tuple[str, str]]:
-    """(id, title) of memories whose ``paths`` name a staged path, then the best lexical matches of the
-    change's words (paths and added identifiers), at most :data:`MESSAGE_HITS` in all.
+    """The memories the commit message names (:func:`ee.ops.risks.message_memories`), in this process.
 
     Without the server the index is opened anyway (for the search; ``view``, when the caller opened it
     already), and opening it catches it up with the files: so it is opened first, and its generation
     tells whether the hook table is current — no second stat of every memory file. With the server, the
     search is its ``search`` operation."""
-    text = " ".join(gitinfo.terms_of(paths, added))
-    if view is None and not hook.warm and text:
+    if view is None and not hook.warm and risks.terms_of(paths, added):
         view = open_view(hook)
     generation = None if view is None else view.manifest.get("generation")
-    table = risks.current_table(hook.root, generation)
-    named = table.findings(paths, None, kinds=None)
-    chosen = {f.entry.id: f.entry.title for f in named}
-    if text and len(chosen) < MESSAGE_HITS:
-        args = {"query": message_query(text, MESSAGE_HITS).doc}
-        served = warm.call(hook.root, "search", args) if hook.warm else None
+
+    def search(text: str) -> list[tuple[str, str]]:
+        served = (
+            warm.call(hook.root, "search", {"query": risks.message_query(text).doc}) if hook.warm else None
+        )
         if served is not None:
             from ee.operations import answer
 
-            found = answer("search", served)
-        else:
-            found = search_here(hook, text, MESSAGE_HITS, view)
-        for hit in found.hits:
-            if hit.type == "memory":  # (session evidence may rank among them: a message names memories)
-                chosen.setdefault(hit.id, hit.title)
-    return list(chosen.items())[:MESSAGE_HITS]
+            return risks.named(answer("search", served))
+        return risks.named(search_here(hook, text, MESSAGE_HITS, view))
+
+    return risks.message_memories(hook.root, paths, added, search, lambda: index_at(hook.root), generation)
 
 
 def served_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str, str]] | None:
-    """:func:`message_memories` as the user's server finds them (:func:`served_check`), or None."""
+    """:func:`message_memories` as the user's server finds them (its ``hook_check``), or None."""
     served = warm.check(hook.root, hook.name, paths, added)
-    if served is None or served.get("code") != 0:
+    if served is None:
         return None
-    return [(str(memory_id), str(title)) for memory_id, title in served.get("memories", [])]
-
-
-def message_query(text: str, limit: int) -> Any:
-    """The query of a commit message's lexical hits for ``text``."""
-    from ee.query.document import from_arguments
-
-    return from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
+    return [(str(memory_id), str(title)) for memory_id, title in served.memories]
 
 
 def open_view(hook: Hook) -> Any:
@@ -369,7 +345,7 @@ def search_here(hook: Hook, text: str, limit: int, view: Any = None) -> SearchRe
     from ee.workspace import Workspace
 
     views: dict[str | None, Any] | None = {None: (view, None)} if view is not None else None
-    return Workspace(Path(hook.root)).search(message_query(text, limit), None, views)
+    return Workspace(Path(hook.root)).search(risks.message_query(text, limit), None, views)
 
 
 def add_comment_lines(path: str, lines: list[str], char: str) -> None:
@@ -408,38 +384,6 @@ def commit_msg(hook: Hook) -> int:
         "--trailer", f"Ee-Actor: {label}", hook.args[0], cwd=hook.top,
     )  # fmt: skip
     return 0
-
-
-def served_check(ws: Workspace, name: str, paths: list[str], added: str) -> dict[str, Any]:
-    """The part of a warm hook that the user's server runs on its own ``Workspace`` of the hook's folder,
-    over the staged change the hook read: the same code as the hook's own run, so the answer is the same.
-    ``{"code", "said", "memories"}``: for pre-commit, :func:`check_change`'s exit code (0 or
-    :data:`BLOCKED`) and what it says on stderr; for prepare-commit-msg, the :func:`message_memories` as
-    (id, title) pairs (an in-process search here: this process is the server, and its index is warm).
-
-    The index view is ``ws``'s, opened as every served operation opens it: the view the server keeps for
-    the workspace, without a stat pass when its watcher proved nothing changed (:mod:`ee.serve.watch`).
-    The table is checked against that view, not against the manifest: the manifest lags the files until
-    the watcher's next update, and a memory written just before the commit was missed.
-
-    Why this is the hook's own request (``hook_check``) and not a ``Workspace`` operation: the hook
-    table and its matching (:mod:`ee.hooks.risks`) and a change's query words (:mod:`ee.hooks.gitinfo`)
-    live in the hooks, a front end above the façade; a ``Workspace.hook_check`` would import them
-    upwards. The request travels as every operation does (:func:`ee.serve.client.call`, the same
-    checks of protocol, version, workspace and arguments) and is answered over the same kept view."""
-    from ee.index.view import open_index
-
-    root = str(ws.root)
-    hook = Hook(name, [], root, root, warm=False)
-    hook.said = []
-    view = open_index(ws)
-    if name == "pre-commit":
-        code = check_change(hook, paths, added, view.manifest.get("generation"))
-        return {"code": code, "said": hook.said, "memories": []}
-    if name != "prepare-commit-msg":
-        raise ValueError(f"no served check for {name}")
-    found = message_memories(hook, paths, added, view)
-    return {"code": 0, "said": [], "memories": [list(pair) for pair in found]}
 
 
 # ------------------------------------------------------------------------------------------ post-* hooks

@@ -27,7 +27,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ee.results.sessions import SessionImport
 
 LOG = ".ee/sessions/hook.log"
 DONE = ".ee/sessions/hook.done"
@@ -146,7 +149,7 @@ def start(root: Path, transcript: Path, fmt: str = "claude-code") -> int:
     return 0
 
 
-def propose_candidates(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
+def propose_candidates(ws: Any, report: SessionImport) -> dict[str, Any]:
     """The candidates of the sessions an import added to, proposed to the review queue (``ee curate``):
     ``{"found": N, "proposed": [ids pending now]}``. Nothing becomes a memory until a person accepts it."""
     from ee.sessions.ops import session_candidates
@@ -185,12 +188,12 @@ def job(argv: list[str]) -> int:
     try:
         ws = Workspace(root)
         report = ws.import_sessions([transcript], fmt)
-        report["candidates"] = propose_candidates(ws, report)
-        for error in report["errors"]:
+        propose_candidates(ws, report)
+        for error in report.errors:
             _log(f"{error['path']}: {error['message']}")
-        for note in report["degraded"]:  # (a retention a tracked config sets: not applied, said)
+        for note in report.degraded:  # (a retention a tracked config sets: not applied, said)
             _log(f"{note['message']} (repair: {note['repair']})")
-        _log(f"{transcript.name}: {report['added']} new piece(s) of evidence")
+        _log(f"{transcript.name}: {report.added} new piece(s) of evidence")
     except EeError as exc:
         _log(f"{transcript.name}: {exc.message}")
     finally:

@@ -2,7 +2,7 @@
 the branch, or from an agent harness's JSON on stdin.
 
 * ``--for-staged``: the staged paths (whole, stem, folders) and the identifiers of the lines the staged
-  change adds (memory files left out), most frequent first (:func:`ee.hooks.gitinfo.terms_of`).
+  change adds (memory files left out), most frequent first (:func:`ee.ops.risks.terms_of`).
 * ``--for-paths PATH…``: the same words for the given paths (their contents are not read).
 * ``--for-branch``: the branch name in words, then the subjects of its last commits (what the
   post-checkout hook packs into ``.ee/context.md``).
@@ -81,9 +81,9 @@ def resolve_task(
             raise UsageError(
                 "--for-paths needs at least one PATH", "ee context --for-paths src/db/migrate.py"
             )
-        from ee.hooks import gitinfo  # (git only for the --for-… sources: a typed task runs none)
+        from ee.ops.risks import terms_of
 
-        return _checked(" ".join(gitinfo.terms_of(list(words))), "the paths give no words")
+        return _checked(" ".join(terms_of(list(words))), "the paths give no words")
     if sources and words:
         raise UsageError(f"give TASK or {sources[0]}, not both", f"drop the task, or drop {sources[0]}")
     if for_staged:
@@ -122,7 +122,9 @@ def staged_task(cwd: Path) -> str:
     root = gitinfo.workspace_root(top)
     exclude = [gitinfo.relative_prefix(root, top) + "memories"] if root is not None else []
     paths, added = gitinfo.StagedChange(cwd, exclude=exclude).read()
-    return " ".join(gitinfo.terms_of(paths, added)) if paths else ""
+    from ee.ops.risks import terms_of
+
+    return " ".join(terms_of(paths, added)) if paths else ""
 
 
 def task_from_input(text: str) -> str:

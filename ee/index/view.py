@@ -466,7 +466,7 @@ def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport
     if view.transformer_key:
         from ee.index.transformer import embed_pending
 
-        embed_pending(view, None, progress)  # (the transformer arm's vectors: ~150-200 memories/s)
+        embed_pending(view, None, progress)  # (the transformer arm's vectors: ~150 memories/s)
     return view.report, view.degraded
 
 

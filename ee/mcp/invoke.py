@@ -139,7 +139,7 @@ def _context(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
 def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.curate.intake import remember
 
-    data, degraded = remember(
+    done, degraded = remember(
         ws,
         args["text"],
         level=args.get("level", "semantic"),
@@ -154,7 +154,7 @@ def _remember(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
         actor=_actor(args, agent),
         redact=bool(args.get("redact")),
     )
-    return data, [*degraded, *ws.branch_notes()]
+    return done.to_json(), [*degraded, *ws.branch_notes()]
 
 
 def _outcome(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
@@ -211,8 +211,8 @@ def _curate_propose(ws: Workspace, args: dict[str, Any], agent: str | None) -> A
 def _curate_scan(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:
     from ee.curate.scan import scan
 
-    data, degraded = scan(ws, docs=bool(args.get("docs")))
-    return data, list(degraded)
+    report, degraded = scan(ws, docs=bool(args.get("docs")))
+    return report.to_json(), list(degraded)
 
 
 def _import_docs(ws: Workspace, args: dict[str, Any], agent: str | None) -> Answer:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,8 +24,25 @@ def open_view(ws: Workspace, as_of: str | None) -> tuple[IndexView, Any]:
 
 
 def min_relevance(ws: Workspace, given: float | None = None) -> float:
-    """The relevance floor: ``given`` (``--min-relevance``), else ``[query] min_relevance`` (0: off)."""
-    return float(ws.config.get("query.min_relevance") if given is None else given)
+    """The relevance floor: ``given`` (``--min-relevance``), else ``[query] min_relevance`` (0: off).
+
+    Raises UsageError when ``given`` is not a number in [0, 1]. NaN included: it passes a range check
+    written as two comparisons (click's among them) and would then keep every hit, a floor turned off
+    by a typo (the config's value is checked where the config is read)."""
+    if given is None:
+        return float(ws.config.get("query.min_relevance"))
+    from ee.errors import UsageError
+
+    try:
+        floor = float(given)
+    except (TypeError, ValueError):
+        floor = math.nan
+    if not 0.0 <= floor <= 1.0:
+        raise UsageError(
+            f"min_relevance {given!r} is not a number between 0 and 1",
+            "pass --min-relevance a number between 0 (keep everything) and 1, e.g. 0.8",
+        )
+    return floor
 
 
 def search(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ee.results.curate import Queue, Review
+    from ee.results.curate import Queue, Review, ScanReport
 
 
 def queue_human(queue: Queue) -> str:
@@ -72,9 +72,11 @@ def decided_human(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def scan_human(data: dict[str, Any]) -> str:
-    counts = ", ".join(f"{count} {kind}" for kind, count in data["by_type"].items()) or "nothing"
-    head = f"scanned {data['memories']} memories: {data['count']} candidate(s) pending ({counts})"
+def scan_human(report: ScanReport) -> str:
+    counts = ", ".join(f"{count} {kind}" for kind, count in report.queue.by_type.items()) or "nothing"
+    head = (
+        f"scanned {report.memories} memories: {len(report.queue.candidates)} candidate(s) pending ({counts})"
+    )
     return head + "\nnext: ee curate list"
 
 

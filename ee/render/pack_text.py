@@ -203,13 +203,25 @@ def why_human(why: Explanation) -> str:
     return "\n".join(lines)
 
 
+def relevance_evidence(found: Mapping[str, Any]) -> str:
+    """A relevance explanation's evidence on one line: coverage, cosine and z, the part it came from."""
+    evidence = f"coverage {found.get('coverage', 0):.2f}"
+    if "cosine" in found:
+        evidence += f", cosine {found['cosine']:.2f} (z {found.get('z', 0):.2f})"
+    return evidence + (f", from the part {found['from_part']!r}" if found.get("from_part") else "")
+
+
 def _why_query_line(query: Mapping[str, Any]) -> str:
     head = f"for {query['text']!r}: "
     if not query["retrieved"]:
         return head + f"not retrieved ({query['reason']})"
-    out = (
-        head + f"rank {query['rank']} of {query['total']}, score {query['score']:.4f}\n  why: {query['why']}"
-    )
+    if query["rank"] is None:  # retrieved, but below the relevance floor: no rank, no score
+        out = head + f"no answer: {query['reason']} ({relevance_evidence(query['relevance'])})"
+    else:
+        out = (
+            head
+            + f"rank {query['rank']} of {query['total']}, score {query['score']:.4f}\n  why: {query['why']}"
+        )
     pack = query.get("pack") or {}
     if pack.get("selected"):
         out += f"\n  pack ({pack['profile']}): selected in {pack['section']}"

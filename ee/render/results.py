@@ -251,17 +251,14 @@ def _human(result: SearchResult | Pack, degraded: list[dict[str, Any]]) -> str:
 
 def _nearest_lines(result: SearchResult) -> list[str]:
     """With --explain: the dropped hits nearest the relevance floor, each with its evidence."""
+    from ee.render.pack_text import relevance_evidence
+
     lines = []
     for entry in result.omitted:
         for near in entry.nearest:
-            found = near["explanation"]
-            evidence = f"coverage {found.get('coverage', 0):.2f}"
-            if "cosine" in found:
-                evidence += f", cosine {found['cosine']:.2f} (z {found.get('z', 0):.2f})"
-            part = f", from the part {found['from_part']!r}" if found.get("from_part") else ""
             lines.append(
                 f"  below the floor {result.min_relevance:g}: {near['id']}  relevance "
-                f"{near['relevance']:.2f} ({evidence}{part})"
+                f"{near['relevance']:.2f} ({relevance_evidence(near['explanation'])})"
             )
     return lines
 

@@ -1,4 +1,5 @@
-"""The review queue (ee.curate): a :class:`Queue` of candidates and a :class:`Review` of one.
+"""The review queue (ee.curate): a :class:`Queue` of candidates, a :class:`Review` of one, and what a scan
+found (:class:`ScanReport`).
 
 Its candidates are :class:`ee.curate.model.Candidate`, which has its own ``to_dict()``, the candidate
 files' format too. These types are not served: they only go one way.
@@ -33,6 +34,19 @@ class Queue:
             "by_type": self.by_type,
             "candidates": [c.to_dict() for c in self.candidates],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ScanReport:
+    """``ee curate scan``: how many memories it read, how many candidates it derived (``scanned``), and
+    the queue as it stands after (pending candidates, the scan's and the agents' proposals)."""
+
+    memories: int
+    scanned: int
+    queue: Queue
+
+    def to_json(self) -> dict[str, Any]:
+        return {"memories": self.memories, "scanned": self.scanned} | self.queue.to_json()
 
 
 ReviewStatus = Literal["pending", "accepted", "rejected", "snoozed"]

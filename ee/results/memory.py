@@ -1,6 +1,7 @@
 """What ``ee memory …``'s reads return: :class:`MemoryView` (``Workspace.memory_show``, one memory as ee
 reports it), :class:`MemoryList` (``Workspace.memory_list``) and :class:`MemoryHistory`
-(``Workspace.memory_history``). All three are served warm (:data:`ee.operations.OPERATIONS`).
+(``Workspace.memory_history``), all three served warm (:data:`ee.operations.OPERATIONS`); and
+:class:`Remembered`, what ``ee remember`` did.
 
 A view carries everything its human text needs, so a served ``ee memory show --human`` renders the same
 bytes as one run in-process: the values search weighs (the trust ee grants, the prior and effective
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ee.results import Degradation, JsonObject, Result
 
@@ -87,3 +88,40 @@ class MemoryHistory(Result):
     id: str = ""
     versions: tuple[JsonObject, ...] = ()
     shown: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """What ``ee remember`` did (:func:`ee.curate.intake.remember`; a write: never served).
+
+    ``written``: a new memory, ``memory`` its fields as written, ``merge_candidates`` the merges proposed
+    with the near-identical memories it was found beside (None: none was near). Not written: the store
+    already held the text, ``memory`` is that memory as ``ee memory show`` gives it, ``confirmation`` the
+    event and commit of the confirmation recorded on it and ``effective_confidence`` that after it."""
+
+    memory: JsonObject
+    written: bool = True
+    merge_candidates: tuple[str, ...] | None = None
+    confirmation: JsonObject | None = None
+    effective_confidence: JsonObject | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.memory["id"])
+
+    @property
+    def path(self) -> str:
+        return str(self.memory["path"])
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.memory)
+        if not self.written:
+            return data | {
+                "duplicate_of": self.id,
+                "written": False,
+                "confirmation": self.confirmation,
+                "effective_confidence": self.effective_confidence,
+            }
+        if self.merge_candidates is not None:
+            data["merge_candidates"] = list(self.merge_candidates)
+        return data

@@ -49,10 +49,6 @@ READ_TIMEOUT = 10.0  # seconds a client has to send its whole request (not each 
 MAX_WORKSPACES = 4  # workspaces open at once (each keeps its generation and a watcher)
 TICK = 1.0  # seconds between two idle ticks
 FIRST_WAIT = 60.0  # seconds a server started on demand waits for its first workspace
-# Besides the library's operations, a warm git hook's check of its staged change (ee.hooks.run.served_check):
-# a front end's own use of the server, over the hook table it keeps warm.
-HOOK_CHECK = "hook_check"
-HOOK_CHECK_PARAMS = ("name", "paths", "added")
 
 
 class Open:
@@ -274,12 +270,7 @@ class Server:
                 served.idle_timeout = float(ws.config.get("server.idle_timeout"))
                 served.check_untracked()
                 served.watcher.hold.proven = served.watcher.prove()  # (ee.serve.watch: the proof)
-                if op == HOOK_CHECK:
-                    from ee.hooks.run import served_check
-
-                    result = served_check(ws, **args)
-                else:
-                    result = run(ws, OPERATIONS[op].name, args)
+                result = run(ws, OPERATIONS[op].name, args)
             except Exception as exc:  # an ee error (or a bug): the client's own run reports it the same
                 self.log(f"{op} in {request['workspace']} answered in-process: {exc!r}")
                 return {"fallback": "error"}
@@ -302,29 +293,15 @@ class Server:
             return "version"
         op, root, args = request.get("op"), request.get("workspace"), request.get("args")
         operation = OPERATIONS.get(op) if isinstance(op, str) else None
-        params = HOOK_CHECK_PARAMS if op == HOOK_CHECK else operation.params if operation else None
-        if params is None or (operation is not None and not operation.served):
+        if operation is None or not operation.served:
             return "operation"
-        if not (isinstance(args, dict) and set(args) <= set(params)):
-            return "arguments"
-        if op == HOOK_CHECK and not _change_shaped(args):
+        if not (isinstance(args, dict) and set(args) <= set(operation.params)):
             return "arguments"
         if not (isinstance(root, str) and os.path.isabs(root) and os.path.realpath(root) == root):
             return "workspace"
         if request.get("model") != self._model:
             return "model"
         return None
-
-
-def _change_shaped(args: dict[str, Any]) -> bool:
-    """A hook check's arguments: a hook name, the staged paths and the added text."""
-    paths = args.get("paths")
-    return (
-        args.get("name") in ("pre-commit", "prepare-commit-msg")
-        and isinstance(paths, list)
-        and all(isinstance(p, str) for p in paths)
-        and isinstance(args.get("added"), str)
-    )
 
 
 def _valid_query(doc: Any) -> bool:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ee.errors import NotFound
+
+if TYPE_CHECKING:
+    from ee.results.sessions import SessionImport
 
 
 def _model(ws: Any) -> tuple[Any, str]:
@@ -26,12 +29,12 @@ def import_sessions(ws: Any, paths: list[Path], fmt: str | None) -> dict[str, An
     return run(ws.root, ws.config, paths, fmt, embedder, key)
 
 
-def session_candidates(ws: Any, report: dict[str, Any]) -> list[Any]:
+def session_candidates(ws: Any, report: SessionImport) -> list[Any]:
     """The candidates of the sessions an import added evidence to (ee.sessions.candidates)."""
     from ee.sessions import store
     from ee.sessions.candidates import extract
 
-    sessions = sorted({f["session_id"] for f in report["files"] if f.get("added")})
+    sessions = sorted({f["session_id"] for f in report.files if f.get("added")})
     if not sessions:
         return []
     with store.connect(ws.root) as db:

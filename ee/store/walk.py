@@ -2,7 +2,7 @@
 
 The store lists these files (:meth:`ee.store.files.Store.files`), the index stamps them to prove it is
 fresh (:func:`ee.index.freshness.scan`), and a warm git hook digests them
-(:func:`ee.hooks.risks.memory_digest`): all three see exactly the same files because they share this
+(:func:`ee.ops.risks.memory_digest`): all three see exactly the same files because they share this
 walk. Its rules:
 
 - hidden names (``.events``, editor swap files, ``.git``) are skipped, files and folders alike;

@@ -349,7 +349,7 @@ def test_the_import_journal_and_the_hook_table_are_never_written_or_read_through
     ws: Workspace, tmp_path: Path
 ) -> None:
     """Two more files of ``.ee/`` by name: the import journal's temporary file, and the hooks' risk table."""
-    from ee.hooks import risks
+    from ee.ops import risks
 
     victim = _victim(tmp_path)
     source = tmp_path / "in.jsonl"

@@ -1,4 +1,10 @@
-"""The memories a commit is checked against, and the check.
+"""The memories a commit is checked against, and the check: ``Workspace.hook_check``'s use case.
+
+The git hooks (:mod:`ee.hooks.run`) read the staged change with git and ask for the check: the user's
+warm server answers it as its ``hook_check`` operation (:meth:`ee.workspace.Workspace.hook_check`, over the
+index view it keeps), and a hook without a server runs the same functions here (:func:`warnings`,
+:func:`message_memories`) without opening a workspace: this module imports only ``marshal`` and ``os`` up
+front, so a hook's cold start pays for nothing it does not use.
 
 **The hook table** (``.ee/hooks/table.marshal``, derived like every index) holds, for each memory that
 names code paths (frontmatter ``paths``) or is a failure / anti-pattern / risk, what a hook needs: id,
@@ -34,9 +40,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from _typeshed import StrPath
+
+    from ee.query.document import Query
+    from ee.results.search import SearchResult
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
@@ -45,6 +54,16 @@ RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
 MIN_MATCHED = 3
+MAX_QUERY_TERMS = 40
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*"
+_KEYWORDS = (
+    "def class return import from self none true false null let const var function public private static "
+    "void int str bool if else elif for while try except finally with pass break continue new this end "
+    "and or not in is as of to the a an be do"
+)
+_CODE_WORDS = frozenset(_KEYWORDS.split())
+MESSAGE_HITS = 5  # memories a commit message names at most
+CHECKED_HOOKS = ("pre-commit", "prepare-commit-msg")  # the hooks Workspace.hook_check answers
 _RESIZE = 0.2  # a store grown or shrunk by more than this recomputes every signature (idf moved)
 
 # A row: (id, kind, title, path, paths, blocks, valid_from, valid_to, blob, tokens, weights, human)
@@ -301,7 +320,7 @@ def manifest_generation(root: StrPath) -> str | None:
 
 
 # The last table this process loaded, by file, with the stat it was read at: ``ee watch``'s server
-# checks every warm hook's change (``served_check``) and need not decode the same ~2 MB each time
+# checks every warm hook's change (``Workspace.hook_check``) and need not decode the same ~2 MB each time
 # (~2-8 ms). The file is only ever replaced whole (:func:`save_table`), so a new stat means a new table.
 _LOADED: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {}
 
@@ -381,8 +400,9 @@ def refresh_table(root: StrPath, view: Any, digest: str) -> dict[str, Any]:
     return table
 
 
-def current_table(root: StrPath, generation: str | None = None) -> Table:
-    """The hook table for the memory files as they are now (the index catches up first when they moved).
+def current_table(root: StrPath, open_view: Callable[[], Any], generation: str | None = None) -> Table:
+    """The hook table for the memory files as they are now (the index catches up first when they moved:
+    ``open_view`` opens it, caught up with the files, and is called only then).
 
     Fresh when the memory files are those it was built from (:func:`memory_digest`, a stat of each), or
     when ``generation`` — that of an index view this process just opened, caught up with the files by the
@@ -400,25 +420,13 @@ def current_table(root: StrPath, generation: str | None = None) -> Table:
             table = relabelled(table, generation)
             save_table(root, table)
         return Table(table)
-    return Table(refresh_index_and_table(root))
+    digest = memory_digest(root)  # (taken before the index is opened: see refresh_table)
+    return Table(refresh_table(root, open_view(), digest))
 
 
 def relabelled(table: dict[str, Any], generation: str, **labels: Any) -> dict[str, Any]:
     """``table`` for ``generation``: the same rows, found to be that generation's."""
     return table | {"generation": generation, **labels}
-
-
-def refresh_index_and_table(root: StrPath, digest: str | None = None) -> dict[str, Any]:
-    """Open (catching up) the index and rebuild the table if it moved; ``digest``: the memory files' stat
-    digest if the caller took it already (before anything opened the index)."""
-    from pathlib import Path
-
-    from ee.index.view import open_index
-    from ee.workspace import Workspace
-
-    if digest is None:
-        digest = memory_digest(root)
-    return refresh_table(root, open_index(Workspace(Path(root))), digest)
 
 
 def memory_digest(root: StrPath) -> str:
@@ -494,3 +502,105 @@ def _at_or_before(stamp: str | None, now: _Now, if_missing: bool) -> bool:
     except ValueError:
         return if_missing
     return (when if when.tzinfo else when.replace(tzinfo=UTC)) <= now()
+
+
+# ------------------------------------------------------------------------------------------ the check
+
+
+def warnings(
+    root: StrPath,
+    paths: Sequence[str],
+    added: str,
+    block_all: Callable[[], bool],
+    open_view: Callable[[], Any],
+    generation: str | None = None,
+) -> tuple[bool, list[str]]:
+    """The risky memories about a change of ``paths`` adding ``added``: (whether the commit is blocked,
+    one line each to tell the person, then the block's). ``block_all``: ``[hooks] block`` (read only when
+    something is found). ``open_view`` and ``generation`` as :func:`current_table` takes them:
+    ``generation`` that of an index view the caller opened (caught up with the files), which the table
+    is checked against rather than against a stat of every file."""
+    table = current_table(root, open_view, generation)
+    if not table.risky:
+        return False, []
+    found = table.findings(paths, added)
+    every = bool(found) and block_all()
+    # only a memory a person wrote or reviewed blocks: an agent's warns (issue 31)
+    blocking = [f for f in found if f.entry.human and (every or f.entry.blocks)]
+    said = []
+    for finding in found:
+        entry = finding.entry
+        label = "blocked" if finding in blocking else "warning"
+        agents = (
+            "" if entry.human or not entry.blocks else "; an agent's memory: it warns, only a person's blocks"
+        )
+        said.append(
+            f'ee: {label}: {entry.kind} {entry.id} "{entry.title}": {finding.reason()} ({entry.path}{agents})'
+        )
+    if blocking:
+        why = "[hooks] block = true in .ee/config.toml" if every else "its tags or frontmatter say block"
+        said.append(
+            f"ee: commit blocked ({why}). Read it: ee memory show {blocking[0].entry.id}; "
+            "commit anyway: git commit --no-verify"
+        )
+    return bool(blocking), said
+
+
+def message_memories(
+    root: StrPath,
+    paths: Sequence[str],
+    added: str,
+    search: Callable[[str], Iterable[tuple[str, str]]],
+    open_view: Callable[[], Any],
+    generation: str | None = None,
+) -> list[tuple[str, str]]:
+    """(id, title) of the memories a commit message names: those whose ``paths`` name a staged path, then
+    the best lexical matches of the change's words (:func:`terms_of`), at most :data:`MESSAGE_HITS` in
+    all. ``search`` runs :func:`message_query` of a text and gives the (id, title) of its memory hits
+    (:func:`named`); ``open_view``, ``generation`` as for
+    :func:`current_table`."""
+    text = " ".join(terms_of(paths, added))
+    table = current_table(root, open_view, generation)
+    chosen = {f.entry.id: f.entry.title for f in table.findings(paths, None, None)}
+    if text and len(chosen) < MESSAGE_HITS:
+        for memory_id, title in search(text):
+            chosen.setdefault(memory_id, title)
+    return list(chosen.items())[:MESSAGE_HITS]
+
+
+def message_query(text: str, limit: int = MESSAGE_HITS) -> Query:
+    """The query of a commit message's lexical hits for ``text``."""
+    from ee.query.document import from_arguments
+
+    return from_arguments(text, mode="lexical", speed="instant", limit=limit, fields="minimal")
+
+
+def named(found: SearchResult) -> list[tuple[str, str]]:
+    """(id, title) of a search's memory hits: session evidence may rank among them, and a commit message
+    names memories."""
+    return [(hit.id, hit.title) for hit in found.hits if hit.type == "memory"]
+
+
+def terms_of(paths: Sequence[str], text: str = "") -> list[str]:
+    """Query words for a change: each path whole, its file stem and its last folder names, then the
+    identifiers and words of ``text`` (added lines) by frequency, without keywords every language shares.
+    Deterministic; at most :data:`MAX_QUERY_TERMS`."""
+    terms: list[str] = []
+    for path in paths:
+        parts = [p for p in path.replace(os.sep, "/").split("/") if p and p != "."]
+        if parts:
+            leaf = parts[-1]
+            terms += ["/".join(parts), leaf.rsplit(".", 1)[0] if "." in leaf[1:] else leaf, *parts[:-1][-2:]]
+    import re
+    from collections import Counter
+
+    counts = Counter(m.group(0) for m in re.finditer(_IDENT, text))
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    terms += [word for word, _n in ranked if len(word) > 2 and word.lower() not in _CODE_WORDS]
+    seen: set[str] = set()
+    out: list[str] = []
+    for term in terms:
+        if term.lower() not in seen:
+            seen.add(term.lower())
+            out.append(term)
+    return out[:MAX_QUERY_TERMS]
