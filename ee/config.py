@@ -364,6 +364,10 @@ def _read_toml(path: Path, name: str) -> dict[str, Any]:
         ) from None
 
 
+# What a setting's type asks for, in a person's words (a wrong type's repair)
+_WANTED: dict[type | tuple[type, ...], str] = {int: "a whole number", bool: "true or false", str: "text"}
+
+
 def _typed_values(raw: dict[str, Any], path: Path, name: str) -> dict[str, Any]:
     """The known settings the file sets (``section.key`` → value), each of its schema's type."""
     values: dict[str, Any] = {}
@@ -376,7 +380,7 @@ def _typed_values(raw: dict[str, Any], path: Path, name: str) -> dict[str, Any]:
         if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
             raise ConfigError(
                 f"{name}: [{section}] {key} = {value!r} has the wrong type",
-                f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
+                f"set {key} to {_WANTED.get(kind, 'a number')} in {path}",
             )
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             # (a wait of 10**400 seconds cannot be added to a clock: no setting needs more than 64 bits)
