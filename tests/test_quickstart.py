@@ -86,4 +86,4 @@ def test_the_quickstart_runs_as_written_in_a_new_repository(tmp_path: Path) -> N
     assert remembered[0].startswith("memories/")
     assert remembered[0] != "memories/no-friday-deploys.md"
     hand = git(repo, "log", "--format=%s", "--", "memories/no-friday-deploys.md").split("\n")
-    assert hand[0] == "Memory: no deploys on Fridays"  # the user's own commit, as the README shows
+    assert hand[0] == "No Friday deploys"  # the user's own commit, as the README shows
