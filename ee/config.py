@@ -1,4 +1,8 @@
-"""``.ee/config.toml``: optional settings, each with a default, checked when read."""
+"""``.ee/config.toml`` and ``.ee/config.local.toml``: optional settings, each with a default, checked when
+read. The shared file may be committed (a team's settings); the local one is the person's own (ignored by
+``.ee/*``), and each key it sets overrides the shared file's. A private setting (:data:`PRIVATE_KEYS`: one
+that deletes a person's local evidence) applies only from the local file, or from the shared file when git
+does not track it: a cloned repository's committed config must not delete this clone's evidence."""
 
 from __future__ import annotations
 
@@ -15,12 +19,21 @@ from typing import Any
 from ee.errors import ConfigError, NotRegularFile
 
 CONFIG_PATH = ".ee/config.toml"
+LOCAL_CONFIG_PATH = ".ee/config.local.toml"  # the person's own settings, never committed (.ee/* is ignored)
+# The settings that delete or expose a person's private local data. Of all settings only the retention
+# deletes anything (evidence older than it, which may be its only copy once the harness dropped the
+# transcript); the others keep, hide or refuse (docs/security.md lists each). A tracked config.toml that
+# sets one is a cloned repository's word, not the person's: it is withheld (Config.withheld).
+PRIVATE_KEYS = ("sessions.retention_days",)
 MAX_INT = 2**63 - 1  # the largest whole number ee reads from a file (ee.store.frontmatter.MAX_INT)
 # The relevance floor of queries and packs ([query] min_relevance; see ee.query.relevance for the scale).
 DEFAULT_MIN_RELEVANCE = 0.8
 
 DEFAULT_CONFIG_TEXT = """\
 # ee settings for this workspace. Every key is optional; the values shown are the defaults.
+# This file may be committed and shared. Your own settings go in .ee/config.local.toml (same keys, never
+# committed), which overrides this file; [sessions] retention_days applies only from there (or from this
+# file while git does not track it), so a cloned repository cannot delete your session evidence.
 
 [store]
 # max_body_bytes = 262144      # larger memory files are reported and skipped
@@ -62,7 +75,8 @@ DEFAULT_CONFIG_TEXT = """\
 # import = true                # `ee import session` and the agent hooks import transcripts
 # search = true                # search and context return session evidence beside memories
 # min_relevance = 0.02        # the relevance floor of evidence (--min-relevance sets both)
-# retention_days = 0           # evidence older than this is deleted at the next import (0 = keep it)
+# retention_days = 0           # evidence older than this is deleted at the next import (0 = keep it;
+#                              # applied only from .ee/config.local.toml or an untracked config.toml)
 # max_file_bytes = 268435456   # a larger transcript is refused
 """
 
@@ -100,6 +114,8 @@ class Config:
 
     values: dict[str, Any] = field(default_factory=dict)
     sections: dict[str, Any] = field(default_factory=dict)
+    # private settings (PRIVATE_KEYS) that only a config.toml git tracks sets: not applied, said by the user
+    withheld: dict[str, Any] = field(default_factory=dict)
 
     def get(self, key: str) -> Any:
         if key in self.values:
@@ -285,19 +301,49 @@ def read_settings_file(path: Path | str) -> str:
 
 
 def load_config(root: Path) -> Config:
-    """The settings of the workspace at ``root``: its ``.ee/config.toml`` read, each known key's type
-    checked, then each value's range, then ``$EE_LOCK_TIMEOUT`` applied. A ConfigError names the file,
-    the key and the fix."""
-    path = root / CONFIG_PATH
-    raw = _read_toml(path)
-    values = _typed_values(raw, path)
-    _check_ranges(values, path)
+    """The settings of the workspace at ``root``: its ``.ee/config.toml``, then its ``.ee/config.local.toml``
+    over it (key by key), each file read and checked on its own (each known key's type, then each value's
+    range), then ``$EE_LOCK_TIMEOUT`` applied. A private setting the local file does not set is taken from
+    config.toml only when git does not track that file; otherwise it goes to ``withheld``. A ConfigError
+    names the file, the key and the fix."""
+    shared_raw, shared = _checked(root / CONFIG_PATH, CONFIG_PATH)
+    local_raw, local = _checked(root / LOCAL_CONFIG_PATH, LOCAL_CONFIG_PATH)
+    withheld: dict[str, Any] = {}
+    if any(key in shared and key not in local for key in PRIVATE_KEYS) and tracked(root, CONFIG_PATH):
+        withheld = {key: shared.pop(key) for key in PRIVATE_KEYS if key in shared and key not in local}
+    values = {**shared, **local}
     _apply_environment(values)
-    return Config(values=values, sections=raw)
+    return Config(values=values, sections=_merged(shared_raw, local_raw), withheld=withheld)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    """The config file's tables ({} when there is no file)."""
+def _checked(path: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One settings file's tables and its known settings, type- and range-checked ({} when it is missing)."""
+    raw = _read_toml(path, name)
+    values = _typed_values(raw, path, name)
+    _check_ranges(values, path, name)
+    return raw, values
+
+
+def _merged(shared: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
+    """``shared``'s tables with ``local``'s keys over them, table by table (``[pack.custom]`` included)."""
+    out = dict(shared)
+    for key, value in local.items():
+        below = out.get(key)
+        out[key] = _merged(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+    return out
+
+
+def tracked(root: Path, rel: str) -> bool:
+    """Whether git tracks ``rel`` in the repository at ``root`` (staged counts). When git cannot say (no
+    repository, an error), the answer is yes: a private setting is then withheld, never applied."""
+    from ee.git import runner
+
+    proc = runner.run(["ls-files", "-z", "--", rel], root)
+    return proc.returncode != 0 or bool(proc.stdout.strip(b"\0"))
+
+
+def _read_toml(path: Path, name: str) -> dict[str, Any]:
+    """A config file's tables ({} when there is no file)."""
     try:
         text = read_settings_file(path)
         # The file ee writes holds only comments and table headers: no need to import the TOML parser.
@@ -305,20 +351,24 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (ValueError, UnicodeDecodeError) as exc:  # tomllib.TOMLDecodeError is a ValueError
-        raise ConfigError(f"{CONFIG_PATH}: {exc}", f"fix the TOML syntax in {path}") from None
+        raise ConfigError(f"{name}: {exc}", f"fix the TOML syntax in {path}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
         raise ConfigError(
-            f"{CONFIG_PATH}: arrays or tables nested too deeply to read",
+            f"{name}: arrays or tables nested too deeply to read",
             f"remove the deeply nested value from {path} (ee's settings are flat)",
         ) from None
-    except OSError as exc:  # a folder, a FIFO, no permission
+    except OSError as exc:  # a folder, a FIFO, a link, no permission
         raise ConfigError(
-            f"{CONFIG_PATH}: cannot be read ({exc.strerror or exc})",
+            f"{name}: cannot be read ({exc.strerror or exc})",
             f"make {path} a readable TOML file, or remove it to use the defaults",
         ) from None
 
 
-def _typed_values(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+# What a setting's type asks for, in a person's words (a wrong type's repair)
+_WANTED: dict[type | tuple[type, ...], str] = {int: "a whole number", bool: "true or false", str: "text"}
+
+
+def _typed_values(raw: dict[str, Any], path: Path, name: str) -> dict[str, Any]:
     """The known settings the file sets (``section.key`` → value), each of its schema's type."""
     values: dict[str, Any] = {}
     for dotted, (kind, _default) in _SCHEMA.items():
@@ -329,35 +379,35 @@ def _typed_values(raw: dict[str, Any], path: Path) -> dict[str, Any]:
         value = table[key]
         if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
             raise ConfigError(
-                f"{CONFIG_PATH}: [{section}] {key} = {value!r} has the wrong type",
-                f"set {key} to a {getattr(kind, '__name__', 'number')} in {path}",
+                f"{name}: [{section}] {key} = {value!r} has the wrong type",
+                f"set {key} to {_WANTED.get(kind, 'a number')} in {path}",
             )
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             # (a wait of 10**400 seconds cannot be added to a clock: no setting needs more than 64 bits)
             raise ConfigError(
-                f"{CONFIG_PATH}: [{section}] {key} is a number beyond {MAX_INT}",
+                f"{name}: [{section}] {key} is a number beyond {MAX_INT}",
                 f"set {key} to e.g. {_SCHEMA[dotted][1]!r} in {path}",
             )
         values[dotted] = value
     return values
 
 
-def _check_ranges(values: dict[str, Any], path: Path) -> None:
+def _check_ranges(values: dict[str, Any], path: Path, name: str) -> None:
     """Each value within what its setting means (a floor in [0, 1], a wait of 0 seconds or more, …)."""
     for dotted, floor in (("query.min_relevance", DEFAULT_MIN_RELEVANCE), ("sessions.min_relevance", 0.02)):
         value = values.get(dotted, floor)
         if not 0.0 <= value <= 1.0:
             section, key = dotted.split(".")
             raise ConfigError(
-                f"{CONFIG_PATH}: [{section}] {key} = {value!r} is outside [0, 1]",
+                f"{name}: [{section}] {key} = {value!r} is outside [0, 1]",
                 f"set min_relevance between 0 (keep everything) and 1 in {path}",
             )
     if values.get("sync.strategy", "rebase") not in ("rebase", "merge"):
-        raise ConfigError(f"{CONFIG_PATH}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
+        raise ConfigError(f"{name}: [sync] strategy must be 'rebase' or 'merge'", f"edit {path}")
     idle = values.get("server.idle_timeout", 1.0)
     if not 0 < idle < math.inf:  # (NaN fails too)
         raise ConfigError(
-            f"{CONFIG_PATH}: [server] idle_timeout = {idle!r} must be a positive number of seconds",
+            f"{name}: [server] idle_timeout = {idle!r} must be a positive number of seconds",
             f"set idle_timeout to e.g. 900 in {path}, or turn the server off with autostart = false",
         )
     # A wait of NaN seconds never ends (no time is past it); a negative one is no wait; neither is meant.
@@ -366,24 +416,24 @@ def _check_ranges(values: dict[str, Any], path: Path) -> None:
         if not 0 <= seconds < math.inf:
             section, key = dotted.split(".")
             raise ConfigError(
-                f"{CONFIG_PATH}: [{section}] {key} = {seconds!r} must be a number of seconds, 0 or more",
+                f"{name}: [{section}] {key} = {seconds!r} must be a number of seconds, 0 or more",
                 f"set {key} to e.g. {_SCHEMA[dotted][1]:g} in {path}",
             )
     largest = values.get("sessions.max_file_bytes", 1)
     if largest < 1:
         raise ConfigError(
-            f"{CONFIG_PATH}: [sessions] max_file_bytes = {largest!r} must be a positive number of bytes",
+            f"{name}: [sessions] max_file_bytes = {largest!r} must be a positive number of bytes",
             f"set max_file_bytes to e.g. {_SCHEMA['sessions.max_file_bytes'][1]} in {path}",
         )
     days = values.get("sessions.retention_days", 0)
     if not 0 <= days < math.inf:  # (a negative age keeps nothing, NaN everything: neither is meant)
         raise ConfigError(
-            f"{CONFIG_PATH}: [sessions] retention_days = {days!r} must be a number of days, 0 or more",
+            f"{name}: [sessions] retention_days = {days!r} must be a number of days, 0 or more",
             f"set retention_days to e.g. 90 in {path}, or 0 to keep all evidence",
         )
     if values.get("store.max_body_bytes", 1) < 1:
         raise ConfigError(
-            f"{CONFIG_PATH}: [store] max_body_bytes = {values['store.max_body_bytes']!r} must be positive",
+            f"{name}: [store] max_body_bytes = {values['store.max_body_bytes']!r} must be positive",
             f"set max_body_bytes to e.g. {_SCHEMA['store.max_body_bytes'][1]} in {path}",
         )
 

@@ -64,6 +64,11 @@ def test_the_quickstart_runs_as_written_in_a_new_repository(tmp_path: Path) -> N
     assert "# ee context: how do we release?" in proc.stdout
     assert "No deploys on Fridays" in proc.stdout
     assert "make test" in proc.stdout
+    # the hand-written memory is committed by its person before the first pack, so the pack shows it as
+    # theirs, not as an agent's: an uncommitted file is at most agent_assertion (docs/security.md)
+    assert "`no-friday-deploys` · human_explicit" in proc.stdout
+    assert "Advisory" not in proc.stdout
+    assert "agent_assertion" not in proc.stdout
     # the hooks are in git, the Claude Code entries name ee by an absolute path that runs
     assert "ee hook" in (repo / ".git" / "hooks" / "pre-commit").read_text()
     settings = json.loads((repo / ".claude" / "settings.json").read_text())
@@ -76,6 +81,9 @@ def test_the_quickstart_runs_as_written_in_a_new_repository(tmp_path: Path) -> N
     git(repo, "commit", "-q", "-am", "greet the world")
     log = git(repo, "log", "--format=%s", "--name-only")
     assert "app.py" in log
-    assert "memories/no-friday-deploys.md" not in git(
-        repo, "ls-files"
-    )  # the hand-written file: not committed
+    remembered = git(repo, "log", "--format=", "--name-only", "--grep=Ee-Op: remember").split()
+    assert len(remembered) == 1
+    assert remembered[0].startswith("memories/")
+    assert remembered[0] != "memories/no-friday-deploys.md"
+    hand = git(repo, "log", "--format=%s", "--", "memories/no-friday-deploys.md").split("\n")
+    assert hand[0] == "No Friday deploys"  # the user's own commit, as the README shows

@@ -60,6 +60,17 @@ def test_the_subject_is_masked_before_it_is_cut(ws: Workspace) -> None:
     assert TOKEN[:12] not in subject
 
 
+def test_a_long_subject_is_cut_at_a_word_and_says_so(ws: Workspace) -> None:
+    words = "Decided to deploy the billing service on Fly.io instead of Heroku because the staging costs grew"
+    memory_id = _hand_memory(ws, "long", words)
+    assert run_cli("--workspace", str(ws.root), "memory", "forget", memory_id).code == 0
+    subject = git(ws.root, "log", "-1", "--format=%s").strip()
+    assert len(subject) <= 72
+    assert subject.endswith("..."), subject
+    kept = subject[: -len("...")].split()
+    assert kept[-1] in words.split(), subject  # (a whole word, never a word cut short)
+
+
 @pytest.fixture
 def remote_clone(tmp_path: Path) -> tuple[Path, Path]:
     subprocess.run(["git", "config", "--global", "init.defaultBranch", "main"], check=True)

@@ -666,12 +666,16 @@ def test_the_server_refuses_a_client_of_another_user(served_ws: Workspace) -> No
     assert out.stdout == b"0\n"  # closed without an answer, not even a fallback
 
 
-def test_a_changed_setting_applies_to_the_next_served_answer(served_ws: Workspace, client_env: None) -> None:
-    """The server's workspace reads .ee/config.toml again when it changed, as a new command would."""
+@pytest.mark.parametrize("name", ["config.toml", "config.local.toml"])
+def test_a_changed_setting_applies_to_the_next_served_answer(
+    served_ws: Workspace, client_env: None, name: str
+) -> None:
+    """The server's workspace reads .ee/config.toml (or the person's own .ee/config.local.toml) again
+    when it changed, as a new command would."""
     before = client.call("search", served_ws.root, args_of("alpha"))
     assert before is not None
     assert before["hits"]
-    (served_ws.root / ".ee/config.toml").write_text("[query]\nmin_relevance = 1.0\n")
+    (served_ws.root / ".ee" / name).write_text("[query]\nmin_relevance = 1.0\n")
     after = client.call("search", served_ws.root, args_of("alpha"))
     assert after == json.loads(json.dumps(run(Workspace(served_ws.root), "search", args_of("alpha"))))
     assert after != before

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_ee_process
+from conftest import git, run_ee_process
 
 from ee.workspace import Workspace
 
@@ -277,6 +277,24 @@ def test_the_claude_code_hook_imports_in_the_background(ws: Workspace, tmp_path:
         assert "not imported" in skipped.stderr
 
 
+def test_the_hook_applies_no_retention_a_committed_config_sets_and_logs_why(ws: Workspace) -> None:
+    """The SessionEnd hook runs unseen: a repository's committed retention deletes nothing there either,
+    and the hook's log says why (docs/sessions.md)."""
+    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 0.0001\n", encoding="utf-8")
+    git(ws.root, "commit", "-q", "-am", "a repository's short retention")
+    project = Path.home() / ".claude" / "projects" / ("-" + str(ws.root).strip("/").replace("/", "-"))
+    transcript = _copy_in(ws, "claude-code.jsonl", project)
+    event = {"transcript_path": str(transcript), "cwd": str(ws.root), "hook_event_name": "SessionEnd"}
+    ran = run_ee_process("import", "session", "--from-hook", cwd=ws.root, input=json.dumps(event))
+    assert ran.returncode == 0, ran.stderr
+    wait_for_background_import(ws, ws.root / ".ee/sessions/hook.done")
+    [session] = ws.sessions()
+    assert session.evidence > 0  # (the fixture's turns are years old: any retention applied drops them)
+    log = (ws.root / ".ee/sessions/hook.log").read_text(encoding="utf-8")
+    assert "retention_days = 0.0001 is set only in .ee/config.toml" in log
+    assert "move retention_days to .ee/config.local.toml to apply it" in log
+
+
 def test_candidates_carry_their_evidence(ws: Workspace) -> None:
     pytest.importorskip("ee.curate.model")
     from ee.sessions import store
@@ -381,7 +399,8 @@ def test_claude_code_and_codex_folders_are_searched_for_this_workspace(ws: Works
 
 
 def test_retention_bounds_the_age_of_evidence(ws: Workspace, cli: Any) -> None:
-    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    # (the person's own settings: a committed config.toml's retention is withheld, test_hostile_config.py)
+    (ws.root / ".ee/config.local.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
     path = ws.root.parent / "old-and-new.json"
     path.write_text(
         json.dumps(
@@ -750,7 +769,7 @@ def test_a_harness_folder_without_this_workspaces_transcripts_is_said(ws: Worksp
     human = cli("import", "session", "--claude-code", "--human")
     assert f"no Claude Code transcript of this workspace in {folder}" in human.err
     # evidence pruned by the retention setting is said on a screen too
-    (ws.root / ".ee/config.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
+    (ws.root / ".ee/config.local.toml").write_text("[sessions]\nretention_days = 30\n", encoding="utf-8")
     old = ws.root.parent / "old.json"
     old.write_text(json.dumps([{"role": "user", "content": "We chose Flask.", "timestamp": "2001-01-01"}]))
     said = cli("import", "session", str(old), "--human").out

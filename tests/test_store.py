@@ -633,6 +633,28 @@ def test_config_errors_name_the_file_and_the_key(ws: Workspace, monkeypatch: pyt
     assert load_config(ws.root).get("lock.timeout") == 2.5
 
 
+@pytest.mark.parametrize(
+    ("text", "wanted"),
+    [
+        ("[model]\ntransformer_max_memories = 1.5\n", "set transformer_max_memories to a whole number in "),
+        ("[store]\nmax_body_bytes = 'big'\n", "set max_body_bytes to a whole number in "),
+        ("[lock]\ntimeout = 'soon'\n", "set timeout to a number in "),
+        ("[hooks]\nblock = 1\n", "set block to true or false in "),
+        ("[sync]\nremote = 1\n", "set remote to text in "),
+    ],
+)
+def test_a_setting_of_the_wrong_type_says_what_it_takes_in_words(
+    ws: Workspace, text: str, wanted: str
+) -> None:
+    """Not a Python type's name ("set x to a int": QA of issue 35)."""
+    (ws.root / ".ee" / "config.toml").write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(ws.root)
+    assert "has the wrong type" in info.value.message
+    assert info.value.hint.startswith(wanted)
+    assert info.value.hint.endswith(str(ws.root / ".ee" / "config.toml"))
+
+
 @pytest.mark.parametrize("timeout", ["nan", "-1", "inf"])
 def test_a_lock_timeout_that_never_ends_is_refused_not_waited(ws: Workspace, timeout: str) -> None:
     """A deadline of NaN is never reached: a writer behind another would have waited forever."""

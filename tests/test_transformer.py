@@ -463,3 +463,80 @@ def test_another_tokenizer_or_truncation_is_another_model_for_the_cache(tmp_path
     assert changed_key != copy_key
     assert cache_model_id(copy, changed_key) != shipped
     assert matrix_path(tmp_path, changed_key) != matrix_path(tmp_path, copy_key)
+
+
+def test_rebuild_and_status_say_what_the_transformer_vectors_did(tmp_path: Path) -> None:
+    """``ee index rebuild`` reports the embedding after the index (vectors computed, reused, their time)
+    and ``ee index status`` how far the vectors are and which arm a query would use now (QA F5)."""
+    root = tmp_path / "ws"
+    shutil.copytree(TINYCALC, root / "memories")
+    git(root.parent, "init", "-q", "-b", "main", str(root))
+    Workspace.init(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memories")
+
+    def rebuilt() -> dict:
+        result = run_cli("-W", str(root), "index", "rebuild", "--json")
+        assert result.code == 0, result.err
+        vectors: dict = result.data["transformer"]
+        return vectors
+
+    def status() -> dict:
+        result = run_cli("-W", str(root), "index", "status", "--json")
+        assert result.code == 0, result.err
+        data: dict = result.data
+        return data
+
+    first = rebuilt()
+    assert first | {"seconds": 0} == {
+        "state": "complete",
+        "memories": 38,
+        "done": 38,
+        "computed": 38,
+        "reused": 0,
+        "seconds": 0,
+        "max_memories": 50_000,
+    }
+    assert first["seconds"] > 0
+    again = rebuilt()  # every vector is in the cache: nothing is embedded again
+    assert (again["state"], again["computed"], again["reused"], again["done"]) == ("complete", 0, 38, 38)
+    now = status()
+    assert now["semantic_arm"] == "transformer"
+    assert (now["transformer"]["state"], now["transformer"]["done"]) == ("complete", 38)
+
+    (root / "memories" / "modulo-negative.md").write_text(
+        "tinycalc.mod follows Python: the result takes the sign of the divisor.\n", encoding="utf-8"
+    )
+    assert search(root, "remainder of a negative number")["query"]["semantic_arm"] == "static"
+    now = status()
+    assert now["semantic_arm"] == "static"  # what a query would use now
+    assert now["transformer"]["state"] == "pending"
+    assert (now["transformer"]["done"], now["transformer"]["memories"]) == (38, 39)
+    human = run_cli("-W", str(root), "index", "status", "--human").out
+    assert "transformer: 38 of 39 vectors (the static arm answers until all are done" in human
+    third = rebuilt()
+    assert (third["state"], third["computed"], third["reused"], third["done"]) == ("complete", 1, 38, 39)
+    human = run_cli("-W", str(root), "index", "rebuild", "--human").out
+    assert human.startswith("rebuilt: 39 new, 0 modified, 0 deleted, 0 moved in ")
+    assert "\ntransformer: 39 of 39 vectors (computed 0, reused 39 in " in human
+
+    config = root / ".ee" / "config.toml"
+    original = config.read_text(encoding="utf-8")
+    config.write_text(original.replace("[model]", "[model]\ntransformer_max_memories = 10", 1))
+    assert "transformer_max_memories = 10" in config.read_text(encoding="utf-8")
+    above = rebuilt()
+    assert (above["state"], above["computed"], above["done"], above["max_memories"]) == (
+        "above_max_memories",
+        0,
+        0,
+        10,
+    )
+    assert status()["semantic_arm"] == "static"
+    human = run_cli("-W", str(root), "index", "rebuild", "--human").out
+    assert "transformer: not used: 39 memories, above [model] transformer_max_memories = 10" in human
+    config.write_text(original.replace("[model]", "[model]\ntransformer = false", 1))
+    assert rebuilt()["state"] == "off"
+    assert (
+        "transformer: off ([model] transformer = false)"
+        in run_cli("-W", str(root), "index", "status", "--human").out
+    )

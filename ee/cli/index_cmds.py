@@ -86,6 +86,8 @@ def status_text(data: dict[str, Any]) -> str:
     if data.get("semantic_arm"):
         search += f", {data['semantic_arm']} arm"
     lines.append(f"model: {data['model'] or 'none'} ({search})")
+    if data.get("transformer"):
+        lines.append("transformer: " + vectors_text(data["transformer"], data.get("semantic_arm")))
     watcher = data["watcher"]
     if watcher["running"]:
         serving = ", serving queries" if watcher["serving"] else ""
@@ -109,4 +111,34 @@ def rebuild_text(data: dict[str, Any]) -> str:
         ("moved", len(data["moved"])),
     ]
     text = "rebuilt: " + ", ".join(f"{n} {name}" for name, n in rows) + f" in {data['seconds']:.2f} s"
-    return text + (f"\nmoved: {moved}" if moved else "")
+    text += f"\nmoved: {moved}" if moved else ""
+    vectors = data.get("transformer")
+    if vectors:
+        text += "\ntransformer: " + vectors_text(vectors)
+        if vectors["state"] in ("complete", "pending"):
+            text += (
+                f" (computed {vectors['computed']}, reused {vectors['reused']} in {vectors['seconds']:.2f} s)"
+            )
+    return text
+
+
+def vectors_text(vectors: dict[str, Any], arm: str | None = None) -> str:
+    """One line on the transformer arm's vectors (``ee.index.transformer.VectorReport``'s JSON)."""
+    size, done = vectors["memories"], vectors["done"]
+    state = vectors["state"]
+    if state == "off":
+        why = "off ([model] transformer = false)"
+    elif state == "above_max_memories":
+        why = f"not used: {size} memories, above [model] transformer_max_memories = {vectors['max_memories']}"
+    elif state == "unavailable":
+        why = "not used: the model is not installed"
+    elif state == "empty":
+        why = "no memory to embed"
+    elif state == "complete":
+        return f"{done} of {size} vectors" + (f", the {arm} arm answers" if arm else "")
+    else:
+        answers = f"the {arm} arm answers" if arm else "the static arm answers"
+        return (
+            f"{done} of {size} vectors ({answers} until all are done: ee index rebuild, or the warm server)"
+        )
+    return why + "; the static arm answers"

@@ -89,7 +89,8 @@ def import_session_cmd(
 
     imported = ws.import_sessions(list(dict.fromkeys(files)), fmt)
     report = imported.with_candidates(propose_candidates(ws, imported))
-    Output(as_json).emit(report.to_json(), lambda: _import_human(report), degraded)
+    data, withheld = report.envelope_parts()  # (a retention a tracked config sets: not applied, said)
+    Output(as_json).emit(data, lambda: _import_human(report), degraded + withheld)
     if report.errors:
         from ee.errors import ExitCode
         from ee.render import visible

@@ -605,12 +605,26 @@ def format_message(subject: str, trailers: Mapping[str, str], body: str = "") ->
     Masked before the cut, so a token the cut would split is still recognised."""
     from ee.policy.secrets import mask_text
 
-    subject = " ".join(mask_text(" ".join(subject.split())).split())[:72]
-    parts = [subject]
+    parts = [_cut_subject(" ".join(mask_text(" ".join(subject.split())).split()))]
     if body:
         parts.append(mask_text(body.strip()))
     parts.append("\n".join(f"{k}: {mask_text(v)}" for k, v in trailers.items()))
     return "\n\n".join(parts) + "\n"
+
+
+SUBJECT_MAX = 72  # git's and most forges' advice for a commit subject
+
+
+def _cut_subject(subject: str) -> str:
+    """``subject`` within :data:`SUBJECT_MAX` characters: a longer one ends at the last whole word that
+    fits, followed by ``...`` (ASCII, so the cut reads as a cut and not as the title's own last word)."""
+    if len(subject) <= SUBJECT_MAX:
+        return subject
+    room = SUBJECT_MAX - 3
+    head = subject[:room]
+    if subject[room] != " " and " " in head:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" :,;-") + "..."
 
 
 def _parse_batch(data: bytes) -> dict[str, bytes]:

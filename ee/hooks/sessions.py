@@ -191,6 +191,8 @@ def job(argv: list[str]) -> int:
         propose_candidates(ws, report)
         for error in report.errors:
             _log(f"{error['path']}: {error['message']}")
+        for note in report.degraded:  # (a retention a tracked config sets: not applied, said)
+            _log(f"{note['message']} (repair: {note['repair']})")
         _log(f"{transcript.name}: {report.added} new piece(s) of evidence")
     except EeError as exc:
         _log(f"{transcript.name}: {exc.message}")

@@ -23,7 +23,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from ee.store.files import (
     shown_path,
 )
 from ee.store.walk import memory_files
+
+if TYPE_CHECKING:
+    from ee.index.transformer import VectorReport
 
 CACHE_PATH = ".ee/cache/derived.sqlite"
 # 3: stamps in stamps.marshal; 4: tuples, blob ids apart; 5: racy files; 6: head.marshal;
@@ -70,7 +73,9 @@ def _no_progress(phase: str, done: int, total: int) -> None:
 
 
 class SyncReport:
-    """What an update did: files new, modified, deleted and moved, events re-read, HEAD moved, rebuilt."""
+    """What an update did: files new, modified, deleted and moved, events re-read, HEAD moved, rebuilt;
+    ``seconds`` the index's time. ``ee index rebuild`` adds ``transformer``: what it did of the
+    transformer arm's vectors after the index (``ee.index.transformer.VectorReport``)."""
 
     __slots__ = (
         "deleted",
@@ -82,6 +87,7 @@ class SyncReport:
         "reason",
         "rebuilt",
         "seconds",
+        "transformer",
     )
 
     def __init__(self) -> None:
@@ -94,6 +100,7 @@ class SyncReport:
         self.rebuilt = False
         self.reason = ""
         self.seconds = 0.0
+        self.transformer: VectorReport | None = None
 
     @property
     def changed(self) -> bool:
@@ -118,7 +125,7 @@ class SyncReport:
             "rebuilt": self.rebuilt,
             "reason": self.reason,
             "seconds": round(self.seconds, 4),
-        }
+        } | ({"transformer": self.transformer.to_dict()} if self.transformer is not None else {})
 
 
 # (mtime ns, ctime ns, size, inode): tuples, so that two stamp maps compare in one C-level ==

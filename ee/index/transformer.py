@@ -45,11 +45,14 @@ __all__ = [
     "DEFAULT_MAX_MEMORIES",
     "DEFAULT_TRANSFORMER_DIR",
     "LEAD_WORDS",
+    "STATES",
     "THREADS",
     "Transformer",
+    "VectorReport",
     "embed_pending",
     "load_transformer",
     "matrix_path",
+    "vectors_done",
 ]
 
 TRANSFORMER_NAME = "minilm-l6-v2-onnx-int8"
@@ -73,6 +76,39 @@ LEAD_WORDS = 16
 # The files whose bytes make a model's vectors: the graph, the tokenizer and the configuration that
 # sets the truncation. All three are in the model's identity (the id, the cheap key).
 MODEL_FILES = ("model.onnx", "tokenizer.json", "config.json")
+
+
+# Where a store's transformer vectors stand (``ee index rebuild`` and ``ee index status`` say it):
+# complete (the transformer arm answers), pending (the static arm answers until the rest are embedded),
+# off (``[model] transformer = false``), above_max_memories (the store is larger than ``[model]
+# transformer_max_memories``), unavailable (the model is not installed), empty (no memory to embed).
+STATES = ("complete", "pending", "off", "above_max_memories", "unavailable", "empty")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorReport:
+    """The transformer arm's vectors of a generation: ``state`` (one of :data:`STATES`), the memories
+    with a vector (``done``: ``reused`` from the cache plus ``computed`` now) of ``memories``, the
+    seconds spent embedding, and the configured ``max_memories``."""
+
+    state: str
+    memories: int
+    done: int = 0
+    computed: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+    max_memories: int = DEFAULT_MAX_MEMORIES
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "memories": self.memories,
+            "done": self.done,
+            "computed": self.computed,
+            "reused": self.reused,
+            "seconds": round(self.seconds, 4),
+            "max_memories": self.max_memories,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +354,18 @@ def load_matrix(gen_folder: Path, key: str, size: int) -> np.ndarray | None:
     if matrix.ndim != 2 or matrix.shape[0] != size or matrix.dtype != np.float32:
         return None
     return matrix
+
+
+def vectors_done(root: Path, gen_folder: Path, model_folder: Path, key: str, size: int) -> int:
+    """How many memories of a saved generation have their transformer vector (all when its matrix is
+    saved; else those the derived cache holds). Reads only: no model is loaded."""
+    if load_matrix(gen_folder, key, size) is not None:
+        return size
+    vectors = _cached_vectors(root, gen_folder, model_folder, key)
+    if vectors is None:
+        return 0
+    blobs, found = vectors
+    return sum(1 for blob in blobs if blob in found)
 
 
 def assemble_from_cache(

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from ee.index.embedder import ModelProfile
     from ee.index.segment import Generation
+    from ee.index.transformer import VectorReport
     from ee.workspace import Workspace
 
 
@@ -353,17 +354,9 @@ def _view(
 def _transformer_arm(view: IndexView, ws: Any) -> None:
     """Set the view's transformer arm: the configured model, and its saved matrix for this generation
     when it is complete (or can be assembled from vectors already cached: no model is loaded here)."""
-    from ee.index.transformer import (
-        DEFAULT_TRANSFORMER_DIR,
-        assemble_from_cache,
-        load_matrix,
-        transformer_key,
-    )
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, assemble_from_cache, load_matrix
 
-    limit = ws.config.get("model.transformer_max_memories")
-    if not ws.config.get("model.transformer") or view.gen.size > limit:
-        return
-    key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    key = transformer_in_use(ws, view.gen.size)[1]
     if key is None:
         return
     view.transformer_folder, view.transformer_key = DEFAULT_TRANSFORMER_DIR, key
@@ -374,6 +367,48 @@ def _transformer_arm(view: IndexView, ws: Any) -> None:
     if matrix is None:
         matrix = assemble_from_cache(ws.root, folder, DEFAULT_TRANSFORMER_DIR, key, view.gen.size)
     view.transformer_vectors = matrix
+
+
+def transformer_in_use(ws: Workspace, size: int) -> tuple[str, str | None]:
+    """Whether a store of ``size`` memories uses the transformer arm: ("on", the model's key), or why
+    not: ("off", None) for ``[model] transformer = false``, ("above_max_memories", None) for a store
+    larger than ``[model] transformer_max_memories``, ("unavailable", None) when the model is not there.
+    The one place that rule is decided (queries, ``ee index rebuild`` and ``ee index status``)."""
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, transformer_key
+
+    if not ws.config.get("model.transformer"):
+        return "off", None
+    if size > ws.config.get("model.transformer_max_memories"):
+        return "above_max_memories", None
+    key = transformer_key(DEFAULT_TRANSFORMER_DIR)
+    return ("on", key) if key else ("unavailable", None)
+
+
+def vector_report(
+    ws: Workspace, gen_folder: Path | None, size: int, before: int | None = None, seconds: float = 0.0
+) -> VectorReport:
+    """Where the transformer vectors of a saved generation stand (:class:`VectorReport`). ``before``:
+    the vectors it had before an embedding run of ``seconds`` (``ee index rebuild``); None for a
+    report that embeds nothing (``ee index status``)."""
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, VectorReport, vectors_done
+
+    limit = ws.config.get("model.transformer_max_memories")
+    use, key = transformer_in_use(ws, size)
+    if key is None:
+        return VectorReport(use, size, max_memories=limit)
+    if not size or gen_folder is None:
+        return VectorReport("empty", size, max_memories=limit)
+    done = vectors_done(ws.root, gen_folder, DEFAULT_TRANSFORMER_DIR, key, size)
+    reused = done if before is None else min(before, done)
+    return VectorReport(
+        "complete" if done == size else "pending",
+        size,
+        done=done,
+        computed=done - reused,
+        reused=reused,
+        seconds=seconds,
+        max_memories=limit,
+    )
 
 
 def problem_notes(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -463,10 +498,19 @@ def rebuild(ws: Workspace, progress: Progress | None = None) -> tuple[SyncReport
         (folder / "manifest.json").unlink(missing_ok=True)
     view = open_index(ws, progress=progress)
     assert view.report is not None
-    if view.transformer_key:
-        from ee.index.transformer import embed_pending
+    gen_folder = ws.root / INDEX_DIR / view.manifest["generation"] if view.manifest else None
+    before, started = None, time.monotonic()
+    if view.transformer_key and gen_folder is not None:
+        from ee.index.transformer import embed_pending, vectors_done
 
+        assert view.transformer_folder is not None
+        before = vectors_done(
+            ws.root, gen_folder, view.transformer_folder, view.transformer_key, view.gen.size
+        )
         embed_pending(view, None, progress)  # (the transformer arm's vectors: ~150 memories/s)
+    view.report.transformer = vector_report(
+        ws, gen_folder, view.gen.size, before if before is not None else 0, time.monotonic() - started
+    )
     return view.report, view.degraded
 
 
@@ -492,6 +536,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         "model": folder.name if folder else None,
         "semantic": False,
         "semantic_arm": None,
+        "transformer": None,
         "problems": [],
         "degraded": [model_problem] if model_problem else [],
         "repair": "ee index rebuild",
@@ -510,6 +555,7 @@ def status(ws: Workspace) -> dict[str, Any]:
         out["degraded"].append(_model_unloadable(folder))
     return out | {
         "semantic_arm": _arm_of(ws, gen_folder, manifest["count"]) if semantic else None,
+        "transformer": vector_report(ws, gen_folder, manifest["count"]).to_dict(),
         "state": "ready" if fresh else "stale",
         "memories": manifest["count"],
         "generation": manifest["generation"],
@@ -522,14 +568,10 @@ def status(ws: Workspace) -> dict[str, Any]:
 
 def _arm_of(ws: Workspace, gen_folder: Path, size: int) -> str:
     """Which semantic arm answers a query on this generation (its transformer matrix saved, or not)."""
-    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_matrix, transformer_key
+    from ee.index.transformer import load_matrix
 
-    key = transformer_key(DEFAULT_TRANSFORMER_DIR)
-    if (
-        not key
-        or not ws.config.get("model.transformer")
-        or size > ws.config.get("model.transformer_max_memories")
-    ):
+    key = transformer_in_use(ws, size)[1]
+    if key is None:
         return "static"
     return "transformer" if load_matrix(gen_folder, key, size) is not None else "static"
 

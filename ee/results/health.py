@@ -46,8 +46,9 @@ class DoctorReport(Result):
 @dataclass(frozen=True, slots=True)
 class IndexStatus(Result):
     """``ee index status``: ``state`` (ready / stale / missing / corrupt), the files seen and the memories
-    indexed, the generation, when it was built, the model and semantic arm, its problems and the repair.
-    Every key is shown in every state (None when unknown)."""
+    indexed, the generation, when it was built, the model and semantic arm (the one a query would use
+    now), the transformer arm's vectors (``ee.index.transformer.VectorReport``: state, done of memories),
+    its problems and the repair. Every key is shown in every state (None when unknown)."""
 
     TUPLES = frozenset({"problems", "degraded"})
 
@@ -60,6 +61,7 @@ class IndexStatus(Result):
     model: str | None = None
     semantic: bool = False
     semantic_arm: str | None = None
+    transformer: JsonObject | None = None
     problems: tuple[Degradation, ...] = ()
     degraded: tuple[Degradation, ...] = ()
     repair: str = ""

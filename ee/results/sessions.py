@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from ee.results import JsonObject, Result
+from ee.results import Degradation, JsonObject, Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +58,18 @@ class SessionEvidence(Result):
 class SessionImport(Result):
     """``ee import session``: one line per transcript (``files``: path, status, evidence added, session),
     the transcripts that failed (``errors``, each with its code, message and repair), the evidence added
-    and pruned, the evidence now held; ``candidates`` (found, proposed), once the front end proposed them
-    to the review queue (:meth:`with_candidates`)."""
+    and pruned, the evidence now held; ``degraded`` (a retention only a tracked config sets, not applied;
+    the envelope carries it beside ``data``); ``candidates`` (found, proposed), once the front end
+    proposed them to the review queue (:meth:`with_candidates`)."""
 
-    TUPLES = frozenset({"files", "errors"})
+    TUPLES = frozenset({"files", "errors", "degraded"})
 
     files: tuple[JsonObject, ...] = ()
     errors: tuple[JsonObject, ...] = ()
     added: int = 0
     pruned: int = 0
     evidence: int = 0
+    degraded: tuple[Degradation, ...] = ()
     candidates: JsonObject | None = None
     shown: tuple[str, ...] = ()
 

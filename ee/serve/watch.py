@@ -16,7 +16,8 @@ events files, HEAD and the model, compares them with the manifest of the generat
 up before answering when anything differs. The server skips the stat of the memory and events files
 (~30 ms at 10,000 memories) only when the watcher *proves* that none changed since the view it keeps
 (:class:`ee.index.view.Hold`) was opened; HEAD, the model, the size limit and the manifest file are still
-read on every request (a few stats), and ``.ee/config.toml`` too (:meth:`Watcher.workspace`). The proof:
+read on every request (a few stats), and ``.ee/config.toml`` and ``.ee/config.local.toml`` too
+(:meth:`Watcher.workspace`). The proof:
 
 1. *Counting.* Every relevant event below ``memories/`` (a memory file, an events file, a folder, a lost
    event queue) adds one to :attr:`Dirty.count`. A view is kept with the count read *before* the stat pass
@@ -57,8 +58,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ee.config import CONFIG_PATH, LOCAL_CONFIG_PATH
 from ee.errors import EeError
-from ee.store.files import EVENTS, MEMORIES, STATE_DIR
+from ee.store.files import EVENTS, MEMORIES
 
 QUIET = 0.15  # seconds without events before an update
 MAX_WAIT = 2.0  # an update at the latest this long after the first pending event
@@ -237,7 +239,7 @@ class Watcher:
         self._retry_at: float | None = None
         self._problems: set[str] = set()
         self._watched: tuple[int, int] | None = None  # (device, inode) of the memories/ folder watched
-        self._config: tuple[int, int] | None = self._config_stamp()
+        self._config = self._config_stamp()
         self._overflow: Any = None
         self._ordered = False  # an inotify observer: its events come in order (the proof needs it)
         self.hold = self._hold(ws)
@@ -451,8 +453,9 @@ class Watcher:
         self._problems = now
 
     def workspace(self) -> Any:
-        """The workspace, re-read when .ee/config.toml changed (a new model path, a new relevance floor:
-        applied at once, to the watcher's updates and to the server's answers alike)."""
+        """The workspace, re-read when .ee/config.toml or .ee/config.local.toml changed (a new model
+        path, a new relevance floor: applied at once, to the watcher's updates and to the server's answers
+        alike)."""
         stamp = self._config_stamp()
         if stamp != self._config:
             from ee.workspace import Workspace
@@ -461,12 +464,16 @@ class Watcher:
             self.hold = self._hold(self.ws)  # (the kept view was opened with the old settings)
         return self.ws
 
-    def _config_stamp(self) -> tuple[int, int] | None:
-        try:
-            st = (self.root / STATE_DIR / "config.toml").stat()
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size)
+    def _config_stamp(self) -> tuple[tuple[int, int] | None, ...]:
+        return tuple(_stamp(self.root / name) for name in (CONFIG_PATH, LOCAL_CONFIG_PATH))
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 _WATCHDOG_LOGGER = "watchdog.observers.inotify"

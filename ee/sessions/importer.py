@@ -115,7 +115,8 @@ def import_file(
 def import_sessions(
     root: Path, config: Any, paths: list[Path], fmt: str | None, embedder: Any, model_key: str
 ) -> dict[str, Any]:
-    """Import ``paths`` into the workspace at ``root``; the report (``files``, ``errors``, totals)."""
+    """Import ``paths`` into the workspace at ``root``; the report (``files``, ``errors``, totals, and
+    ``degraded``: a retention withheld from a tracked config)."""
     from ee.sessions import index
     from ee.store.ids import now_text
 
@@ -146,7 +147,7 @@ def import_sessions(
             known.update(mine)  # (a file in error stored nothing)
             files.append(line)
             changed |= line["status"] != "unchanged"
-        pruned = _prune(db, config)
+        pruned, degraded = _prune(db, config)
         if changed or pruned:
             store.bump(db)
     built = index.fresh(root, embedder, model_key, known)
@@ -156,16 +157,31 @@ def import_sessions(
         "added": sum(f["added"] for f in files),
         "pruned": pruned,
         "evidence": built.size if built is not None else 0,
+        "degraded": degraded,
     }
 
 
-def _prune(db: Any, config: Any) -> int:
-    """Delete evidence older than ``[sessions] retention_days`` (0: keep everything)."""
+def _prune(db: Any, config: Any) -> tuple[int, list[dict[str, Any]]]:
+    """Delete evidence older than ``[sessions] retention_days`` (0: keep everything); the count, and what
+    to say when only a config.toml git tracks sets it (a cloned repository's: nothing is deleted)."""
+    from ee.config import CONFIG_PATH, LOCAL_CONFIG_PATH
+
+    withheld = config.withheld.get("sessions.retention_days")
+    if withheld:  # (0, keep everything, is the default: nothing to say)
+        note = {
+            "code": "retention_not_applied",
+            "severity": "warning",
+            "message": f"[sessions] retention_days = {withheld!r} is set only in {CONFIG_PATH}, which git "
+            "tracks (a repository's setting, not yours): no evidence was deleted",
+            "repair": f"move retention_days to {LOCAL_CONFIG_PATH} to apply it (your own settings, never "
+            "committed), or remove it from the shared file",
+        }
+        return 0, [note]
     days = float(config.get("sessions.retention_days") or 0)
     if days <= 0:
-        return 0
+        return 0, []
     from datetime import timedelta
 
     from ee.store.ids import format_time, utcnow
 
-    return store.older_than(db, format_time(utcnow() - timedelta(days=days)))
+    return store.older_than(db, format_time(utcnow() - timedelta(days=days))), []

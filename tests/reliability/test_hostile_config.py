@@ -114,3 +114,139 @@ def test_init_replaces_a_merge_driver_an_older_ee_registered_without_p(ws: Works
     git(ws.root, "config", "merge.ee-memory.driver", f"{sys.executable} -m ee merge-driver %O %A %B %P")
     assert Workspace.init(ws.root)
     assert " -P -m ee merge-driver" in git(ws.root, "config", "--get", "merge.ee-memory.driver")
+
+
+# ----------------------------------------------------------------- private settings: the retention
+
+
+def _transcript(folder: Path) -> Path:
+    """A transcript with a turn of 2001 (older than any retention) and one of 2999 (newer than all)."""
+    import json
+
+    path = folder / "old-and-new.json"
+    turns = [
+        ("Long ago we chose Flask for the admin site.", "2001-01-01T00:00:00Z"),
+        ("Today the admin site moved to Litestar.", "2999-01-01T00:00:00Z"),
+    ]
+    path.write_text(
+        json.dumps([{"role": "user", "content": text, "timestamp": when} for text, when in turns]),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _clone_with_retention(ws: Workspace, tmp_path: Path) -> Path:
+    """A clone of a repository whose committed ``.ee/config.toml`` sets a retention of ~9 seconds."""
+    (ws.root / ".ee" / "config.toml").write_text("[sessions]\nretention_days = 0.0001\n", encoding="utf-8")
+    git(ws.root, "add", ".ee/config.toml")
+    git(ws.root, "commit", "-q", "-m", "a cloned repository's settings")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ws.root), str(clone))
+    assert git(clone, "ls-files", ".ee/config.toml").strip() == ".ee/config.toml"
+    return clone
+
+
+def _texts(root: Path) -> list[str]:
+    return [e.text for e in Workspace(root).session("old-and-new").evidence]
+
+
+BOTH = ["user: Long ago we chose Flask for the admin site.", "user: Today the admin site moved to Litestar."]
+
+
+def test_a_clones_committed_retention_deletes_none_of_its_evidence(ws: Workspace, tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    clone = _clone_with_retention(ws, tmp_path)
+    done = run_cli("--workspace", str(clone), "import", "session", str(_transcript(tmp_path)), "--json")
+    assert done.code == 0, done.out
+    assert done.data["pruned"] == 0
+    assert _texts(clone) == BOTH
+    [note] = [d for d in done.json["degraded"] if d["code"] == "retention_not_applied"]
+    assert "retention_days = 0.0001" in note["message"]
+    assert "no evidence was deleted" in note["message"]
+    assert "move retention_days to .ee/config.local.toml to apply it" in note["repair"]
+    # again, on a screen: said on stderr, and still nothing deleted
+    again = run_cli("--workspace", str(clone), "import", "session", str(_transcript(tmp_path)), "--human")
+    assert again.code == 0
+    assert "degraded: [sessions] retention_days = 0.0001 is set only in .ee/config.toml" in again.err
+    assert _texts(clone) == BOTH
+
+
+def test_the_same_retention_in_the_local_file_prunes(ws: Workspace, tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    clone = _clone_with_retention(ws, tmp_path)
+    (clone / ".ee" / "config.local.toml").write_text("[sessions]\nretention_days = 0.0001\n", "utf-8")
+    assert git(clone, "status", "--porcelain", "--ignored", ".ee/config.local.toml").startswith("!!")
+    done = run_cli("--workspace", str(clone), "import", "session", str(_transcript(tmp_path)), "--json")
+    assert done.code == 0, done.out
+    assert done.data["pruned"] == 1
+    assert not [d for d in done.json["degraded"] if d["code"] == "retention_not_applied"]
+    assert _texts(clone) == BOTH[1:]
+
+
+def test_a_retention_in_an_untracked_config_prunes(ws: Workspace, cli: Any, tmp_path: Path) -> None:
+    git(ws.root, "rm", "-q", "--cached", ".ee/config.toml")
+    git(ws.root, "commit", "-q", "-m", "keep the settings to this clone")
+    (ws.root / ".ee" / "config.toml").write_text("[sessions]\nretention_days = 0.0001\n", encoding="utf-8")
+    assert git(ws.root, "ls-files", ".ee/config.toml") == ""
+    done = cli("import", "session", str(_transcript(tmp_path)), "--json")
+    assert done.code == 0, done.out
+    assert done.data["pruned"] == 1
+    assert _texts(ws.root) == BOTH[1:]
+
+
+def test_the_local_file_overrides_the_shared_one_key_by_key(ws: Workspace, cli: Any, tmp_path: Path) -> None:
+    from ee.config import load_config
+
+    shared = "[sessions]\nimport = false\nmax_file_bytes = 100000\n"
+    shared += "[pack.custom]\nmemories = 5\nevidence = 2\n"
+    (ws.root / ".ee" / "config.toml").write_text(shared, encoding="utf-8")
+    transcript = _transcript(tmp_path)
+    assert cli("import", "session", str(transcript), "--json").code == 6  # the shared file alone: off
+    local = "[sessions]\nimport = true\n[pack.custom]\nevidence = 4\n"
+    (ws.root / ".ee" / "config.local.toml").write_text(local, encoding="utf-8")
+    done = cli("import", "session", str(transcript), "--json")
+    assert done.code == 0, done.out
+    assert _texts(ws.root) == BOTH
+    config = load_config(ws.root)
+    assert config.get("sessions.import") is True  # the local file's
+    assert config.get("sessions.max_file_bytes") == 100000  # the shared file's, the local one silent
+    assert config.section("pack.custom") == {"memories": 5, "evidence": 4}
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[sessions]\nretention_days = \n", "line 2"),
+        ("[sessions]\nretention_days = 'soon'\n", "[sessions] retention_days = 'soon' has the wrong type"),
+        ("[sessions]\nretention_days = -1\n", "must be a number of days, 0 or more"),
+        ("[lock]\ntimeout = nan\n", "[lock] timeout = nan must be a number of seconds"),
+    ],
+)
+def test_a_bad_local_file_is_a_configuration_error_naming_it(
+    ws: Workspace, cli: Any, tmp_path: Path, text: str, said: str
+) -> None:
+    transcript = _transcript(tmp_path)
+    assert cli("import", "session", str(transcript), "--json").code == 0
+    (ws.root / ".ee" / "config.local.toml").write_text(text, encoding="utf-8")
+    failed = cli("import", "session", str(transcript), "--json")
+    assert failed.code == 3, failed.out
+    error = failed.json["error"]
+    assert error["message"].startswith(".ee/config.local.toml: ")
+    assert said in error["message"]
+    assert str(ws.root / ".ee" / "config.local.toml") in error["repair"]
+    assert _texts(ws.root) == BOTH
+
+
+def test_a_link_at_the_local_file_is_refused(ws: Workspace, cli: Any, tmp_path: Path) -> None:
+    transcript = _transcript(tmp_path)
+    assert cli("import", "session", str(transcript), "--json").code == 0
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text("[sessions]\nretention_days = 0.0001\n", encoding="utf-8")
+    (ws.root / ".ee" / "config.local.toml").symlink_to(outside)
+    failed = cli("import", "session", str(transcript), "--json")
+    assert failed.code == 3, failed.out
+    assert failed.json["error"]["message"].startswith(".ee/config.local.toml: cannot be read")
+    assert "symbolic link" in failed.json["error"]["message"]
+    assert _texts(ws.root) == BOTH

@@ -236,11 +236,17 @@ def test_a_persons_own_memory_keeps_its_hand_edited_class(root: Path) -> None:
 
 
 def test_mcp_offers_no_way_to_set_trust() -> None:
-    """The MCP server always writes as an agent; none of its tools takes a trust class."""
+    """The MCP server always writes as an agent; none of its tools that writes takes a trust class. The
+    one tool that names trust classes, ``memory_list``, only reads: its ``trust`` picks what to list."""
     from ee.mcp.tools import TOOLS
 
     assert not [t.name for t in TOOLS if "trust" in t.name]
-    assert not [(t.name, p.name) for t in TOOLS for p in t.params if "trust" in p.name]
+    writers = [t for t in TOOLS if not t.read_only]
+    assert writers, "the MCP server offers tools that write (remember, outcome, ...)"
+    assert not [(t.name, p.name) for t in writers for p in t.params if "trust" in p.name]
+    readers = {t.name for t in TOOLS for p in t.params if "trust" in p.name}
+    assert readers == {"memory_list"}
+    assert next(t for t in TOOLS if t.name == "memory_list").read_only
 
 
 def test_an_uncommitted_edit_leaves_a_persons_memory_protected(root: Path) -> None:
