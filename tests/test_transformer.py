@@ -174,6 +174,47 @@ def test_inside_the_stores_subject_a_hit_far_behind_the_best_is_dropped_and_expl
     assert len(unfloored["hits"]) > 20
 
 
+def test_a_small_store_keeps_distinct_answers_that_share_the_questions_words(tmp_path: Path) -> None:
+    """The cut against the best hit spares hits the question's words support: in a small store about
+    releasing, "no release on a Friday" is far behind the best hit (log-odds 5.9) for "how do we release a
+    new version", yet it is an answer (a cut on every hit dropped three of these five)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    assert run_cli("-W", str(root), "init", "--json").code == 0
+    bodies = {
+        "script": ("rule", "To release, run scripts/release.sh X.Y.Z from main; never tag by hand."),
+        "changelog": (
+            "rule",
+            "Before a release, move the Unreleased entries of CHANGELOG.md under the new version.",
+        ),
+        "pypi": ("fact", "The publish workflow uploads the release to PyPI when a version tag is pushed."),
+        "freeze": ("decision", "No release goes out on a Friday: we decided this after the 2.3 rollback."),
+        "failed": ("failure", "A release failed because the version in pyproject.toml was not bumped first."),
+        "docs": ("command", "Rebuild the docs site with make docs-deploy."),
+        "db": (
+            "fact",
+            "The metadata store is PostgreSQL 16 with logical replication to the analytics replica.",
+        ),
+    }
+    ids = {}
+    for name, (kind, body) in bodies.items():
+        res = run_cli("-W", str(root), "remember", body, "--kind", kind, "--json")
+        assert res.code == 0, res.out + res.err
+        ids[name] = res.data["id"]
+    assert run_cli("-W", str(root), "index", "rebuild", "--json").code == 0
+    data = search(root, "how do we release a new version", "--explain")
+    assert data["query"]["semantic_arm"] == "transformer"
+    hits = {h["id"]: h["explanation"]["relevance"] for h in data["hits"]}
+    for name in ("script", "changelog", "pypi", "freeze", "failed"):
+        assert ids[name] in hits, name
+    assert hits[ids["freeze"]]["behind_best"] > 4  # far behind, kept by its shared words
+    assert "behind_best_cap" not in hits[ids["freeze"]]
+    assert ids["db"] not in hits
+    items = packed(root, "how do we release a new version")
+    assert all(ids[name] in items for name in ("script", "changelog", "pypi", "freeze", "failed"))
+
+
 def test_the_static_arm_answers_until_the_vectors_are_complete(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     shutil.copytree(TINYCALC, root / "memories")
