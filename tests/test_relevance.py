@@ -50,10 +50,9 @@ def own(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return Workspace(root)
 
 
-@pytest.fixture(scope="module")
-def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Five distinct memories about releasing, several with similar wording, and two unrelated ones."""
-    root = tmp_path_factory.mktemp("topic") / "ws"
+def release_store(root: Path) -> dict[str, str]:
+    """A new ee workspace at ``root`` with five distinct memories about releasing (several worded alike)
+    and two unrelated ones, written with ``ee remember``: their ids by name."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     assert run_cli("-W", str(root), "init", "--json").code == 0
@@ -77,7 +76,14 @@ def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         res = run_cli("-W", str(root), "remember", body, "--kind", kind, "--json")
         assert res.code == 0, res.out + res.err
         ids[name] = res.data["id"]
-    return {"root": root, "ids": ids}
+    return ids
+
+
+@pytest.fixture(scope="module")
+def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Five distinct memories about releasing, several with similar wording, and two unrelated ones."""
+    root = tmp_path_factory.mktemp("topic") / "ws"
+    return {"root": root, "ids": release_store(root)}
 
 
 def test_off_topic_questions_get_nothing_from_this_repositorys_memories(own: Workspace) -> None:

@@ -25,6 +25,16 @@ def _copy(ws: Workspace, name: str, folder: Path | None = None) -> Path:
     return target
 
 
+def _imported_evidence(ws: Workspace, path: Path, session_id: str) -> list:
+    """Import the transcript at ``path`` and read back its session's evidence, in order."""
+    from ee.sessions import store
+
+    ws.import_sessions([path])
+    with store.connect(ws.root) as db:
+        assert db is not None
+        return list(store.of_session(db, session_id))
+
+
 def _copy_in(ws: Workspace, name: str, folder: Path) -> Path:
     """A copy of a Claude Code fixture in ``folder`` as Claude Code writes it for this workspace: its
     lines record the workspace as their ``cwd`` (the hooks and --claude-code check that claim)."""
@@ -297,13 +307,9 @@ def test_the_hook_applies_no_retention_a_committed_config_sets_and_logs_why(ws: 
 
 def test_candidates_carry_their_evidence(ws: Workspace) -> None:
     pytest.importorskip("ee.curate.model")
-    from ee.sessions import store
     from ee.sessions.candidates import extract
 
-    ws.import_sessions([_copy(ws, "claude-code.jsonl")])
-    with store.connect(ws.root) as db:
-        assert db is not None
-        evidence = store.of_session(db, "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
+    evidence = _imported_evidence(ws, _copy(ws, "claude-code.jsonl"), "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
     found = extract(evidence)
     kinds = {c.new_memory.kind for c in found if c.new_memory is not None}
     assert {"decision", "preference", "failure"} <= kinds
@@ -712,7 +718,6 @@ def test_a_session_setting_out_of_range_is_a_configuration_error(
 
 def test_a_candidate_sentence_is_not_cut_at_a_dot_inside_a_word(ws: Workspace) -> None:
     pytest.importorskip("ee.curate.model")
-    from ee.sessions import store
     from ee.sessions.candidates import extract
 
     path = ws.root.parent / "transcripts" / "deploy.jsonl"
@@ -722,23 +727,16 @@ def test_a_candidate_sentence_is_not_cut_at_a_dot_inside_a_word(ws: Workspace) -
         {"role": "assistant", "content": "OK, I added fly.toml for the deploy."},
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    ws.import_sessions([path])
-    with store.connect(ws.root) as db:
-        assert db is not None
-        evidence = store.of_session(db, "deploy")
+    evidence = _imported_evidence(ws, path, "deploy")
     bodies = {c.new_memory.body for c in extract(evidence) if c.new_memory is not None}
     assert bodies == {"Decided to deploy on Fly.io instead of Heroku.", "We'll use Python 3.12."}
 
 
 def test_an_error_fixed_within_one_exchange_lists_its_evidence_once(ws: Workspace) -> None:
     pytest.importorskip("ee.curate.model")
-    from ee.sessions import store
     from ee.sessions.candidates import extract
 
-    ws.import_sessions([_copy(ws, "claude-code.jsonl")])
-    with store.connect(ws.root) as db:
-        assert db is not None
-        evidence = store.of_session(db, "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
+    evidence = _imported_evidence(ws, _copy(ws, "claude-code.jsonl"), "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c")
     for candidate in extract(evidence):
         refs = [ref.ref for ref in candidate.evidence]
         assert len(refs) == len(set(refs)), candidate.title

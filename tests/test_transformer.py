@@ -38,15 +38,21 @@ def git(cwd: Path, *args: str) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def tinycalc(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tinycalc store, committed, with its transformer vectors computed by ``ee index rebuild``."""
-    root = tmp_path_factory.mktemp("tinycalc") / "ws"
+def tinycalc_repo(root: Path, commit: bool = True) -> Path:
+    """A git repository at ``root`` holding the tinycalc store, initialised by ee (and committed)."""
     shutil.copytree(TINYCALC, root / "memories")
     git(root.parent, "init", "-q", "-b", "main", str(root))
     Workspace.init(root)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "memories")
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "memories")
+    return root
+
+
+@pytest.fixture(scope="module")
+def tinycalc(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tinycalc store, committed, with its transformer vectors computed by ``ee index rebuild``."""
+    root = tinycalc_repo(tmp_path_factory.mktemp("tinycalc") / "ws")
     assert run_cli("-W", str(root), "index", "rebuild", "--json").code == 0
     return root
 
@@ -178,30 +184,10 @@ def test_a_small_store_keeps_distinct_answers_that_share_the_questions_words(tmp
     """The cut against the best hit spares hits the question's words support: in a small store about
     releasing, "no release on a Friday" is far behind the best hit (log-odds 5.9) for "how do we release a
     new version", yet it is an answer (a cut on every hit dropped three of these five)."""
+    from tests.test_relevance import release_store
+
     root = tmp_path / "ws"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    assert run_cli("-W", str(root), "init", "--json").code == 0
-    bodies = {
-        "script": ("rule", "To release, run scripts/release.sh X.Y.Z from main; never tag by hand."),
-        "changelog": (
-            "rule",
-            "Before a release, move the Unreleased entries of CHANGELOG.md under the new version.",
-        ),
-        "pypi": ("fact", "The publish workflow uploads the release to PyPI when a version tag is pushed."),
-        "freeze": ("decision", "No release goes out on a Friday: we decided this after the 2.3 rollback."),
-        "failed": ("failure", "A release failed because the version in pyproject.toml was not bumped first."),
-        "docs": ("command", "Rebuild the docs site with make docs-deploy."),
-        "db": (
-            "fact",
-            "The metadata store is PostgreSQL 16 with logical replication to the analytics replica.",
-        ),
-    }
-    ids = {}
-    for name, (kind, body) in bodies.items():
-        res = run_cli("-W", str(root), "remember", body, "--kind", kind, "--json")
-        assert res.code == 0, res.out + res.err
-        ids[name] = res.data["id"]
+    ids = release_store(root)
     assert run_cli("-W", str(root), "index", "rebuild", "--json").code == 0
     data = search(root, "how do we release a new version", "--explain")
     assert data["query"]["semantic_arm"] == "transformer"
@@ -216,10 +202,7 @@ def test_a_small_store_keeps_distinct_answers_that_share_the_questions_words(tmp
 
 
 def test_the_static_arm_answers_until_the_vectors_are_complete(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(TINYCALC, root / "memories")
-    git(root.parent, "init", "-q", "-b", "main", str(root))
-    Workspace.init(root)
+    root = tinycalc_repo(tmp_path / "ws", commit=False)
     ws = Workspace(root)
     text = "I want to add a sqrt function, what about negative inputs?"  # (ranking here: the floor off)
     before = search(root, text, "--min-relevance", "0")
@@ -274,12 +257,7 @@ def test_a_commit_that_edits_one_memory_embeds_only_that_one_again(tmp_path: Pat
     embeds nothing and answers with the static arm."""
     import numpy as np
 
-    root = tmp_path / "ws"
-    shutil.copytree(TINYCALC, root / "memories")
-    git(root.parent, "init", "-q", "-b", "main", str(root))
-    Workspace.init(root)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "memories")
+    root = tinycalc_repo(tmp_path / "ws")
     ws = Workspace(root)
     view = open_index(ws)
     assert embed_pending(view) == (38, 38)
@@ -348,12 +326,7 @@ def fresh_search(root: Path, text: str, *more: str) -> str:
 def test_the_warm_server_computes_the_vectors_in_idle_time(tmp_path: Path) -> None:
     from tests.test_watch import Watcher, wait_for
 
-    root = tmp_path / "ws"
-    shutil.copytree(TINYCALC, root / "memories")
-    git(root.parent, "init", "-q", "-b", "main", str(root))
-    Workspace.init(root)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "memories")
+    root = tinycalc_repo(tmp_path / "ws")
     watcher = Watcher(Workspace(root))
     try:
         wait_for(lambda: "transformer vectors complete: 38" in watcher.log, "the vectors", watcher)
@@ -509,12 +482,7 @@ def test_another_tokenizer_or_truncation_is_another_model_for_the_cache(tmp_path
 def test_rebuild_and_status_say_what_the_transformer_vectors_did(tmp_path: Path) -> None:
     """``ee index rebuild`` reports the embedding after the index (vectors computed, reused, their time)
     and ``ee index status`` how far the vectors are and which arm a query would use now (QA F5)."""
-    root = tmp_path / "ws"
-    shutil.copytree(TINYCALC, root / "memories")
-    git(root.parent, "init", "-q", "-b", "main", str(root))
-    Workspace.init(root)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "memories")
+    root = tinycalc_repo(tmp_path / "ws")
 
     def rebuilt() -> dict:
         result = run_cli("-W", str(root), "index", "rebuild", "--json")
