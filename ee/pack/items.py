@@ -12,6 +12,7 @@ from ee.pack.profiles import SECTION_TITLES, Profile, section_of
 from ee.pack.select import Candidate
 from ee.query.engine import count_tokens
 from ee.query.engine import trim as trim_hit
+from ee.query.relevance import below_floor
 
 MINIMAL = ("id", "section", "authoritative", "title", "marks")  # (marks: only when there is one)
 EXPLAINED = ("explanation", "selection")  # what --explain adds: kept whatever the fields
@@ -84,7 +85,7 @@ def candidates(
             record["kind"], body, record["id"], st.trust, confidence_of(st), cap, marks
         )
         reason = None
-        if ctx.floor > 0 and scored.relevance is not None and scored.relevance < ctx.floor:
+        if below_floor(ctx.floor, scored.relevance):
             reason = "below_relevance_floor"
         elif st.quarantined:
             reason = "quarantined"

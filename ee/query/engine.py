@@ -20,7 +20,7 @@ from ee.errors import PolicyError
 from ee.index.tokenize import tokenize
 from ee.query import filters as flt
 from ee.query.document import Query, encode_cursor
-from ee.query.relevance import DEFAULT_MIN_RELEVANCE, Evidence, evidence
+from ee.query.relevance import DEFAULT_MIN_RELEVANCE, Evidence, below_floor, evidence
 from ee.query.standing import (
     Standing,
     Window,
@@ -237,13 +237,10 @@ def prepare(
 
 def split_at_floor(ctx: Context, ranked: list[Scored]) -> tuple[list[Scored], list[Scored]]:
     """(the ranked memories at or above the relevance floor, those below it), each in rank order."""
-    if ctx.floor <= 0:
-        return ranked, []
     kept: list[Scored] = []
     dropped: list[Scored] = []
     for item in ranked:
-        below = item.relevance is not None and item.relevance < ctx.floor
-        (dropped if below else kept).append(item)
+        (dropped if below_floor(ctx.floor, item.relevance) else kept).append(item)
     return kept, dropped
 
 

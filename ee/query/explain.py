@@ -147,10 +147,12 @@ def why(ctx: Any, item: Any, record: dict[str, Any]) -> str:
     if item.hops is not None:
         parts.append(f"{item.hops} link hop(s) from a seed")
     if item.relevance is not None and ctx.floor > 0:
+        from ee.query.relevance import below_floor
+
         parts.append(
-            f"relevance {item.relevance:.2f} ≥ floor {ctx.floor:g}"
-            if item.relevance >= ctx.floor
-            else f"relevance {item.relevance:.2f} < floor {ctx.floor:g}"
+            f"relevance {item.relevance:.2f} < floor {ctx.floor:g}"
+            if below_floor(ctx.floor, item.relevance)
+            else f"relevance {item.relevance:.2f} ≥ floor {ctx.floor:g}"
         )
         aside = item.evidence[0].set_aside_for(item.evidence[1]) if item.evidence is not None else []
         if aside:

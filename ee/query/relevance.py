@@ -60,7 +60,15 @@ from ee.config import DEFAULT_MIN_RELEVANCE
 from ee.index.embedder import WORD
 from ee.index.tokenize import STOPWORDS, tokenize
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "evidence", "features", "log_odds", "relevance"]
+__all__ = [
+    "DEFAULT_MIN_RELEVANCE",
+    "Evidence",
+    "below_floor",
+    "evidence",
+    "features",
+    "log_odds",
+    "relevance",
+]
 
 
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
@@ -212,6 +220,12 @@ class Evidence:
         out["floor"] = floor
         out["passed"] = floor <= 0 or value >= floor
         return out
+
+
+def below_floor(floor: float, relevance: float | None) -> bool:
+    """Whether a hit falls under the relevance floor: the one rule search and packs apply (a floor of 0
+    is off; a hit that has no relevance, as an exact match, is never below it)."""
+    return floor > 0 and relevance is not None and relevance < floor
 
 
 def features(coverage: Any, z: Any | None, affinity: float = 0.0) -> tuple[Any, ...]:
