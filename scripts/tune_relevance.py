@@ -21,7 +21,7 @@ under the current coefficients and a logistic regression (Newton's method) of ``
 
 The fit and its figures are the relevance of each candidate on its own: the transformer arm's cap for a
 weakly supported hit far behind the best one (``ee.query.relevance.BEHIND_BEST``) is applied after it and
-measured with ``ee eval relevance`` (bench/README.md, stop 41).
+measured with ``ee eval relevance`` (bench/README.md, the sixth pass).
 
 It prints the coefficients to paste into ee/query/relevance.py (``HYBRID`` for the static arm,
 ``TRANSFORMER`` for the transformer) and, for a range of floors, the share of each positive set that keeps

@@ -157,7 +157,7 @@ def transformer_text(body: str, tags: Any) -> str:
     towards the others. On the development set (Vim help, every chunk a fact; semantic-only recall@10 /
     MRR@10, bench/README.md "stop 39") the body alone read 0.583 / 0.335 against 0.579 / 0.328 with the
     label, and 0.608 / 0.352 against 0.590 / 0.344 with the lead's vector added (encoded alone; pooled
-    from the same run since "stop 40": 0.612 / 0.360, :meth:`ee.index.transformer.Transformer
+    from the same run since the "fifth pass": 0.612 / 0.360, :meth:`ee.index.transformer.Transformer
     .encode_documents`)."""
     head = " ".join(tags)
     return f"{head}\n{body}" if head else body

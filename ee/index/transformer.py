@@ -71,7 +71,7 @@ DOCUMENT_RECIPE = "tags+body:whole+pooled-lead16"
 # output, from the same run as the whole text's). Fewer than the static model's LEAD_WORDS (24): these
 # tokens have read the whole text, so a shorter opening is enough. Semantic-only R@10 / MRR@10 on the
 # development set (exact cosine ranking) with 12, 16, 24, 32, 48 words: 0.614 / 0.358,
-# 0.613 / 0.360, 0.599 / 0.349, 0.597 / 0.349, 0.592 / 0.339 (bench/README.md, "stop 40").
+# 0.613 / 0.360, 0.599 / 0.349, 0.597 / 0.349, 0.592 / 0.339 (bench/README.md, "fifth pass").
 LEAD_WORDS = 16
 # The files whose bytes make a model's vectors: the graph, the tokenizer and the configuration that
 # sets the truncation. All three are in the model's identity (the id, the cheap key).
@@ -142,7 +142,7 @@ class Transformer:
         :data:`LEAD_WORDS` words in the same run, so it costs nothing more than the whole text's (it is
         not the vector of the lead encoded alone: those tokens have read the rest of the text). On the
         development set semantic-only recall@10 / MRR@10 rose from 0.583 / 0.335 (whole text) to
-        0.612 / 0.360 (bench/README.md, "stop 40"). A text of at most LEAD_WORDS words is its own lead
+        0.612 / 0.360 (bench/README.md, "fifth pass"). A text of at most LEAD_WORDS words is its own lead
         (its vector is the whole text's). Queries use :meth:`encode`."""
         return self._run(texts, lead=True)
 

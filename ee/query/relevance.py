@@ -88,7 +88,7 @@ LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no us
 # hit is judged on its cosine alone, and inside a store's own subject the transformer puts most memories
 # near any question about it; the answer stands out by how much stronger its evidence is. At the default
 # floor 0.8 (log-odds 1.39) such a hit 4 behind the best is dropped. Measured on the dev sets
-# (bench/README.md, stop 41): hits per answerable question 17.1 → 9.1 (ee), 8.2 → 4.4 (tinycalc), no
+# (bench/README.md, the sixth pass): hits per answerable question 17.1 → 9.1 (ee), 8.2 → 4.4 (tinycalc), no
 # answer lost; at 3.5 behind the Vim set's floor-on recall@10 starts to fall (-0.1 %). A hit that shares
 # the question's informative words keeps its own judgment: in a small store a distinct answer can be far
 # behind a best hit that shares every word ("no release on a Friday" for "how do we release a new
