@@ -52,6 +52,7 @@ __all__ = [
 DEFAULT_MODEL_NAME = "minilm-l6-v2-tl256"
 DEFAULT_MODEL_DIR: Path = Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
 ENV_VAR = "EE_MODEL"
+MAX_TOKENS = 1_000_000  # the most tokens of a text a model's max_length may ask for (null: no limit)
 DOCUMENT_RECIPE = f"lead{LEAD_WORDS}+whole"  # part of the key cached document vectors are stored under
 
 # The folder layouts model2vec itself accepts: (config, weights, tokenizer, name of the embedding tensor).
@@ -164,9 +165,12 @@ def _max_length(config: Any, config_name: str, fail: Fail) -> int | None:
         raise fail(f"{config_name} is not a JSON object")
     max_length = config.get("max_length", 512)  # model2vec's default when config.json names none
     if max_length is not None and (
-        not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1
+        not isinstance(max_length, int) or isinstance(max_length, bool) or not 1 <= max_length <= MAX_TOKENS
     ):
-        raise fail(f"{config_name}: max_length must be a positive integer or null, not {max_length!r}")
+        raise fail(
+            f"{config_name}: max_length must be a whole number from 1 to {MAX_TOKENS} or null, "
+            f"not {max_length!r}"
+        )
     return max_length
 
 
@@ -175,6 +179,8 @@ def _checked_tensors(
 ) -> tuple[Any, Any, Any]:
     """(vectors, token weights or None, token mapping or None), each fitting the others and the
     tokenizer's ``vocab_size``."""
+    import numpy as np
+
     vectors = tensors.get(tensor_name)
     if vectors is None:
         raise fail(f"{weights_name} has no '{tensor_name}' tensor")
@@ -182,6 +188,10 @@ def _checked_tensors(
         raise fail(f"'{tensor_name}' has shape {vectors.shape}, expected (tokens, dim)")
     if vectors.dtype.kind not in "fi":
         raise fail(f"'{tensor_name}' has unsupported dtype {vectors.dtype}")
+    # A NaN or infinite number in a vector makes every score it meets NaN: no ranking can use it.
+    for name, array in ((tensor_name, vectors), ("weights", tensors.get("weights"))):
+        if array is not None and array.dtype.kind == "f" and not np.isfinite(array).all():
+            raise fail(f"'{name}' holds numbers that are not finite (NaN or infinity)")
     weights, mapping = tensors.get("weights"), tensors.get("mapping")
     if mapping is None and vocab_size != vectors.shape[0]:
         raise fail(f"tokenizer has {vocab_size} tokens but the model {vectors.shape[0]} vectors")

@@ -250,3 +250,52 @@ def test_a_link_at_the_local_file_is_refused(ws: Workspace, cli: Any, tmp_path: 
     assert failed.json["error"]["message"].startswith(".ee/config.local.toml: cannot be read")
     assert "symbolic link" in failed.json["error"]["message"]
     assert _texts(ws.root) == BOTH
+
+
+# ------------------------------------------------------------------ a hostile model folder named by $EE_MODEL
+
+
+def _model_with(tmp_path: Path, change: str) -> Path:
+    """A copy of the shipped model2vec folder with one hostile change."""
+    import json
+
+    import numpy as np
+    from safetensors.numpy import load, save
+
+    folder = tmp_path / "hostile-model"
+    shutil.copytree(DEFAULT_MODEL_DIR, folder)
+    if change in ("nan", "inf"):
+        tensors = dict(load((folder / "model.safetensors").read_bytes()))
+        vectors = tensors["embeddings"].astype(np.float32)
+        vectors[7] = np.nan if change == "nan" else np.inf
+        tensors["embeddings"] = vectors
+        (folder / "model.safetensors").write_bytes(save(tensors))
+    else:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        config["max_length"] = {"huge max_length": 10**30, "negative max_length": -5, "text": "512"}[change]
+        (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("nan", "'embeddings' holds numbers that are not finite"),
+        ("inf", "'embeddings' holds numbers that are not finite"),
+        ("huge max_length", "max_length must be a whole number from 1 to 1000000 or null"),
+        ("negative max_length", "max_length must be a whole number from 1 to 1000000 or null"),
+        ("text", "max_length must be a whole number from 1 to 1000000 or null"),
+    ],
+)
+def test_a_hostile_model_folder_is_refused_and_search_goes_on_lexically(
+    ws: Workspace, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str, said: str
+) -> None:
+    monkeypatch.setenv("EE_MODEL", str(_model_with(tmp_path, change)))  # (the user's own variable)
+    assert cli("remember", "The orders table lives in Postgres.", "--json").code == 0
+    found = cli("search", "orders table", "--json")
+    assert found.code == 0, found.out  # (NaN vectors were an internal error, exit 1; 10**30 an overflow)
+    assert [hit["title"] for hit in found.data["hits"]] == ["The orders table lives in Postgres."]
+    [problem] = [d for d in found.json["degraded"] if "semantic model unavailable" in d["message"]]
+    assert problem["code"] == "semantic_unavailable"
+    assert said in problem["message"]
+    assert "hostile-model" in problem["repair"]
