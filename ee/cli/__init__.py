@@ -179,7 +179,7 @@ class Output:
 
             click.echo(dumps(envelope(data, degraded), indent=json_indent()))
             return
-        from ee.render import visible
+        from ee.policy.shown import visible
 
         text = human() if callable(human) else human
         if text:
@@ -189,7 +189,8 @@ class Output:
 
 def report_degraded(degraded: list[dict[str, Any]]) -> None:
     """Each degradation of a text answer on stderr, with its repair (JSON carries them in the envelope)."""
-    from ee.render import masked_degradations, visible
+    from ee.policy.shown import visible
+    from ee.render import masked_degradations
 
     for item in masked_degradations(degraded):
         click.echo(visible(f"degraded: {item['message']} (repair: {item['repair']})"), err=True)
@@ -246,7 +247,8 @@ def wants_json(argv: list[str]) -> bool:
 def report_error(exc: EeError, as_json: bool) -> int:
     """``exc`` on stderr (and its envelope on stdout for ``as_json``); its exit code. A value the message
     quotes is masked, on stderr too."""
-    from ee.render import dumps, error_envelope, visible
+    from ee.policy.shown import visible
+    from ee.render import dumps, error_envelope
 
     error = error_envelope(exc.to_dict())
     with reader_may_be_gone():

@@ -172,8 +172,9 @@ def run_batch(ws: Any, path: str, min_relevance: float | None, options: dict[str
 
     The index is opened (and its freshness checked) once for the batch, once per distinct asOf: a batch
     answers as of the moment it started, at the engine's speed."""
+    from ee.policy.shown import visible
     from ee.query.document import MAX_DOCUMENT_BYTES, from_arguments, parse_document, with_options
-    from ee.render import dumps, envelope, error_envelope, visible
+    from ee.render import dumps, envelope, error_envelope
 
     handle = open_query_input(path, "batch file")
     source = "<stdin>" if path == "-" else path

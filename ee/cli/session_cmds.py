@@ -93,7 +93,7 @@ def import_session_cmd(
     Output(as_json).emit(data, lambda: _import_human(report), degraded + withheld)
     if report.errors:
         from ee.errors import ExitCode
-        from ee.render import visible
+        from ee.policy.shown import visible
 
         for error in report.errors:  # on stderr too: a failing exit always says why there
             click.echo(visible(f"error: {error['message']}"), err=True)

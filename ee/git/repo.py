@@ -602,13 +602,16 @@ def format_message(subject: str, trailers: Mapping[str, str], body: str = "") ->
     """The message of every commit ee writes: a subject of at most 72 characters, a body, ``Key: value``
     trailers; every part masked (:func:`ee.policy.secrets.mask_text`). A subject quotes a memory's title
     and a hand-written file can hold a token that no write guard saw: pushed, it would publish it.
-    Masked before the cut, so a token the cut would split is still recognised."""
+    Masked before the cut, so a token the cut would split is still recognised. A title's control characters
+    and bidirectional overrides are written as escapes (``git log`` in a terminal shows them, not obeys
+    them), and a trailer's value stays on its line (a newline in it cannot add a trailer)."""
     from ee.policy.secrets import mask_text
+    from ee.policy.shown import log_line, visible
 
-    parts = [_cut_subject(" ".join(mask_text(" ".join(subject.split())).split()))]
+    parts = [_cut_subject(visible(" ".join(mask_text(" ".join(subject.split())).split())))]
     if body:
-        parts.append(mask_text(body.strip()))
-    parts.append("\n".join(f"{k}: {mask_text(v)}" for k, v in trailers.items()))
+        parts.append(visible(mask_text(body.strip())))
+    parts.append("\n".join(f"{k}: {log_line(mask_text(v))}" for k, v in trailers.items()))
     return "\n\n".join(parts) + "\n"
 
 

@@ -74,7 +74,7 @@ def job(argv: list[str]) -> int:
         refresh(name, top, root, write_context)
     except Exception as exc:  # one line in the log, escaped (a message may quote a hostile file name)
         from ee.hooks.run import describe
-        from ee.render import log_line
+        from ee.policy.shown import log_line
 
         print(log_line(f"ee: refresh after {name} failed: {describe(exc)}"), file=sys.stderr, flush=True)
         return 1

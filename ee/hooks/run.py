@@ -87,7 +87,7 @@ class Hook:
 
     def say(self, line: str) -> None:
         from ee.policy.secrets import redact  # a file name it quotes may hold a secret: masked, as ee prints
-        from ee.render import visible  # and a control character, shown rather than obeyed
+        from ee.policy.shown import visible  # and a control character, shown rather than obeyed
 
         if self.said is not None:
             self.said.append(visible(redact(line)))

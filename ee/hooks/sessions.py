@@ -170,7 +170,7 @@ def _log(text: str) -> None:
     """One line of ``.ee/sessions/hook.log``: a transcript's name is untrusted (a secret, a newline that
     would forge a line, an escape a terminal would obey), so masked and escaped like every log line."""
     from ee.policy.secrets import mask_text
-    from ee.render import log_line
+    from ee.policy.shown import log_line
 
     print(f"ee: {log_line(mask_text(text))}", file=sys.stderr, flush=True)
 

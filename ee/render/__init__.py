@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 RESPONSE_SCHEMA = "ee.response.v1"
@@ -41,28 +40,6 @@ def dumps(value: Any, indent: int | None = 2) -> str:
     is a bug that raises ValueError here, never output (what ee reads is checked: ee.schemas.unwritable, and
     frontmatter carries a non-finite extra value as text)."""
     return json.dumps(value, ensure_ascii=False, indent=indent, default=_default, allow_nan=False)
-
-
-# C0 controls but tab and newline, a carriage return not ending a line, DEL, C1 controls: what a terminal
-# obeys rather than shows (ESC starts sequences that clear the screen, set the window title or, with OSC 52,
-# the clipboard).
-_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)"
-
-
-def visible(text: str) -> str:
-    """``text`` as a terminal shows it, not obeys it: each control character a memory's text or a file
-    name may hold (a teammate's file, pulled) written as its escape, ``\\x1b``. Every text format a person
-    reads goes through here; JSON escapes them itself."""
-    if text.isprintable():  # (the usual case, and newlines are not printable: the regex decides)
-        return text
-    return re.sub(_CONTROL, lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def log_line(text: str) -> str:
-    """``text`` as one line of a log (``ee watch``'s output, ``.ee/serve.log``, ``.ee/hooks/refresh.log``):
-    :func:`visible`, and a newline or carriage return written as its escape too, so a file named with a
-    newline cannot forge a line of its own. Every log writer goes through here."""
-    return visible(text).replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _default(value: Any) -> Any:

@@ -7,7 +7,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ee.render import dumps, envelope, masked_degradations, visible
+from ee.policy.shown import visible
+from ee.render import dumps, envelope, masked_degradations
 from ee.results.search import Hit, SearchResult
 
 if TYPE_CHECKING:  # (a search's answer does not build the pack types: an answer is one or the other)

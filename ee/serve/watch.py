@@ -79,7 +79,7 @@ def stderr_log(line: str) -> None:
     quotes file names, which may hold a secret, a newline or an escape sequence: each masked, and
     escaped to stay one line."""
     from ee.policy.secrets import redact
-    from ee.render import log_line
+    from ee.policy.shown import log_line
 
     print(time.strftime("%H:%M:%S ") + log_line(redact(line)), file=sys.stderr, flush=True)
 

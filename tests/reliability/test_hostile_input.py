@@ -398,3 +398,46 @@ def test_mutated_documents_are_refused_with_a_json_pointer(
         parse_document(json.dumps(bad))
     assert caught.value.details["pointer"] == expected, caught.value.message
     assert expected in caught.value.message
+
+
+# ------------------------------------------------------------------ commit subjects quote a memory's title
+
+HOSTILE_TITLE = "Deploy \x1b[2J\x1b]0;owned\x07 \u202eevil\u202c \u2066x\u2069 bell\x07 del\x7f back\x08 end"
+
+
+def _commit_message(root: Path) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "log", "-1", "--format=%B"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize(
+    "title",
+    [HOSTILE_TITLE, "word " * 2000 + "\x1b[31m", "A\u2028B\x1cC\x85D next"],
+    ids=["controls", "10kB", "breaks"],
+)
+def test_a_title_reaches_no_commit_message_raw(root: Path, title: str) -> None:
+    """A memory's title becomes the subject of the commit that writes it (``ee remember``): ``git log`` in a
+    terminal must show its escapes and bidirectional overrides, not obey them, and the subject stays one line
+    of at most 72 characters (a 10 kB title included)."""
+    result = run_inprocess(root, "remember", title, "--json")
+    assert result.code == 0, result.out
+    message = _commit_message(root)
+    subject, _, rest = message.partition("\n")
+    assert len(subject) <= 72, subject
+    assert rest.startswith("\n")  # the trailers are still their own paragraph
+    assert "Ee-Op: remember" in rest
+    controls = [c for c in subject if not c.isprintable() and c != "\t"]
+    assert controls == [], subject
+    if title is HOSTILE_TITLE:
+        assert "\\x1b[2J" in subject, subject
+        assert "\\u202e" in subject, subject
+
+
+def test_a_trailer_value_stays_on_its_line() -> None:
+    from ee.git.repo import format_message, parse_trailers
+
+    message = format_message("ee: a note", {"Ee-Op": "remember\nEe-Actor: human", "Ee-Actor": "agent:bot"})
+    assert parse_trailers(message) == {"Ee-Op": "remember\\nEe-Actor: human", "Ee-Actor": "agent:bot"}
