@@ -294,10 +294,19 @@ def _check_owner(info: os.stat_result, folder: Path | None = None, path: Path | 
         raise NotRegularFile(errno.EPERM, f"{what} to uid {info.st_uid}, not to you", str(path or folder))
 
 
-def read_settings_file(path: Path | str) -> str:
-    """The text of a settings file; an OSError when it is not a regular file (:func:`open_regular`)."""
+def read_settings_file(path: Path | str, limit: int | None = None) -> str:
+    """The text of a settings file; an OSError when it is not a regular file (:func:`open_regular`), or
+    (``EFBIG``) when it holds more than ``limit`` characters: only ``limit + 1`` are ever read."""
     with open(open_regular(path, os.O_RDONLY), encoding="utf-8") as file:
-        return file.read()
+        text = file.read(-1 if limit is None else limit + 1)
+    if limit is not None and len(text) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} characters", os.fspath(path))
+    return text
+
+
+# The most a config file may hold. ee's own, all comments, is ~5 kB; tomllib is slow on big values (a 10 MB
+# array took 20 CPU-seconds), and a cloned repository's config.toml is read by every command and hook.
+MAX_CONFIG_CHARS = 64 * 1024
 
 
 def load_config(root: Path) -> Config:
@@ -345,7 +354,7 @@ def tracked(root: Path, rel: str) -> bool:
 def _read_toml(path: Path, name: str) -> dict[str, Any]:
     """A config file's tables ({} when there is no file)."""
     try:
-        text = read_settings_file(path)
+        text = read_settings_file(path, MAX_CONFIG_CHARS)
         # The file ee writes holds only comments and table headers: no need to import the TOML parser.
         return {} if _only_comments(text) else dict(_toml().loads(text))
     except FileNotFoundError:
@@ -357,7 +366,12 @@ def _read_toml(path: Path, name: str) -> dict[str, Any]:
             f"{name}: arrays or tables nested too deeply to read",
             f"remove the deeply nested value from {path} (ee's settings are flat)",
         ) from None
-    except OSError as exc:  # a folder, a FIFO, a link, no permission
+    except OSError as exc:  # a folder, a FIFO, a link, no permission, too large
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(
+                f"{name}: {exc.strerror}: ee reads no settings file that large",
+                f"shorten {path} to the settings you need (docs/cli.md lists them)",
+            ) from None
         raise ConfigError(
             f"{name}: cannot be read ({exc.strerror or exc})",
             f"make {path} a readable TOML file, or remove it to use the defaults",

@@ -299,3 +299,17 @@ def test_a_hostile_model_folder_is_refused_and_search_goes_on_lexically(
     assert problem["code"] == "semantic_unavailable"
     assert said in problem["message"]
     assert "hostile-model" in problem["repair"]
+
+
+@pytest.mark.parametrize("which", ["config.toml", "config.local.toml"])
+def test_a_huge_settings_file_is_refused_before_it_is_parsed(ws: Workspace, cli: Any, which: str) -> None:
+    """A cloned repository's config.toml is read by every command and hook: a 10 MB array in it kept the
+    TOML parser busy for 20 CPU-seconds each time. Above 64 KiB a settings file is a configuration error."""
+    (ws.root / ".ee" / which).write_text("noise = [" + "1," * 2_000_000 + "]\n", encoding="utf-8")
+    failed = cli("status", "--json")
+    assert failed.code == 3, failed.out
+    error = failed.json["error"]
+    assert (
+        error["message"] == f".ee/{which}: larger than 65536 characters: ee reads no settings file that large"
+    )
+    assert f"shorten {ws.root / '.ee' / which}" in error["repair"]

@@ -29,7 +29,8 @@ def _config(ws: Workspace) -> Path:
     "command", [("search", "ci"), ("memory", "list"), ("remember", "ci caches go stale")]
 )
 def test_deeply_nested_config_is_a_config_error(ws: Workspace, command: tuple[str, ...]) -> None:
-    _config(ws).write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    # (20 000 levels: past the parser's stack, within the 64 KiB a settings file may hold)
+    _config(ws).write_text("a = " + "[" * 20_000 + "]" * 20_000 + "\n", encoding="utf-8")
     res = run_cli("--workspace", str(ws.root), *command, "--json")
     assert res.code == ExitCode.CONFIG, res.err
     assert "Traceback" not in res.out + res.err
