@@ -313,3 +313,39 @@ def test_a_huge_settings_file_is_refused_before_it_is_parsed(ws: Workspace, cli:
         error["message"] == f".ee/{which}: larger than 65536 characters: ee reads no settings file that large"
     )
     assert f"shorten {ws.root / '.ee' / which}" in error["repair"]
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "sessions.retention_days = 0.0001\n",  # a dotted key at the top level
+        "sessions = { retention_days = 0.0001 }\n",  # an inline table
+        '["sessions"]\n"retention_days" = 1e-4\n',  # quoted names, another number spelling
+        "[sessions]\nretention_days = 0.0001\n[Sessions]\nretention_days = 0.0001\n",  # and another case
+    ],
+)
+def test_no_spelling_of_a_committed_retention_is_applied(
+    ws: Workspace, tmp_path: Path, spelling: str
+) -> None:
+    from ee.config import load_config
+
+    (ws.root / ".ee" / "config.toml").write_text(spelling, encoding="utf-8")
+    git(ws.root, "add", ".ee/config.toml")
+    git(ws.root, "commit", "-q", "-m", "a cloned repository's settings")
+    config = load_config(ws.root)
+    assert config.get("sessions.retention_days") == 0
+    assert config.withheld == {"sessions.retention_days": 0.0001}
+
+
+def test_a_clone_that_commits_the_local_file_is_refused(ws: Workspace, tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    (ws.root / ".ee" / "config.local.toml").write_text("[sessions]\nretention_days = 0.0001\n", "utf-8")
+    git(ws.root, "add", "-f", ".ee/config.local.toml")  # (.ee/* is ignored: only a forced add tracks it)
+    git(ws.root, "commit", "-q", "-m", "a cloned repository's 'local' settings")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ws.root), str(clone))
+    done = run_cli("--workspace", str(clone), "import", "session", str(_transcript(tmp_path)), "--json")
+    assert done.code == 4, done.out
+    assert "git rm --cached -r -- .ee/config.local.toml" in done.json["error"]["repair"]
+    assert not (clone / ".ee" / "sessions").exists()
