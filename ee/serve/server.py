@@ -297,7 +297,9 @@ class Server:
             return "operation"
         if not (isinstance(args, dict) and set(args) <= set(operation.params)):
             return "arguments"
-        if not (isinstance(root, str) and os.path.isabs(root) and os.path.realpath(root) == root):
+        if not (isinstance(root, str) and "\0" not in root and os.path.isabs(root)):
+            return "workspace"  # (a NUL: no path; realpath would raise)
+        if os.path.realpath(root) != root:
             return "workspace"
         if request.get("model") != self._model:
             return "model"

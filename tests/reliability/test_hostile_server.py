@@ -113,3 +113,33 @@ def test_a_file_or_link_at_the_socket_path_is_replaced_not_followed(
     finally:
         stop_server()
     assert target.read_text(encoding="utf-8") == "keep me\n"
+
+
+HOSTILE_ARGUMENTS = {  # a request no ee client sends: each would have answered a wrong list, or no answer
+    "a negative limit": ("memory_list", {"limit": -1}),
+    "a limit of true": ("memory_list", {"limit": True}),
+    "a limit as text": ("memory_list", {"limit": "2"}),
+    "tags as one string": ("memory_list", {"tags": "ci"}),
+    "tags that are no strings": ("memory_list", {"tags": [1, None]}),
+    "an unknown level": ("memory_list", {"level": "bogus"}),
+    "a kind that is a list": ("memory_list", {"kind": ["fact"]}),
+    "quarantined as text": ("memory_list", {"quarantined": "no"}),
+    "an id with a path": ("memory_show", {"memory_id": "../../etc/passwd"}),
+    "an id that is a list": ("memory_show", {"memory_id": ["mem_a"]}),
+    "an option as as_of": ("memory_show", {"memory_id": "mem_a", "as_of": "--output=/tmp/x"}),
+    "a hook name with a path": ("hook_check", {"name": "../../bin/sh", "paths": [], "added": ""}),
+    "staged paths as a string": ("hook_check", {"name": "pre-commit", "paths": "a.md", "added": ""}),
+}
+
+
+def test_hostile_arguments_are_never_answered_and_the_server_answers_on(
+    served_ws: Workspace, client_env: None
+) -> None:
+    root = str(served_ws.root.resolve())
+    for what, (op, args) in HOSTILE_ARGUMENTS.items():
+        answer = json.loads(_raw(_frame(json.dumps(request(op, root, args)).encode()))[4:])
+        assert answer == {"fallback": "error"}, what  # the client's own run says what is wrong
+    nul = json.loads(_raw(_frame(json.dumps(request("memory_list", root + "\0x", {})).encode()))[4:])
+    assert nul == {"fallback": "workspace"}  # (a NUL in the folder: an answer, not a dropped connection)
+    listed = json.loads(_raw(_frame(json.dumps(request("memory_list", root, {"limit": 1})).encode()))[4:])
+    assert listed["result"]["count"] == 1
