@@ -239,6 +239,18 @@ def model_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
+MAX_DIM = 65_536  # the widest vector config.json's dim may name
+MAX_TOKENS = 1_000_000  # the most tokens of a text its max_tokens may ask for
+
+
+def _whole(config: Any, key: str, default: int | None, most: int) -> int:
+    """config.json's ``key``: a whole number from 1 to ``most`` (a ValueError naming it otherwise)."""
+    value = config.get(key, default) if isinstance(config, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ValueError(f"config.json: {key} must be a whole number from 1 to {most}, not {value!r}")
+    return value
+
+
 GRAPH_INPUTS = ("input_ids", "attention_mask", "lead_mask")  # what Transformer._run feeds
 GRAPH_OUTPUTS = ("sentence_embedding", "lead_embedding")  # and the two vectors it reads back
 
@@ -273,10 +285,10 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         raise fail(f"{exc}; pip install onnxruntime", exc) from exc
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        dim = int(config["dim"])
+        dim, max_tokens = _whole(config, "dim", None, MAX_DIM), _whole(config, "max_tokens", 256, MAX_TOKENS)
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tokenizer.no_padding()
-        tokenizer.enable_truncation(int(config.get("max_tokens", 256)))
+        tokenizer.enable_truncation(max_tokens)
         digest = model_digest(folder)
         options = onnxruntime.SessionOptions()
         # One thread per run: texts are spread over THREADS runs at once instead (Transformer.encode).
@@ -299,6 +311,16 @@ def load_transformer(folder: Path = DEFAULT_TRANSFORMER_DIR) -> Transformer:
         raise fail(
             f"its graph takes {inputs} and gives {outputs}; ee {GRAPH_INPUTS} and {GRAPH_OUTPUTS} "
             "(a model built by another version of scripts/build_onnx_model.py)"
+        )
+    # What Transformer._run feeds and reads back: int64 ids and masks in, (batch, dim) float vectors out.
+    fed = {node.type for node in session.get_inputs()}
+    given = [(node.type, node.shape) for node in session.get_outputs()]
+    if fed != {"tensor(int64)"} or any(
+        kind != "tensor(float)" or shape[-1:] != [dim] for kind, shape in given
+    ):
+        raise fail(
+            f"its graph takes {sorted(fed)} and gives {given}; ee feeds tensor(int64) and reads "
+            f"tensor(float) vectors of config.json's dim ({dim})"
         )
     model = Transformer(f"{folder.resolve().name}@{digest[:12]}", dim, folder, session, tokenizer)
     _LOADED.clear()  # one model at a time: a changed key means the old one is gone

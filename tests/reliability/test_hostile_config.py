@@ -349,3 +349,50 @@ def test_a_clone_that_commits_the_local_file_is_refused(ws: Workspace, tmp_path:
     assert done.code == 4, done.out
     assert "git rm --cached -r -- .ee/config.local.toml" in done.json["error"]["repair"]
     assert not (clone / ".ee" / "sessions").exists()
+
+
+# ------------------------------------------------------------ a hostile transformer folder (library level)
+# ee loads only the ONNX model it ships (no setting names another); its loader still checks what it reads.
+# The two graphs of tests/fixtures/hostile-onnx were built with the onnx package: the right input and output
+# names, a constant output of shape (1, 7) float, or (1, 384) int64.
+
+HOSTILE_ONNX = Path(__file__).resolve().parents[1] / "fixtures" / "hostile-onnx"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"dim": 10**12}, "dim must be a whole number from 1 to 65536, not 1000000000000"),
+        ({"dim": -3}, "dim must be a whole number from 1 to 65536"),
+        ({"dim": "384"}, "dim must be a whole number from 1 to 65536, not '384'"),
+        ({"dim": True}, "dim must be a whole number from 1 to 65536, not True"),
+        ({"dim": 17}, "vectors of config.json's dim (17)"),
+        ({"max_tokens": -1}, "max_tokens must be a whole number from 1 to 1000000, not -1"),
+        ({"max_tokens": 10**30}, "max_tokens must be a whole number from 1 to 1000000"),
+        ({"max_tokens": "12"}, "max_tokens must be a whole number from 1 to 1000000, not '12'"),
+        ("wrong-dim.onnx", "[('tensor(float)', [1, 7]), ('tensor(float)', [1, 7])]"),
+        ("wrong-dtype.onnx", "[('tensor(int64)', [1, 384]), ('tensor(int64)', [1, 384])]"),
+    ],
+    ids=str,
+)
+def test_a_hostile_transformer_folder_is_a_model_error_at_load(
+    tmp_path: Path, change: dict[str, Any] | str, said: str
+) -> None:
+    import json
+
+    from ee.errors import ModelError
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_transformer
+
+    folder = tmp_path / "transformer"
+    shutil.copytree(DEFAULT_TRANSFORMER_DIR, folder)
+    if isinstance(change, str):
+        shutil.copy(HOSTILE_ONNX / change, folder / "model.onnx")
+    else:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        (folder / "config.json").write_text(json.dumps(config | change), encoding="utf-8")
+    # (before: a MemoryError, a ValueError or a broadcast error at the first encode, or a model loaded
+    # with a dim of "384" or True)
+    with pytest.raises(ModelError) as raised:
+        load_transformer(folder)
+    assert said in raised.value.message
+    assert str(folder) in raised.value.message
