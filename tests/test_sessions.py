@@ -35,6 +35,14 @@ def _imported_evidence(ws: Workspace, path: Path, session_id: str) -> list:
         return list(store.of_session(db, session_id))
 
 
+def _messages(ws: Workspace, name: str, lines: list[dict[str, Any]]) -> Path:
+    """A generic ``{role, content}`` JSON Lines transcript named ``name`` beside the workspace."""
+    path = ws.root.parent / "transcripts" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
 def _copy_in(ws: Workspace, name: str, folder: Path) -> Path:
     """A copy of a Claude Code fixture in ``folder`` as Claude Code writes it for this workspace: its
     lines record the workspace as their ``cwd`` (the hooks and --claude-code check that claim)."""
@@ -686,13 +694,14 @@ def test_a_forced_format_that_reads_nothing_of_a_file_is_an_error(ws: Workspace,
 
 
 def test_an_unchanged_file_reports_its_session(ws: Workspace, cli: Any) -> None:
-    path = ws.root.parent / "transcripts" / "pairing-notes.jsonl"
-    path.parent.mkdir(parents=True)
-    lines = [
-        {"role": "user", "content": "We use structlog for logging."},
-        {"role": "assistant", "content": "OK."},
-    ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    path = _messages(
+        ws,
+        "pairing-notes.jsonl",
+        [
+            {"role": "user", "content": "We use structlog for logging."},
+            {"role": "assistant", "content": "OK."},
+        ],
+    )
     first = cli("import", "session", str(path), "--json").data["files"][0]
     again = cli("import", "session", str(path), "--json").data["files"][0]
     assert first["session_id"] == "pairing-notes"
@@ -720,13 +729,17 @@ def test_a_candidate_sentence_is_not_cut_at_a_dot_inside_a_word(ws: Workspace) -
     pytest.importorskip("ee.curate.model")
     from ee.sessions.candidates import extract
 
-    path = ws.root.parent / "transcripts" / "deploy.jsonl"
-    path.parent.mkdir(parents=True)
-    lines = [
-        {"role": "user", "content": "Decided to deploy on Fly.io instead of Heroku. We'll use Python 3.12."},
-        {"role": "assistant", "content": "OK, I added fly.toml for the deploy."},
-    ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    path = _messages(
+        ws,
+        "deploy.jsonl",
+        [
+            {
+                "role": "user",
+                "content": "Decided to deploy on Fly.io instead of Heroku. We'll use Python 3.12.",
+            },
+            {"role": "assistant", "content": "OK, I added fly.toml for the deploy."},
+        ],
+    )
     evidence = _imported_evidence(ws, path, "deploy")
     bodies = {c.new_memory.body for c in extract(evidence) if c.new_memory is not None}
     assert bodies == {"Decided to deploy on Fly.io instead of Heroku.", "We'll use Python 3.12."}
