@@ -245,6 +245,78 @@ def test_forget_purges_evidence_and_its_index(ws: Workspace, cli: Any) -> None:
     assert cli("sessions", "show", "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c").code == 7
 
 
+SHOP = "5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7c"  # the session of the Claude Code fixture
+
+
+def _claude_line(role: str, text: str, uuid: str, when: str) -> str:
+    """One Claude Code transcript line of the fixture's session, as the session going on writes it."""
+    content: Any = [{"type": "text", "text": text}] if role == "assistant" else text
+    record = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "cwd": "/home/dev/shop",
+        "sessionId": SHOP,
+        "gitBranch": "main",
+        "type": role,
+        "message": {"role": role, "content": content},
+        "uuid": uuid,
+        "timestamp": when,
+    }
+    return json.dumps(record) + "\n"
+
+
+def test_forgotten_evidence_never_comes_back_from_the_same_bytes(ws: Workspace, cli: Any) -> None:
+    path = _copy(ws, "claude-code.jsonl")
+    assert cli("import", "session", str(path)).code == 0
+    old = [e.text for e in ws.session(SHOP).evidence]
+    assert len(old) >= 2  # (its last exchange, the side chain, is the one a grown file reads again)
+    assert cli("sessions", "forget", SHOP, "--json").data["evidence"] == len(old)
+    # the unchanged file imported again: nothing comes back
+    again = cli("import", "session", str(path), "--json")
+    assert again.code == 0
+    assert again.data["added"] == 0
+    assert ws.sessions() == ()
+    # the session goes on: a reply to the forgotten exchange, then a new one; only they are imported
+    with path.open("a", encoding="utf-8") as file:
+        file.write(_claude_line("assistant", "Also in shop/cron.py.", "s3", "2026-11-02T09:02:00Z"))
+        file.write(_claude_line("user", "Switch the migrations to Aerich.", "u9", "2026-11-03T10:00:00Z"))
+        file.write(_claude_line("assistant", "Aerich replaces Alembic now.", "a9", "2026-11-03T10:00:05Z"))
+    grown = cli("import", "session", str(path), "--json")
+    assert grown.code == 0
+    assert grown.data["files"][0]["status"] == "grown"
+    assert [e.text for e in ws.session(SHOP).evidence] == [
+        "assistant: Also in shop/cron.py.",
+        "user: Switch the migrations to Aerich.\nassistant: Aerich replaces Alembic now.",
+    ]
+    found = [h["body"] for h in _hits(cli, "database session opened shop worker") if h["type"] == "evidence"]
+    assert found  # (the new reply is found) but nothing of the forgotten exchange
+    assert not any("shop/worker.py" in body or "Find every place" in body for body in found)
+    # grown once more: the evidence after the forget is read on as usual, the forgotten still out
+    with path.open("a", encoding="utf-8") as file:
+        file.write(_claude_line("assistant", "The tests pass with Aerich.", "a10", "2026-11-03T10:01:00Z"))
+    assert cli("import", "session", str(path)).code == 0
+    texts = [e.text for e in ws.session(SHOP).evidence]
+    assert texts[-1].endswith("assistant: The tests pass with Aerich.")
+    assert not set(old) & set(texts)
+    assert not any("Find every place" in t for t in texts)
+
+
+def test_a_forgotten_piece_of_the_last_exchange_stays_forgotten_when_the_file_grows(
+    ws: Workspace, cli: Any
+) -> None:
+    path = _copy(ws, "claude-code.jsonl")
+    assert cli("import", "session", str(path)).code == 0
+    pieces = ws.session(SHOP).evidence
+    last = pieces[-1]
+    assert "Find every place" in last.text
+    assert cli("sessions", "forget", last.id).code == 0
+    with path.open("a", encoding="utf-8") as file:
+        file.write(_claude_line("assistant", "Also in shop/cron.py.", "s3", "2026-11-02T09:02:00Z"))
+    assert cli("import", "session", str(path)).code == 0
+    texts = [e.text for e in ws.session(SHOP).evidence]
+    assert texts == [e.text for e in pieces[:-1]] + ["assistant: Also in shop/cron.py."]
+
+
 def test_evidence_survives_an_index_rebuild_and_doctor_fix(ws: Workspace, cli: Any) -> None:
     cli("import", "session", str(_copy(ws, "claude-code.jsonl")))
     assert cli("index", "rebuild").code == 0
@@ -678,6 +750,15 @@ def test_forcing_another_format_on_an_imported_file_is_refused_and_keeps_its_evi
     same = cli("import", "session", str(path), "--format", "messages", "--json")
     assert same.code == 0
     assert same.data["files"][0]["status"] == "unchanged"
+    # forgotten, as the repair says, it imports afresh as the format asked for (an explicit reading)
+    assert cli("sessions", "forget", "ci-chat-1").code == 0
+    assert cli("import", "session", str(path), "--json").data["added"] == 0  # (not without asking)
+    moved = cli("import", "session", str(path), "--format", "codex", "--json")
+    assert moved.code == 4
+    assert "not a codex transcript" in moved.data["errors"][0]["message"]  # (the file is not one)
+    back = cli("import", "session", str(path), "--format", "messages", "--json")
+    assert back.code == 0
+    assert back.data["files"][0]["status"] == "unchanged"  # (the format it was read as: still forgotten)
 
 
 def test_a_forced_format_that_reads_nothing_of_a_file_is_an_error(ws: Workspace, cli: Any) -> None:

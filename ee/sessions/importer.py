@@ -4,8 +4,9 @@ Per file, in one transaction: read the bytes past what the last import took (fro
 exchange, which may have been cut short and is replaced by its fuller reading), turn the new turns into
 evidence, store it and where the next import starts. A file that did not change since is skipped (the same
 file twice changes nothing); a file that was rewritten rather than grown (its imported bytes changed) is read
-again from the start, and the evidence it gave before is kept. A file in error imports nothing and the
-others go on: the report lists it, and the command exits with its code.
+again from the start, and the evidence it gave before is kept. Turns ``ee sessions forget`` removed are
+never read back from the bytes they came from (the record keeps them, :func:`.store.forget`). A file in
+error imports nothing and the others go on: the report lists it, and the command exits with its code.
 """
 
 from __future__ import annotations
@@ -48,15 +49,17 @@ def import_file(
     key = field(str(path), limit=PATH_MAX)  # (no secret or control character of a name is stored)
     prior = store.transcript(db, key)
     start, first_index, state, grown = 0, 0, {}, False
-    if prior is not None:
-        if fmt is not None and fmt != prior["format"]:
-            # (read again as another format, its evidence would be dropped for what that format reads)
+    if prior is not None and fmt is not None and fmt != prior["format"]:
+        # (read again as another format, its evidence would be dropped for what that format reads; once
+        # forgotten, the format asked for reads the whole file afresh)
+        if store.ids_from(db, key, 0):
             raise TranscriptError(
                 f"{key}: imported before as {prior['format']}, not {fmt}",
                 f"import it without --format, or forget it first (ee sessions forget {prior['session_id']}) "
                 f"and import it again with --format {fmt}",
                 {"path": key, "format": prior["format"]},
             )
+    elif prior is not None:
         size = path.stat().st_size
         same = size >= prior["offset"] and _digest(path, prior["offset"]) == prior["digest"]
         if same and size == prior["size"]:
@@ -69,7 +72,8 @@ def import_file(
     if not read.format:  # (not a line whole yet: nothing stored, the next import reads it from the start)
         pending = read.size - read.end
         return {"path": key, "status": "pending", "added": 0, "session_id": None, "pending_bytes": pending}
-    groups = exchanges(list(read.turns))
+    # (turns `ee sessions forget` removed stay out: the last exchange, read again, would bring them back)
+    groups = exchanges([t for t in read.turns if not store.forgotten_turn(state, t.index)])
     items = [piece for group in groups for piece in pieces(group, key, field(path.name))]
     tokens = [tokenize(index_text(item)) for item in items]
     before = store.ids_from(db, key, first_index) if grown else set()

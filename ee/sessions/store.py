@@ -5,7 +5,8 @@ One SQLite database (stdlib ``sqlite3``: transactions, idempotent upserts) with 
 * ``transcripts``: per imported file, where the next import starts (``offset``), a hash of the bytes read
   so far (a file rewritten rather than grown is read again from the start, and what it already gave is
   kept), where its last exchange began (re-read and replaced when the file grew, since it may have been
-  cut short), and the reader's state (session id, cwd, branch, format);
+  cut short), and the reader's state (session id, cwd, branch, format), with the turns ``ee sessions
+  forget`` removed (``forgotten``: never read back from the same bytes);
 * ``evidence``: one row per piece (:class:`ee.sessions.evidence.Evidence`) with its index tokens;
 * ``meta``: the generation, bumped by every change, which the derived index (:mod:`ee.sessions.index`)
   compares with its own.
@@ -326,10 +327,40 @@ def last_import(db: sqlite3.Connection) -> str | None:
 
 
 def forget(db: sqlite3.Connection, ident: str) -> int:
-    """Delete a session's evidence (or one piece, by its id); the count."""
-    if ident.startswith("ev_"):
-        return db.execute("DELETE FROM evidence WHERE id = ?", (ident,)).rowcount
-    return db.execute("DELETE FROM evidence WHERE session_id = ?", (ident,)).rowcount
+    """Delete a session's evidence (or one piece, by its id); the count. Each transcript it came from
+    remembers the turns forgotten (``forgotten`` in its record's state): no later import of the same bytes
+    brings them back, while turns written after them are imported as usual (:func:`forgotten_turn`)."""
+    where = "id = ?" if ident.startswith("ev_") else "session_id = ?"
+    spans: dict[str, list[list[int]]] = {}
+    for path, first, last in db.execute(
+        f"SELECT transcript, turn, last_turn FROM evidence WHERE {where}",  # noqa: S608
+        (ident,),
+    ):
+        spans.setdefault(path, []).append([first, last])
+    for path, new in spans.items():
+        row = db.execute("SELECT state FROM transcripts WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            continue
+        state = json.loads(row[0])
+        state["forgotten"] = _merged_spans(state.get("forgotten", []) + new)
+        db.execute("UPDATE transcripts SET state = ? WHERE path = ?", (json.dumps(state), path))
+    return db.execute(f"DELETE FROM evidence WHERE {where}", (ident,)).rowcount  # noqa: S608
+
+
+def _merged_spans(spans: list[list[int]]) -> list[list[int]]:
+    """Turn ranges (first, last, both included), sorted, those that touch or overlap made one."""
+    out: list[list[int]] = []
+    for first, last in sorted(spans):
+        if out and first <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], last)
+        else:
+            out.append([first, last])
+    return out
+
+
+def forgotten_turn(state: dict[str, Any], index: int) -> bool:
+    """Whether turn ``index`` of a transcript whose record's state is ``state`` was forgotten."""
+    return any(first <= index <= last for first, last in state.get("forgotten", ()))
 
 
 def older_than(db: sqlite3.Connection, cutoff: str) -> int:
