@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ee.errors import ConfigError, NotRegularFile
+from ee.model import Problem
 
 CONFIG_PATH = ".ee/config.toml"
 LOCAL_CONFIG_PATH = ".ee/config.local.toml"  # the person's own settings, never committed (.ee/* is ignored)
@@ -128,6 +129,25 @@ class Config:
         for part in name.split("."):
             node = node.get(part, {}) if isinstance(node, dict) else {}
         return node if isinstance(node, dict) else {}
+
+
+def withheld_problems(config: Config) -> list[Problem]:
+    """What to say of the private settings only a tracked config.toml sets (not applied): one text for
+    ``ee doctor``'s finding and the session import's ``degraded`` note."""
+    value = config.withheld.get("sessions.retention_days")
+    if not value:  # (0, keep everything, is the default: nothing to say)
+        return []
+    return [
+        Problem(
+            "retention_not_applied",
+            "warning",
+            f"[sessions] retention_days = {value!r} is set only in {CONFIG_PATH}, which git tracks (a "
+            "repository's setting, not yours): it is not applied, no evidence was deleted",
+            CONFIG_PATH,
+            repair=f"move retention_days to {LOCAL_CONFIG_PATH} to apply it (your own settings, never "
+            "committed), or remove it from the shared file",
+        )
+    ]
 
 
 def default(dotted: str) -> Any:
@@ -327,9 +347,13 @@ def load_config(root: Path) -> Config:
 
 def _checked(path: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """One settings file's tables and its known settings, type- and range-checked ({} when it is missing)."""
-    raw = _read_toml(path, name)
-    values = _typed_values(raw, path, name)
-    _check_ranges(values, path, name)
+    try:
+        raw = _read_toml(path, name)
+        values = _typed_values(raw, path, name)
+        _check_ranges(values, path, name)
+    except ConfigError as exc:
+        exc.details.setdefault("path", name)  # (ee doctor's finding names the file in error)
+        raise
     return raw, values
 
 

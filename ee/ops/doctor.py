@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ee.config import CONFIG_PATH, load_config
+from ee.config import CONFIG_PATH, load_config, withheld_problems
 from ee.errors import ConfigError, EeError, GitError
 from ee.model import Memory, Problem
 from ee.ops.init import GITATTRIBUTES_LINES, GITIGNORE_LINES
@@ -33,9 +33,11 @@ def doctor(ws: Workspace, full: bool = False, fix: bool = False) -> dict[str, An
     problems += _check_git_operation(ws)
     problems += _check_layout(ws)
     try:
-        load_config(ws.root)
+        problems += withheld_problems(load_config(ws.root))
     except ConfigError as exc:
-        problems.append(Problem("config_invalid", "error", exc.message, CONFIG_PATH, repair=exc.hint))
+        where = exc.details.get("path", CONFIG_PATH)  # (the file in error: config.toml or config.local.toml)
+        what = exc.message.removeprefix(f"{where}: ")  # (the finding's path names it)
+        problems.append(Problem("config_invalid", "error", what, where, repair=exc.hint))
     holder = lock_is_held(ws.root)
     if holder:
         problems.append(

@@ -168,19 +168,11 @@ def import_sessions(
 def _prune(db: Any, config: Any) -> tuple[int, list[dict[str, Any]]]:
     """Delete evidence older than ``[sessions] retention_days`` (0: keep everything); the count, and what
     to say when only a config.toml git tracks sets it (a cloned repository's: nothing is deleted)."""
-    from ee.config import CONFIG_PATH, LOCAL_CONFIG_PATH
+    from ee.config import withheld_problems
 
-    withheld = config.withheld.get("sessions.retention_days")
-    if withheld:  # (0, keep everything, is the default: nothing to say)
-        note = {
-            "code": "retention_not_applied",
-            "severity": "warning",
-            "message": f"[sessions] retention_days = {withheld!r} is set only in {CONFIG_PATH}, which git "
-            "tracks (a repository's setting, not yours): no evidence was deleted",
-            "repair": f"move retention_days to {LOCAL_CONFIG_PATH} to apply it (your own settings, never "
-            "committed), or remove it from the shared file",
-        }
-        return 0, [note]
+    withheld = withheld_problems(config)
+    if withheld:
+        return 0, [p.to_dict() for p in withheld]
     days = float(config.get("sessions.retention_days") or 0)
     if days <= 0:
         return 0, []

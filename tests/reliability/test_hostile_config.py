@@ -172,6 +172,40 @@ def test_a_clones_committed_retention_deletes_none_of_its_evidence(ws: Workspace
     assert _texts(clone) == BOTH
 
 
+def test_doctor_says_a_withheld_retention_and_where_to_move_it(ws: Workspace, tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    clone = _clone_with_retention(ws, tmp_path)
+    report = run_cli("--workspace", str(clone), "doctor", "--json")
+    assert report.code == 0, report.out  # (a warning: the workspace is healthy)
+    [finding] = [p for p in report.data["problems"] if p["code"] == "retention_not_applied"]
+    assert finding["severity"] == "warning"
+    assert finding["path"] == ".ee/config.toml"
+    assert "retention_days = 0.0001 is set only in .ee/config.toml" in finding["message"]
+    assert "move retention_days to .ee/config.local.toml" in finding["repair"]
+    human = run_cli("--workspace", str(clone), "doctor", "--human")
+    assert "retention_days = 0.0001 is set only in .ee/config.toml" in human.out + human.err
+    assert "move retention_days to .ee/config.local.toml" in human.out + human.err
+    # moved to the local file, as the repair says: nothing more to say
+    (clone / ".ee" / "config.local.toml").write_text("[sessions]\nretention_days = 0.0001\n", "utf-8")
+    again = run_cli("--workspace", str(clone), "doctor", "--json")
+    assert not [p for p in again.data["problems"] if p["code"] == "retention_not_applied"]
+
+
+@pytest.mark.parametrize("name", [".ee/config.local.toml", ".ee/config.toml"])
+def test_doctor_names_the_config_file_in_error(ws: Workspace, cli: Any, name: str) -> None:
+    from conftest import doctor_report
+
+    (ws.root / name).write_text("[sessions]\nretention_days = -1\n", encoding="utf-8")
+    report = cli("doctor", "--json")
+    assert report.code == 4, report.out
+    [finding] = [p for p in doctor_report(report.json)["problems"] if p["code"] == "config_invalid"]
+    assert finding["path"] == name
+    assert finding["message"].startswith("[sessions] retention_days = -1 must be a number of days")
+    human = cli("doctor", "--human")
+    assert f"error: {name}: [sessions] retention_days = -1 must be" in human.out + human.err
+
+
 def test_the_same_retention_in_the_local_file_prunes(ws: Workspace, tmp_path: Path) -> None:
     from conftest import run_cli
 
