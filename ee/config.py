@@ -14,10 +14,12 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ee.errors import ConfigError, NotRegularFile
-from ee.model import Problem
+
+if TYPE_CHECKING:  # (every command reads its config: ee.model is loaded only where a problem is built)
+    from ee.model import Problem
 
 CONFIG_PATH = ".ee/config.toml"
 LOCAL_CONFIG_PATH = ".ee/config.local.toml"  # the person's own settings, never committed (.ee/* is ignored)
@@ -137,6 +139,8 @@ def withheld_problems(config: Config) -> list[Problem]:
     value = config.withheld.get("sessions.retention_days")
     if not value:  # (0, keep everything, is the default: nothing to say)
         return []
+    from ee.model import Problem
+
     return [
         Problem(
             "retention_not_applied",

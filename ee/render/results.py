@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ee.policy.shown import visible
 from ee.render import dumps, envelope, masked_degradations
 from ee.results.search import Hit, SearchResult
 
@@ -29,6 +28,8 @@ def render(result: SearchResult | Pack, fmt: str, *, indent: int | None = 2) -> 
     if not text and fmt == "hook":
         return text
     if fmt in _TEXT_FORMATS:
+        from ee.policy.shown import visible  # (the text formats' only: JSON is escaped already)
+
         text = visible(text)
     return text if text.endswith("\n") else text + "\n"
 
