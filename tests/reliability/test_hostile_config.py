@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import git, run_cli
 
 from ee.index.embedder import DEFAULT_MODEL_DIR
 from ee.workspace import Workspace
@@ -430,3 +430,63 @@ def test_a_hostile_transformer_folder_is_a_model_error_at_load(
         load_transformer(folder)
     assert said in raised.value.message
     assert str(folder) in raised.value.message
+
+
+# ---------------------------------------------------------------------------- the hooks' runner reads it too
+
+
+def _hooked_clone(tmp_path: Path) -> Path:
+    from tests.test_hooks import hooked
+
+    return hooked(tmp_path)
+
+
+def _slow_ee(tmp_path: Path) -> str:
+    slow = tmp_path / "slow-ee"
+    slow.write_text("#!/bin/sh\nexec sleep 20\n")
+    slow.chmod(0o755)
+    return str(slow)
+
+
+@pytest.mark.parametrize("how", ["huge", "link"])
+def test_the_hook_runner_reads_no_huge_or_linked_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The shell runner reads ``[hooks] timeout`` before any ee starts, a byte at a time: a clone's 20 MB
+    config.toml made every commit and checkout take 14 s. Past ee's own size limit, or through a link
+    (ee refuses both), the runner reads none of it and keeps its default."""
+    from tests.test_hooks import run_git
+
+    monkeypatch.delenv("EE_HOOK_TIMEOUT", raising=False)
+    repo = _hooked_clone(tmp_path)
+    limit = "[hooks]\ntimeout = 0.5\n"
+    config = repo / ".ee" / "config.toml"
+    if how == "huge":
+        config.write_text("# noise\n" * 70_000 + limit, encoding="utf-8")
+    else:
+        (tmp_path / "elsewhere.toml").write_text(limit, encoding="utf-8")
+        config.unlink()
+        config.symlink_to(tmp_path / "elsewhere.toml")
+    proc = run_git(repo, "checkout", "-q", "-b", "a", env={"EE_HOOK_EE": _slow_ee(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: hook skipped (post-checkout took over 2s" in proc.stderr  # the default, not the file's
+
+
+@pytest.mark.parametrize("seconds", ["99999999999999999999", "1e400", "86401"])
+def test_a_hook_timeout_out_of_range_is_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seconds: str
+) -> None:
+    """A clone's ``[hooks] timeout = 99999999999999999999`` made the runner's own timer overflow: a Python
+    traceback in every hook. ee refuses it (exit 3, naming the setting); the runner keeps its default."""
+    from tests.test_hooks import run_git
+
+    monkeypatch.delenv("EE_HOOK_TIMEOUT", raising=False)
+    repo = _hooked_clone(tmp_path)
+    (repo / ".ee" / "config.toml").write_text(f"[hooks]\ntimeout = {seconds}\n", encoding="utf-8")
+    proc = run_git(repo, "checkout", "-q", "-b", "a")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Error:" not in proc.stderr, proc.stderr
+    failed = run_cli("--workspace", str(repo), "status", "--json")
+    assert failed.code == 3, failed.out
+    assert "[hooks] timeout" in failed.json["error"]["message"]
