@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,3 +179,83 @@ def test_doctor_fix_rebuilds_a_damaged_derived_cache(ws: Workspace) -> None:
     assert _doctor_codes(ws, code=0) == []
     shutil.rmtree(ws.root / ".ee" / "index")
     assert _search_ids(ws, "stale ci caches") == want
+
+
+# A cache whose key matches but whose content lies: a transformer vector filed under the right blob and model
+# with another width, bytes that are no float32 vector, or NaN; a saved matrix of another width or with NaN.
+# Whoever wrote it (an agent, a killed copy, another ee), it is not used: each query answers (the static arm
+# until the lie is replaced), and the next embedding pass replaces it.
+
+_LIES = {
+    "short": lambda dim: b"\0" * 28,
+    "odd-bytes": lambda dim: b"abc",
+    "nan": lambda dim: b"\xff\xff\xff\x7f" * dim,
+}
+
+
+def _embedded(tmp_path: Path) -> tuple[Workspace, Any]:
+    from ee.index.transformer import embed_pending
+    from ee.index.view import open_index
+    from tests.test_transformer import tinycalc_repo
+
+    ws = Workspace(tinycalc_repo(tmp_path / "ws"))
+    view = open_index(ws)
+    assert embed_pending(view) == (38, 38)
+    return ws, view
+
+
+def _fresh_search(ws: Workspace) -> dict[str, Any]:
+    proc = run_ee(ws.root, "search", "divide by zero", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)["data"]
+    assert data["hits"][0]["id"] == "division-by-zero"
+    return data
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize("lie", sorted(_LIES))
+def test_a_lying_cached_vector_is_never_used_and_is_embedded_again(tmp_path: Path, lie: str) -> None:
+    from ee.index.cache import DerivedCache
+    from ee.index.freshness import CACHE_PATH, INDEX_DIR
+    from ee.index.transformer import cache_model_id, embed_pending, generation_blobs, matrix_path
+    from ee.index.view import open_index
+
+    ws, view = _embedded(tmp_path)
+    gen = ws.root / INDEX_DIR / view.manifest["generation"]
+    model_id = cache_model_id(view.transformer_folder, view.transformer_key)
+    blob = generation_blobs(gen)[0]
+    matrix_path(gen, view.transformer_key).unlink()  # the next query assembles the matrix from the cache
+    cache = DerivedCache(ws.root / CACHE_PATH)
+    try:
+        good = cache.get_vectors([blob], model_id)[blob]
+        cache.put_vectors({blob: _LIES[lie](len(good) // 4)}, model_id)
+    finally:
+        cache.close()
+
+    assert _fresh_search(ws)["query"]["semantic_arm"] == "static"  # no internal error, no NaN score
+    assert embed_pending(open_index(ws)) == (38, 38)  # the lie counts as missing: embedded again
+    cache = DerivedCache(ws.root / CACHE_PATH)
+    try:
+        assert cache.get_vectors([blob], model_id)[blob] == good
+    finally:
+        cache.close()
+    assert _fresh_search(ws)["query"]["semantic_arm"] == "transformer"
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize("lie", ["wide", "nan"])
+def test_a_lying_saved_matrix_is_never_used_and_is_assembled_again(tmp_path: Path, lie: str) -> None:
+    import numpy as np
+
+    from ee.index.freshness import INDEX_DIR
+    from ee.index.transformer import matrix_path
+
+    ws, view = _embedded(tmp_path)
+    path = matrix_path(ws.root / INDEX_DIR / view.manifest["generation"], view.transformer_key)
+    good = np.load(path)
+    lying = np.zeros((good.shape[0], 7), np.float32) if lie == "wide" else good.copy()
+    lying[0] = np.nan
+    np.save(path, lying)
+
+    assert _fresh_search(ws)["query"]["semantic_arm"] == "transformer"  # from the cached vectors again
+    assert np.array_equal(np.load(path), good)
