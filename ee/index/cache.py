@@ -90,11 +90,16 @@ class DerivedCache:
     def close(self) -> None:
         self._db.close()
 
-    def get_many(self, blobs: Iterable[str], model_id: str | None) -> dict[str, Derived]:
+    def get_many(
+        self, blobs: Iterable[str], model_id: str | None, dim: int | None = None
+    ) -> dict[str, Derived]:
+        """What the cache holds for ``blobs``, with each one's vector under ``model_id`` when it is one of
+        ``dim`` finite numbers. A row that is no parse record or a vector that does not fit (a damaged
+        row in a sound page, another program's write) counts as not held: derived again and replaced."""
         wanted = list(dict.fromkeys(blobs))
-        return self._guarded(lambda: self._get_many(wanted, model_id))
+        return self._guarded(lambda: self._get_many(wanted, model_id, dim))
 
-    def _get_many(self, wanted: list[str], model_id: str | None) -> dict[str, Derived]:
+    def _get_many(self, wanted: list[str], model_id: str | None, dim: int | None) -> dict[str, Derived]:
         out: dict[str, Derived] = {}
         for chunk in _chunks(wanted, 500):
             marks = ",".join("?" * len(chunk))
@@ -103,15 +108,16 @@ class DerivedCache:
                 (CACHE_VERSION, *chunk),
             )
             for blob, data in rows:
-                record, body, tokens = marshal.loads(data)  # noqa: S302 - our own derived data
-                out[blob] = Derived(record, body, tokens, None)
-            if model_id:
+                derived = _derived(data)
+                if derived is not None:
+                    out[blob] = derived
+            if model_id and dim:
                 rows = self._db.execute(
                     f"SELECT blob, vector FROM vectors WHERE model = ? AND blob IN ({marks})",  # noqa: S608
                     (model_id, *chunk),
                 )
                 for blob, vector in rows:
-                    if blob in out:
+                    if blob in out and fits(vector, dim):
                         out[blob].vector = vector
         return out
 
@@ -178,6 +184,27 @@ class DerivedCache:
     def count(self) -> int:
         row = self._guarded(lambda: self._db.execute("SELECT COUNT(*) FROM derived").fetchone())
         return int(row[0])
+
+
+def _derived(data: Any) -> Derived | None:
+    """The parse record, masked body and tokens of a row, or None when the row holds anything else."""
+    try:
+        record, body, tokens = marshal.loads(data)  # noqa: S302 - our own derived data (shape checked)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(record, dict) or not isinstance(body, str) or not isinstance(tokens, list):
+        return None
+    return Derived(record, body, tokens, None)
+
+
+def fits(vector: Any, dim: int) -> bool:
+    """Is ``vector`` the float32 bytes of ``dim`` finite numbers? The one test of a cached vector, static
+    or transformer: any other is embedded again, never a query's internal error or a NaN score."""
+    import numpy as np
+
+    if not isinstance(vector, bytes) or len(vector) != 4 * dim:
+        return False
+    return bool(np.isfinite(np.frombuffer(vector, dtype=np.float32)).all())
 
 
 def check(path: Path) -> str | None:

@@ -532,13 +532,13 @@ def _cached_vectors(
     embedded again (and replaced) instead of failing every query."""
     import numpy as np
 
-    from ee.index.cache import DerivedCache
+    from ee.index.cache import DerivedCache, fits
     from ee.index.freshness import CACHE_PATH
 
     try:
         blobs = generation_blobs(gen_folder)
         model_id = cache_model_id(model_folder, key)
-        size = 4 * model_dim(model_folder, key)  # float32
+        dim = model_dim(model_folder, key)
         cache = DerivedCache(root / CACHE_PATH)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return None
@@ -546,12 +546,7 @@ def _cached_vectors(
         raw = cache.get_vectors(blobs, model_id)
     finally:
         cache.close()
-    found = {}
-    for blob, data in raw.items():
-        if len(data) == size:
-            vector = np.frombuffer(data, dtype=np.float32)
-            if np.isfinite(vector).all():
-                found[blob] = vector
+    found = {blob: np.frombuffer(data, dtype=np.float32) for blob, data in raw.items() if fits(data, dim)}
     return blobs, found
 
 

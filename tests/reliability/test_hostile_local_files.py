@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
 import shutil
 import sqlite3
@@ -259,3 +260,53 @@ def test_a_lying_saved_matrix_is_never_used_and_is_assembled_again(tmp_path: Pat
 
     assert _fresh_search(ws)["query"]["semantic_arm"] == "transformer"  # from the cached vectors again
     assert np.array_equal(np.load(path), good)
+
+
+_ROW_LIES = {
+    "garbage": lambda data: b"\xff\x00 no marshal data",
+    "truncated": lambda data: data[: len(data) // 2],
+    "another-shape": lambda data: marshal.dumps(["record", "body"]),
+    "no-record": lambda data: marshal.dumps((["not", "a", "dict"], "body", ["tokens"])),
+}
+
+
+@pytest.mark.parametrize("lie", sorted(_ROW_LIES))
+def test_a_lying_derived_row_is_derived_again(ws: Workspace, lie: str) -> None:
+    """A row of the derived cache filed under a memory's blob whose data is no parse record (damaged in
+    a sound SQLite page, or written by another program) made every search and `ee memory list` an
+    internal error while `ee doctor` said healthy. It counts as not cached: derived again, replaced."""
+    ws.remember("ci caches go stale after a lockfile change", tags=["ci"])
+    want = _search_ids(ws, "stale ci caches")
+    assert want
+    cache = ws.root / ".ee" / "cache" / "derived.sqlite"
+    with contextlib.closing(sqlite3.connect(cache)) as db, db:
+        for blob, data in db.execute("SELECT blob, data FROM derived").fetchall():
+            db.execute("UPDATE derived SET data = ? WHERE blob = ?", (_ROW_LIES[lie](data), blob))
+    shutil.rmtree(ws.root / ".ee" / "index")  # the next query derives everything again, through the cache
+    assert _search_ids(ws, "stale ci caches") == want
+    proc = run_ee(ws.root, "memory", "list", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with contextlib.closing(sqlite3.connect(cache)) as db:  # replaced by what the blob really gives
+        rows = db.execute("SELECT data FROM derived").fetchall()
+    assert all(isinstance(marshal.loads(data)[0], dict) for (data,) in rows)
+
+
+@pytest.mark.parametrize("lie", ["short", "nan"])
+def test_a_lying_static_vector_is_embedded_again(ws: Workspace, lie: str) -> None:
+    ws.remember("ci caches go stale after a lockfile change", tags=["ci"])
+    ws.remember("the release checklist needs a signed tag", tags=["release"])
+    want = _search_ids(ws, "stale ci caches")
+    cache = ws.root / ".ee" / "cache" / "derived.sqlite"
+    with contextlib.closing(sqlite3.connect(cache)) as db, db:
+        rows = db.execute("SELECT blob, model, vector FROM vectors WHERE model NOT LIKE 'transformer:%'")
+        for blob, model, vector in rows.fetchall():
+            lying = b"\0" * 28 if lie == "short" else b"\xff\xff\xff\x7f" * (len(vector) // 4)
+            db.execute("UPDATE vectors SET vector = ? WHERE blob = ? AND model = ?", (lying, blob, model))
+    shutil.rmtree(ws.root / ".ee" / "index")
+    assert _search_ids(ws, "stale ci caches") == want
+    with contextlib.closing(sqlite3.connect(cache)) as db:
+        rows = db.execute("SELECT vector FROM vectors WHERE model NOT LIKE 'transformer:%'").fetchall()
+    assert rows
+    assert all(
+        len(vector) == len(rows[0][0]) > 28 and b"\xff\xff\xff\x7f" not in vector for (vector,) in rows
+    )
