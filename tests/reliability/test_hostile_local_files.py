@@ -310,3 +310,32 @@ def test_a_lying_static_vector_is_embedded_again(ws: Workspace, lie: str) -> Non
     assert all(
         len(vector) == len(rows[0][0]) > 28 and b"\xff\xff\xff\x7f" not in vector for (vector,) in rows
     )
+
+
+@pytest.mark.parametrize("lie", ["indices", "indptr", "data"])
+def test_a_lying_lexical_index_is_rebuilt(ws: Workspace, lie: str) -> None:
+    """A saved generation's BM25 arrays that load but lie (a posting naming a memory past the end, a
+    column past the vocabulary, NaN scores) made every search an internal error; the generation is now
+    refused at load, like any damaged one, and the index built again."""
+    import numpy as np
+
+    ws.remember("ci caches go stale after a lockfile change", tags=["ci"])
+    ws.remember("the release checklist needs a signed tag", tags=["release"])
+    want = _search_ids(ws, "stale ci caches")
+    manifest = json.loads((ws.root / ".ee" / "index" / "manifest.json").read_text(encoding="utf-8"))
+    folder = ws.root / ".ee" / "index" / manifest["generation"] / "bm25s"
+    name = {
+        "indices": "indices.csc.index.npy",
+        "indptr": "indptr.csc.index.npy",
+        "data": "data.csc.index.npy",
+    }
+    path = folder / name[lie]
+    array = np.load(path)
+    if lie == "indices":
+        array[:] = 10**9
+    elif lie == "indptr":
+        array[1:] = array[-1] + 5
+    else:
+        array[:] = np.nan
+    np.save(path, array)
+    assert _search_ids(ws, "stale ci caches") == want
