@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ee.config import write_private
+from ee.config import open_regular, write_private
+from ee.errors import NotRegularFile, StorageError
 from ee.store.files import make_state_folder
 
 CACHE_VERSION = 11  # bump when the parse record or the tokenizer changes
@@ -54,7 +56,9 @@ class DerivedCache:
     def _open(self) -> Any:
         import sqlite3
 
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._check_files()
+        uri = f"{self.path.absolute().as_uri()}?nofollow=1"  # (SQLite's own check, as ee.sessions.store)
+        db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
         try:
             with contextlib.suppress(sqlite3.OperationalError):  # another process holds it: keep its mode
                 db.execute("PRAGMA journal_mode=WAL")
@@ -70,6 +74,25 @@ class DerivedCache:
             db.close()
             raise
         return db
+
+    def _check_files(self) -> None:
+        """The cache file (made when missing) and its WAL and shared-memory files (when there) must be
+        regular files of this user, no link (:func:`ee.config.open_regular`): SQLite opens them by name
+        and would follow a link, writing its pages into whatever file or database it names."""
+        for name, flags in (
+            (self.path.name, os.O_RDWR | os.O_CREAT),
+            (f"{self.path.name}-wal", os.O_RDONLY),
+            (f"{self.path.name}-shm", os.O_RDONLY),
+        ):
+            try:
+                os.close(open_regular(self.path.parent / name, flags))
+            except FileNotFoundError:
+                continue
+            except NotRegularFile as exc:
+                raise StorageError(
+                    f"ee keeps derived data in {self.path.parent}, but {exc.filename}: {exc.strerror}",
+                    f"remove it (rm {exc.filename}): ee makes it again",
+                ) from None
 
     def _guarded(self, action: Callable[[], T]) -> T:
         """``action``, and once more on a fresh file if SQLite finds this one damaged."""
@@ -214,10 +237,12 @@ def check(path: Path) -> str | None:
     a clean-up may have removed); the check itself writes nothing."""
     import sqlite3
 
+    if path.is_symlink():  # (never opened through it: DerivedCache refuses it, --fix removes it)
+        return "is a symbolic link (ee follows none here)"
     if not path.exists():
         return None
     try:
-        db = sqlite3.connect(path, timeout=30)
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?nofollow=1", uri=True, timeout=30)
     except sqlite3.DatabaseError as exc:
         return str(exc)
     try:

@@ -9,6 +9,7 @@ by hand, untracked), every open under ``.ee/`` refuses to follow it (:func:`ee.c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -368,3 +369,29 @@ def test_the_import_journal_and_the_hook_table_are_never_written_or_read_through
     risks.save_table(ws.root, {"format": risks.TABLE_FORMAT})  # replaces the link, writes nothing through it
     assert victim.read_text() == VICTIM_TEXT
     assert not table.is_symlink()
+
+
+@pytest.mark.parametrize("name", ["derived.sqlite", "derived.sqlite-wal"])
+def test_the_derived_cache_is_never_opened_through_a_link(ws: Workspace, tmp_path: Path, name: str) -> None:
+    """The derived cache is opened by SQLite, not by ee's opener: a link at ``.ee/cache/derived.sqlite``
+    made ee write its tables into the database the link named (another program's, out of the repository),
+    and one at its ``-wal`` file would have written SQLite pages over the file it named."""
+    import sqlite3
+
+    ws.remember("First memory about the canary deploy.")
+    cache = ws.root / ".ee" / "cache"
+    cache.mkdir(exist_ok=True)
+    for leftover in cache.glob("derived.sqlite*"):
+        leftover.unlink()
+    shutil.rmtree(ws.root / ".ee" / "index", ignore_errors=True)
+    victim = tmp_path / "theirs.sqlite"
+    with contextlib.closing(sqlite3.connect(victim)) as db, db:
+        db.execute("CREATE TABLE mine (x)")
+    before = victim.read_bytes()
+    (cache / name).symlink_to(victim)
+    res = run_cli("--workspace", str(ws.root), "search", "canary", "--json")
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert "symbolic link" in res.out
+    assert f"rm {cache / name}" in res.json["error"]["repair"]
+    assert victim.read_bytes() == before
+    assert not list(tmp_path.glob("theirs.sqlite-*"))
