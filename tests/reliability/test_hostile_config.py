@@ -490,3 +490,22 @@ def test_a_hook_timeout_out_of_range_is_no_traceback(
     failed = run_cli("--workspace", str(repo), "status", "--json")
     assert failed.code == 3, failed.out
     assert "[hooks] timeout" in failed.json["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["--force", "HEAD", "-", "x y"])
+def test_a_clones_memory_branch_that_is_no_branch_name_is_a_config_error(tmp_path: Path, name: str) -> None:
+    """``ee init`` (the repair ee names in a fresh clone) took ``[store] branch`` as given: a clone's
+    ``"--force"`` reached ``git worktree add`` as an option (memories/ became a worktree of a branch
+    named ``memories``, beside a branch named ``--force``), ``"HEAD"`` made a branch ``refs/heads/HEAD``."""
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "clone", {".ee/config.toml": f'[store]\nbranch = "{name}"\n'})
+    before = git(repo, "for-each-ref", "--format=%(refname)")
+    done = run_cli("--workspace", str(repo), "init", "--json")
+    assert done.code == 3, done.out
+    assert done.json["error"]["message"] == (
+        f".ee/config.toml: [store] branch = {name!r} is not a valid branch name"
+    )
+    assert "[store] branch" in done.json["error"]["repair"]
+    assert git(repo, "for-each-ref", "--format=%(refname)") == before
+    assert git(repo, "worktree", "list").count("\n") <= 1
