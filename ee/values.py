@@ -41,6 +41,7 @@ MODES = ("hybrid", "lexical", "semantic", "exact")
 SPEEDS = ("instant", "default", "quality")
 FIELDS = ("minimal", "summary", "standard", "full")
 PROFILES = ("compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom")
+CHECKED_HOOKS = ("pre-commit", "prepare-commit-msg")  # the git hooks whose staged change ee checks
 FORMATS = ("human", "json", "jsonl", "compact", "markdown", "toon", "hook")
 # The review queue's candidate types (ee.curate.model: each one's actions; `ee curate list --type`).
 CANDIDATE_TYPES = (
