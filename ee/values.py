@@ -1,6 +1,6 @@
 """The allowed values of ee's fields and arguments: levels, kinds, trust classes, link types, query modes,
-speeds, output fields, pack profiles, formats, review candidate types, outcome signals, and the frontmatter
-keys ee knows.
+speeds, output fields, pack profiles, formats, review candidate types, outcome signals, the git hooks whose
+staged change ee checks, and the frontmatter keys ee knows.
 
 Tuples of names only, kept apart from the dataclasses of :mod:`ee.model`: the command line's argument
 table (:mod:`ee.operations`) offers these values, and a served ``ee search`` (a fresh process that sends
