@@ -223,16 +223,13 @@ class Param:
     def wanted(self) -> str:
         """What a value of this argument is, in words: ``a whole number of 1 or more``."""
         low, high = self.minimum, self.maximum
-        bounds = (
-            f" from {low:g} to {high:g}"
-            if low is not None and high is not None
-            else f" of {low:g} or more"
-            if low is not None
-            else f" of {high:g} or less"
-            if high is not None
-            else ""
-        )
-        return WANTED[self.kind] + bounds
+        if low is not None and high is not None:
+            return f"{WANTED[self.kind]} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{WANTED[self.kind]} of {low:g} or more"
+        if high is not None:
+            return f"{WANTED[self.kind]} of {high:g} or less"
+        return WANTED[self.kind]
 
     def holds(self, value: Any) -> bool:
         """Whether ``value`` is of this argument's kind and within its bounds (not its choices)."""
@@ -240,7 +237,7 @@ class Param:
             whole = self.kind == "integer"
             if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
                 return False
-            if not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):  # (NaN compares false with any bound)
                 return False
             return (self.minimum is None or value >= self.minimum) and (
                 self.maximum is None or value <= self.maximum

@@ -140,6 +140,8 @@ def test_every_argument_of_an_operation_is_described() -> None:
 REFUSED = [
     ("memory_list", {"limit": -1}, "limit must be a whole number of 1 or more, not -1"),
     ("memory_list", {"limit": True}, "limit must be a whole number of 1 or more, not True"),
+    ("memory_list", {"limit": 2.0}, "limit must be a whole number of 1 or more, not 2.0"),
+    ("why", {"memory_id": "mem_a", "as_of": 10**400}, "as_of must be text, not 1000"),
     ("memory_list", {"tags": "ci"}, "tags must be a list of strings, not 'ci'"),
     ("memory_list", {"tags": None}, "tags must be a list of strings, not None"),
     ("memory_list", {"level": "bogus"}, "level 'bogus' is not one of: working, episodic"),
@@ -149,6 +151,7 @@ REFUSED = [
     ("why", {"memory_id": "mem_a", "profile": "bogus"}, "profile 'bogus' is not one of: compact"),
     ("search", {"query": {}, "min_relevance": 2}, "min_relevance must be a number from 0 to 1, not 2"),
     ("search", {"query": {}, "min_relevance": float("nan")}, "min_relevance must be a number from 0 to 1"),
+    ("search", {"query": {}, "min_relevance": -(10**400)}, "min_relevance must be a number from 0 to 1"),
     ("search", {"query": "alpha"}, "query must be a JSON object, not 'alpha'"),
     ("context", {"query": {}, "quotas": ["x"]}, "quotas must be an object of settings"),
     ("context", {"query": {}, "query_notes": "x"}, "query_notes must be a list of JSON objects, not 'x'"),
