@@ -246,10 +246,8 @@ class Param:
             return isinstance(value, bool)
         if self.kind in ("texts", "tags"):
             return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
-        if self.kind == "pairs":
-            return isinstance(value, dict) and all(
-                isinstance(key, str) and isinstance(item, str | int | float) for key, item in value.items()
-            )
+        if self.kind == "pairs":  # (each setting's own value is its owner's to check: the pack's quotas)
+            return isinstance(value, dict) and all(isinstance(key, str) for key in value)
         if self.kind == "records":
             return isinstance(value, list | tuple) and all(isinstance(item, dict) for item in value)
         if self.kind == "document":

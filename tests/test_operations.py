@@ -154,6 +154,7 @@ REFUSED = [
     ("search", {"query": {}, "min_relevance": -(10**400)}, "min_relevance must be a number from 0 to 1"),
     ("search", {"query": "alpha"}, "query must be a JSON object, not 'alpha'"),
     ("context", {"query": {}, "quotas": ["x"]}, "quotas must be an object of settings"),
+    ("context", {"query": {}, "quotas": {1: 0.5}}, "quotas must be an object of settings"),
     ("context", {"query": {}, "query_notes": "x"}, "query_notes must be a list of JSON objects, not 'x'"),
     ("hook_check", {"name": "post-merge", "paths": [], "added": ""}, "name 'post-merge' is not one of"),
     ("hook_check", {"name": "pre-commit", "paths": [1], "added": ""}, "paths must be a list of strings"),
