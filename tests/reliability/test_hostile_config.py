@@ -108,6 +108,43 @@ def test_the_merge_driver_never_imports_an_ee_folder_the_repository_ships(
     assert not marker.exists(), marker.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("attributes", ["* merge=ee-memory", "*.md merge=ee-memory"])
+@pytest.mark.parametrize("name", ["src/app.py", "README.md"])
+def test_a_clones_attributes_never_make_ee_merge_a_file_that_is_no_memory(
+    ws: Workspace, attributes: str, name: str
+) -> None:
+    """A cloned repository's ``.gitattributes`` names which files git gives ee's merge driver. Given a
+    code file whose two sides conflict, it kept both versions under ee's labels and exited 0: git then
+    committed the merge as clean, the conflict in the code hidden. ee merges only memory files; for any
+    other file it is git's own text merge, a conflict git reports as usual."""
+    import subprocess
+
+    path = ws.root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    with (ws.root / ".gitattributes").open("a", encoding="utf-8") as file:
+        file.write(attributes + "\n")
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "-m", "base")
+    ours = git(ws.root, "branch", "--show-current").strip()
+    git(ws.root, "checkout", "-q", "-b", "theirs")
+    path.write_text("one\nTHEIRS\nthree\n", encoding="utf-8")
+    git(ws.root, "commit", "-q", "-am", "theirs")
+    git(ws.root, "checkout", "-q", ours)
+    path.write_text("one\nOURS\nthree\n", encoding="utf-8")
+    git(ws.root, "commit", "-q", "-am", "ours")
+    head = git(ws.root, "rev-parse", "HEAD")
+    merged = subprocess.run(
+        ["git", "merge", "--no-edit", "theirs"], cwd=ws.root, capture_output=True, text=True, check=False
+    )
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert "CONFLICT" in merged.stdout
+    assert git(ws.root, "rev-parse", "HEAD") == head  # no merge commit
+    text = path.read_text(encoding="utf-8")
+    assert "<<<<<<<" in text
+    assert "ee:" not in text
+
+
 def test_init_replaces_a_merge_driver_an_older_ee_registered_without_p(ws: Workspace) -> None:
     import sys
 
