@@ -395,3 +395,18 @@ def test_the_derived_cache_is_never_opened_through_a_link(ws: Workspace, tmp_pat
     assert f"rm {cache / name}" in res.json["error"]["repair"]
     assert victim.read_bytes() == before
     assert not list(tmp_path.glob("theirs.sqlite-*"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file of another user takes root")
+def test_a_derived_cache_of_another_user_is_refused(ws: Workspace) -> None:
+    """A cache file another user left in the workspace (a shared checkout) is not ee's to read or write."""
+    ws.remember("First memory about the canary deploy.")
+    cache = ws.root / ".ee" / "cache"
+    cache.mkdir(exist_ok=True)
+    (cache / "derived.sqlite").write_bytes(b"")
+    os.chown(cache / "derived.sqlite", 65534, 65534)
+    shutil.rmtree(ws.root / ".ee" / "index", ignore_errors=True)
+    res = run_cli("--workspace", str(ws.root), "search", "canary", "--json")
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert "uid 65534" in res.json["error"]["message"]
+    assert f"rm {cache / 'derived.sqlite'}" in res.json["error"]["repair"]
