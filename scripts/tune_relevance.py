@@ -108,7 +108,12 @@ def candidates(view: Any, text: str) -> list[tuple[str, Candidate]]:
             (
                 ctx.ids[item.pos],
                 [
-                    [float(x) for x in relevance_features(e.coverage[i], float(e.z[i]), e.affinity or 0.0)]
+                    [
+                        float(x)
+                        for x in relevance_features(
+                            e.coverage[i], float(e.z[i]), e.affinity or 0.0, e.best_null
+                        )
+                    ]
                     for e in alternatives
                     if e.z is not None
                 ],
