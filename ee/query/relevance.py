@@ -87,8 +87,9 @@ __all__ = [
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
 HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
 AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
-# The same terms fitted on the transformer arm's cosines (scripts/tune_relevance.py --arm transformer,
-# paraphrase weight 5, unanswerable weight 0.1: answers win over abstaining on in-domain questions the
+# The same terms fitted on the transformer arm's cosines, its z judged against the best of the store's N
+# memories (scripts/tune_relevance.py --arm transformer, paraphrase weight 2, unanswerable weight 0.1:
+# bench/README.md, stop 40; answers win over abstaining on in-domain questions the
 # store cannot answer, whose best candidates this arm scores like paraphrases'). With the off-topic
 # questions as the main negatives, the store affinity carries the weight it could not while those
 # in-domain questions (near the store by construction) counted fully: a question about what the store
