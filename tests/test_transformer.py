@@ -195,6 +195,8 @@ def test_a_cosine_only_answer_in_a_small_store_is_judged_against_the_best_of_its
     assert shown["best_null"]["memories"] == 38
     assert 2.0 < shown["best_null"]["z"] < shown["z"]
     assert "repl-history" in packed(tinycalc, text)
+    human = run_cli("-W", str(tinycalc), "search", text, "--explain", "--human")
+    assert "best of 38 by chance 2.14)" in human.out  # the nearest dropped hits say it too
 
 
 def test_a_small_store_keeps_distinct_answers_that_share_the_questions_words(tmp_path: Path) -> None:
