@@ -43,9 +43,9 @@ match at all", built from evidence that does not depend on the other candidates:
   raw z: a fit of all three on ``z − m(N)`` let more off-topic questions through on every store
   (bench/README.md, stop 40).
 * **relevance** = ``σ(β₀ + β₁·c + β₂·(z − m) + β₃·c·z + β₄·a + β₅·c·a)`` (c the coverage, σ the logistic
-  function; m = 0 for the static arm), in [0, 1]; with no usable model (lexical-only answers) ``σ(γ₀ +
-  γ₁·c)``. The coefficients are fitted by logistic regression with ``scripts/tune_relevance.py``: positives
-  are the relevant documents of the development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``),
+  function; m = 0 for the static arm), in [0, 1]; with no usable model (lexical-only answers) ``σ(γ₀+γ₁·c)``.
+  The coefficients are fitted by logistic regression with ``scripts/tune_relevance.py``: positives are the
+  relevant documents of the development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``),
   negatives the best candidates of the off-topic questions in ``tests/fixtures/offtopic/questions.txt``
   against that store and against this repository's memories; ``tests/fixtures/offtopic/holdout.txt`` is kept
   out of the fit to check it generalises. Figures are in the script's docstring and the README.
