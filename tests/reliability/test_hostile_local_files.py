@@ -339,3 +339,29 @@ def test_a_lying_lexical_index_is_rebuilt(ws: Workspace, lie: str) -> None:
         array[:] = np.nan
     np.save(path, array)
     assert _search_ids(ws, "stale ci caches") == want
+
+
+class _Planted:
+    """What a pickle in an ``.npy`` file would run when loaded with ``allow_pickle``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str, ...]]:
+        return (open, (str(self.marker), "w"))  # (creates the marker file)
+
+
+def test_a_pickle_in_an_index_array_is_never_loaded(ws: Workspace, tmp_path: Path) -> None:
+    """Every ``.npy`` ee keeps is loaded without pickles: an object array planted in a generation (by any
+    program that can write ``.ee/``) is a damaged generation, built again; its code never runs."""
+    import numpy as np
+
+    ws.remember("ci caches go stale after a lockfile change", tags=["ci"])
+    want = _search_ids(ws, "stale ci caches")
+    manifest = json.loads((ws.root / ".ee" / "index" / "manifest.json").read_text(encoding="utf-8"))
+    marker = tmp_path / "ran"
+    for name in ("vectors.npy", "committed.npy", "bm25s/indices.csc.index.npy"):
+        path = ws.root / ".ee" / "index" / manifest["generation"] / name
+        np.save(path, np.array([_Planted(marker)], dtype=object), allow_pickle=True)
+    assert _search_ids(ws, "stale ci caches") == want
+    assert not marker.exists()
