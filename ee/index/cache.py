@@ -10,6 +10,9 @@ Everything in it can be derived again from the memories, so a damaged file (a di
 a person's ``cp`` over it) is never fatal: SQLite says the file is no database or is malformed, the cache
 removes the damaged file, starts empty, and records why in :data:`REBUILT_NOTE` (``ee doctor`` reports
 it). ``ee doctor`` also checks the file itself (:func:`check`), and ``--fix`` rebuilds it (:func:`reset`).
+What is never opened: a link, a FIFO or another user's file in its place (a storage error naming the
+``rm`` repair, :meth:`DerivedCache._check_files`). A row or vector that does not fit (:func:`fits`) counts
+as not cached.
 """
 
 from __future__ import annotations
