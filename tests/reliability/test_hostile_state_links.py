@@ -410,3 +410,24 @@ def test_a_derived_cache_of_another_user_is_refused(ws: Workspace) -> None:
     assert res.code == ExitCode.STORAGE, res.out + res.err
     assert "uid 65534" in res.json["error"]["message"]
     assert f"rm {cache / 'derived.sqlite'}" in res.json["error"]["repair"]
+
+
+def test_a_clone_that_commits_a_crafted_derived_cache_is_refused(tmp_path: Path) -> None:
+    """A cache and an index a repository ships (a lying parse under a memory's blob, a vector of another
+    width) are never read: any tracked file of ``.ee/`` but config.toml refuses the workspace."""
+    import sqlite3
+
+    upstream = tmp_path / "upstream"
+    ws, _ = Workspace.init(upstream)
+    ws.remember("Run the linter before pushing.")
+    cache = upstream / ".ee" / "cache" / "derived.sqlite"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(cache)) as db, db:
+        db.execute("CREATE TABLE IF NOT EXISTS vectors (blob TEXT, model TEXT, vector BLOB)")
+        db.execute("INSERT INTO vectors VALUES ('x', 'y', x'00')")
+    git(upstream, "add", "-f", ".ee/cache/derived.sqlite")
+    git(upstream, "commit", "-q", "--no-verify", "-m", "warm cache")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    proc = run_ee_process("search", "linter", "--json", cwd=clone)
+    _refused(proc, ".ee/cache/derived.sqlite")
