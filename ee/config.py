@@ -252,6 +252,20 @@ def open_file(
     return fd, info
 
 
+def check_database(path: Path, create: bool) -> None:
+    """A SQLite database ee keeps under ``.ee/`` (made empty when missing and ``create``), and its WAL and
+    shared-memory files when there, must each be a regular file of this user, no link
+    (:func:`open_regular`; NotRegularFile else): SQLite opens them by name, and a link at the ``-wal`` file
+    would have it write pages over the file the link names."""
+    for name, flags in (
+        (path.name, os.O_RDWR | os.O_CREAT if create else os.O_RDONLY),
+        (f"{path.name}-wal", os.O_RDONLY),
+        (f"{path.name}-shm", os.O_RDONLY),
+    ):
+        with contextlib.suppress(FileNotFoundError):
+            os.close(open_regular(path.parent / name, flags))
+
+
 def write_private(path: Path | str, data: bytes) -> None:
     """Write ``data`` to ``path`` (truncated, or created), a file ee keeps under ``.ee/``, through
     :func:`open_regular`: a link in its place, or on the way below ``.ee/``, is refused, never followed."""

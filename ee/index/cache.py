@@ -20,13 +20,12 @@ from __future__ import annotations
 import contextlib
 import json
 import marshal
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ee.config import open_regular, write_private
+from ee.config import check_database, write_private
 from ee.errors import NotRegularFile, StorageError
 from ee.store.files import make_state_folder
 
@@ -79,23 +78,15 @@ class DerivedCache:
         return db
 
     def _check_files(self) -> None:
-        """The cache file (made when missing) and its WAL and shared-memory files (when there) must be
-        regular files of this user, no link (:func:`ee.config.open_regular`): SQLite opens them by name
-        and would follow a link, writing its pages into whatever file or database it names."""
-        for name, flags in (
-            (self.path.name, os.O_RDWR | os.O_CREAT),
-            (f"{self.path.name}-wal", os.O_RDONLY),
-            (f"{self.path.name}-shm", os.O_RDONLY),
-        ):
-            try:
-                os.close(open_regular(self.path.parent / name, flags))
-            except FileNotFoundError:
-                continue
-            except NotRegularFile as exc:
-                raise StorageError(
-                    f"ee keeps derived data in {self.path.parent}, but {exc.filename}: {exc.strerror}",
-                    f"remove it (rm {exc.filename}): ee makes it again",
-                ) from None
+        """The cache file (made when missing) and its WAL and shared-memory files: regular files of this
+        user, no link (:func:`ee.config.check_database`)."""
+        try:
+            check_database(self.path, create=True)
+        except NotRegularFile as exc:
+            raise StorageError(
+                f"ee keeps derived data in {self.path.parent}, but {exc.filename}: {exc.strerror}",
+                f"remove it (rm {exc.filename}): ee makes it again",
+            ) from None
 
     def _guarded(self, action: Callable[[], T]) -> T:
         """``action``, and once more on a fresh file if SQLite finds this one damaged."""

@@ -431,3 +431,37 @@ def test_a_clone_that_commits_a_crafted_derived_cache_is_refused(tmp_path: Path)
     git(tmp_path, "clone", "-q", str(upstream), str(clone))
     proc = run_ee_process("search", "linter", "--json", cwd=clone)
     _refused(proc, ".ee/cache/derived.sqlite")
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm"])
+def test_the_evidence_database_is_never_opened_through_a_link(
+    ws: Workspace, tmp_path: Path, suffix: str
+) -> None:
+    import json
+
+    def transcript(name: str, said: str) -> Path:
+        record = {
+            "type": "user",
+            "message": {"role": "user", "content": said},
+            "timestamp": "2026-11-02T09:00:00Z",
+            "sessionId": f"5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7{name}",
+            "cwd": str(ws.root),
+            "gitBranch": "main",
+        }
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        return path
+
+    first = run_cli("--workspace", str(ws.root), "import", "session", str(transcript("a", "Use Postgres.")))
+    assert first.code == 0, first.out + first.err
+    database = ws.root / ".ee" / "sessions" / f"evidence.sqlite3{suffix}"
+    victim = _victim(tmp_path)
+    database.unlink(missing_ok=True)
+    database.symlink_to(victim)
+    res = run_cli(
+        "--workspace", str(ws.root), "import", "session", str(transcript("b", "Cache with Redis.")), "--json"
+    )
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert "symbolic link" in res.out
+    assert f"rm {database}" in res.json["error"]["repair"]
+    assert victim.read_text() == VICTIM_TEXT
