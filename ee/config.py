@@ -252,18 +252,14 @@ def open_file(
     return fd, info
 
 
-def check_database(path: Path, create: bool) -> None:
-    """A SQLite database ee keeps under ``.ee/`` (made empty when missing and ``create``), and its WAL and
-    shared-memory files when there, must each be a regular file of this user, no link
-    (:func:`open_regular`; NotRegularFile else): SQLite opens them by name, and a link at the ``-wal`` file
-    would have it write pages over the file the link names."""
-    for name, flags in (
-        (path.name, os.O_RDWR | os.O_CREAT if create else os.O_RDONLY),
-        (f"{path.name}-wal", os.O_RDONLY),
-        (f"{path.name}-shm", os.O_RDONLY),
-    ):
+def check_database(path: Path) -> None:
+    """A SQLite database ee keeps under ``.ee/``, and its WAL and shared-memory files, must each be a
+    regular file of this user, no link, when there (:func:`open_regular`; NotRegularFile else): SQLite
+    opens them by name, and a link at the ``-wal`` file would have it write pages over the file the link
+    names. (One that is not there yet SQLite makes itself; open it with ``nofollow=1``.)"""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
         with contextlib.suppress(FileNotFoundError):
-            os.close(open_regular(path.parent / name, flags))
+            os.close(open_regular(path.parent / name, os.O_RDONLY))
 
 
 def write_private(path: Path | str, data: bytes) -> None:

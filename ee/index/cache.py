@@ -78,10 +78,10 @@ class DerivedCache:
         return db
 
     def _check_files(self) -> None:
-        """The cache file (made when missing) and its WAL and shared-memory files: regular files of this
-        user, no link (:func:`ee.config.check_database`)."""
+        """The cache file and its WAL and shared-memory files, when there: regular files of this user, no
+        link (:func:`ee.config.check_database`)."""
         try:
-            check_database(self.path, create=True)
+            check_database(self.path)
         except NotRegularFile as exc:
             raise StorageError(
                 f"ee keeps derived data in {self.path.parent}, but {exc.filename}: {exc.strerror}",

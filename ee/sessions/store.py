@@ -93,7 +93,7 @@ def connect(root: Path, *, create: bool = False, write: bool = True) -> Iterator
     from ee.config import NotRegularFile, check_database
 
     try:
-        check_database(path, create=False)
+        check_database(path)
     except NotRegularFile as exc:
         raise StorageError(
             f"{path}: {exc.filename}: {exc.strerror}",
