@@ -930,3 +930,32 @@ def test_a_memory_accepted_from_a_session_counts_for_it_in_the_eval(ws: Workspac
     found = ws.search(from_arguments("No module named alembic", limit=10, fields="full"), 0.0)
     memory = next(h.to_json() for h in found.hits if h.to_json()["type"] == "memory")
     assert hit_sessions(memory, [session, "another-session"]) == {session}
+
+
+def test_a_decision_that_only_points_back_is_read_with_what_it_points_to(ws: Workspace) -> None:
+    """A decision "Let's go with that." became a candidate of its own, and accepting it wrote a memory that
+    says nothing. A decision sentence with no words of its own is read with the sentence before it, or
+    left out when that sentence is a decision already proposed (or there is none)."""
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions.candidates import extract
+
+    path = _messages(
+        ws,
+        "points-back.jsonl",
+        [
+            {"role": "user", "content": "Let's use it."},
+            {
+                "role": "user",
+                "content": "We decided to drop the --once flag; cron users get a systemd timer instead. "
+                "Let's go with that.",
+            },
+            {"role": "assistant", "content": "I'd suggest Postgres with pgbouncer in front of it."},
+            {"role": "user", "content": "Sounds good, let's go with that."},
+        ],
+    )
+    evidence = _imported_evidence(ws, path, "points-back")
+    bodies = {c.new_memory.body for c in extract(evidence) if c.new_memory is not None}
+    assert bodies == {
+        "We decided to drop the --once flag; cron users get a systemd timer instead.",
+        "I'd suggest Postgres with pgbouncer in front of it. Sounds good, let's go with that.",
+    }
