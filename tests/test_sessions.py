@@ -959,3 +959,17 @@ def test_a_decision_that_only_points_back_is_read_with_what_it_points_to(ws: Wor
         "We decided to drop the --once flag; cron users get a systemd timer instead.",
         "I'd suggest Postgres with pgbouncer in front of it. Sounds good, let's go with that.",
     }
+
+
+def test_a_file_whose_first_line_is_not_json_is_called_not_a_transcript(ws: Workspace, cli: Any) -> None:
+    """`ee import session README.md` said "README.md:1: not a JSON line" and "fix or remove that line":
+    advice for a transcript with one bad line, not for a file that is no transcript at all."""
+    readme = ws.root / "README.md"
+    readme.write_text("# logship\n\nTails log files and ships them.\n", encoding="utf-8")
+    result = cli("import", "session", str(readme), "--json")
+    assert result.code == 4
+    error = result.data["errors"][0]
+    assert error["message"].startswith(f"{readme}:1: not a transcript ee reads"), error
+    assert "fix or remove that line" not in error["repair"]
+    assert "--format" in error["repair"]
+    assert ws.sessions() == ()
