@@ -973,3 +973,18 @@ def test_a_file_whose_first_line_is_not_json_is_called_not_a_transcript(ws: Work
     assert "fix or remove that line" not in error["repair"]
     assert "--format" in error["repair"]
     assert ws.sessions() == ()
+
+
+def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspace, cli: Any) -> None:
+    """A decision said again in a later session was proposed again after a person had accepted it, the
+    same text as the memory it had written (the docs' candidates already left such a text out)."""
+    pytest.importorskip("ee.curate.queue")
+    said = "We decided to drop the --once flag; cron users get a systemd timer instead."
+    first = _messages(ws, "monday.jsonl", [{"role": "user", "content": said, "session_id": "monday"}])
+    proposed = cli("import", "session", str(first), "--json").data["candidates"]["proposed"]
+    assert len(proposed) == 1
+    assert cli("curate", "accept", proposed[0], "--json").code == 0
+    again = _messages(ws, "friday.jsonl", [{"role": "user", "content": said, "session_id": "friday"}])
+    result = cli("import", "session", str(again), "--json")
+    assert result.data["added"] == 1  # the evidence is kept
+    assert result.data["candidates"] == {"found": 0, "proposed": []}
