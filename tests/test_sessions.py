@@ -988,3 +988,14 @@ def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspac
     result = cli("import", "session", str(again), "--json")
     assert result.data["added"] == 1  # the evidence is kept
     assert result.data["candidates"] == {"found": 0, "proposed": []}
+
+
+def test_an_evidence_hit_says_which_words_of_the_question_it_matched(ws: Workspace, cli: Any) -> None:
+    """An evidence hit's why named the index's stems ("matching packag, permiss"), words nobody typed;
+    a memory hit names the question's words as typed, and so does evidence now."""
+    said = "Never install packages one by one here: use pip install -e '.[dev]' instead."
+    path = _messages(ws, "setup.jsonl", [{"role": "user", "content": said, "session_id": "setup"}])
+    assert cli("import", "session", str(path)).code == 0
+    hits = cli("search", "how should I install the packages?", "--json").data["hits"]
+    why = next(h["why"] for h in hits if h["type"] == "evidence")
+    assert why.endswith("matching install, packages"), why
