@@ -468,8 +468,10 @@ def classify(old: Features, new: Features) -> Relation | None:
                 "update", f"the same statement with another value ({value[0]} → {value[1]})", score
             )
     same_names = old.names == new.names or not (old.names and new.names)
-    if old.states and new.states and same_names and not (new.switches and not old.switches):
+    if old.states and new.states and same_names:
         conflict = value_conflict(old, new) or opposite_conflict(old, new)
+        if conflict is not None and new.switches and not old.switches:  # "we now run 2 workers"
+            return Relation("update", f"the newer one says it changed: {conflict}", score)
         if conflict is not None:
             return Relation("contradiction", conflict, score or jaccard(old.tokens, new.tokens))
     if old.code != new.code:
