@@ -186,7 +186,6 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("earliest oldest", "latest newest"),
     ("before", "after"),
     ("always", "never"),
-    ("utc", "local"),
     ("json", "plain"),
 )
 """Opposite words (each side in its forms): the same statement with one for the other says the opposite.
