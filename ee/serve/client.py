@@ -42,6 +42,7 @@ import fcntl
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,17 @@ CONNECT_TIMEOUT = 0.25  # seconds: a live server accepts at once
 ANSWER_TIMEOUT = 150.0  # seconds: longer than the index lock wait, so the server's answer wins
 
 
-def call(op: str, root: Path | str, args: dict[str, Any], timeout: float = ANSWER_TIMEOUT) -> Any:
+def call(
+    op: str,
+    root: Path | str,
+    args: dict[str, Any],
+    timeout: float = ANSWER_TIMEOUT,
+    meanwhile: Callable[[], object] | None = None,
+) -> Any:
     """The result of operation ``op`` with ``args`` on the workspace at ``root`` (an absolute path), as
-    the warm server answers it; None to run it in-process."""
+    the warm server answers it; None to run it in-process. ``meanwhile`` runs once the request is sent,
+    while the server computes: what the caller needs for any answer (the command line imports the
+    answer's result types there, so that time overlaps the server's rather than adding to it)."""
     if protocol.server_disabled():
         return None
     try:
@@ -79,6 +88,8 @@ def call(op: str, root: Path | str, args: dict[str, Any], timeout: float = ANSWE
             data = json.dumps(request, ensure_ascii=False).encode("utf-8")
             sock.settimeout(timeout)
             protocol.send_frame(sock, data)
+            if meanwhile is not None:
+                meanwhile()
             answer = json.loads(protocol.recv_frame(sock))
         except (OSError, ValueError):  # (a text that is not UTF-8, a server gone: run it here)
             return None
