@@ -406,6 +406,18 @@ def test_eval_relevance_counts_the_noise_an_answerable_question_gets(tmp_path: P
             assert 1 <= found <= 2
             assert abs(found / hits - noise["precision"]) < 1e-3
             assert noise["median"] <= max(hits, 1)
+        # Each failure is listed, one entry per question the figures count as failed.
+        failures = row["failures"]
+        assert len(failures["missed"]) == round((1 - row["paraphrase_hit@10"]["floor_on"]) * 2)
+        assert len(failures["not_first"]) == round((1 - row["paraphrase_hit@1"]) * 2)
+        assert len(failures["unanswerable_answered"]) == round(1 - row["unanswerable_abstention"])
+        assert len(failures["offtopic_answered"]) == round(1 - row["offtopic_abstention"]["search"])
+        for entry in failures["missed"] + failures["not_first"]:
+            assert entry["expected"] in ("sqrt-negative", "division-by-zero")
+        assert all(entry["rank_floor_off"] != 1 for entry in failures["not_first"])
+        for entry in failures["unanswerable_answered"] + failures["offtopic_answered"]:
+            assert entry["hits"] >= 1
+            assert 0.0 <= entry["top"]["relevance"] <= 1.0
     human = run_cli("eval", "relevance", str(folder), "--human")
     assert human.code == 0
     assert "precision" in human.out

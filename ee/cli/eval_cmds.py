@@ -178,7 +178,8 @@ def relevance_cmd(folder: str, min_relevance: float | None, as_json: bool | None
     store of FOLDER/stores.json, paraphrased questions' hit@10 with the floor off and on, the share of
     unanswerable and off-topic questions that get nothing, and the noise: how many hits and pack items a
     paraphrased question gets with the floor on, and which share of them is its memory (precision)
-    (tests/fixtures/relevance is ee's own set).
+    (tests/fixtures/relevance is ee's dev set, bench/relevance-holdout a held-out one). The JSON also
+    names each failing question, with its best hit and relevance (failures).
 
     Example: ee eval relevance tests/fixtures/relevance --min-relevance 0.8
     """

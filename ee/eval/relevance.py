@@ -19,7 +19,13 @@ does), every question is searched (hybrid, top 10) with the floor off and on:
   (every hit the floor lets through, up to :data:`NOISE_LIMIT`) and of context pack items (balanced
   profile), mean and median, and their precision: the share of those hits (items) that are the expected
   memory, over all the questions (an agent's context is precious: a relevant answer among 25 hits is
-  mostly noise).
+  mostly noise);
+* ``paraphrase_hit@1``: the share of paraphrased questions whose memory comes first, floor off;
+* ``failures``: each question that fails, to read rather than to count: ``missed`` (a paraphrase whose
+  memory is not in the top 10 with the floor on, with its rank and relevance floor off and the top hit),
+  ``not_first`` (the same for a paraphrase whose memory does not come first, floor off),
+  ``unanswerable_answered`` and ``offtopic_answered`` (questions that should get nothing, with their
+  best hit and its relevance).
 """
 
 from __future__ import annotations
@@ -133,16 +139,27 @@ def _measure(
     from ee.query.document import from_arguments
     from ee.query.engine import run_search
 
+    stem_of = {memory_id: stem for stem, memory_id in by_stem.items()}
+
+    def ranked(text: str, min_relevance: float, limit: int = K) -> list[tuple[str, float]]:
+        """(file name, relevance) of the hits, best first."""
+        query = from_arguments(text, mode="hybrid", limit=limit, fields="standard")
+        found = run_search(view, query, min_relevance=min_relevance)["hits"]
+        return [(stem_of.get(h["id"], h["id"]), h["relevance"]) for h in found]
+
     def hits(text: str, min_relevance: float, limit: int = K) -> list[str]:
-        query = from_arguments(text, mode="hybrid", limit=limit, fields="minimal")
-        return [h["id"] for h in run_search(view, query, min_relevance=min_relevance)["hits"]]
+        return [by_stem.get(stem, stem) for stem, _relevance in ranked(text, min_relevance, limit)]
 
     pairs = store["paraphrases"]
-    off = [by_stem[stem] in hits(q, 0.0) for q, stem in pairs]
-    on = [by_stem[stem] in hits(q, floor) for q, stem in pairs]
+    off_ranked = [ranked(q, 0.0) for q, _stem in pairs]
+    on_ranked = [ranked(q, floor) for q, _stem in pairs]
+    off = [stem in [s for s, _r in got] for (_q, stem), got in zip(pairs, off_ranked, strict=True)]
+    on = [stem in [s for s, _r in got] for (_q, stem), got in zip(pairs, on_ranked, strict=True)]
+    first = [bool(got) and got[0][0] == stem for (_q, stem), got in zip(pairs, off_ranked, strict=True)]
     hit_off, hit_on = sum(off) / len(pairs), sum(on) / len(pairs)
     missed = [q for (q, _stem), kept, found in zip(pairs, on, off, strict=True) if found and not kept]
-    unanswerable = [not hits(q, floor) for q in store["unanswerable"]]
+    unanswerable_ranked = [ranked(q, floor) for q in store["unanswerable"]]
+    unanswerable = [not got for got in unanswerable_ranked]
     profile = resolve_profile("balanced", {}, None, "output.profile")
 
     def packed(text: str) -> list[str]:
@@ -150,10 +167,12 @@ def _measure(
         return [item["id"] for section in pack["sections"] for item in section["items"]]
 
     found = [(by_stem[stem], hits(q, floor, NOISE_LIMIT), packed(q)) for q, stem in pairs]
-    search_empty = [not hits(q, floor) for q in offtopic]
+    offtopic_ranked = [ranked(q, floor) for q in offtopic]
+    search_empty = [not got for got in offtopic_ranked]
     packed_empty = [not packed(q) for q in offtopic]
     return {
         "paraphrase_hit@10": {"floor_off": round(hit_off, 4), "floor_on": round(hit_on, 4)},
+        "paraphrase_hit@1": round(sum(first) / len(pairs), 4),
         "kept": round(hit_on / hit_off, 4) if hit_off else None,
         "dropped_answers": missed,
         "unanswerable_abstention": round(sum(unanswerable) / max(1, len(unanswerable)), 4),
@@ -165,7 +184,44 @@ def _measure(
             "search": _noise([(want, got) for want, got, _items in found]),
             "context": _noise([(want, items) for want, _got, items in found]),
         },
+        "failures": {
+            "missed": [
+                _missed(q, stem, got_off)
+                for (q, stem), got_off, kept in zip(pairs, off_ranked, on, strict=True)
+                if not kept
+            ],
+            "not_first": [
+                _missed(q, stem, got_off)
+                for (q, stem), got_off, top in zip(pairs, off_ranked, first, strict=True)
+                if not top
+            ],
+            "unanswerable_answered": _answered(store["unanswerable"], unanswerable_ranked),
+            "offtopic_answered": _answered(offtopic, offtopic_ranked),
+        },
     }
+
+
+def _missed(question: str, expected: str, got_off: list[tuple[str, float]]) -> dict[str, Any]:
+    """A paraphrased question whose memory is not in the top 10 with the floor on: where that memory stands
+    with the floor off (rank and relevance, None when not in the top 10) and what came first instead."""
+    stems = [stem for stem, _relevance in got_off]
+    rank = stems.index(expected) + 1 if expected in stems else None
+    return {
+        "question": question,
+        "expected": expected,
+        "rank_floor_off": rank,
+        "relevance": got_off[rank - 1][1] if rank else None,
+        "top": {"memory": got_off[0][0], "relevance": got_off[0][1]} if got_off else None,
+    }
+
+
+def _answered(questions: list[str], got: list[list[tuple[str, float]]]) -> list[dict[str, Any]]:
+    """The questions that should get nothing but got hits with the floor on: the best hit, its relevance."""
+    return [
+        {"question": q, "hits": len(hits), "top": {"memory": hits[0][0], "relevance": hits[0][1]}}
+        for q, hits in zip(questions, got, strict=True)
+        if hits
+    ]
 
 
 def _noise(answers: list[tuple[str, list[str]]]) -> dict[str, Any]:
