@@ -23,11 +23,23 @@ which the answer's ``degraded`` reports.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ee.values import CANDIDATE_TYPES, FIELDS, LEVELS, MODES, PROFILES, SIGNALS, SPEEDS, TRUST_CLASSES
+from ee.errors import UsageError
+from ee.values import (
+    CANDIDATE_TYPES,
+    CHECKED_HOOKS,
+    FIELDS,
+    LEVELS,
+    MODES,
+    PROFILES,
+    SIGNALS,
+    SPEEDS,
+    TRUST_CLASSES,
+)
 
 if TYPE_CHECKING:
     from ee.results import Result
@@ -51,6 +63,15 @@ class Operation:
     @property
     def served(self) -> bool:
         return not self.writes
+
+    def arguments(self) -> dict[str, Param]:
+        """Each argument's description, by the name it travels under: its command's (:data:`COMMANDS`;
+        a query document travels as the document, under its ``name``, any other argument under its
+        ``keyword``), else the operation's own (:data:`TRAVELLING`)."""
+        command = COMMANDS.get(self.name)
+        offered = {p.name if p.document else p.keyword: p for p in command.params} if command else {}
+        own = {p.name: p for p in TRAVELLING.get(self.name, ())}
+        return {name: own.get(name) or offered[name] for name in self.params}
 
     @property
     def result_type(self) -> type[Result]:
@@ -91,6 +112,7 @@ def result(ws: Workspace, name: str, args: dict[str, Any]) -> Result:
     unknown = set(args) - set(operation.params)
     if unknown:
         raise TypeError(f"{name} takes no {', '.join(sorted(unknown))}")
+    check(operation, args)
     if "query" in args:
         from ee.query.document import Query
 
@@ -98,6 +120,28 @@ def result(ws: Workspace, name: str, args: dict[str, Any]) -> Result:
         args = {k: v for k, v in args.items() if k != "query_notes"} | {"query": Query(args["query"], notes)}
     typed: Result = getattr(ws, name)(**args)
     return typed
+
+
+def check(operation: Operation, args: dict[str, Any]) -> None:
+    """``args`` against the description of ``operation``'s arguments (:meth:`Operation.arguments`): each of
+    its kind, among its allowed values, within its bounds; None is an optional argument not given (a switch
+    or a list not given is false or empty, never None: a method takes it as one). The one
+    check of an operation's arguments, whichever front end sent them: the command line's parser already
+    holds them to the same description, but a request on the warm server's socket is parsed by nobody, and
+    ``limit: -1``, ``tags: "ci"`` or ``level: "bogus"`` would answer a wrong list instead of an error."""
+    described = operation.arguments()
+    for name, value in args.items():
+        param = described[name]
+        if value is None and not param.required and param.kind not in UNSET:
+            continue
+        if param.choices and value not in param.choices:
+            raise UsageError(
+                f"{name} {value!r} is not one of: {', '.join(param.choices)}",
+                "pick one of them",
+            )
+        if not param.holds(value):
+            wanted = param.wanted()
+            raise UsageError(f"{name} must be {wanted}, not {value!r}", f"give {name} as {wanted}")
 
 
 @overload
@@ -130,6 +174,23 @@ Kind = Literal[
 ]
 
 
+# What a value of each kind is, as an error message says it.
+WANTED: dict[str, str] = {
+    "text": "text",
+    "words": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "switch": "true or false",
+    "texts": "a list of strings",
+    "tags": "a list of strings",
+    "pairs": "an object of settings",
+    "document": "a JSON object",
+    "records": "a list of JSON objects",
+}
+
+UNSET = ("switch", "texts", "tags", "records")  # kinds whose value not given is their own (false, empty)
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """One argument of a command, as every front end offers it.
@@ -158,6 +219,40 @@ class Param:
     @property
     def keyword(self) -> str:
         return self.dest or self.name
+
+    def wanted(self) -> str:
+        """What a value of this argument is, in words: ``a whole number of 1 or more``."""
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None:
+            return f"{WANTED[self.kind]} from {low:g} to {high:g}"
+        if low is not None:
+            return f"{WANTED[self.kind]} of {low:g} or more"
+        if high is not None:
+            return f"{WANTED[self.kind]} of {high:g} or less"
+        return WANTED[self.kind]
+
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` is of this argument's kind and within its bounds (not its choices)."""
+        if self.kind in ("integer", "number"):
+            whole = self.kind == "integer"
+            if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+                return False
+            if isinstance(value, float) and not math.isfinite(value):  # (NaN compares false with any bound)
+                return False
+            return (self.minimum is None or value >= self.minimum) and (
+                self.maximum is None or value <= self.maximum
+            )
+        if self.kind == "switch":
+            return isinstance(value, bool)
+        if self.kind in ("texts", "tags"):
+            return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
+        if self.kind == "pairs":  # (each setting's own value is its owner's to check: the pack's quotas)
+            return isinstance(value, dict) and all(isinstance(key, str) for key in value)
+        if self.kind == "records":
+            return isinstance(value, list | tuple) and all(isinstance(item, dict) for item in value)
+        if self.kind == "document":
+            return isinstance(value, dict)
+        return isinstance(value, str)  # text, words
 
     @property
     def description(self) -> str:
@@ -725,4 +820,16 @@ COMMANDS: dict[str, Command] = {
             read_only=False,
         ),
     )
+}
+
+# The arguments of operations that travel but no command offers: what reading a query changed (its notes,
+# beside the document), and the git hooks' check of a staged change (the hooks are its only front end).
+TRAVELLING: dict[str, tuple[Param, ...]] = {
+    "search": (Param("query_notes", "records", None),),
+    "context": (Param("query_notes", "records", None),),
+    "hook_check": (
+        Param("name", "text", None, choices=CHECKED_HOOKS, required=True),
+        Param("paths", "texts", None, required=True),
+        Param("added", "text", None, required=True),
+    ),
 }

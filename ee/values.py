@@ -1,6 +1,6 @@
 """The allowed values of ee's fields and arguments: levels, kinds, trust classes, link types, query modes,
-speeds, output fields, pack profiles, formats, review candidate types, outcome signals, and the frontmatter
-keys ee knows.
+speeds, output fields, pack profiles, formats, review candidate types, outcome signals, the git hooks whose
+staged change ee checks, and the frontmatter keys ee knows.
 
 Tuples of names only, kept apart from the dataclasses of :mod:`ee.model`: the command line's argument
 table (:mod:`ee.operations`) offers these values, and a served ``ee search`` (a fresh process that sends
@@ -41,6 +41,7 @@ MODES = ("hybrid", "lexical", "semantic", "exact")
 SPEEDS = ("instant", "default", "quality")
 FIELDS = ("minimal", "summary", "standard", "full")
 PROFILES = ("compact", "balanced", "grounding", "orientation", "wide", "thorough", "submodular", "custom")
+CHECKED_HOOKS = ("pre-commit", "prepare-commit-msg")  # the git hooks whose staged change ee checks
 FORMATS = ("human", "json", "jsonl", "compact", "markdown", "toon", "hook")
 # The review queue's candidate types (ee.curate.model: each one's actions; `ee curate list --type`).
 CANDIDATE_TYPES = (

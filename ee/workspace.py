@@ -570,11 +570,6 @@ class Workspace:
         from ee.git.merge import is_conflicted
         from ee.ops.feedback import effective_confidences
 
-        _check_list_filters(level, kind, tags, limit, agent, quarantined)
-        if trust is not None:
-            from ee.policy.trust import rank
-
-            rank(trust)  # an unknown class is a usage error naming the allowed ones
         start = normalise_time(since, "--since") if since else None
         from ee.results.memory import MemoryList
 
@@ -648,14 +643,6 @@ class Workspace:
         from ee.policy.secrets import redact
         from ee.results.hooks import HookCheck
 
-        if name not in risks.CHECKED_HOOKS:
-            raise UsageError(
-                f"no check for the hook {name!r}", f"ask for one of: {', '.join(risks.CHECKED_HOOKS)}"
-            )
-        if not (isinstance(paths, list | tuple) and all(isinstance(p, str) for p in paths)):
-            raise UsageError("the staged paths must be a list of strings", "give the paths git reports")
-        if not isinstance(added, str):
-            raise UsageError("the added lines must be a string", "give the text the change adds")
         view = open_index(self)
         generation = view.manifest.get("generation")
 
@@ -882,24 +869,3 @@ def with_granted(memory: Memory, granted: str) -> dict[str, Any]:
     ``trust:`` when that says more (or other) than ee grants."""
     claimed = {"trust_claimed": memory.trust} if memory.trust and memory.trust != granted else {}
     return memory.to_dict() | {"trust": granted} | claimed
-
-
-def _check_list_filters(level: Any, kind: Any, tags: Any, limit: Any, agent: Any, quarantined: Any) -> None:
-    """:meth:`Workspace.memory_list`'s filters, each of its type, as the command line's parser gives them:
-    a request on the server's socket is not parsed by it, and a filter of another type (``limit: -1``,
-    ``tags: "ci"``, ``level: "bogus"``) would answer a wrong list instead of an error."""
-    from ee.values import LEVELS
-
-    if level is not None and level not in LEVELS:
-        raise UsageError(f"level {level!r} is not one of: {', '.join(LEVELS)}", "pick one of them")
-    for name, value in (("kind", kind), ("agent", agent)):
-        if value is not None and not isinstance(value, str):
-            raise UsageError(f"{name} must be text, not {value!r}", f"give one {name}")
-    if isinstance(tags, str) or not (
-        isinstance(tags, list | tuple) and all(isinstance(tag, str) for tag in tags)
-    ):
-        raise UsageError(f"tags must be a list of strings, not {tags!r}", "give each tag as a string")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise UsageError(f"limit must be a whole number of 1 or more, not {limit!r}", "e.g. limit 20")
-    if not isinstance(quarantined, bool):
-        raise UsageError(f"quarantined must be true or false, not {quarantined!r}", "give true or false")

@@ -20,7 +20,19 @@ EE = Path(__file__).resolve().parents[1] / "ee"
 # ``git.sync`` high.
 LAYERS: list[set[str]] = [
     # (git, store, curate, serve: their __init__ only)
-    {"errors", "model", "values", "results", "_crash", "git", "store", "curate", "curate.model", "serve"},
+    {
+        "errors",
+        "model",
+        "values",
+        "text",
+        "results",
+        "_crash",
+        "git",
+        "store",
+        "curate",
+        "curate.model",
+        "serve",
+    },
     {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
     {"git.conflict", "spawn"},  # spawn: the one background launcher
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply

@@ -127,6 +127,80 @@ def test_a_value_outside_the_described_choices_is_refused_by_both_front_ends(tmp
     assert "fuzzy" in result.output
 
 
+def test_every_argument_of_an_operation_is_described() -> None:
+    """Each argument an operation takes by name has its one description (its command's, or its own)."""
+    from ee.operations import OPERATIONS
+
+    for operation in OPERATIONS.values():
+        assert tuple(operation.arguments()) == operation.params, operation.name
+
+
+# Arguments no front end's parser would let through: each is refused by the one check of an operation's
+# arguments against their description (a served request reaches it unparsed), naming what is wrong.
+REFUSED = [
+    ("memory_list", {"limit": -1}, "limit must be a whole number of 1 or more, not -1"),
+    ("memory_list", {"limit": True}, "limit must be a whole number of 1 or more, not True"),
+    ("memory_list", {"limit": 2.0}, "limit must be a whole number of 1 or more, not 2.0"),
+    ("why", {"memory_id": "mem_a", "as_of": 10**400}, "as_of must be text, not 1000"),
+    ("memory_list", {"tags": "ci"}, "tags must be a list of strings, not 'ci'"),
+    ("memory_list", {"tags": None}, "tags must be a list of strings, not None"),
+    ("memory_list", {"level": "bogus"}, "level 'bogus' is not one of: working, episodic"),
+    ("memory_list", {"trust": "root"}, "trust 'root' is not one of: human_explicit"),
+    ("memory_list", {"quarantined": "no"}, "quarantined must be true or false, not 'no'"),
+    ("memory_show", {"memory_id": ["mem_a"]}, "memory_id must be text, not ['mem_a']"),
+    ("why", {"memory_id": "mem_a", "profile": "bogus"}, "profile 'bogus' is not one of: compact"),
+    ("search", {"query": {}, "min_relevance": 2}, "min_relevance must be a number from 0 to 1, not 2"),
+    ("search", {"query": {}, "min_relevance": float("nan")}, "min_relevance must be a number from 0 to 1"),
+    ("search", {"query": {}, "min_relevance": -(10**400)}, "min_relevance must be a number from 0 to 1"),
+    ("search", {"query": "alpha"}, "query must be a JSON object, not 'alpha'"),
+    ("context", {"query": {}, "quotas": ["x"]}, "quotas must be an object of settings"),
+    ("context", {"query": {}, "quotas": {1: 0.5}}, "quotas must be an object of settings"),
+    ("context", {"query": {}, "query_notes": "x"}, "query_notes must be a list of JSON objects, not 'x'"),
+    ("hook_check", {"name": "post-merge", "paths": [], "added": ""}, "name 'post-merge' is not one of"),
+    ("hook_check", {"name": "pre-commit", "paths": [1], "added": ""}, "paths must be a list of strings"),
+    ("hook_check", {"name": "pre-commit", "paths": [], "added": None}, "added must be text, not None"),
+]
+
+
+@pytest.mark.parametrize(("op", "args", "message"), REFUSED)
+def test_an_argument_outside_its_description_is_a_usage_error(
+    op: str, args: dict[str, Any], message: str
+) -> None:
+    from ee.errors import UsageError
+    from ee.operations import OPERATIONS, check
+
+    with pytest.raises(UsageError) as refused:
+        check(OPERATIONS[op], args)
+    assert refused.value.message.startswith(message)
+    assert refused.value.hint
+
+
+def test_the_arguments_a_command_sends_pass_the_check(ws: Any) -> None:
+    """What the command lines send (None for an option not given) passes; a refused one never reaches the
+    ``Workspace`` method, in this process as on the server (:func:`ee.operations.result` checks first)."""
+    from ee.errors import UsageError
+    from ee.operations import OPERATIONS, check, result
+    from ee.query.document import from_arguments
+
+    sent = {
+        "search": {"query": from_arguments("alpha").doc, "query_notes": [], "min_relevance": None},
+        "context": {
+            "query": from_arguments("alpha").doc,
+            "query_notes": [],
+            "quotas": None,
+            "min_relevance": 0,
+        },
+        "why": {"memory_id": "mem_a", "query_text": None, "as_of": None, "profile": None},
+        "memory_list": {"tags": [], "limit": None, "agent": None, "trust": None, "quarantined": False},
+        "hook_check": {"name": "pre-commit", "paths": ["a.py"], "added": ""},
+    }
+    for op, args in sent.items():
+        check(OPERATIONS[op], args)
+    assert result(ws, "memory_list", {"limit": 1}).to_json()["count"] == 0
+    with pytest.raises(UsageError, match="limit must be a whole number"):
+        result(ws, "memory_list", {"limit": 0})
+
+
 def test_the_architecture_page_lists_every_operation() -> None:
     """docs/architecture.md's table of operations is COMMANDS and OPERATIONS, row for row."""
     from pathlib import Path

@@ -225,6 +225,23 @@ def test_store_affinity_counts_only_as_far_as_a_memorys_own_evidence() -> None:
     assert lone[0] < DEFAULT_MIN_RELEVANCE
 
 
+def test_the_same_cosine_evidence_counts_for_less_in_a_bigger_store() -> None:
+    """The transformer arm weighs a hit's z above what the best of the store's N unrelated memories reaches
+    (the expected maximum of N null z-scores): the same evidence is stronger among 38 memories than among
+    6,398, where a word coincidence reaches it by chance."""
+    from ee.query.relevance import best_null, relevance
+
+    assert best_null(1) == 0.0
+    assert best_null(38) == pytest.approx(2.14, abs=0.01)
+    assert best_null(6398) == pytest.approx(3.72, abs=0.01)
+    sizes = [best_null(n) for n in (2, 10, 38, 100, 1000, 6398, 100000)]
+    assert sizes == sorted(sizes)
+    coverage, z = np.array([0.0, 0.5]), np.array([2.8, 2.4])
+    small = relevance(coverage, z, 0.2, "transformer", best_null(38))
+    big = relevance(coverage, z, 0.2, "transformer", best_null(6398))
+    assert (small > big).all()
+
+
 def test_a_pack_keeps_distinct_memories_on_one_topic_and_accounts_for_every_candidate(
     topic: dict[str, Any],
 ) -> None:

@@ -224,3 +224,26 @@ def test_why_and_history_in_a_repository_without_a_commit(tmp_path: Path) -> Non
     res = run_cli("--workspace", str(root), "memory", "history", "release", "--json")
     assert res.code == 7, res.out + res.err
     assert res.json["error"]["message"] == "memory release has no committed history"
+
+
+def test_the_memory_block_shows_the_known_keys_a_hit_does_not_in_their_order(store: dict[str, Any]) -> None:
+    """A full hit's ``memory`` block (search ``--fields full``, why's rank for a query): ee's frontmatter
+    keys in the order ee writes them, minus those the hit shows itself, then extra and the effective
+    confidence — the JSON order the contract pins, derived from ``ee.values.KNOWN_KEYS``."""
+    hits = run_cli("--workspace", str(store["root"]), "search", TASK, "--fields", "full", "--json").data[
+        "hits"
+    ]
+    assert list(hits[0]["memory"]) == [
+        "confidence",
+        "utility",
+        "importance",
+        "created",
+        "valid_from",
+        "valid_to",
+        "source",
+        "links",
+        "paths",
+        "redacted",
+        "extra",
+        "effective_confidence",
+    ]

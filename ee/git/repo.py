@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, NoReturn
 from ee._crash import crash_point
 from ee.errors import ConflictError, GitError, NotFound, StorageError, UsageError
 from ee.git import runner
+from ee.text import cut_at_word
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -623,11 +624,7 @@ def _cut_subject(subject: str) -> str:
     fits, followed by ``...`` (ASCII, so the cut reads as a cut and not as the title's own last word)."""
     if len(subject) <= SUBJECT_MAX:
         return subject
-    room = SUBJECT_MAX - 3
-    head = subject[:room]
-    if subject[room] != " " and " " in head:
-        head = head.rsplit(" ", 1)[0]
-    return head.rstrip(" :,;-") + "..."
+    return cut_at_word(subject, SUBJECT_MAX - len("..."), "...", strip=" :,;-")
 
 
 def _parse_batch(data: bytes) -> dict[str, bytes]:

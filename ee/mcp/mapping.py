@@ -142,7 +142,9 @@ def tool_annotations(tool: Command) -> dict[str, Any]:
 
 
 def check_arguments(tool: Command, arguments: dict[str, Any]) -> None:
-    """Arguments against the tool's input schema; the first violation as a usage error."""
+    """Arguments against the tool's input schema; the first violation as a usage error. (The schema is the
+    tool's arguments as described in :data:`ee.operations.COMMANDS`, the description
+    :func:`ee.operations.check` holds an operation's arguments to when it travels by name.)"""
     import jsonschema
 
     from ee.schemas import unwritable

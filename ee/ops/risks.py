@@ -63,7 +63,6 @@ _KEYWORDS = (
 )
 _CODE_WORDS = frozenset(_KEYWORDS.split())
 MESSAGE_HITS = 5  # memories a commit message names at most
-CHECKED_HOOKS = ("pre-commit", "prepare-commit-msg")  # the hooks Workspace.hook_check answers
 _RESIZE = 0.2  # a store grown or shrunk by more than this recomputes every signature (idf moved)
 
 # A row: (id, kind, title, path, paths, blocks, valid_from, valid_to, blob, tokens, weights, human)

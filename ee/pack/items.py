@@ -13,6 +13,7 @@ from ee.pack.select import Candidate
 from ee.query.engine import count_tokens
 from ee.query.engine import trim as trim_hit
 from ee.query.relevance import below_floor
+from ee.text import cut_at_word
 
 MINIMAL = ("id", "section", "authoritative", "title", "marks")  # (marks: only when there is one)
 EXPLAINED = ("explanation", "selection")  # what --explain adds: kept whatever the fields
@@ -181,12 +182,8 @@ def fit_item(
 
 
 def _cut(body: str, length: int) -> str:
-    """The first ``length`` characters, backed off to the last space when that keeps at least half."""
-    head = body[:length]
-    space = max(head.rfind(" "), head.rfind("\n"))
-    if length < len(body) and space >= length // 2:
-        head = head[:space]
-    return head.rstrip() + TRUNCATION_MARK
+    """The first ``length`` characters, ended at a whole word when that keeps at least half, marked."""
+    return cut_at_word(body, length, TRUNCATION_MARK, least=length // 2)
 
 
 def item_dict(ctx: Any, c: Candidate, scored: Any, rank: int, explain: bool) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ee.errors import QueryError
+from ee.text import cut_at_word
 
 MAX_DOCUMENT_BYTES = 256 * 1024
 MAX_QUERY_CHARS = 8192
@@ -278,15 +279,10 @@ def shortened(text: str, limit: int = MAX_QUERY_CHARS) -> tuple[str, tuple[dict[
     how = "each repeated line once"
     if len(kept) > limit:
         gap = " … "
-        head_size = limit * 3 // 4
-        head = kept[:head_size]
-        if kept[head_size : head_size + 1].strip():  # (the cut fell inside a word: drop that part)
-            head = head.rsplit(None, 1)[0]
-        tail_size = limit - len(head) - len(gap)
-        tail = kept[-tail_size:]
-        if kept[-tail_size - 1 : -tail_size].strip():  # (the cut fell inside a word: drop that part)
-            tail = tail.split(None, 1)[-1]
-        kept = head.rstrip() + gap + tail.lstrip()
+        head = cut_at_word(kept, limit * 3 // 4)
+        # the end, cut the same way from the other side: the text reversed, cut, and turned back
+        tail = cut_at_word(kept[::-1], limit - len(head) - len(gap))[::-1]
+        kept = head + gap + tail
         how = "its beginning and its end, each repeated line once"
     note = {
         "code": "task_shortened",

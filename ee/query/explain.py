@@ -7,6 +7,13 @@ from typing import Any
 from ee.index.tokenize import tokenize
 from ee.model import title_of
 from ee.policy.secrets import shown_path
+from ee.values import KNOWN_KEYS
+
+# A hit's ``memory`` block (``output.fields: full``; ``ee why`` and a pack item keep it too): the frontmatter
+# keys ee knows that the hit does not show itself, in the order ee writes them (ee.values.KNOWN_KEYS), then
+# the unknown keys a file keeps.
+_SHOWN_BY_HIT = ("id", "level", "kind", "tags", "trust")
+MEMORY_KEYS = (*(key for key in KNOWN_KEYS if key not in _SHOWN_BY_HIT), "extra")
 
 
 def provenance_of(ctx: Any, record: dict[str, Any]) -> dict[str, Any]:
@@ -252,20 +259,8 @@ def relevance_of(ctx: Any, item: Any) -> dict[str, Any]:
 
 
 def _memory_fields(record: dict[str, Any], st: Any) -> dict[str, Any]:
-    keys = (
-        "confidence",
-        "utility",
-        "importance",
-        "created",
-        "valid_from",
-        "valid_to",
-        "source",
-        "links",
-        "paths",
-        "redacted",
-        "extra",
-    )
-    out = {k: record.get(k) for k in keys}
+    """The hit's ``memory`` block (:data:`MEMORY_KEYS`, then the effective confidence)."""
+    out = {k: record.get(k) for k in MEMORY_KEYS}
     out["links"] = [{"type": t, "to": to} for t, to in record.get("links", [])]
     out["created"] = st.created
     out["effective_confidence"] = round(st.effective, 4)

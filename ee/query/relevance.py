@@ -30,13 +30,25 @@ match at all", built from evidence that does not depend on the other candidates:
   name) draws the query's vector near every memory that names it. When :func:`_set_aside` finds such words,
   the query is also encoded without them: a memory's cosine is the mean of the two, the affinity reads each
   memory's weaker one. Coverage keeps them (they weigh little there already).
-* **relevance** = ``σ(β₀ + β₁·c + β₂·z + β₃·c·z + β₄·a + β₅·c·a)`` (c the coverage, σ the logistic
-  function), in [0, 1]; with no usable model (lexical-only answers) ``σ(γ₀ + γ₁·c)``. The coefficients are
-  fitted by logistic regression with ``scripts/tune_relevance.py``: positives are the relevant documents of
-  the development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``), negatives the best candidates
-  of the off-topic questions in ``tests/fixtures/offtopic/questions.txt`` against that store and against
-  this repository's memories; ``tests/fixtures/offtopic/holdout.txt`` is kept out of the fit to check it
-  generalises. Figures are in the script's docstring and the README.
+* **the best of N** (transformer arm): a store of N memories offers N chances for an unrelated memory to sit
+  near the question by accident, so the best cosine of an off-topic question grows with the store: its z
+  against the null of one pair was 0 (median) in a 38-memory store and 1.3-1.6 in the 6,398-chunk Vim help.
+  The expected maximum of N null z-scores, ``m(N) = Φ⁻¹((N − 0.375) / (N + 0.25))`` (Blom's approximation:
+  2.1 for 38, 3.7 for 6,398; 0 for one), is what the best of N unrelated memories reaches, so the cosine
+  term weighs ``z − m(N)``: a hit's evidence counts above what chance alone gives the best of the store's
+  N eligible memories. It is a property of the model's own null and the store's size, not fitted per
+  store: in a small store a cosine-only answer (z 2.8 among 38 memories) stands out; in a big one the same
+  z is what word coincidences reach ("what currency do they use in switzerland" finds a Vim chunk that
+  names Switzerland: z 2.45 among 6,398). (``best_null`` in ``--explain``.) The interaction terms keep the
+  raw z: a fit of all three on ``z − m(N)`` let more off-topic questions through on every store
+  (bench/README.md, stop 40).
+* **relevance** = ``σ(β₀ + β₁·c + β₂·(z − m) + β₃·c·z + β₄·a + β₅·c·a)`` (c the coverage, σ the logistic
+  function; m = 0 for the static arm), in [0, 1]; with no usable model (lexical-only answers) ``σ(γ₀+γ₁·c)``.
+  The coefficients are fitted by logistic regression with ``scripts/tune_relevance.py``: positives are the
+  relevant documents of the development set's queries (Vim help; ``../shared/eval/make-dev-set.sh``),
+  negatives the best candidates of the off-topic questions in ``tests/fixtures/offtopic/questions.txt``
+  against that store and against this repository's memories; ``tests/fixtures/offtopic/holdout.txt`` is kept
+  out of the fit to check it generalises. Figures are in the script's docstring and the README.
 * **behind the best** (transformer arm): inside a store's own subject the transformer puts most memories
   near any question about it, so a hit the question's words hardly support (coverage below
   :data:`LEXICAL_SUPPORT`) is also judged against the best candidate of the same text: its log-odds is at
@@ -52,6 +64,7 @@ from __future__ import annotations
 
 import math
 import re
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -74,13 +87,14 @@ __all__ = [
 # Fitted by scripts/tune_relevance.py (see its docstring for the data and the figures).
 HYBRID = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)  # β₀ intercept, β₁ c, β₂ z, β₃ c·z, β₄ a, β₅ c·a
 AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
-# The same terms fitted on the transformer arm's cosines (scripts/tune_relevance.py --arm transformer,
-# paraphrase weight 5, unanswerable weight 0.1: answers win over abstaining on in-domain questions the
+# The same terms fitted on the transformer arm's cosines, its z judged against the best of the store's N
+# memories (scripts/tune_relevance.py --arm transformer, paraphrase weight 2, unanswerable weight 0.1:
+# bench/README.md, stop 40; answers win over abstaining on in-domain questions the
 # store cannot answer, whose best candidates this arm scores like paraphrases'). With the off-topic
 # questions as the main negatives, the store affinity carries the weight it could not while those
 # in-domain questions (near the store by construction) counted fully: a question about what the store
 # holds sits near many of its memories, an off-topic one near few.
-TRANSFORMER = (-1.353, 5.56, 0.744, -0.059, 1.767, 1.163)
+TRANSFORMER = (0.334, 7.065, 1.285, -0.676, 1.264, 0.691)  # β₂ weighs z − m(N) (see best_null)
 LEXICAL = (-6.162, 14.594)  # γ₀, γ₁: relevance from coverage alone (no usable model)
 # The transformer arm's relevance of a hit with little lexical support (coverage below LEXICAL_SUPPORT)
 # is also judged against the best candidate's: its log-odds is at most BEHIND_BEST, less how far they are
@@ -134,7 +148,9 @@ class Evidence:
     __slots__ = (
         "affinity",
         "behind",
+        "best_null",
         "ceiling",
+        "compared",
         "cosine",
         "coverage",
         "familiarity",
@@ -171,6 +187,8 @@ class Evidence:
         self.familiarity = familiarity
         self.null = null
         self.affinity = affinity  # the query's store affinity (None without a model)
+        self.best_null = 0.0  # the z the best of the store's N unrelated memories reaches (see best_null)
+        self.compared = 0  # N: the memories the query was compared with (the transformer arm's)
         self.relevance = relevance  # per candidate, in [0, 1]
         self.behind: np.ndarray | None = None  # per candidate: its log-odds behind the best candidate's
         self.ceiling: np.ndarray | None = None  # per candidate: the relevance that puts it at most at
@@ -206,6 +224,9 @@ class Evidence:
             out["familiarity"] = round(float(self.familiarity or 0.0), 4)
             out["z"] = round(float(self.z[i]), 4)
             out["store_affinity"] = round(float(self.affinity or 0.0), 4)
+            if self.compared:
+                # The cosine term weighs z less what the best of this many unrelated memories reaches.
+                out["best_null"] = {"memories": self.compared, "z": round(self.best_null, 4)}
         if self.behind is not None and self.ceiling is not None:
             # How far its evidence is behind the best candidate's (log-odds), and the cap that puts on
             # its relevance when the question's words do not support it (BEHIND_BEST).
@@ -228,31 +249,52 @@ def below_floor(floor: float, relevance: float | None) -> bool:
     return floor > 0 and relevance is not None and relevance < floor
 
 
-def features(coverage: Any, z: Any | None, affinity: float = 0.0) -> tuple[Any, ...]:
-    """What the coefficients weigh, in their order: ``(1, c, z, c·z, a, c·a)`` with ``a = min(affinity,
-    z)``, the store's affinity as far as the memory's own evidence goes; ``(1, c)`` without a model (``z``
-    None). Candidates' arrays or one candidate's numbers (``scripts/tune_relevance.py`` fits on these)."""
+def features(coverage: Any, z: Any | None, affinity: float = 0.0, best: float = 0.0) -> tuple[Any, ...]:
+    """What the coefficients weigh, in their order: ``(1, c, z − m, c·z, a, c·a)`` with ``a =
+    min(affinity, z)``, the store's affinity as far as the memory's own evidence goes, and ``m`` (``best``)
+    the z the best of the store's unrelated memories reaches (:func:`best_null`; 0 for the static arm);
+    ``(1, c)`` without a model (``z`` None). Candidates' arrays or one candidate's numbers
+    (``scripts/tune_relevance.py`` fits on these)."""
     if z is None:
         return (1.0, coverage)
     a = np.minimum(affinity, z)
-    return (1.0, coverage, z, coverage * z, a, coverage * a)
+    return (1.0, coverage, z - best, coverage * z, a, coverage * a)
+
+
+def best_null(n: int) -> float:
+    """The expected maximum of ``n`` independent null z-scores (Blom's approximation of the normal
+    distribution's largest order statistic: 0 for one, 2.1 for 38, 3.7 for 6,398): the z the best of a
+    store's ``n`` unrelated memories reaches by chance alone."""
+    if n <= 1:
+        return 0.0
+    return NormalDist().inv_cdf((n - 0.375) / (n + 0.25))
 
 
 def relevance(
-    coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0, arm: str = "static"
+    coverage: np.ndarray,
+    z: np.ndarray | None,
+    affinity: float = 0.0,
+    arm: str = "static",
+    best: float = 0.0,
 ) -> np.ndarray:
-    """The calibrated relevance of candidates from their coverage, their (damped) cosine evidence and the
-    query's store affinity, with the coefficients of the semantic ``arm`` that measured the cosines (each
-    on its own: :func:`evidence` also judges them against the best candidate)."""
-    return _logistic(log_odds(coverage, z, affinity, arm))
+    """The calibrated relevance of candidates from their coverage, their (damped) cosine evidence, the
+    query's store affinity and (transformer arm) the z the best of the store's unrelated memories reaches,
+    with the coefficients of the semantic ``arm`` that measured the cosines (each on its own:
+    :func:`evidence` also judges them against the best candidate)."""
+    return _logistic(log_odds(coverage, z, affinity, arm, best))
 
 
 def log_odds(
-    coverage: np.ndarray, z: np.ndarray | None, affinity: float = 0.0, arm: str = "static"
+    coverage: np.ndarray,
+    z: np.ndarray | None,
+    affinity: float = 0.0,
+    arm: str = "static",
+    best: float = 0.0,
 ) -> np.ndarray:
     """The log-odds of :func:`relevance` (before the logistic function)."""
     weights = LEXICAL if z is None else (TRANSFORMER if arm == "transformer" else HYBRID)
-    out: np.ndarray = sum(w * x for w, x in zip(weights, features(coverage, z, affinity), strict=True))
+    values = features(coverage, z, affinity, best)
+    out: np.ndarray = sum(w * x for w, x in zip(weights, values, strict=True))
     return out
 
 
@@ -386,12 +428,17 @@ def _evidence(
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
-    odds = log_odds(coverage, z, affinity, arm)
+    # The transformer arm judges the cosine evidence above what the best of the store's eligible
+    # memories reaches by chance (best_null); the static arm's coefficients were fitted without it.
+    compared = len(store) if store is not None and arm == "transformer" else 0
+    best = best_null(compared)
+    odds = log_odds(coverage, z, affinity, arm, best)
     # Judged against the best hit too (BEHIND_BEST): inside a store's own subject, the transformer puts
     # most of its memories near any question about it (cosine z 2-4 against the null of unrelated
     # texts), so the relevance of a hit the question's words do not support saturates.
     behind = odds.max() - odds if size else odds
     found = Evidence(terms, coverage, matched, cos, z, familiar, null, affinity, _logistic(odds))
+    found.best_null, found.compared = best, compared
     if arm == "transformer":
         ceiling = np.where(coverage < LEXICAL_SUPPORT, BEHIND_BEST - behind, np.inf)
         found.relevance = _logistic(np.minimum(odds, ceiling))

@@ -204,10 +204,13 @@ def why_human(why: Explanation) -> str:
 
 
 def relevance_evidence(found: Mapping[str, Any]) -> str:
-    """A relevance explanation's evidence on one line: coverage, cosine and z, the part it came from."""
+    """A relevance explanation's evidence on one line: coverage, cosine and z (and what the best of the
+    store's memories reaches by chance, on the transformer arm), the part it came from."""
     evidence = f"coverage {found.get('coverage', 0):.2f}"
     if "cosine" in found:
-        evidence += f", cosine {found['cosine']:.2f} (z {found.get('z', 0):.2f})"
+        best = found.get("best_null")
+        chance = f"; best of {best['memories']} by chance {best['z']:.2f}" if best else ""
+        evidence += f", cosine {found['cosine']:.2f} (z {found.get('z', 0):.2f}{chance})"
     return evidence + (f", from the part {found['from_part']!r}" if found.get("from_part") else "")
 
 

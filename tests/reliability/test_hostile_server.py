@@ -129,6 +129,17 @@ HOSTILE_ARGUMENTS = {  # a request no ee client sends: each would have answered 
     "an option as as_of": ("memory_show", {"memory_id": "mem_a", "as_of": "--output=/tmp/x"}),
     "a hook name with a path": ("hook_check", {"name": "../../bin/sh", "paths": [], "added": ""}),
     "staged paths as a string": ("hook_check", {"name": "pre-commit", "paths": "a.md", "added": ""}),
+    "staged paths that are no strings": ("hook_check", {"name": "pre-commit", "paths": [1], "added": ""}),
+    "added lines that are no text": ("hook_check", {"name": "pre-commit", "paths": [], "added": 7}),
+    "a floor of true": ("search", args_of("alpha") | {"min_relevance": True}),
+    "a floor above 1": ("search", args_of("alpha") | {"min_relevance": 2}),
+    "a floor as text": ("search", args_of("alpha") | {"min_relevance": "0.5"}),
+    "query notes as text": ("search", args_of("alpha") | {"query_notes": "shortened"}),
+    "quotas as text": ("context", args_of("alpha") | {"quotas": "procedural=1"}),
+    "a negative floor of a pack": ("context", args_of("alpha") | {"min_relevance": -1}),
+    "an unknown profile": ("why", {"memory_id": "mem_a", "query_text": "alpha", "profile": "bogus"}),
+    "a query text that is a list": ("why", {"memory_id": "mem_a", "query_text": ["alpha"]}),
+    "an id that is a number": ("memory_history", {"memory_id": 5}),
 }
 
 
