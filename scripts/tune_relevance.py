@@ -17,8 +17,9 @@ A candidate's relevance is the best over the whole query and its parts (``ee.que
 long task is relevant to a memory that answers one of its parts), so each candidate carries the features
 of the whole and of every part; the fit alternates between choosing each candidate's best alternative
 under the current coefficients and a logistic regression (Newton's method) of ``[1, c, z − m, c·z, a, c·a]``
-(c coverage, z the cosine evidence, m what the best of the store's N memories reaches by chance: 0 for the
-static arm, a the store affinity capped at z) on the chosen ones.
+(c coverage, z the cosine evidence against the arm's own model's null, m what the best of the store's N
+memories reaches by chance, a the store affinity capped at z) on the chosen ones. Session evidence keeps
+the static fit its ranking was tuned with (``ee.query.relevance.EVIDENCE``): this script does not refit it.
 
 The fit and its figures are the relevance of each candidate on its own: the transformer arm's cap for a
 weakly supported hit far behind the best one (``ee.query.relevance.BEHIND_BEST``) is applied after it and
@@ -229,7 +230,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("devset", type=Path)
     parser.add_argument("--arm", choices=["static", "transformer"], default="transformer")
-    parser.add_argument("--negatives", type=int, default=8, help="best candidates per negative question")
+    parser.add_argument(
+        "--negatives",
+        type=int,
+        help="best candidates per negative question (default: 8 for the transformer arm; 1 for the static "
+        "arm, whose paraphrases' cosine evidence overlaps off-topic candidates': whether a question gets "
+        "nothing is decided by its best candidate alone, and 8 spent the fit on pushing down the rest, "
+        "kept ee 0.921 / tinycalc 0.682 with Vim's off-topic no hit 0.883 against 0.921 / 0.659 and 0.933: "
+        "bench/README.md, stop 40, branch relevance6)",
+    )
     parser.add_argument("--cache", type=Path, help="keep the candidates' features in this JSON file")
     parser.add_argument("--weights", default="", help="fusion weights to measure, e.g. 0.3,0.4,0.5")
     parser.add_argument("--work", type=Path, help="keep the dev-set store (and its cached vectors) here")
@@ -250,6 +259,8 @@ def main() -> None:
         "for abstentions)",
     )
     args = parser.parse_args()
+    if args.negatives is None:
+        args.negatives = 1 if args.arm == "static" else 8
     weights = [float(w) for w in args.weights.split(",") if w]
     if args.cache and args.cache.exists():
         data = json.loads(args.cache.read_text(encoding="utf-8"))
