@@ -22,8 +22,9 @@ memories reaches by chance, a the store affinity capped at z) on the chosen ones
 the static fit its ranking was tuned with (``ee.query.relevance.EVIDENCE``): this script does not refit it.
 
 The fit and its figures are the relevance of each candidate on its own: the transformer arm's cap for a
-weakly supported hit far behind the best one (``ee.query.relevance.BEHIND_BEST``) is applied after it and
-measured with ``ee eval relevance`` (bench/README.md, the sixth pass).
+weakly supported hit far behind the best one (``ee.query.relevance.BEHIND_BEST``) and its word-coincidence
+rule (``UNCONFIRMED``) are applied after it and measured with ``ee eval relevance`` (bench/README.md, the
+sixth pass; stop 40, branch relevance6).
 
 It prints the coefficients to paste into ee/query/relevance.py (``HYBRID`` for the static arm,
 ``TRANSFORMER`` for the transformer) and, for a range of floors, the share of each positive set that keeps
