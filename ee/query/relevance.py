@@ -58,6 +58,10 @@ match at all", built from evidence that does not depend on the other candidates:
   near any question about it, so a hit the question's words hardly support (coverage below
   :data:`LEXICAL_SUPPORT`) is also judged against the best candidate of the same text: its log-odds is at
   most :data:`BEHIND_BEST` less how far they are behind the best's (``behind_best`` in ``--explain``).
+* **word coincidences** (transformer arm): a memory that shares one informative word with the question
+  while its cosine is :data:`UNCONFIRMED` below what the best of the store's N memories reaches by chance
+  holds the word in another sense ("what do pet pythons eat" and a memory about Python code): its coverage
+  does not count, and it is judged on its cosine alone (``unconfirmed_word`` in ``--explain``).
 
 A memory whose relevance is below the floor (``[query] min_relevance``, ``--min-relevance``; 0 turns it off)
 is dropped from search results and packs, and counted as ``below_relevance_floor``. Exact-phrase matches are
