@@ -52,7 +52,7 @@ DEFAULT_CONFIG_TEXT = """\
 
 [hooks]
 # block = false                # pre-commit: block (not just warn) on failure / anti-pattern memories
-# timeout = 2.0                # seconds a hook may take before git goes on without it
+# timeout = 2.0                # seconds a hook may take before git goes on without it (under 3600)
 
 [sync]
 # remote = "origin"
@@ -252,6 +252,16 @@ def open_file(
     return fd, info
 
 
+def check_database(path: Path) -> None:
+    """A SQLite database ee keeps under ``.ee/``, and its WAL and shared-memory files, must each be a
+    regular file of this user, no link, when there (:func:`open_regular`; NotRegularFile else): SQLite
+    opens them by name, and a link at the ``-wal`` file would have it write pages over the file the link
+    names. (One that is not there yet SQLite makes itself; open it with ``nofollow=1``.)"""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.close(open_regular(path.parent / name, os.O_RDONLY))
+
+
 def write_private(path: Path | str, data: bytes) -> None:
     """Write ``data`` to ``path`` (truncated, or created), a file ee keeps under ``.ee/``, through
     :func:`open_regular`: a link in its place, or on the way below ``.ee/``, is refused, never followed."""
@@ -331,6 +341,9 @@ def read_settings_file(path: Path | str, limit: int | None = None) -> str:
 # The most a config file may hold. ee's own, all comments, is ~5 kB; tomllib is slow on big values (a 10 MB
 # array took 20 CPU-seconds), and a cloned repository's config.toml is read by every command and hook.
 MAX_CONFIG_CHARS = 64 * 1024
+# The longest a hook may take ([hooks] timeout is below it): the hooks' runner reads the setting itself, in
+# shell, and keeps its default for a value not under it (ee.hooks.wiring writes this number into it).
+MAX_HOOK_SECONDS = 3600
 
 
 def load_config(root: Path) -> Config:
@@ -453,12 +466,14 @@ def _check_ranges(values: dict[str, Any], path: Path, name: str) -> None:
             f"set idle_timeout to e.g. 900 in {path}, or turn the server off with autostart = false",
         )
     # A wait of NaN seconds never ends (no time is past it); a negative one is no wait; neither is meant.
-    for dotted in ("lock.timeout", "hooks.timeout"):
+    # A hook's limit is a timer's (setitimer overflows past ~1e11 s), and the runner checks the same bound.
+    for dotted, most in (("lock.timeout", math.inf), ("hooks.timeout", MAX_HOOK_SECONDS)):
         seconds = values.get(dotted, 0.0)
-        if not 0 <= seconds < math.inf:
+        if not 0 <= seconds < most:
             section, key = dotted.split(".")
+            under = f" and under {most:g}" if most < math.inf else ""
             raise ConfigError(
-                f"{name}: [{section}] {key} = {seconds!r} must be a number of seconds, 0 or more",
+                f"{name}: [{section}] {key} = {seconds!r} must be a number of seconds, 0 or more{under}",
                 f"set {key} to e.g. {_SCHEMA[dotted][1]:g} in {path}",
             )
     largest = values.get("sessions.max_file_bytes", 1)

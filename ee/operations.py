@@ -224,7 +224,7 @@ class Param:
         """What a value of this argument is, in words: ``a whole number of 1 or more``."""
         low, high = self.minimum, self.maximum
         if low is not None and high is not None:
-            return f"{WANTED[self.kind]} from {low:g} to {high:g}"
+            return f"{WANTED[self.kind]} between {low:g} and {high:g}"
         if low is not None:
             return f"{WANTED[self.kind]} of {low:g} or more"
         if high is not None:

@@ -388,7 +388,9 @@ class Workspace:
             except BaseException:
                 atomic_write(self.root / memory.path, original)  # a failed forget leaves the file as it was
                 raise
-        return memory
+        from ee.policy.secrets import mask_memory
+
+        return mask_memory(memory)  # (as output shows it)
 
     # ---- the reads and the feedback every front end calls (CLI, MCP, hooks). search, context and why
     # return typed results (ee.results), their ``degraded`` list inside: a front end builds the JSON
@@ -779,7 +781,11 @@ class Workspace:
         arguments: dict[str, Any] | None = None,
     ) -> Memory:
         """Round-trip edit of one memory's frontmatter, in one commit; refused when ``actor`` may not
-        change the memory (:meth:`may_change`; ``arguments`` describe the change it proposes)."""
+        change the memory (:meth:`may_change`; ``arguments`` describe the change it proposes). Returns
+        the memory as output shows it (:func:`ee.policy.secrets.mask_memory`: a secret typed in by hand,
+        in its text or file name, masked)."""
+        from ee.policy.secrets import mask_memory
+
         actor = actor or Actor.from_env()
         self.may_change(actor, self.get(memory_id), op, arguments or {})
         with self.lock():
@@ -795,7 +801,7 @@ class Workspace:
             guard(dict(changes), what=f"the new {op} of {memory.id}", repair="remove the secret")
             new_text = frontmatter.update(text, changes, memory.path)
             if new_text == text:
-                return memory
+                return mask_memory(memory)
             updated, _ = frontmatter.parse(new_text, memory.path)
             self.store.write(memory.path, new_text)
             try:
@@ -809,7 +815,7 @@ class Workspace:
             except BaseException:
                 atomic_write(self.root / memory.path, data)  # a failed edit leaves the file as it was
                 raise
-        return updated
+        return mask_memory(updated)
 
     def _refuse_dirty(self, rel: str) -> None:
         """Never rewrite a file with uncommitted hand edits (staged or not), nor one git does not track.

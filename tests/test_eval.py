@@ -284,6 +284,22 @@ def test_a_malformed_yaml_scenario_exits_2_with_file_and_line(
     assert words in message
 
 
+def test_a_scenario_with_yaml_aliases_is_refused_before_it_expands(tmp_path: Path) -> None:
+    """A cloned repository's scenario is untrusted: nine lines of nested aliases expand to 10**9 strings.
+    The refusal names the first anchor's line, and comes before anything is built from it."""
+    bomb = "".join(
+        f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else '"lol"'] * 10) + "]\n" for i in range(9)
+    )
+    path = write(
+        tmp_path, "bomb.yaml", SMALL.replace("checks:\n", bomb + "checks:\n") + "  - {id: c, search: x}\n"
+    )
+    res = run_cli("eval", "run", str(tmp_path), "--json")
+    assert res.code == 2, res.out + res.err
+    message = res.json["error"]["message"]
+    assert message.startswith(f"{path}:{SMALL.count(chr(10))}:"), message
+    assert "anchors and aliases" in message
+
+
 def test_a_malformed_json_scenario_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "bad.json", '{\n  "memories": [],\n  "checks": [\n}\n')
     res = run_cli("eval", "run", str(tmp_path), "--json")

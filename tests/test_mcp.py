@@ -329,6 +329,37 @@ def test_bad_input_gets_an_mcp_error(ws: Workspace, tmp_path: Path) -> None:
     assert answers["unknown_tool"]
 
 
+def test_a_secret_in_any_part_of_a_call_never_comes_back_unmasked(ws: Workspace, tmp_path: Path) -> None:
+    """An agent pastes a token where a tool name, an id, a value or a key goes: every error ee answers
+    names the place, not the token (the unknown tool's name came back whole)."""
+    pytest.importorskip("mcp")
+    token = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    answers: list[str] = []
+
+    async def scenario(session: Session) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool(f"search_{token}", {})
+        answers.append(f"{caught.value} {caught.value.error.data}")
+        for name, arguments in (
+            ("memory_show", {"memory_id": token}),
+            ("search", {"text": "x", "mode": token}),
+            ("search", {"text": "x", token: 1}),
+            ("memory_list", {"tag": [token]}),
+            ("search", {"query": {"version": "ee.query.v1", "query": {"text": "x"}, "asOf": token}}),
+        ):
+            is_error, document = await call(session, name, arguments)
+            assert is_error, (name, document)
+            answers.append(json.dumps(document))
+
+    serve(ws, tmp_path / "server.log", scenario)
+    assert "unknown tool" in answers[0]
+    for answer in answers:
+        assert token not in answer, answer
+        assert token[:12] not in answer, answer
+
+
 def test_manifest_is_what_the_server_lists(cli: Any, ws: Workspace, tmp_path: Path) -> None:
     listed: list[dict[str, Any]] = []
 

@@ -930,3 +930,72 @@ def test_a_memory_accepted_from_a_session_counts_for_it_in_the_eval(ws: Workspac
     found = ws.search(from_arguments("No module named alembic", limit=10, fields="full"), 0.0)
     memory = next(h.to_json() for h in found.hits if h.to_json()["type"] == "memory")
     assert hit_sessions(memory, [session, "another-session"]) == {session}
+
+
+def test_a_decision_that_only_points_back_is_read_with_what_it_points_to(ws: Workspace) -> None:
+    """A decision "Let's go with that." became a candidate of its own, and accepting it wrote a memory that
+    says nothing. A decision sentence with no words of its own is read with the sentence before it, or
+    left out when that sentence is a decision already proposed (or there is none)."""
+    pytest.importorskip("ee.curate.model")
+    from ee.sessions.candidates import extract
+
+    path = _messages(
+        ws,
+        "points-back.jsonl",
+        [
+            {"role": "user", "content": "Let's use it."},
+            {
+                "role": "user",
+                "content": "We decided to drop the --once flag; cron users get a systemd timer instead. "
+                "Let's go with that.",
+            },
+            {"role": "assistant", "content": "I'd suggest Postgres with pgbouncer in front of it."},
+            {"role": "user", "content": "Sounds good, let's go with that."},
+        ],
+    )
+    evidence = _imported_evidence(ws, path, "points-back")
+    bodies = {c.new_memory.body for c in extract(evidence) if c.new_memory is not None}
+    assert bodies == {
+        "We decided to drop the --once flag; cron users get a systemd timer instead.",
+        "I'd suggest Postgres with pgbouncer in front of it. Sounds good, let's go with that.",
+    }
+
+
+def test_a_file_whose_first_line_is_not_json_is_called_not_a_transcript(ws: Workspace, cli: Any) -> None:
+    """`ee import session README.md` said "README.md:1: not a JSON line" and "fix or remove that line":
+    advice for a transcript with one bad line, not for a file that is no transcript at all."""
+    readme = ws.root / "README.md"
+    readme.write_text("# logship\n\nTails log files and ships them.\n", encoding="utf-8")
+    result = cli("import", "session", str(readme), "--json")
+    assert result.code == 4
+    error = result.data["errors"][0]
+    assert error["message"].startswith(f"{readme}:1: not a transcript ee reads"), error
+    assert "fix or remove that line" not in error["repair"]
+    assert "--format" in error["repair"]
+    assert ws.sessions() == ()
+
+
+def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspace, cli: Any) -> None:
+    """A decision said again in a later session was proposed again after a person had accepted it, the
+    same text as the memory it had written (the docs' candidates already left such a text out)."""
+    pytest.importorskip("ee.curate.queue")
+    said = "We decided to drop the --once flag; cron users get a systemd timer instead."
+    first = _messages(ws, "monday.jsonl", [{"role": "user", "content": said, "session_id": "monday"}])
+    proposed = cli("import", "session", str(first), "--json").data["candidates"]["proposed"]
+    assert len(proposed) == 1
+    assert cli("curate", "accept", proposed[0], "--json").code == 0
+    again = _messages(ws, "friday.jsonl", [{"role": "user", "content": said, "session_id": "friday"}])
+    result = cli("import", "session", str(again), "--json")
+    assert result.data["added"] == 1  # the evidence is kept
+    assert result.data["candidates"] == {"found": 0, "proposed": []}
+
+
+def test_an_evidence_hit_says_which_words_of_the_question_it_matched(ws: Workspace, cli: Any) -> None:
+    """An evidence hit's why named the index's stems ("matching packag, permiss"), words nobody typed;
+    a memory hit names the question's words as typed, and so does evidence now."""
+    said = "Never install packages one by one here: use pip install -e '.[dev]' instead."
+    path = _messages(ws, "setup.jsonl", [{"role": "user", "content": said, "session_id": "setup"}])
+    assert cli("import", "session", str(path)).code == 0
+    hits = cli("search", "how should I install the packages?", "--json").data["hits"]
+    why = next(h["why"] for h in hits if h["type"] == "evidence")
+    assert why.endswith("matching install, packages"), why

@@ -247,3 +247,20 @@ def test_the_memory_block_shows_the_known_keys_a_hit_does_not_in_their_order(sto
         "extra",
         "effective_confidence",
     ]
+
+
+def test_why_of_a_memory_in_an_unreadable_file_says_a_file_could_not_be_read(tmp_path: Path) -> None:
+    """A hand-written file with a wrong level is left out of the index: `ee why` on its id said only
+    "no memory X in the store" (look it up with ee search), while `ee memory show` said a file could not be
+    read and `ee doctor` names it. Both now give the same repair."""
+    files = {
+        "memories/python-311-min.md": "---\nkind: decision\nlevel: procedure\n---\nMinimum Python is 3.11.\n",
+        "memories/release.md": "Release on Tuesdays.\n",
+    }
+    root = make_repo(tmp_path / "broken", files)
+    Workspace.init(root)
+    why_res = run_cli("--workspace", str(root), "why", "python-311-min", "--json")
+    show = run_cli("--workspace", str(root), "memory", "show", "python-311-min", "--json")
+    assert why_res.code == show.code == 7, why_res.out + show.out
+    assert "1 memory file(s) could not be read: `ee doctor` names them" in why_res.json["error"]["repair"]
+    assert why_res.json["error"]["repair"] == show.json["error"]["repair"]

@@ -43,6 +43,7 @@ from ee.git import conflict, runner
 from ee.git.conflict import Version
 from ee.model import Memory
 from ee.store import frontmatter
+from ee.store.files import MEMORIES, STATE_DIR
 from ee.store.frontmatter import CONFLICT_KEY, MERGE_KEY
 from ee.values import KNOWN_KEYS, TRUST_CLASSES
 
@@ -105,11 +106,30 @@ def merge_memory(
     return MergeResult(text, conflict=True, reason=reason)
 
 
+def is_memory_path(path: str, top: Path) -> bool:
+    """Is ``path`` (git's ``%P``, relative to the work tree's ``top``) a memory file, as ee's own
+    ``.gitattributes`` name them: a ``.md`` file below a ``memories/`` folder, or any ``.md`` file of the
+    memory branch's work tree (``memories/`` itself, beside ``.ee/``)? A cloned repository's attributes
+    may give the driver any file (``* merge=ee-memory``); only these are merged as memories."""
+    parts = Path(path).parts
+    if not path.endswith(".md") or ".." in parts:
+        return False
+    return MEMORIES in parts[:-1] or (top.name == MEMORIES and (top.parent / STATE_DIR).is_dir())
+
+
 def merge_driver(base_path: str, ours_path: str, theirs_path: str, path: str = "") -> MergeResult:
-    """The file wrapper git calls: read the three files, write the result into ``ours_path``."""
+    """The file wrapper git calls (in the work tree's top folder): read the three files, write the
+    result into ``ours_path``. A file that is no memory (:func:`is_memory_path`) gets git's own text
+    merge, a conflict git reports as usual: never both versions under ee's labels, which git would
+    commit as a clean merge."""
     from ee.policy.secrets import file_refusal
 
     base, ours, theirs = (Path(p).read_bytes() for p in (base_path, ours_path, theirs_path))
+    if path and not is_memory_path(path, Path.cwd()):
+        text, conflicts = merge_text(base, ours, theirs)
+        if text != ours:
+            Path(ours_path).write_bytes(text)
+        return MergeResult(text, conflict=conflicts > 0, reason="not a memory file: ee merges only those")
     result = merge_memory(base, ours, theirs, path, lambda: side_origins(path))
     refused = file_refusal(result.text.decode("utf-8", "replace"), path or ours_path)
     if refused:  # a secret never enters a merge commit: git reports a conflict, and ee says why

@@ -35,6 +35,8 @@ RUNNER = "ee-hook-run"
 CHAINED = ".ee-chained"
 PYTHON_PLACEHOLDER = b"@PYTHON@"
 TIMEOUT_PLACEHOLDER = b"@HOOK_TIMEOUT@"
+MAX_TIMEOUT_PLACEHOLDER = b"@HOOK_TIMEOUT_MAX@"
+CONFIG_BYTES_PLACEHOLDER = b"@CONFIG_BYTES@"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +79,21 @@ def runner() -> bytes:
     """The runner, naming the Python that installed it (it imports ee.hooks.run, not the CLI; and the
     hooks work when ``ee`` is not on the PATH git runs them with, as from an IDE), and the default of
     ``[hooks] timeout`` (:mod:`ee.config` holds it; the runner reads the setting itself, before any ee
-    process starts, so that a hung ee is stopped on time)."""
-    from ee.config import default
+    process starts, so that a hung ee is stopped on time), with the bounds ee.config sets: the longest
+    limit, and the largest settings file (a UTF-8 character is at most 4 bytes) the runner reads."""
+    from ee.config import MAX_CONFIG_CHARS, MAX_HOOK_SECONDS, default
 
     quoted = sys.executable.replace("'", "'\\''").encode("utf-8", "surrogateescape")
-    seconds = f"{default('hooks.timeout'):g}".encode()
+    values = {
+        PYTHON_PLACEHOLDER: quoted,
+        TIMEOUT_PLACEHOLDER: f"{default('hooks.timeout'):g}".encode(),
+        MAX_TIMEOUT_PLACEHOLDER: str(MAX_HOOK_SECONDS).encode(),
+        CONFIG_BYTES_PLACEHOLDER: str(4 * MAX_CONFIG_CHARS).encode(),
+    }
     script = (scripts_dir() / RUNNER).read_bytes()
-    return script.replace(PYTHON_PLACEHOLDER, quoted).replace(TIMEOUT_PLACEHOLDER, seconds)
+    for placeholder, value in values.items():
+        script = script.replace(placeholder, value)
+    return script
 
 
 def is_ours(path: Path) -> bool:

@@ -10,6 +10,9 @@ Everything in it can be derived again from the memories, so a damaged file (a di
 a person's ``cp`` over it) is never fatal: SQLite says the file is no database or is malformed, the cache
 removes the damaged file, starts empty, and records why in :data:`REBUILT_NOTE` (``ee doctor`` reports
 it). ``ee doctor`` also checks the file itself (:func:`check`), and ``--fix`` rebuilds it (:func:`reset`).
+What is never opened: a link, a FIFO or another user's file in its place (a storage error naming the
+``rm`` repair, :meth:`DerivedCache._check_files`). A row or vector that does not fit (:func:`fits`) counts
+as not cached.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ee.config import write_private
+from ee.config import check_database, write_private
+from ee.errors import NotRegularFile, StorageError
 from ee.store.files import make_state_folder
 
 CACHE_VERSION = 11  # bump when the parse record or the tokenizer changes
@@ -54,7 +58,9 @@ class DerivedCache:
     def _open(self) -> Any:
         import sqlite3
 
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._check_files()
+        uri = f"{self.path.absolute().as_uri()}?nofollow=1"  # (SQLite's own check, as ee.sessions.store)
+        db = sqlite3.connect(uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False)
         try:
             with contextlib.suppress(sqlite3.OperationalError):  # another process holds it: keep its mode
                 db.execute("PRAGMA journal_mode=WAL")
@@ -70,6 +76,17 @@ class DerivedCache:
             db.close()
             raise
         return db
+
+    def _check_files(self) -> None:
+        """The cache file and its WAL and shared-memory files, when there: regular files of this user, no
+        link (:func:`ee.config.check_database`)."""
+        try:
+            check_database(self.path)
+        except NotRegularFile as exc:
+            raise StorageError(
+                f"ee keeps derived data in {self.path.parent}, but {exc.filename}: {exc.strerror}",
+                f"remove it (rm {exc.filename}): ee makes it again",
+            ) from None
 
     def _guarded(self, action: Callable[[], T]) -> T:
         """``action``, and once more on a fresh file if SQLite finds this one damaged."""
@@ -90,11 +107,16 @@ class DerivedCache:
     def close(self) -> None:
         self._db.close()
 
-    def get_many(self, blobs: Iterable[str], model_id: str | None) -> dict[str, Derived]:
+    def get_many(
+        self, blobs: Iterable[str], model_id: str | None, dim: int | None = None
+    ) -> dict[str, Derived]:
+        """What the cache holds for ``blobs``, with each one's vector under ``model_id`` when it is one of
+        ``dim`` finite numbers. A row that is no parse record or a vector that does not fit (a damaged
+        row in a sound page, another program's write) counts as not held: derived again and replaced."""
         wanted = list(dict.fromkeys(blobs))
-        return self._guarded(lambda: self._get_many(wanted, model_id))
+        return self._guarded(lambda: self._get_many(wanted, model_id, dim))
 
-    def _get_many(self, wanted: list[str], model_id: str | None) -> dict[str, Derived]:
+    def _get_many(self, wanted: list[str], model_id: str | None, dim: int | None) -> dict[str, Derived]:
         out: dict[str, Derived] = {}
         for chunk in _chunks(wanted, 500):
             marks = ",".join("?" * len(chunk))
@@ -103,15 +125,16 @@ class DerivedCache:
                 (CACHE_VERSION, *chunk),
             )
             for blob, data in rows:
-                record, body, tokens = marshal.loads(data)  # noqa: S302 - our own derived data
-                out[blob] = Derived(record, body, tokens, None)
-            if model_id:
+                derived = _derived(data)
+                if derived is not None:
+                    out[blob] = derived
+            if model_id and dim:
                 rows = self._db.execute(
                     f"SELECT blob, vector FROM vectors WHERE model = ? AND blob IN ({marks})",  # noqa: S608
                     (model_id, *chunk),
                 )
                 for blob, vector in rows:
-                    if blob in out:
+                    if blob in out and fits(vector, dim):
                         out[blob].vector = vector
         return out
 
@@ -180,6 +203,27 @@ class DerivedCache:
         return int(row[0])
 
 
+def _derived(data: Any) -> Derived | None:
+    """The parse record, masked body and tokens of a row, or None when the row holds anything else."""
+    try:
+        record, body, tokens = marshal.loads(data)  # noqa: S302 - our own derived data (shape checked)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(record, dict) or not isinstance(body, str) or not isinstance(tokens, list):
+        return None
+    return Derived(record, body, tokens, None)
+
+
+def fits(vector: Any, dim: int) -> bool:
+    """Is ``vector`` the float32 bytes of ``dim`` finite numbers? The one test of a cached vector, static
+    or transformer: any other is embedded again, never a query's internal error or a NaN score."""
+    import numpy as np
+
+    if not isinstance(vector, bytes) or len(vector) != 4 * dim:
+        return False
+    return bool(np.isfinite(np.frombuffer(vector, dtype=np.float32)).all())
+
+
 def check(path: Path) -> str | None:
     """Why the cache file at ``path`` is damaged (SQLite's own integrity check), or None when it is sound,
     absent, or busy (a writer holds it). Reads every page: for ``ee doctor``, not for queries. Opened as
@@ -187,10 +231,12 @@ def check(path: Path) -> str | None:
     a clean-up may have removed); the check itself writes nothing."""
     import sqlite3
 
+    if path.is_symlink():  # (never opened through it: DerivedCache refuses it, --fix removes it)
+        return "is a symbolic link (ee follows none here)"
     if not path.exists():
         return None
     try:
-        db = sqlite3.connect(path, timeout=30)
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?nofollow=1", uri=True, timeout=30)
     except sqlite3.DatabaseError as exc:
         return str(exc)
     try:

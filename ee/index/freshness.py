@@ -403,6 +403,11 @@ class Updater:
 
         return f"{getattr(self.embedder, 'real_id', self.embedder.model_id)}/{DOCUMENT_RECIPE}"
 
+    @property
+    def vector_dim(self) -> int | None:
+        """The width of the vectors cached under :attr:`vector_key`."""
+        return None if self.embedder is None else int(self.embedder.dim)
+
     def run(
         self,
         manifest: dict[str, Any] | None,
@@ -578,7 +583,7 @@ class Updater:
         head_blobs: dict[str, str],
     ) -> list[Entry]:
         model_id = self.vector_key
-        cached = self.cache.get_many((blobs[rel] for rel in rels), model_id)
+        cached = self.cache.get_many((blobs[rel] for rel in rels), model_id, self.vector_dim)
         fresh: dict[str, Any] = {}
         todo: dict[str, str] = {}  # blob → the first path holding it
         for rel in rels:
@@ -650,7 +655,7 @@ class Updater:
                     )
                 continue
             if rel not in ok:
-                derived = self.cache.get_many([blob_id(data)], model_id).get(blob_id(data))
+                derived = self.cache.get_many([blob_id(data)], model_id, self.vector_dim).get(blob_id(data))
                 errors = errors_of(derived.record) if derived else [{"message": "unreadable", "line": None}]
                 out += [{"code": "memory_invalid", "severity": "error", "path": rel, **e} for e in errors]
         for entry in entries:

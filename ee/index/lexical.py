@@ -102,6 +102,11 @@ class Vocabulary(Mapping[str, int]):
             raise ValueError("vocabulary damaged")
         return cls(tokens, table, values)
 
+    def fits(self, columns: int) -> bool:
+        """Does every token name a column below ``columns``?"""
+        values = self._columns
+        return not len(values) or 0 <= int(values.min()) <= int(values.max()) < columns
+
     def _find(self, token: object) -> int:
         if self._dict is not None or not isinstance(token, str):
             return -1
@@ -212,12 +217,26 @@ class Lexical:
 
     @classmethod
     def load(cls, folder: Path) -> Lexical:
+        """The saved index; a ValueError (a damaged generation, built again) when its arrays load but do
+        not fit together: a posting past the last document or a column past the matrix would be a
+        query's IndexError, a NaN score its internal error."""
         data, indices, indptr = (np.load(folder / name, mmap_mode="r") for name in _FILES)
         vocab = Vocabulary.from_record(marshal.loads((folder / VOCAB).read_bytes()))  # noqa: S302 - ours
         params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
-        return cls(
-            data, indices, indptr, vocab, int(params["num_docs"]), float(params["k1"]), float(params["b"])
-        )
+        n_docs = int(params["num_docs"])
+        if not (
+            data.ndim == indices.ndim == indptr.ndim == 1
+            and len(data) == len(indices)
+            and len(indptr) >= 1
+            and int(indptr[0]) == 0
+            and int(indptr[-1]) == len(data)
+            and bool((np.diff(indptr) >= 0).all())
+            and (not len(indices) or 0 <= int(indices.min()) <= int(indices.max()) < n_docs)
+            and bool(np.isfinite(data).all())
+            and vocab.fits(len(indptr) - 1)
+        ):
+            raise ValueError("lexical index damaged")
+        return cls(data, indices, indptr, vocab, n_docs, float(params["k1"]), float(params["b"]))
 
 
 # ---- term counts: what an index keeps to be updated exactly (ee.index.segment, ee.sessions.index) -------

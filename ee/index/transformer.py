@@ -364,16 +364,34 @@ def generation_blobs(gen_folder: Path) -> list[str]:
     return blobs
 
 
-def load_matrix(gen_folder: Path, key: str, size: int) -> np.ndarray | None:
-    """The saved complete matrix of a generation, memory-mapped, or None (absent, damaged, wrong shape)."""
+_DIMS: dict[str, int] = {}  # folder key → config.json's dim, read once per process
+
+
+def model_dim(folder: Path, key: str) -> int:
+    """The width of the vectors of the model in ``folder`` (config.json's ``dim``), without loading it;
+    an OSError or ValueError when config.json cannot say."""
+    dim = _DIMS.get(key)
+    if dim is None:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        dim = _DIMS[key] = _whole(config, "dim", None, MAX_DIM)
+    return dim
+
+
+def load_matrix(gen_folder: Path, model_folder: Path, key: str, size: int) -> np.ndarray | None:
+    """The saved complete matrix of a generation, memory-mapped, or None (absent, damaged, of another
+    shape than ``size`` rows of the model's width, or holding a NaN or an infinity: a file whose name is
+    right but whose content lies is derived again, never a query's internal error)."""
     import numpy as np
 
     path = matrix_path(gen_folder, key)
     try:
         matrix = np.load(path, mmap_mode="r")
+        dim = model_dim(model_folder, key)
     except (OSError, ValueError):
         return None
-    if matrix.ndim != 2 or matrix.shape[0] != size or matrix.dtype != np.float32:
+    if matrix.ndim != 2 or matrix.shape != (size, dim) or matrix.dtype != np.float32:
+        return None
+    if not np.isfinite(matrix).all():
         return None
     return matrix
 
@@ -381,7 +399,7 @@ def load_matrix(gen_folder: Path, key: str, size: int) -> np.ndarray | None:
 def vectors_done(root: Path, gen_folder: Path, model_folder: Path, key: str, size: int) -> int:
     """How many memories of a saved generation have their transformer vector (all when its matrix is
     saved; else those the derived cache holds). Reads only: no model is loaded."""
-    if load_matrix(gen_folder, key, size) is not None:
+    if load_matrix(gen_folder, model_folder, key, size) is not None:
         return size
     vectors = _cached_vectors(root, gen_folder, model_folder, key)
     if vectors is None:
@@ -434,7 +452,7 @@ def embed_pending(
     key = view.transformer_key
     if folder is None or not key or gen.size == 0:
         return (0, gen.size)
-    saved = load_matrix(folder, key, gen.size)
+    saved = load_matrix(folder, view.transformer_folder, key, gen.size)
     if saved is not None:
         _switch(view, saved, lock)
         return (gen.size, gen.size)
@@ -479,7 +497,7 @@ def embed_pending(
         from ee.index.freshness import CACHE_PATH
 
         model_profile(load_transformer(view.transformer_folder), view.root / Path(CACHE_PATH).parent)
-        _switch(view, load_matrix(folder, key, gen.size), lock)
+        _switch(view, load_matrix(folder, view.transformer_folder, key, gen.size), lock)
     with contextlib.suppress(OSError):
         (folder / PENDING).unlink(missing_ok=True)
     return (done, gen.size)
@@ -509,15 +527,18 @@ def _cached_vectors(
     root: Path, gen_folder: Path, model_folder: Path, key: str
 ) -> tuple[list[str], dict[str, Any]] | None:
     """(each position's blob, blob → cached vector of those the cache holds), or None when the generation
-    or the cache cannot be read (a writer pruned it meanwhile: the next call sees the new one)."""
+    or the cache cannot be read (a writer pruned it meanwhile: the next call sees the new one). A cached
+    vector of another width than the model's, or holding a NaN or an infinity, counts as not held: it is
+    embedded again (and replaced) instead of failing every query."""
     import numpy as np
 
-    from ee.index.cache import DerivedCache
+    from ee.index.cache import DerivedCache, fits
     from ee.index.freshness import CACHE_PATH
 
     try:
         blobs = generation_blobs(gen_folder)
         model_id = cache_model_id(model_folder, key)
+        dim = model_dim(model_folder, key)
         cache = DerivedCache(root / CACHE_PATH)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return None
@@ -525,7 +546,7 @@ def _cached_vectors(
         raw = cache.get_vectors(blobs, model_id)
     finally:
         cache.close()
-    found = {blob: np.frombuffer(data, dtype=np.float32) for blob, data in raw.items()}
+    found = {blob: np.frombuffer(data, dtype=np.float32) for blob, data in raw.items() if fits(data, dim)}
     return blobs, found
 
 

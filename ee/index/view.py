@@ -363,7 +363,7 @@ def _transformer_arm(view: IndexView, ws: Any) -> None:
     if not view.gen.size:
         return
     folder = ws.root / INDEX_DIR / view.manifest["generation"]
-    matrix = load_matrix(folder, key, view.gen.size)
+    matrix = load_matrix(folder, DEFAULT_TRANSFORMER_DIR, key, view.gen.size)
     if matrix is None:
         matrix = assemble_from_cache(ws.root, folder, DEFAULT_TRANSFORMER_DIR, key, view.gen.size)
     view.transformer_vectors = matrix
@@ -568,12 +568,13 @@ def status(ws: Workspace) -> dict[str, Any]:
 
 def _arm_of(ws: Workspace, gen_folder: Path, size: int) -> str:
     """Which semantic arm answers a query on this generation (its transformer matrix saved, or not)."""
-    from ee.index.transformer import load_matrix
+    from ee.index.transformer import DEFAULT_TRANSFORMER_DIR, load_matrix
 
     key = transformer_in_use(ws, size)[1]
     if key is None:
         return "static"
-    return "transformer" if load_matrix(gen_folder, key, size) is not None else "static"
+    matrix = load_matrix(gen_folder, DEFAULT_TRANSFORMER_DIR, key, size)
+    return "transformer" if matrix is not None else "static"
 
 
 def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:

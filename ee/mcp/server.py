@@ -15,6 +15,7 @@ from ee import __version__
 from ee.mcp.invoke import call_tool
 from ee.mcp.mapping import available_tools, manifest_entry
 from ee.operations import Command
+from ee.policy.secrets import mask_text
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -49,8 +50,9 @@ def build_server(workspace: str, agent: str | None = None) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = tools.get(params.name)
-        if tool is None:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}", {"tools": sorted(tools)})
+        if tool is None:  # (its name quoted as every value in an error is: masked)
+            named = mask_text(params.name)
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {named!r}", {"tools": sorted(tools)})
         writer = agent or client_agent(ctx)
         outcome = await anyio.to_thread.run_sync(call_tool, tool, params.arguments or {}, workspace, writer)
         return types.CallToolResult(

@@ -74,9 +74,11 @@ def _undo_append(path: Any, size: int | None) -> None:
 
 def _report(ws: Workspace, memory: Any, event: dict[str, Any], rel: str, commit: str) -> dict[str, Any]:
     from ee.policy.feedback import effective_confidence
+    from ee.policy.secrets import mask_memory
     from ee.query.standing import feedback_cutoff
     from ee.store.ids import utcnow
 
+    shown = mask_memory(memory)  # (the report quotes its title and path: a hand-typed secret masked)
     now = feedback_cutoff(utcnow())  # as every ranking counts feedback: up to the end of today
     prior, events = _prior_and_events(ws, memory)
     after = effective_confidence(prior, events, now)
@@ -86,7 +88,7 @@ def _report(ws: Workspace, memory: Any, event: dict[str, Any], rel: str, commit:
         "event": event,
         "events_file": rel,
         "commit": commit,
-        "memory": {"id": memory.id, "title": memory.title, "path": memory.path},
+        "memory": {"id": shown.id, "title": shown.title, "path": shown.path},
         "prior_confidence": round(prior, 4),
         "effective_confidence": {"before": round(before.effective, 4), "after": round(after.effective, 4)},
         "applied": event["id"] in after.applied,

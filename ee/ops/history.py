@@ -96,7 +96,7 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
                 actor=mask_text(trailers.get("Ee-Actor", f"human:{author}")),
                 op=trailers.get("Ee-Op", "edit" if older else "create") if not deleted else "forget",
                 message=mask_text(message),
-                path=git.workspace_path(file_path),
+                path=mask_text(git.workspace_path(file_path)),  # (a secret in a file's name)
                 changed=_changed(older, current, deleted),
                 deleted=deleted,
             )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ee.config import CONFIG_PATH, DEFAULT_CONFIG_TEXT, load_config
 from ee.discovery import check_state_untracked
-from ee.errors import ConfigError, StorageError
+from ee.errors import ConfigError, StorageError, UsageError
 from ee.git.repo import Git, check_own_folder, format_message
 from ee.store.files import EVENTS, MEMORIES, STATE_DIR, atomic_write
 
@@ -76,7 +76,17 @@ def chosen_branch(code: Git, branch: str | None, configured: str) -> str | None:
             f"this workspace keeps its memories on the branch {configured!r}",
             f"keep it (ee init --branch {configured}), or edit [store] branch in {CONFIG_PATH}",
         )
-    return memory_branch.valid_name(code, branch) if branch else configured or None
+    if branch:
+        return memory_branch.valid_name(code, branch)
+    if not configured:
+        return None
+    try:  # (a cloned repository's config: "--force" would reach git as an option, "HEAD" make a branch)
+        return memory_branch.valid_name(code, configured)
+    except UsageError:
+        raise ConfigError(
+            f"{CONFIG_PATH}: [store] branch = {configured!r} is not a valid branch name",
+            f"set [store] branch to a name such as ee/memories in {CONFIG_PATH}, or remove it",
+        ) from None
 
 
 def lay_out(root: Path, code: Git, branch: str | None, configured: str, remote: str) -> list[str]:

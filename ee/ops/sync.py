@@ -986,4 +986,6 @@ def resolve_memory(
                 {"Ee-Op": "resolve", "Ee-Memory": memory.id, "Ee-Actor": actor.label},
             ),
         )
-    return updated, sha
+    from ee.policy.secrets import mask_memory
+
+    return mask_memory(updated), sha  # (as output shows it: a hand-typed secret masked)

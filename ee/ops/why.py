@@ -31,7 +31,7 @@ def why(
     from ee.query import min_relevance, open_view
     from ee.query.document import from_arguments
     from ee.query.engine import prepare
-    from ee.store.files import check_id
+    from ee.store.files import check_id, missing_hint
 
     check_id(memory_id)  # something that cannot be an id is a usage error, as for `ee memory show`
     query = from_arguments(query_text or memory_id, as_of=as_of, profile=profile)
@@ -40,10 +40,8 @@ def why(
     pos = view.gen.position(memory_id)
     if pos is None:
         where = f" as of {as_of}" if as_of else ""
-        raise NotFound(
-            f"no memory {memory_id} in the store{where}",
-            "run `ee search <words>` or `ee memory list` to find its id",
-        )
+        broken = sum(1 for note in view.degraded if note.get("code") == "memory_invalid")
+        raise NotFound(f"no memory {memory_id} in the store{where}", missing_hint(broken))
     record = view.gen.records[pos]
     data: dict[str, Any] = {
         "id": memory_id,

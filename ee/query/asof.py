@@ -200,7 +200,7 @@ def _build(
     vector_key = f"{embedder.real_id}/{DOCUMENT_RECIPE}" if embedder else None
     cache = DerivedCache(ws.root / CACHE_PATH)
     try:
-        derived = cache.get_many(files.values(), vector_key)
+        derived = cache.get_many(files.values(), vector_key, embedder.dim if embedder else None)
         missing = sorted({b for b in files.values() if b not in derived})
         contents = ws.git.read_blobs(missing)
         paths = {blob: rel for rel, blob in files.items()}

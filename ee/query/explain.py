@@ -217,6 +217,12 @@ def _word_masks(query: str, lexical: Any) -> list[tuple[str, list[str], Any]]:
 def matched_terms(query: str, body: str, record: dict[str, Any]) -> list[str]:
     """The query's words (as typed, lower-cased) whose tokens occur in the memory."""
     have = set(tokenize(body)) | set(tokenize(" ".join(record.get("tags", ())) + " " + record["kind"]))
+    return words_holding(query, have)
+
+
+def words_holding(query: str, have: set[str]) -> list[str]:
+    """The query's words (as typed, lower-cased) with a token in ``have``: what a why names, never the
+    index's stems ("packages", not "packag")."""
     out: list[str] = []
     for word in query.split():
         tokens = tokenize(word)

@@ -1,7 +1,8 @@
 """Candidate memories from session evidence, found by fixed patterns (no model, no network).
 
 * **decisions**: a sentence saying what the team will use or switched to ("we'll use X", "let's go with",
-  "switched from A to B because …", "decided to");
+  "switched from A to B because …", "decided to"); one that only points back ("let's go with that") is
+  read with the sentence said before it (:func:`points_back`);
 * **preferences and conventions** the person stated (a user's sentence with "always", "never", "I prefer",
   "don't", "make sure to", "from now on");
 * **error → fix**: a command that failed and later in the session ran again and passed; the candidate names
@@ -41,6 +42,13 @@ _TOOLS = re.compile(
     r"docker (compose|build)|alembic|poetry |bundle |mvn |gradle|dotnet )"
 )
 MAX_SENTENCE = 300
+# The words of a decision that points back at what was said before it rather than naming a choice.
+_POINTING_WORDS = (
+    "ok okay yes yeah yep sure fine good great sounds alright right so then well and now for please it "
+    "that this them those these one ones the first second last other option approach idea plan proposal "
+    "suggestion your yours same too also instead go"
+)
+POINTING = frozenset(_POINTING_WORDS.split())
 
 
 def extract(evidence: list[Evidence]) -> list[Any]:
@@ -50,16 +58,26 @@ def extract(evidence: list[Evidence]) -> list[Any]:
     except ImportError:  # the review queue is not in this build
         return []
     out: dict[str, Any] = {}
-    for piece in evidence:
+    before: tuple[Evidence, str] | None = None  # the sentence said last in the session, and its piece
+    for piece in sorted(evidence, key=lambda e: (e.session_id, e.time, e.turn)):
+        if before is not None and before[0].session_id != piece.session_id:
+            before = None
         if piece.flagged or piece.sidechain:
             continue  # instruction-like text or a sub-agent's side trip: not a person's statement
         for number, (role, sentence) in enumerate(_sentences(piece.text), start=1):
             where = f"{piece.id}:{number}"  # the piece and the sentence in it, as "file:line" names a line
             if DECISION.search(sentence):
-                _add(out, model, "decision", sentence, [piece], "a decision stated in a session", where)
+                body, pieces = sentence, [piece]
+                if points_back(sentence):  # "let's go with that": what it chose was said just before
+                    if before is None or DECISION.search(before[1]):
+                        before = (piece, sentence)
+                        continue  # nothing before it, or a decision proposed already
+                    body, pieces = f"{before[1]} {sentence}", [before[0], piece]
+                _add(out, model, "decision", body, pieces, "a decision stated in a session", where)
             elif role == "user" and PREFERENCE.search(sentence):
                 reason = "a preference or convention the person stated"
                 _add(out, model, "preference", sentence, [piece], reason, where)
+            before = (piece, sentence)
     for failed, fixed, files in _fixes(evidence):
         command = fixed.commands[0][0] if fixed.commands else ""
         body = f"`{_command_in(failed, fixed)}` failed with: {_error_of(failed)}"
@@ -73,6 +91,14 @@ def extract(evidence: list[Evidence]) -> list[Any]:
             body = f"`{command}` works here (it passed after the fix)."
             _add(out, model, "command", body, [fixed], "a command that worked", f"{fixed.id}:command")
     return [out[k] for k in sorted(out)]
+
+
+def points_back(sentence: str) -> bool:
+    """Does this decision sentence say nothing of its own ("Let's go with that.", "OK, we'll use it
+    then.")? Its words, without the decision's own and :data:`POINTING`, leave no word of 2 or more
+    letters."""
+    rest = DECISION.sub(" ", sentence)
+    return not any(w.lower() not in POINTING for w in re.findall(r"[^\W_]{2,}", rest))
 
 
 def _sentences(text: str) -> list[tuple[str, str]]:

@@ -30,7 +30,10 @@ def import_sessions(ws: Any, paths: list[Path], fmt: str | None) -> dict[str, An
 
 
 def session_candidates(ws: Any, report: SessionImport) -> list[Any]:
-    """The candidates of the sessions an import added evidence to (ee.sessions.candidates)."""
+    """The candidates of the sessions an import added evidence to (ee.sessions.candidates), but one whose
+    memory text the store already holds (as for the docs' candidates: the same text, spacing and a final
+    full stop aside), such as a decision said again in a later session after a person accepted it."""
+    from ee.curate.similar import normalise
     from ee.sessions import store
     from ee.sessions.candidates import extract
 
@@ -41,7 +44,11 @@ def session_candidates(ws: Any, report: SessionImport) -> list[Any]:
         if db is None:
             return []
         evidence = [e for s in sessions for e in store.of_session(db, s)]
-    return extract(evidence)
+    found = extract(evidence)
+    if not found:
+        return found
+    known = {normalise(m.body) for m in ws.store.snapshot().sorted()}
+    return [c for c in found if c.new_memory is None or normalise(c.new_memory.body) not in known]
 
 
 def list_sessions(ws: Any) -> list[dict[str, Any]]:

@@ -185,6 +185,14 @@ def _lines(
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 if last:
                     return out, at, number  # a partial last line: the next import reads it
+                if not out and start == 0:  # the file's first line: no transcript at all, most likely
+                    raise TranscriptError(
+                        f"{shown}:{number}: not a transcript ee reads (line {number} is not JSON: "
+                        f"{_reason(exc)})",
+                        "give a Claude Code or Codex .jsonl, or {role, content} JSON or JSON Lines; if it "
+                        "is one, fix that line, or force a format with --format claude-code|codex|messages",
+                        {"path": shown, "line": number},
+                    ) from None
                 raise TranscriptError(
                     f"{shown}:{number}: not a JSON line ({_reason(exc)})",
                     "fix or remove that line (nothing of this file was imported), then import again",

@@ -131,6 +131,7 @@ def rank_evidence(
     (without ``rank``): ``limit`` of them after the first ``offset``, and how many there are in all.
     ``view`` is the memories' index view: its embedding model embeds the query."""
     from ee.index.tokenize import tokenize
+    from ee.query.explain import words_holding
     from ee.query.fusion import fuse_arrays
     from ee.query.relevance import evidence
     from ee.sessions import index, store
@@ -194,7 +195,7 @@ def rank_evidence(
                 item,
                 scores[i],
                 float(relevance[i]),
-                found.matched[i],
+                words_holding(text, set(found.matched[i])),
                 idx.ids[newer] if newer is not None else None,
             )
         )

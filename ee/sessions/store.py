@@ -90,6 +90,15 @@ def connect(root: Path, *, create: bool = False, write: bool = True) -> Iterator
         yield None
         return
     mode = "" if write else "&mode=ro"
+    from ee.config import NotRegularFile, check_database
+
+    try:
+        check_database(path)
+    except NotRegularFile as exc:
+        raise StorageError(
+            f"{path}: {exc.filename}: {exc.strerror}",
+            f"remove it (rm {exc.filename}): a link or another user's file is never opened",
+        ) from None
     try:
         db = sqlite3.connect(f"{path.as_uri()}?nofollow=1{mode}", uri=True, timeout=30, isolation_level=None)
     except sqlite3.Error as exc:

@@ -165,10 +165,7 @@ class Store:
         memory_found = snap.memories.get(memory_id)
         if memory_found is None:
             broken = sum(1 for p in snap.problems if p.code == "memory_invalid")
-            hint = "run `ee memory list` or `ee search` to find its id"
-            if broken:  # the memory may be in a file that cannot be read
-                hint += f"; {broken} memory file(s) could not be read: `ee doctor` names them"
-            raise NotFound(f"no memory {memory_id}", hint)
+            raise NotFound(f"no memory {memory_id}", missing_hint(broken))
         return memory_found
 
     # ------------------------------------------------------------------------------------ writing
@@ -222,6 +219,15 @@ class Store:
         path = self.safe_path(rel)
         refuse_changed(path, self._seen.pop(rel, None))
         path.unlink()
+
+
+def missing_hint(broken: int) -> str:
+    """The repair of a memory id not found (``ee memory show``, ``ee why``): where to find its id, and,
+    when ``broken`` files could not be read, that the memory may be in one of them."""
+    hint = "run `ee memory list` or `ee search` to find its id"
+    if broken:
+        hint += f"; {broken} memory file(s) could not be read: `ee doctor` names them"
+    return hint
 
 
 def named_for(memory_id: str, rel: str) -> bool:

@@ -453,19 +453,28 @@ def _refuse_duplicates(fm_text: str, path: str) -> None:
 
 
 def _refuse_aliases(fm_text: str, path: str) -> None:
+    line = alias_line(fm_text)
+    if line is not None:
+        raise MemoryFormatError(
+            "YAML anchors and aliases (&name / *name) are not allowed in frontmatter",
+            path,
+            line + 2,
+            hint="write the value out in full, or quote it if it starts with '&' or '*'",
+        )
+
+
+def alias_line(text: str) -> int | None:
+    """The line (from 0) of the first YAML anchor or alias in ``text``, None when it has none (or is not
+    YAML: its loader then reports the syntax error with its line). Anchors and aliases are how YAML bombs
+    multiply (a few lines that expand to gigabytes); no file ee reads needs them."""
     yaml = _yaml()
-    # Anchors and aliases are how YAML bombs multiply; memory frontmatter never needs them.
     try:
-        for token in yaml.scan(fm_text, Loader=_loader()):
+        for token in yaml.scan(text, Loader=_loader()):
             if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
-                raise MemoryFormatError(
-                    "YAML anchors and aliases (&name / *name) are not allowed in frontmatter",
-                    path,
-                    token.start_mark.line + 2,
-                    hint="write the value out in full, or quote it if it starts with '&' or '*'",
-                )
+                return int(token.start_mark.line)
     except yaml.MarkedYAMLError:
-        return  # the loader reports the syntax error with its line
+        return None
+    return None
 
 
 def _problem_error(message: str, path: str, line: int | None, key: str, hint: str) -> MemoryFormatError:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import git, run_cli
 
 from ee.index.embedder import DEFAULT_MODEL_DIR
 from ee.workspace import Workspace
@@ -106,6 +106,43 @@ def test_the_merge_driver_never_imports_an_ee_folder_the_repository_ships(
     assert "45 minutes" in merged
     assert "lint" in merged  # (the driver ran: a plain line merge of these two would conflict)
     assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("attributes", ["* merge=ee-memory", "*.md merge=ee-memory"])
+@pytest.mark.parametrize("name", ["src/app.py", "README.md"])
+def test_a_clones_attributes_never_make_ee_merge_a_file_that_is_no_memory(
+    ws: Workspace, attributes: str, name: str
+) -> None:
+    """A cloned repository's ``.gitattributes`` names which files git gives ee's merge driver. Given a
+    code file whose two sides conflict, it kept both versions under ee's labels and exited 0: git then
+    committed the merge as clean, the conflict in the code hidden. ee merges only memory files; for any
+    other file it is git's own text merge, a conflict git reports as usual."""
+    import subprocess
+
+    path = ws.root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    with (ws.root / ".gitattributes").open("a", encoding="utf-8") as file:
+        file.write(attributes + "\n")
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-q", "-m", "base")
+    ours = git(ws.root, "branch", "--show-current").strip()
+    git(ws.root, "checkout", "-q", "-b", "theirs")
+    path.write_text("one\nTHEIRS\nthree\n", encoding="utf-8")
+    git(ws.root, "commit", "-q", "-am", "theirs")
+    git(ws.root, "checkout", "-q", ours)
+    path.write_text("one\nOURS\nthree\n", encoding="utf-8")
+    git(ws.root, "commit", "-q", "-am", "ours")
+    head = git(ws.root, "rev-parse", "HEAD")
+    merged = subprocess.run(
+        ["git", "merge", "--no-edit", "theirs"], cwd=ws.root, capture_output=True, text=True, check=False
+    )
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert "CONFLICT" in merged.stdout
+    assert git(ws.root, "rev-parse", "HEAD") == head  # no merge commit
+    text = path.read_text(encoding="utf-8")
+    assert "<<<<<<<" in text
+    assert "ee:" not in text
 
 
 def test_init_replaces_a_merge_driver_an_older_ee_registered_without_p(ws: Workspace) -> None:
@@ -430,3 +467,82 @@ def test_a_hostile_transformer_folder_is_a_model_error_at_load(
         load_transformer(folder)
     assert said in raised.value.message
     assert str(folder) in raised.value.message
+
+
+# ---------------------------------------------------------------------------- the hooks' runner reads it too
+
+
+def _hooked_clone(tmp_path: Path) -> Path:
+    from tests.test_hooks import hooked
+
+    return hooked(tmp_path)
+
+
+def _slow_ee(tmp_path: Path) -> str:
+    slow = tmp_path / "slow-ee"
+    slow.write_text("#!/bin/sh\nexec sleep 20\n")
+    slow.chmod(0o755)
+    return str(slow)
+
+
+@pytest.mark.parametrize("how", ["huge", "link"])
+def test_the_hook_runner_reads_no_huge_or_linked_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The shell runner reads ``[hooks] timeout`` before any ee starts, a byte at a time: a clone's 20 MB
+    config.toml made every commit and checkout take 14 s. Past ee's own size limit, or through a link
+    (ee refuses both), the runner reads none of it and keeps its default."""
+    from tests.test_hooks import run_git
+
+    monkeypatch.delenv("EE_HOOK_TIMEOUT", raising=False)
+    repo = _hooked_clone(tmp_path)
+    limit = "[hooks]\ntimeout = 0.5\n"
+    config = repo / ".ee" / "config.toml"
+    if how == "huge":
+        config.write_text("# noise\n" * 70_000 + limit, encoding="utf-8")
+    else:
+        (tmp_path / "elsewhere.toml").write_text(limit, encoding="utf-8")
+        config.unlink()
+        config.symlink_to(tmp_path / "elsewhere.toml")
+    proc = run_git(repo, "checkout", "-q", "-b", "a", env={"EE_HOOK_EE": _slow_ee(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "ee: hook skipped (post-checkout took over 2s" in proc.stderr  # the default, not the file's
+
+
+@pytest.mark.parametrize("seconds", ["99999999999999999999", "1e400", "86401"])
+def test_a_hook_timeout_out_of_range_is_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seconds: str
+) -> None:
+    """A clone's ``[hooks] timeout = 99999999999999999999`` made the runner's own timer overflow: a Python
+    traceback in every hook. ee refuses it (exit 3, naming the setting); the runner keeps its default."""
+    from tests.test_hooks import run_git
+
+    monkeypatch.delenv("EE_HOOK_TIMEOUT", raising=False)
+    repo = _hooked_clone(tmp_path)
+    (repo / ".ee" / "config.toml").write_text(f"[hooks]\ntimeout = {seconds}\n", encoding="utf-8")
+    proc = run_git(repo, "checkout", "-q", "-b", "a")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "Error:" not in proc.stderr, proc.stderr
+    failed = run_cli("--workspace", str(repo), "status", "--json")
+    assert failed.code == 3, failed.out
+    assert "[hooks] timeout" in failed.json["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["--force", "HEAD", "-", "x y"])
+def test_a_clones_memory_branch_that_is_no_branch_name_is_a_config_error(tmp_path: Path, name: str) -> None:
+    """``ee init`` (the repair ee names in a fresh clone) took ``[store] branch`` as given: a clone's
+    ``"--force"`` reached ``git worktree add`` as an option (memories/ became a worktree of a branch
+    named ``memories``, beside a branch named ``--force``), ``"HEAD"`` made a branch ``refs/heads/HEAD``."""
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "clone", {".ee/config.toml": f'[store]\nbranch = "{name}"\n'})
+    before = git(repo, "for-each-ref", "--format=%(refname)")
+    done = run_cli("--workspace", str(repo), "init", "--json")
+    assert done.code == 3, done.out
+    assert done.json["error"]["message"] == (
+        f".ee/config.toml: [store] branch = {name!r} is not a valid branch name"
+    )
+    assert "[store] branch" in done.json["error"]["repair"]
+    assert git(repo, "for-each-ref", "--format=%(refname)") == before
+    assert git(repo, "worktree", "list").count("\n") <= 1

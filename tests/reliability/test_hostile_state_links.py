@@ -9,6 +9,7 @@ by hand, untracked), every open under ``.ee/`` refuses to follow it (:func:`ee.c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -368,3 +369,99 @@ def test_the_import_journal_and_the_hook_table_are_never_written_or_read_through
     risks.save_table(ws.root, {"format": risks.TABLE_FORMAT})  # replaces the link, writes nothing through it
     assert victim.read_text() == VICTIM_TEXT
     assert not table.is_symlink()
+
+
+@pytest.mark.parametrize("name", ["derived.sqlite", "derived.sqlite-wal"])
+def test_the_derived_cache_is_never_opened_through_a_link(ws: Workspace, tmp_path: Path, name: str) -> None:
+    """The derived cache is opened by SQLite, not by ee's opener: a link at ``.ee/cache/derived.sqlite``
+    made ee write its tables into the database the link named (another program's, out of the repository),
+    and one at its ``-wal`` file would have written SQLite pages over the file it named."""
+    import sqlite3
+
+    ws.remember("First memory about the canary deploy.")
+    cache = ws.root / ".ee" / "cache"
+    cache.mkdir(exist_ok=True)
+    for leftover in cache.glob("derived.sqlite*"):
+        leftover.unlink()
+    shutil.rmtree(ws.root / ".ee" / "index", ignore_errors=True)
+    victim = tmp_path / "theirs.sqlite"
+    with contextlib.closing(sqlite3.connect(victim)) as db, db:
+        db.execute("CREATE TABLE mine (x)")
+    before = victim.read_bytes()
+    (cache / name).symlink_to(victim)
+    res = run_cli("--workspace", str(ws.root), "search", "canary", "--json")
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert "symbolic link" in res.out
+    assert f"rm {cache / name}" in res.json["error"]["repair"]
+    assert victim.read_bytes() == before
+    assert not list(tmp_path.glob("theirs.sqlite-*"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file of another user takes root")
+def test_a_derived_cache_of_another_user_is_refused(ws: Workspace) -> None:
+    """A cache file another user left in the workspace (a shared checkout) is not ee's to read or write."""
+    ws.remember("First memory about the canary deploy.")
+    cache = ws.root / ".ee" / "cache"
+    cache.mkdir(exist_ok=True)
+    (cache / "derived.sqlite").write_bytes(b"")
+    os.chown(cache / "derived.sqlite", 65534, 65534)
+    shutil.rmtree(ws.root / ".ee" / "index", ignore_errors=True)
+    res = run_cli("--workspace", str(ws.root), "search", "canary", "--json")
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert "uid 65534" in res.json["error"]["message"]
+    assert f"rm {cache / 'derived.sqlite'}" in res.json["error"]["repair"]
+
+
+def test_a_clone_that_commits_a_crafted_derived_cache_is_refused(tmp_path: Path) -> None:
+    """A cache and an index a repository ships (a lying parse under a memory's blob, a vector of another
+    width) are never read: any tracked file of ``.ee/`` but config.toml refuses the workspace."""
+    import sqlite3
+
+    upstream = tmp_path / "upstream"
+    ws, _ = Workspace.init(upstream)
+    ws.remember("Run the linter before pushing.")
+    cache = upstream / ".ee" / "cache" / "derived.sqlite"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(cache)) as db, db:
+        db.execute("CREATE TABLE IF NOT EXISTS vectors (blob TEXT, model TEXT, vector BLOB)")
+        db.execute("INSERT INTO vectors VALUES ('x', 'y', x'00')")
+    git(upstream, "add", "-f", ".ee/cache/derived.sqlite")
+    git(upstream, "commit", "-q", "--no-verify", "-m", "warm cache")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    proc = run_ee_process("search", "linter", "--json", cwd=clone)
+    _refused(proc, ".ee/cache/derived.sqlite")
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal", "-shm"])
+def test_the_evidence_database_is_never_opened_through_a_link(
+    ws: Workspace, tmp_path: Path, suffix: str
+) -> None:
+    import json
+
+    def transcript(name: str, said: str) -> Path:
+        record = {
+            "type": "user",
+            "message": {"role": "user", "content": said},
+            "timestamp": "2026-11-02T09:00:00Z",
+            "sessionId": f"5f0c9a6e-1b7d-4d8e-9a51-2c3f4e5a6b7{name}",
+            "cwd": str(ws.root),
+            "gitBranch": "main",
+        }
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        return path
+
+    first = run_cli("--workspace", str(ws.root), "import", "session", str(transcript("a", "Use Postgres.")))
+    assert first.code == 0, first.out + first.err
+    database = ws.root / ".ee" / "sessions" / f"evidence.sqlite3{suffix}"
+    victim = _victim(tmp_path)
+    database.unlink(missing_ok=True)
+    database.symlink_to(victim)
+    res = run_cli(
+        "--workspace", str(ws.root), "import", "session", str(transcript("b", "Cache with Redis.")), "--json"
+    )
+    assert res.code == ExitCode.STORAGE, res.out + res.err
+    assert "symbolic link" in res.out
+    assert f"rm {database}" in res.json["error"]["repair"]
+    assert victim.read_text() == VICTIM_TEXT

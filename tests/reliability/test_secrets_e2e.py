@@ -188,6 +188,41 @@ def test_a_hand_typed_secret_is_masked_by_the_memory_commands(
     assert [s for s in secrets if s in ran.out] == []
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memory", "tags", "{id}", "--add", "ops"),
+        ("memory", "expire", "{id}"),
+        ("memory", "trust", "{id}", "--class", "peer_human_attested"),
+        ("memory", "link", "{id}", "{other}", "--type", "related"),
+        ("outcome", "{id}", "--signal", "helpful"),
+        ("memory", "history", "{id}"),
+        ("memory", "forget", "{id}"),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["--json", "--human"])
+def test_a_hand_typed_secret_is_masked_by_the_write_commands(
+    tmp_path: Path, args: tuple[str, ...], fmt: str
+) -> None:
+    """A write answers with the memory it changed: its body, title and path were printed as the file
+    holds them, a secret typed in by hand (or pulled, or in the file's name) included."""
+    root = tmp_path / "ws"
+    new_workspace(root, shared=1)
+    token = next(p for p in POSITIVES if p[2] == "github_token")
+    name = f"memories/notes-{token[3]}.md"
+    memory_id = "deploy-token-notes"
+    (root / name).write_text(
+        f"---\nid: {memory_id}\ntags: [deploy]\n---\nThe deploy token is {token[1]} now.\n"
+    )
+    git(root, "add", name)
+    git(root, "commit", "-q", "-m", "notes (by hand)")
+    other = next(m for m in head_memories(root) if m != memory_id)
+    ran = run_inprocess(root, *[a.replace("{id}", memory_id).replace("{other}", other) for a in args], fmt)
+    assert ran.code == 0, ran.out + ran.err
+    assert token[3] not in ran.out + ran.err
+    assert token[3][:12] not in ran.out + ran.err
+
+
 def test_lookalikes_are_accepted_as_written(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     new_workspace(root)

@@ -142,6 +142,15 @@ def _yaml_loader() -> Any:
 def _parse_yaml(text: str, path: Path) -> tuple[Any, dict[Pointer, int]]:
     import yaml
 
+    from ee.store.frontmatter import alias_line
+
+    alias = alias_line(text)
+    if alias is not None:  # (a scenario of a cloned repository is untrusted: a few aliased lines can
+        # expand to gigabytes, and the line map walks every alias again)
+        raise UsageError(
+            f"{path}:{alias + 1}: YAML anchors and aliases (&name / *name) are not allowed in a scenario",
+            "write the value out in full, or quote it if it starts with '&' or '*'",
+        )
     loader = _yaml_loader()(text)
     try:
         node = loader.get_single_node()
