@@ -6,6 +6,9 @@
   near-duplicates, contradictions and updates are judged on.
 - :func:`classify`: what a pair of memories (their :class:`Features`) is to each other, with the reason a
   person reads; :func:`relate` adds the cosine of their index vectors (:data:`NEAR_BARS`).
+- :func:`value_conflict`, :func:`opposite_conflict`: contradictions without "not": the same subject with
+  another value (:func:`quantities`) or an opposite word (:data:`ANTONYMS`); measured on the labelled pairs
+  of tests/fixtures/curate-pairs/ (``python -m bench.curate_pairs``, docs/curate.md).
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ def opening(text: str) -> tuple[str, ...]:
 # ------------------------------------------------------------------------------------ conflicts without "not"
 # Two memories about the same subject can disagree without a negation: they state different values for the
 # same thing ("at most 1000 lines" / "above 5 MB", "port 8000" / "port 5173"), or opposite words
-# ("enabled" / "disabled"). What a text states is read here, once per memory (:class:`Stated`).
+# ("enabled" / "disabled"). What a text states is read once per memory (:class:`Quantity`, Features).
 
 _NUMBER_RE = re.compile(
     r"(?<![\w./\\-])(?<!\d:)(\d+(?:,\d{3})*(?:\.\d+)*)(?![\d:])(k\b)?(?:\s*([A-Za-z]+))?", re.UNICODE
