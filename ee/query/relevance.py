@@ -165,6 +165,26 @@ PART_TERMS = 2  # a part of a long task is judged on its own when it has at leas
 STORE_WIDE_SHARE = 0.5
 STORE_WIDE_MEMORIES = 20
 _PARTS = re.compile(r"[.?!;:\n]+(?:\s+|$)|,\s+")
+# A pasted traceback's frame line: ``File "/opt/x/lib/python3.11/site-packages/x/ops.py", line 42, in div``.
+# Its source line(s) and caret marks follow, indented; its header line opens it.
+_FRAME = re.compile(
+    r'^[ \t]*File "([^"\n]*)", line \d+(?:, in ([^\s,]+))?.*(?:\n[ \t]+(?!File ")\S.*)*$', re.MULTILINE
+)
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):[ \t]*$", re.MULTILINE)
+# A line of a tool's output rather than of the task's prose: a shell or REPL prompt (``$ ``, ``>>> ``),
+# pytest's source and separator lines (``>   assert``, ``=====``, ``_____``), or indented code.
+_OUTPUT = re.compile(r"^(?:[$>%]|=|_|\s{4}|\t)")
+# An error line: ``ZeroDivisionError: …``, pytest's ``E   …`` and ``FAILED …``, ``error: …``, ``fatal: …``.
+_ERROR_LINE = re.compile(
+    r"^\s*(?:E\s+|FAILED\s|ERROR\b|[Ee]rror:|fatal:|[\w.]*(?:Error|Exception|Warning)\b)"
+)
+# What wraps a path in pasted output ('quotes', (brackets), a trailing comma) and what may follow its
+# file name (``ops.py:42:``, ``usage.md#log``).
+_WRAP = "\"'`()[]{}<>,;"
+_LINE_SUFFIX = re.compile(r"(?::\d+)+:?$|:$")
+_ANCHOR = re.compile(r"[#?].*$")
+_PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
+_EXTENSION = re.compile(r"^(.*\w)\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
 class Evidence:
@@ -335,16 +355,74 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
 
 
+def readable(text: str) -> str:
+    """``text`` as its evidence is judged: a file path names one file, so a path (a word with a ``/`` or
+    ``\\`` and a file extension or two separators, as ``/opt/x/lib/python3.11/site-packages/x/ops.py:42``)
+    is read as its file's stem (``ops``), and a traceback's frame line (``File "…", line 42, in div``) as
+    its file's stem and its function (``ops div``): the folders, the line number and the frame's own words
+    are where the error happened to run, not what it is about (a traceback's site-packages path shares
+    ``lib``, ``python``, ``py`` and the project's name with most memories of a Python project)."""
+    text = _FRAME.sub(lambda m: " ".join(filter(None, (_file_stem(m.group(1)), m.group(2)))), text)
+    text = _TRACEBACK.sub("", text)
+    return "\n".join(" ".join(_path_word(w) for w in line.split(" ")) for line in text.split("\n"))
+
+
+def _path_word(word: str) -> str:
+    """A word of pasted text, a path read as its file's stem (see :func:`readable`)."""
+    core = word.strip(_WRAP)
+    if not core or ("/" not in core and "\\" not in core):
+        return word
+    core, _, test = core.partition("::")  # (a pytest node id: tests/test_x.py::test_y)
+    name, equals, value = core.partition("=")  # (a setting: EE_MODEL=/opt/models/x)
+    if equals and "/" not in name and "\\" not in name:
+        start = word.index(core) + len(name) + 1
+        return word[:start] + _path_word(value + word[start + len(value) :])
+    suffix = _LINE_SUFFIX.search(core)
+    path = core[: suffix.start()] if suffix else core
+    steps = [s for s in re.split(r"[/\\]+", path) if any(c.isalnum() for c in s)]
+    if not steps or (
+        len(re.findall(r"[/\\]+", path.strip("/\\"))) < 2 and not _EXTENSION.match(_ANCHOR.sub("", steps[-1]))
+    ):
+        return word  # ("and/or", "CI/CD", "dist/*": words, not a file)
+    start = word.index(core)
+    end = start + len(core) + (len(test) + 2 if test else 0)
+    name = " ".join(filter(None, (_file_stem(path), test.replace("::", " "))))
+    return word[:start] + name + (":" if suffix else "") + word[end:]
+
+
+def _file_stem(path: str) -> str:
+    """The stem of the file a path names (``/a/b/ops.py`` → ``ops``; a folder's own name), after the
+    package it is in when the path runs through an installed package's folder: which library raised is
+    evidence too (``…/site-packages/huggingface_hub/utils/_http.py`` → ``huggingface_hub _http``)."""
+    steps = [s for s in re.split(r"[/\\]+", path) if any(c.isalnum() for c in s)]
+    if not steps:
+        return ""
+    name = _ANCHOR.sub("", steps[-1])
+    found = _EXTENSION.match(name)
+    stem = found.group(1) if found else name
+    at = [n for n, step in enumerate(steps[:-2]) if step.casefold() in _PACKAGE_FOLDERS]
+    return f"{steps[at[-1] + 1]} {stem}" if at else stem
+
+
 def parts(text: str) -> list[str]:
     """The parts of a long task that are judged on their own: its sentences and comma-separated clauses
-    with at least :data:`PART_TERMS` informative terms (question and filler words aside). A query of one
-    part has none (it is judged whole)."""
+    with at least :data:`PART_TERMS` informative terms (question and filler words aside), paths read as
+    their files (:func:`readable`). A pasted traceback's frame lines are where the error ran, not parts of
+    the task: its error line (``ZeroDivisionError: float division by zero``) and the words around it are.
+    A query of one part has none (it is judged whole)."""
     found = []
-    for piece in _PARTS.split(text):
+    lines = [line for line in readable(_FRAME.sub("", text)).split("\n") if _task_line(line)]
+    for piece in (piece for line in lines for piece in _PARTS.split(line)):
         words = " ".join(w for w in piece.split() if _plain(w) not in FUNCTION_WORDS)
-        if len(set(tokenize(words))) >= PART_TERMS:
+        if len({t for t in tokenize(words) if not t.isdigit()}) >= PART_TERMS:
             found.append(piece.strip())
     return found if len(found) > 1 else []
+
+
+def _task_line(line: str) -> bool:
+    """Whether a line of a task may be one of its parts: its prose, and the error lines of pasted output,
+    not the output's other lines (a prompt, a source line, a separator: :data:`_OUTPUT`)."""
+    return bool(_ERROR_LINE.match(line)) or not _OUTPUT.match(line)
 
 
 def _plain(word: str) -> str:
@@ -368,9 +446,19 @@ def evidence(
     A long, multi-part task ("I want to add a sqrt function, what about negative inputs?") is relevant to
     a memory that answers one of its parts: with ``eligible`` (the mask of memories the query may
     return), each part (:func:`parts`) is judged on its own too, and a candidate's relevance is the best
-    of the whole's and its parts'."""
-    whole = _evidence(view, text, positions, cosines, store, eligible)
+    of the whole's and its parts'.
+
+    With ``eligible``, a pasted traceback or log is judged as :func:`readable` reads it (paths as their
+    files' stems), its cosines too (session evidence, without it, reads prose)."""
     pieces = parts(text) if eligible is not None else []
+    if eligible is not None and cosines is not None and (plain := readable(text)) != text:
+        every = view.cosines(view.query_vector(plain))
+        cosines = every[np.asarray(positions, dtype=np.int64)].astype(np.float64)
+        store = every[eligible]
+        text = plain
+    elif eligible is not None:
+        text = readable(text)
+    whole = _evidence(view, text, positions, cosines, store, eligible)
     if not pieces:
         return whole
     best = whole.relevance.copy()
