@@ -646,7 +646,9 @@ def _terms(
     n_docs = max(int(lexical.n_docs), 0) if lexical is not None else 0
     unseen = math.log(1.0 + (n_docs - 0.5) / 1.5)  # as rare as a term one memory holds
     words = " ".join(w for w in text.split() if _plain(w) not in FUNCTION_WORDS)
-    terms = list(dict.fromkeys(tokenize(words)))
+    # A bare number (a line number, a count, one digit of a version) is not a word of what a task is
+    # about: pasted output is full of them, and most memories hold one. Whole forms stay ("3.9", "utf8").
+    terms = [t for t in dict.fromkeys(tokenize(words)) if not t.isdigit()]
     idfs: list[float] = []
     shares: list[float] = []
     masks: list[Any] = []
