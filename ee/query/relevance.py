@@ -26,10 +26,16 @@ match at all", built from evidence that does not depend on the other candidates:
   all of them is a steadier witness. It counts for a memory only as far as that memory's own evidence
   goes, ``a = min(affinity, z)``: in a store about releases, a memory about the database is not relevant
   to "how do we release" because its neighbours are.
-* **store-wide words** (transformer arm): a word at least half of a store's memories hold (the project's
-  name) draws the query's vector near every memory that names it. When :func:`_set_aside` finds such words,
-  the query is also encoded without them: a memory's cosine is the mean of the two, the affinity reads each
-  memory's weaker one. Coverage keeps them (they weigh little there already).
+* **store-wide words** (transformer arm): a word at least a third of a store's memories hold
+  (:data:`STORE_WIDE_SHARE`: the project's name) draws the query's vector near every memory that names it.
+  When :func:`_set_aside` finds such words, the query is also encoded without them: a memory's cosine is
+  the mean of the two, the affinity reads each memory's weaker one. A memory the query reaches only
+  through them is judged without them (no coverage from them, the cosine without them): the project's name
+  is not evidence (``store_wide_only`` in ``--explain``).
+* **pasted output** (both arms, not session evidence): an agent's task is often a pasted traceback or log.
+  :func:`readable` reads a path as its file's stem (its folders, install prefix and line number are where
+  it ran, not what it is about), a frame line as its file and function; only the task's prose and the
+  output's error lines are parts (:func:`parts`); a bare number is no term (``read_as`` in ``--explain``).
 * **the best of N** (both arms): a store of N memories offers N chances for an unrelated memory to sit
   near the question by accident, so the best cosine of an off-topic question grows with the store: its z
   against the null of one pair was 0 (median) in a 38-memory store and 1.3-1.6 in the 6,398-chunk Vim help.
