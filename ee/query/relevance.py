@@ -35,7 +35,7 @@ match at all", built from evidence that does not depend on the other candidates:
 * **pasted output** (both arms, not session evidence): an agent's task is often a pasted traceback or log.
   :func:`readable` reads a path as its file's stem (its folders, install prefix and line number are where
   it ran, not what it is about), a frame line as its file and function; only the task's prose and the
-  output's error lines are parts (:func:`parts`); a bare number is no term (``read_as`` in ``--explain``).
+  output's error lines are parts (:func:`parts`) (``read_as`` in ``--explain``).
 * **the best of N** (both arms): a store of N memories offers N chances for an unrelated memory to sit
   near the question by accident, so the best cosine of an off-topic question grows with the store: its z
   against the null of one pair was 0 (median) in a 38-memory store and 1.3-1.6 in the 6,398-chunk Vim help.
@@ -652,9 +652,7 @@ def _terms(
     n_docs = max(int(lexical.n_docs), 0) if lexical is not None else 0
     unseen = math.log(1.0 + (n_docs - 0.5) / 1.5)  # as rare as a term one memory holds
     words = " ".join(w for w in text.split() if _plain(w) not in FUNCTION_WORDS)
-    # A bare number (a line number, a count, one digit of a version) is not a word of what a task is
-    # about: pasted output is full of them, and most memories hold one. Whole forms stay ("3.9", "utf8").
-    terms = [t for t in dict.fromkeys(tokenize(words)) if not t.isdigit()]
+    terms = list(dict.fromkeys(tokenize(words)))
     idfs: list[float] = []
     shares: list[float] = []
     masks: list[Any] = []
