@@ -60,7 +60,7 @@ def test_a_pasted_traceback_packs_its_memory_and_few_others(tinycalc: Path) -> N
     assert data["query"]["semantic_arm"] == "transformer"
     ids = [h["id"] for h in data["hits"]]
     assert ids[0] == "division-by-zero"
-    assert len(ids) <= 3, ids  # (main matched 16 of the 38 memories through the paths' words)
+    assert len(ids) <= 3, ids  # (on main such a traceback matched 16 of the 38 memories through its paths)
     items = packed(tinycalc, TRACEBACK)
     assert "division-by-zero" in items
     assert len(items) <= 3, items
