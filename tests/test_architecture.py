@@ -33,7 +33,15 @@ LAYERS: list[set[str]] = [
         "curate.model",
         "serve",
     },
-    {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
+    {
+        "store.ids",
+        "config",
+        "schemas",
+        "git.runner",
+        "git.progress",
+        "install",
+        "commands",
+    },  # (commands: the arguments each command takes)
     {"git.conflict", "spawn"},  # spawn: the one background launcher
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
     # to a file (a secret in an id is a malformed file)
@@ -157,7 +165,7 @@ def test_imports_go_down_the_layers(path: Path) -> None:
     assert _upward(unit, path.read_text(encoding="utf-8")) == []
 
 
-CLICK_USERS = {"cli"}  # the command line (MCP's schemas come from ee.operations, not from click)
+CLICK_USERS = {"cli"}  # the command line (MCP's schemas come from ee.commands, not from click)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(EE)))
