@@ -78,6 +78,8 @@ LAYERS: list[set[str]] = [
         "ops.feedback",
         "ops.transfer",
         "ops.sync",
+        "ops.sync_session",
+        "ops.resolve",
         "ops.doctor",
         "ops.risks",
     },
