@@ -45,7 +45,7 @@ LAYERS: list[set[str]] = [
     {"git.conflict", "spawn"},  # spawn: the one background launcher
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
     # to a file (a secret in an id is a malformed file)
-    {"policy", "store.frontmatter", "curate.similar"},
+    {"policy", "store.frontmatter", "store.frontmatter_checks", "curate.similar"},
     # git.repo: the one commit path masks every message it writes with the secret policy
     {
         "store.files",
