@@ -1,7 +1,8 @@
 """The git steps of one ``ee sync`` (:mod:`ee.ops.sync`): :class:`Session` fetches the shared branch,
 integrates it (rebase or merge, the user's uncommitted work put aside around it) and pushes; its git
-processes' environment (:func:`sync_env`); and the record that tells a rebase or merge a killed sync left
-from one a person started (:data:`STARTED`, :func:`interrupted`, :func:`abort_interrupted`: ``ee doctor``).
+processes' environment (:func:`sync_env`); the refusal to step into a git operation someone else left in
+progress (:func:`refuse_in_progress`); and the record that tells a rebase or merge a killed sync left from
+one a person started (:data:`STARTED`, :func:`interrupted`, :func:`abort_interrupted`: ``ee doctor``).
 """
 
 from __future__ import annotations
