@@ -3,7 +3,7 @@ speeds, output fields, pack profiles, formats, review candidate types, outcome s
 staged change ee checks, and the frontmatter keys ee knows.
 
 Tuples of names only, kept apart from the dataclasses of :mod:`ee.model`: the command line's argument
-table (:mod:`ee.operations`) offers these values, and a served ``ee search`` (a fresh process that sends
+table (:mod:`ee.commands`) offers these values, and a served ``ee search`` (a fresh process that sends
 its query to the warm server) need not build the data classes to say which values it accepts.
 """
 

@@ -732,7 +732,7 @@ class Workspace:
         self, memory_id: str, pick: str | None = None, text: str | None = None, actor: Actor | None = None
     ) -> tuple[Memory, str]:
         """Resolve a memory a merge left conflicted (``ee memory resolve``): the memory and the commit."""
-        from ee.ops.sync import resolve_memory
+        from ee.ops.resolve import resolve_memory
 
         return resolve_memory(self, memory_id, pick, text, actor)
 

@@ -33,11 +33,19 @@ LAYERS: list[set[str]] = [
         "curate.model",
         "serve",
     },
-    {"store.ids", "config", "schemas", "git.runner", "git.progress", "install"},
+    {
+        "store.ids",
+        "config",
+        "schemas",
+        "git.runner",
+        "git.progress",
+        "install",
+        "commands",
+    },  # (commands: the arguments each command takes)
     {"git.conflict", "spawn"},  # spawn: the one background launcher
     # pure rules (trust, feedback math, secrets, the injection guard), and the frontmatter reader they apply
     # to a file (a secret in an id is a malformed file)
-    {"policy", "store.frontmatter", "curate.similar"},
+    {"policy", "store.frontmatter", "store.frontmatter_checks", "curate.similar"},
     # git.repo: the one commit path masks every message it writes with the secret policy
     {
         "store.files",
@@ -70,6 +78,8 @@ LAYERS: list[set[str]] = [
         "ops.feedback",
         "ops.transfer",
         "ops.sync",
+        "ops.sync_session",
+        "ops.resolve",
         "ops.doctor",
         "ops.risks",
     },
@@ -157,7 +167,7 @@ def test_imports_go_down_the_layers(path: Path) -> None:
     assert _upward(unit, path.read_text(encoding="utf-8")) == []
 
 
-CLICK_USERS = {"cli"}  # the command line (MCP's schemas come from ee.operations, not from click)
+CLICK_USERS = {"cli"}  # the command line (MCP's schemas come from ee.commands, not from click)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(EE)))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from ee.commands import Command
 from ee.errors import ExitCode
 from ee.mcp.invoke import call_tool
 from ee.mcp.tools import TOOLS
-from ee.operations import Command
 from ee.schemas import validator
 from ee.workspace import Workspace
 from tests.conftest import Result, doctor_report

@@ -17,7 +17,7 @@ import pytest
 from conftest import git, run_cli
 
 from ee.index import derive as derive_module
-from ee.index import freshness, lexical
+from ee.index import freshness, generations, lexical
 from ee.index.freshness import INDEX_DIR, read_manifest
 from ee.index.lexical import Vocabulary
 from ee.index.segment import Entry, Generation, split_strings
@@ -258,14 +258,14 @@ def test_a_process_opens_a_generation_once_and_still_sees_every_change(ws: Works
     while open_index(ws).manifest["racy"]:  # until the stamps are old enough to be trusted
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    freshness._WARM.clear()  # as a new process: nothing in memory
+    generations._WARM.clear()  # as a new process: nothing in memory
     first = open_index(ws)
     assert first.report is None
     again = open_index(ws)
     assert again.gen is first.gen
     assert again.state is first.state
     assert (
-        freshness.warm(ws.root / INDEX_DIR / first.manifest["generation"]) is None
+        generations.warm(ws.root / INDEX_DIR / first.manifest["generation"]) is None
     )  # query-only: no update base
 
     write(ws, "memories/b.md", "bravo window alpha", "mem_b")
@@ -314,7 +314,7 @@ def test_a_file_changed_within_one_clock_tick_of_its_stat_is_read_again(ws: Work
     # What a coarse clock would have left: the new text under the stamp the index saved.
     stamps["stamps"] = np.asarray(freshness.stamp(path.stat()), dtype=np.int64).tobytes()
     stamps_file.write_bytes(marshal.dumps(stamps))
-    freshness._WARM.clear()
+    generations._WARM.clear()
     again = open_index(ws)
     assert again.report is not None
     assert again.report.modified == ["memories/a.md"]
@@ -588,7 +588,7 @@ def test_corrupt_index_files_are_detected_and_rebuilt(ws: Workspace, damage: str
     write(ws, "memories/b.md", "bravo window", "mem_b")
     expected = picture(open_index(ws))
     DAMAGE[damage](ws)
-    freshness._WARM.clear()  # as another process would: this one keeps what it wrote in memory
+    generations._WARM.clear()  # as another process would: this one keeps what it wrote in memory
     assert status(ws)["state"] == "corrupt"
     view = open_index(ws)
     assert "index_repaired" in codes(view), view.degraded
@@ -613,7 +613,7 @@ def test_a_manifest_that_is_a_fifo_is_corrupt_not_a_hang(ws: Workspace) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "index_repaired" in proc.stdout
     assert manifest.is_file()
-    freshness._WARM.clear()
+    generations._WARM.clear()
     assert picture(open_index(ws)) == expected
 
 
@@ -645,7 +645,7 @@ def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) 
     manifest_path = ws.root / INDEX_DIR / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     manifest_path.write_text(json.dumps(manifest | {"format": 6}))
-    freshness._WARM.clear()
+    generations._WARM.clear()
     assert read_manifest(ws.root) is None
     assert status(ws)["state"] == "missing"
     view = open_index(ws)
@@ -660,7 +660,7 @@ def test_an_index_in_the_previous_layout_is_rebuilt_without_fuss(ws: Workspace) 
     # A generation folder in the old layout under a current manifest (a half-upgraded index) is damage:
     # detected and rebuilt too.
     (_generation(ws) / "DONE").write_text(json.dumps({"size": 2}))
-    freshness._WARM.clear()
+    generations._WARM.clear()
     assert status(ws)["state"] == "corrupt"
     assert picture(open_index(ws)) == expected
     assert status(ws)["state"] == "ready"
@@ -670,7 +670,7 @@ def test_damage_in_update_only_arrays_is_repaired_by_the_next_update(ws: Workspa
     write(ws, "memories/a.md", "alpha", "mem_a")
     open_index(ws)
     _truncate(_generation(ws) / "tf.npy")  # read only when updating
-    freshness._WARM.clear()
+    generations._WARM.clear()
     assert status(ws)["state"] == "corrupt"
     write(ws, "memories/b.md", "bravo alpha", "mem_b")
     view = open_index(ws)
@@ -952,11 +952,11 @@ def test_a_process_touching_many_workspaces_keeps_a_bounded_number_of_files_open
     def open_files() -> int:
         return len(os.listdir("/proc/self/fd"))
 
-    spaces = [Workspace.init(tmp_path / f"w{n}")[0] for n in range(freshness.WARM_WORKSPACES * 2 + 2)]
-    for space in spaces[: freshness.WARM_WORKSPACES]:
+    spaces = [Workspace.init(tmp_path / f"w{n}")[0] for n in range(generations.WARM_WORKSPACES * 2 + 2)]
+    for space in spaces[: generations.WARM_WORKSPACES]:
         open_index(space)
     filled = open_files()
-    for space in spaces[freshness.WARM_WORKSPACES :]:
+    for space in spaces[generations.WARM_WORKSPACES :]:
         open_index(space)
     assert open_files() <= filled
-    assert len(freshness._CACHES) == freshness.WARM_WORKSPACES
+    assert len(generations._CACHES) == generations.WARM_WORKSPACES

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from ee.commands import Command
 from ee.install import ee_command
 from ee.mcp.tools import TOOLS
-from ee.operations import Command
 from ee.workspace import Workspace
 from tests.conftest import run_cli
 

@@ -1,4 +1,4 @@
-"""Each command is described once, in the library (``ee.operations.COMMANDS``): its click options and its
+"""Each command is described once, in the library (``ee.commands.COMMANDS``): its click options and its
 MCP tool's input schema are both generated from that description, and the allowed values it names are
 the library's own (the shipped ee.query.v1 schema, the pack profiles, the feedback signals)."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from ee import values
 from ee.cli import cli
+from ee.commands import COMMANDS, Command, Param
 from ee.mcp.mapping import input_schema
-from ee.operations import COMMANDS, Command, Param
 from ee.schemas import load_schema
 
 

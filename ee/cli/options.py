@@ -1,5 +1,5 @@
 """Click options and arguments generated from the library's description of each command
-(:data:`ee.operations.COMMANDS`): the type, allowed values, bounds, default and help of an argument are
+(:data:`ee.commands.COMMANDS`): the type, allowed values, bounds, default and help of an argument are
 declared there once, and the MCP tools' input schemas come from the same rows (:mod:`ee.mcp.mapping`).
 
 A command takes each declared argument by name, in the order its ``--help`` shows them::
@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ee.operations import COMMANDS, Param
+from ee.commands import COMMANDS, Param
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

@@ -3,7 +3,7 @@ table of what git leaves in its folder meanwhile, read by ee's commit path, ``ee
 ``ee doctor``.
 
 Which of them ee itself started (``ee sync``'s rebase or merge, killed half-way) is recorded by
-:mod:`ee.ops.sync` before it starts one; this module only says what is in progress.
+:mod:`ee.ops.sync_session` before it starts one; this module only says what is in progress.
 """
 
 from __future__ import annotations

@@ -585,7 +585,7 @@ def _load_packed(
 
 def _map(path: Path) -> Any:
     """``path`` mapped read-only now, read on first use: a mapping outlives its file, so a writer may prune
-    this generation (``ee.index.freshness._prune``) while a query still reads from it. (An empty file cannot
+    this generation (``ee.index.generations.prune``) while a query still reads from it. (An empty file cannot
     be mapped: its bytes are b"".)"""
     with open(path, "rb") as handle:
         if os.fstat(handle.fileno()).st_size == 0:

@@ -245,7 +245,8 @@ def open_index(ws: Workspace, *, catch_up: bool = True, progress: Progress | Non
 
 
 def _open_index(ws: Workspace, catch_up: bool, progress: Progress | None) -> IndexView:
-    from ee.index.freshness import Updater, open_generation
+    from ee.index.generations import open_generation
+    from ee.index.update import Updater
 
     root = ws.root
     folder, model_key, model_problem = model_folder(ws)
@@ -581,7 +582,7 @@ def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
     """Open every file of a saved generation (raising when one is damaged): (has vectors, problems)."""
     import numpy as np
 
-    from ee.index.freshness import _load_state
+    from ee.index.generations import load_state
     from ee.index.segment import Generation
 
     gen = Generation.load(folder)
@@ -589,5 +590,5 @@ def _check_generation(folder: Path) -> tuple[bool, list[dict[str, Any]]]:
         np.load(folder / name, mmap_mode="r")
     if not isinstance(marshal.loads((folder / "columns.marshal").read_bytes()), dict):  # noqa: S302 - ours
         raise ValueError("generation columns damaged")
-    problems: list[dict[str, Any]] = _load_state(folder).get("problems", [])
+    problems: list[dict[str, Any]] = load_state(folder).get("problems", [])
     return gen.vectors is not None, problems

@@ -17,7 +17,7 @@ from ee.errors import EeError, QueryError, UsageError, disk_failure
 from ee.mcp.mapping import check_arguments
 
 if TYPE_CHECKING:
-    from ee.operations import Command
+    from ee.commands import Command
     from ee.policy.trust import Actor
     from ee.query.document import Query
     from ee.results import Result

@@ -1,4 +1,4 @@
-"""What a tool (a command of :data:`ee.operations.COMMANDS`) means over MCP: its input schema, the check
+"""What a tool (a command of :data:`ee.commands.COMMANDS`) means over MCP: its input schema, the check
 of a call's arguments, and the equivalent command line the manifest shows.
 
 Types, choices, bounds and defaults come from the library's description of the command, the one the click
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ee.commands import Command, Param
 from ee.errors import UsageError
 from ee.mcp.tools import TOOLS
-from ee.operations import Command, Param
 
 # How one argument appears on the equivalent command line (the manifest's "cli" entry):
 #   argument  the command's positional argument (placed after ``--``, so a leading '-' stays text;
@@ -33,7 +33,7 @@ STYLES: dict[str, Style] = {
     "records": "stdin",
 }
 
-# The JSON Schema of each kind of argument (ee.operations.Kind); a text with allowed values is any string
+# The JSON Schema of each kind of argument (ee.commands.Kind); a text with allowed values is any string
 # of them, one without is a non-empty string.
 SCHEMAS: dict[str, dict[str, Any]] = {
     "text": {"type": "string", "minLength": 1},
@@ -143,7 +143,7 @@ def tool_annotations(tool: Command) -> dict[str, Any]:
 
 def check_arguments(tool: Command, arguments: dict[str, Any]) -> None:
     """Arguments against the tool's input schema; the first violation as a usage error. (The schema is the
-    tool's arguments as described in :data:`ee.operations.COMMANDS`, the description
+    tool's arguments as described in :data:`ee.commands.COMMANDS`, the description
     :func:`ee.operations.check` holds an operation's arguments to when it travels by name.)"""
     import jsonschema
 

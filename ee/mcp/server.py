@@ -12,9 +12,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ee import __version__
+from ee.commands import Command
 from ee.mcp.invoke import call_tool
 from ee.mcp.mapping import available_tools, manifest_entry
-from ee.operations import Command
 from ee.policy.secrets import mask_text
 
 if TYPE_CHECKING:

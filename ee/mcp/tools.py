@@ -1,4 +1,4 @@
-"""ee's MCP tools: the library's commands (:data:`ee.operations.COMMANDS`, where each is described once,
+"""ee's MCP tools: the library's commands (:data:`ee.commands.COMMANDS`, where each is described once,
 for the command line and for MCP alike), and the decisions of the review queue, which an agent may not take.
 
 ``ee mcp serve`` lists these and answers them through the workspace façade (:mod:`ee.mcp.invoke`);
@@ -8,7 +8,7 @@ and shows the equivalent command line). Nothing here imports ``mcp``.
 
 from __future__ import annotations
 
-from ee.operations import CANDIDATE_ID, COMMANDS, Command
+from ee.commands import CANDIDATE_ID, COMMANDS, Command
 
 # Only a person accepts, rejects or snoozes a candidate: an agent's call is a refusal that says so.
 REFUSED = tuple(

@@ -188,7 +188,7 @@ def _abort_killed_sync(ws: Workspace, repairs: Any) -> None:
     the workspace lock, which a live ``ee sync`` holds."""
     from ee.errors import LockTimeout
     from ee.ops.recovery import LOCK_WAIT
-    from ee.ops.sync import STARTED, abort_interrupted, interrupted
+    from ee.ops.sync_session import STARTED, abort_interrupted, interrupted
     from ee.store.files import workspace_lock
 
     if not ws.git.is_repo() or (interrupted(ws) is None and not (ws.root / STARTED).exists()):
@@ -210,7 +210,7 @@ def _abort_killed_sync(ws: Workspace, repairs: Any) -> None:
 def _check_git_operation(ws: Workspace) -> list[Problem]:
     """A rebase, merge, cherry-pick, revert or bisect in progress: ee's writes wait until it ends. Whether
     a killed ``ee sync`` started it (``ee doctor --fix`` aborts that one) or a person did (left to them)."""
-    from ee.ops.sync import interrupted
+    from ee.ops.sync_session import interrupted
 
     if not ws.git.is_repo():
         return []

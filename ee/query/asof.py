@@ -185,7 +185,8 @@ def _build(
 
     from ee.index.cache import DerivedCache
     from ee.index.derive import derive, embed_text
-    from ee.index.freshness import CACHE_PATH, drop_duplicate_ids
+    from ee.index.freshness import CACHE_PATH
+    from ee.index.generations import drop_duplicate_ids
     from ee.index.provenance import provenance
     from ee.index.view import embedder_or_problem
     from ee.policy.secrets import name_record

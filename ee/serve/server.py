@@ -197,7 +197,7 @@ class Server:
         return served
 
     def _close(self, root: str) -> None:
-        from ee.index.freshness import forget_warm
+        from ee.index.generations import forget_warm
 
         served = self.open.pop(root)
         self._closed_any = True

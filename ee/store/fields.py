@@ -11,8 +11,8 @@ from typing import Any
 from ee.errors import UsageError
 from ee.model import Link
 from ee.policy.trust import initial_confidence
-from ee.store import frontmatter
 from ee.store.files import check_id
+from ee.store.frontmatter_checks import MAX_TAG_LENGTH, MAX_TAGS
 from ee.store.ids import TimeOutOfRange, format_time, is_valid_id, now_text, parse_time
 from ee.values import KINDS, LEVELS, LINK_TYPES
 
@@ -114,12 +114,12 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
             tag = part.strip()
             if not tag:
                 continue
-            if len(tag) > frontmatter.MAX_TAG_LENGTH or any(c in tag for c in "\n\r\0"):
+            if len(tag) > MAX_TAG_LENGTH or any(c in tag for c in "\n\r\0"):
                 raise UsageError(f"tag {tag[:40]!r}… is not usable", "use short tags without line breaks")
             if tag not in out:
                 out.append(tag)
-    if len(out) > frontmatter.MAX_TAGS:
-        raise UsageError(f"{len(out)} tags (at most {frontmatter.MAX_TAGS})", "keep the tags that matter")
+    if len(out) > MAX_TAGS:
+        raise UsageError(f"{len(out)} tags (at most {MAX_TAGS})", "keep the tags that matter")
     return out
 
 

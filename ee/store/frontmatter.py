@@ -4,14 +4,15 @@ Reading is fast (PyYAML's C loader) and strict about meaning, tolerant about for
 uses a small deterministic emitter; every edit of an existing file goes through ruamel.yaml's round-trip
 mode and then keeps the original text of every top-level key that did not change, so a human's comments,
 key order, quoting and blank lines survive byte for byte outside the keys that changed.
+
+The checks of each known key's value (but the id's, checked here against the secret policy) are
+:mod:`ee.store.frontmatter_checks`'.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import re
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,8 +20,9 @@ from ee.config import MAX_INT
 from ee.errors import MemoryFormatError, UsageError
 from ee.git.conflict import git_marker_line
 from ee.model import Link, Memory, Problem
-from ee.store.ids import ID_RE, TimeOutOfRange, format_time, is_valid_id, parse_time
-from ee.values import KINDS, KNOWN_KEYS, LEVELS, LINK_TYPES, TRUST_CLASSES
+from ee.store.frontmatter_checks import check_key, jsonable, problem_error, scalar_text
+from ee.store.ids import ID_RE, is_valid_id
+from ee.values import KNOWN_KEYS
 
 
 class _LazyPattern:
@@ -89,8 +91,6 @@ MERGE_KEYS = frozenset({CONFLICT_KEY, MERGE_KEY})
 REVIEW_KEY = "trust_reviewed"
 CITES_KEY = "cites"  # {cited file or file:L1-L2: hash of its text}, recorded by ee.curate.citations
 MAX_FRONTMATTER_BYTES = 64 * 1024
-MAX_TAGS = 256
-MAX_TAG_LENGTH = 100
 _TOP_KEY_RE = _lazy(r"^([^\s#:'\"\-?][^:#]*?|'[^']*'|\"[^\"]*\")\s*:(?:\s|$)")
 _ALIAS_HINT_RE = _lazy(r"(?:^|[\s\[{,:-])[&*][^\s,\]}]")
 _DELIMITER_RE = _lazy(r"^(?:---|\.\.\.)[ \t]*\r?$")
@@ -201,11 +201,13 @@ def parse(text: str, path: str, default_id: str | None = None) -> tuple[Memory, 
             continue
         if key in KNOWN_KEYS:
             try:
-                values[key] = _check_key(key, raw, path, line, problems)
+                values[key] = (
+                    _check_id(raw, path, line) if key == "id" else check_key(key, raw, path, line, problems)
+                )
             except MemoryFormatError as exc:
                 errors.append(exc)
             continue
-        extra.append((key, _jsonable(raw)))
+        extra.append((key, jsonable(raw)))
         if key not in MERGE_KEYS and key not in (REVIEW_KEY, CITES_KEY):  # ee's own keys, not unknown ones
             problems.append(
                 Problem(
@@ -477,10 +479,6 @@ def alias_line(text: str) -> int | None:
     return None
 
 
-def _problem_error(message: str, path: str, line: int | None, key: str, hint: str) -> MemoryFormatError:
-    return MemoryFormatError(message, path, line, key, hint=hint)
-
-
 def _refuse_secret_id(value: str, path: str, line: int | None) -> None:
     """A hand-written id holding a secret makes the file unreadable (reported at ``file:line``, skipped
     like any malformed file): an id is printed everywhere (search, lists, packs, exports, commit
@@ -489,7 +487,7 @@ def _refuse_secret_id(value: str, path: str, line: int | None) -> None:
 
     found = find_secrets(value)
     if found:
-        raise _problem_error(
+        raise problem_error(
             f"id holds a secret ({found[0].cls})",
             path,
             line,
@@ -499,33 +497,14 @@ def _refuse_secret_id(value: str, path: str, line: int | None) -> None:
         )
 
 
-def _check_key(key: str, raw: Any, path: str, line: int | None, problems: list[Problem]) -> Any:
-    """Validate and normalise one known key's value; raise on a wrong type or value."""
+def _check_id(raw: Any, path: str, line: int | None) -> str | None:
+    """The ``id`` key's value (None: none given, the path gives one), refused when it is not a valid id or
+    holds a secret."""
     if raw is None:
-        return () if key in ("tags", "source", "links", "paths", "redacted") else None
-    if key == "id":
-        return _check_id(raw, path, line)
-    if key == "level":
-        return _check_choice(key, raw, LEVELS, "level", path, line)
-    if key == "kind":
-        return _check_kind(raw, path, line, problems)
-    if key == "trust":
-        return _check_choice(key, raw, TRUST_CLASSES, "trust class", path, line)
-    if key in ("confidence", "utility", "importance"):
-        return _check_fraction(key, raw, path, line)
-    if key in ("created", "valid_from", "valid_to"):
-        return _check_time(key, raw, path, line)
-    if key in ("tags", "source", "paths", "redacted"):
-        return _check_text_list(key, raw, path, line)
-    if key == "links":
-        return _check_links(raw, path, line)
-    raise AssertionError(key)  # pragma: no cover - KNOWN_KEYS and this function move together
-
-
-def _check_id(raw: Any, path: str, line: int | None) -> str:
-    value = _scalar_text(raw)
+        return None
+    value = scalar_text(raw)
     if value is None or not is_valid_id(value):
-        raise _problem_error(
+        raise problem_error(
             f"id {raw!r} is not a valid memory id",
             path,
             line,
@@ -534,202 +513,6 @@ def _check_id(raw: Any, path: str, line: int | None) -> str:
         )
     if not ID_RE.match(value):
         _refuse_secret_id(value, path, line)
-    return value
-
-
-def _check_choice(
-    key: str, raw: Any, allowed: tuple[str, ...], what: str, path: str, line: int | None
-) -> Any:
-    """A value that must be one of ``allowed`` (a level, a trust class)."""
-    if raw not in allowed:
-        raise _problem_error(f"unknown {what} {raw!r}", path, line, key, f"use one of: {', '.join(allowed)}")
-    return raw
-
-
-def _check_kind(raw: Any, path: str, line: int | None, problems: list[Problem]) -> str:
-    """Any text; a kind ee does not know is a warning, not an error."""
-    value = _scalar_text(raw)
-    if not value:
-        raise _problem_error(
-            f"kind must be text, not {type(raw).__name__}",
-            path,
-            line,
-            "kind",
-            f"use one of: {', '.join(KINDS)}",
-        )
-    if value not in KINDS:
-        problems.append(
-            Problem(
-                "unknown_kind",
-                "warning",
-                f"kind {value!r} is not one ee knows",
-                path,
-                line,
-                "kind",
-                f"ee knows: {', '.join(KINDS)}",
-            )
-        )
-    return value
-
-
-def _check_fraction(key: str, raw: Any, path: str, line: int | None) -> float:
-    """A number from 0 to 1 (confidence, utility, importance)."""
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0.0 <= float(raw) <= 1.0:
-        raise _problem_error(
-            f"{key} must be a number from 0 to 1, not {raw!r}",
-            path,
-            line,
-            key,
-            f"write e.g. '{key}: 0.5'",
-        )
-    return float(raw)
-
-
-def _dates() -> Any:
-    """The datetime module when something imported it, else None: then no value can be a date or a
-    datetime (YAML's loader imports it; ``ee remember``, which writes its own times, never does)."""
-    return sys.modules.get("datetime")
-
-
-def _check_time(key: str, raw: Any, path: str, line: int | None) -> str:
-    dt = _dates()
-    problem = "is not a date-time"
-    try:
-        if dt is not None and isinstance(raw, dt.datetime):
-            return format_time(raw)
-        if dt is not None and isinstance(raw, dt.date):
-            return format_time(dt.datetime(raw.year, raw.month, raw.day, tzinfo=dt.UTC))
-        if isinstance(raw, str):
-            return format_time(parse_time(raw))
-    except TimeOutOfRange:
-        problem = TimeOutOfRange.reason
-    except ValueError:
-        pass
-    shown = raw.isoformat() if dt is not None and isinstance(raw, dt.date) else repr(raw)
-    raise _problem_error(
-        f"{key} {shown} {problem}",
-        path,
-        line,
-        key,
-        f"write RFC 3339, e.g. '{key}: 2026-12-01T09:00:00Z'",
-    )
-
-
-def _check_text_list(key: str, raw: Any, path: str, line: int | None) -> tuple[str, ...]:
-    if isinstance(raw, str):
-        items: list[Any] = [part.strip() for part in raw.split(",")] if key == "tags" else [raw]
-    elif isinstance(raw, list):
-        items = raw
-    else:
-        raise _problem_error(
-            f"{key} must be a list of text, not {type(raw).__name__}",
-            path,
-            line,
-            key,
-            f"write e.g. '{key}: [a, b]'",
-        )
-    out: list[str] = []
-    for item in items:
-        text = _scalar_text(item)
-        if text is None:
-            raise _problem_error(
-                f"{key} holds a {type(item).__name__}, not text",
-                path,
-                line,
-                key,
-                f"write each entry of {key} as plain text",
-            )
-        if text and text not in out:
-            out.append(text)
-    if key == "tags":
-        if len(out) > MAX_TAGS:
-            raise _problem_error(
-                f"{len(out)} tags (at most {MAX_TAGS})",
-                path,
-                line,
-                key,
-                "keep the tags that help find this memory",
-            )
-        long = [tag for tag in out if len(tag) > MAX_TAG_LENGTH]
-        if long:
-            raise _problem_error(
-                f"tag longer than {MAX_TAG_LENGTH} characters", path, line, key, "shorten the tag"
-            )
-    return tuple(out)
-
-
-def _check_links(raw: Any, path: str, line: int | None) -> tuple[Link, ...]:
-    if not isinstance(raw, list):
-        raise _problem_error(
-            "links must be a list of {type, to}",
-            path,
-            line,
-            "links",
-            "write e.g. 'links: [{type: supports, to: mem_…}]'",
-        )
-    out: list[Link] = []
-    for item in raw:
-        if isinstance(item, str) and ":" in item:
-            link_type, _, target = item.partition(":")
-        elif isinstance(item, Mapping) and "type" in item and "to" in item:
-            link_type, target = str(item["type"]), str(item["to"])
-        else:
-            raise _problem_error(
-                f"a link must be {{type, to}}, not {item!r}",
-                path,
-                line,
-                "links",
-                "write e.g. '- {type: supports, to: mem_…}'",
-            )
-        if link_type not in LINK_TYPES:
-            raise _problem_error(
-                f"unknown link type {link_type!r}",
-                path,
-                line,
-                "links",
-                f"use one of: {', '.join(LINK_TYPES)}",
-            )
-        link = Link(type=link_type, to=target.strip())
-        if link not in out:
-            out.append(link)
-    return tuple(out)
-
-
-def _scalar_text(value: Any) -> str | None:
-    if isinstance(value, bool) or value is None:
-        return None if value is None else str(value).lower()
-    if isinstance(value, str | int | float):
-        return str(value).strip()
-    dt = _dates()
-    if dt is not None and isinstance(value, dt.date):
-        return value.isoformat()
-    return None
-
-
-# What JSON has no value for is carried as text in an extra key, as a date is: a non-finite number (YAML's
-# .nan, .inf, 1.0e+400) as YAML spells it, !!binary as its base64 text; a !!set becomes a sorted list.
-_NOT_FINITE = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
-
-
-def _jsonable(value: Any) -> Any:
-    """An extra key's YAML value as JSON-ready data (every answer is strict JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return _NOT_FINITE[repr(value)]
-    if isinstance(value, bytes):
-        import base64
-
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, set | frozenset):
-        return sorted((_jsonable(v) for v in value), key=repr)
-    dt = _dates()
-    if dt is not None and isinstance(value, dt.datetime):
-        return format_time(value)
-    if dt is not None and isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
     return value
 
 

@@ -30,7 +30,8 @@ from typing import Any
 
 from ee.git.merge import is_conflicted
 from ee.ops.feedback import record_outcome
-from ee.ops.sync import conflicted_memories, resolve_memory, sync
+from ee.ops.resolve import conflicted_memories, resolve_memory
+from ee.ops.sync import sync
 from ee.policy.trust import Actor
 from ee.workspace import Workspace
 
