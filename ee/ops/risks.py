@@ -552,19 +552,41 @@ def message_memories(
     search: Callable[[str], Iterable[tuple[str, str]]],
     open_view: Callable[[], Any],
     generation: str | None = None,
+    index: Callable[[], Any] | None = None,
 ) -> list[tuple[str, str]]:
-    """(id, title) of the memories a commit message names: those whose ``paths`` name a staged path, then
-    the best lexical matches of the change's words (:func:`terms_of`), at most :data:`MESSAGE_HITS` in
-    all. ``search`` runs :func:`message_query` of a text and gives the (id, title) of its memory hits
-    (:func:`named`); ``open_view``, ``generation`` as for
-    :func:`current_table`."""
-    text = " ".join(terms_of(paths, added))
+    """(id, title) of the memories a commit message names, at most :data:`MESSAGE_HITS`: first those the
+    pre-commit check finds about the change, of any kind (:meth:`Table.findings`: ``paths`` naming a
+    staged file, or a risky memory the added lines strongly match), then the best lexical matches of the
+    changed files' own names (:func:`file_words`, weighed by ``index()``'s lexical index: the index view
+    ``search`` runs over). ``search`` runs :func:`message_query` of a text and gives the (id, title) of its
+    memory hits (:func:`named`); ``open_view``, ``generation`` as for :func:`current_table`."""
     table = current_table(root, open_view, generation)
-    chosen = {f.entry.id: f.entry.title for f in table.findings(paths, None, None)}
-    if text and len(chosen) < MESSAGE_HITS:
-        for memory_id, title in search(text):
+    chosen = {f.entry.id: f.entry.title for f in table.findings(paths, added, None)}
+    if len(chosen) < MESSAGE_HITS and index is not None:
+        text = " ".join(file_words(paths, index().gen.lexical))
+        for memory_id, title in search(text) if text else ():
             chosen.setdefault(memory_id, title)
     return list(chosen.items())[:MESSAGE_HITS]
+
+
+def file_words(paths: Sequence[str], lexical: Any) -> list[str]:
+    """The words that say which files a change is about: the index tokens of each path's file name
+    without its extension (``tailer`` of ``src/logship/tailer.py``; ``test``, ``state`` of
+    ``tests/test_state.py``), each once, kept when the lexical index ``lexical`` gives them weight: held by
+    at least one memory and by at most half of them (BM25's idf at least about ln 2). A word most
+    memories hold (the project's name) tells nothing about a file, and a word none holds only dilutes
+    the others' share of the query; the folders (``src``, ``logship``) name where a file is, not what
+    it is. Only tokens the tokenizer gives back unchanged are kept, so the query's own tokens are exactly
+    these (a compound such as ``test_state`` is searched by its parts)."""
+    tokenize = tokenizer()
+    words: dict[str, None] = {}
+    for path in paths:
+        leaf = path.replace(os.sep, "/").rstrip("/").rsplit("/", 1)[-1]
+        stem = leaf.rsplit(".", 1)[0] if "." in leaf[1:] else leaf
+        for token in tokenize(stem):
+            if tokenize(token) == [token] and 0 < 2 * lexical.document_frequency(token) <= lexical.n_docs:
+                words.setdefault(token)
+    return list(words)
 
 
 def message_query(text: str, limit: int = MESSAGE_HITS) -> Query:
