@@ -990,6 +990,42 @@ def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspac
     assert result.data["candidates"] == {"found": 0, "proposed": []}
 
 
+def test_a_scan_retires_a_session_candidate_whose_text_the_store_gained(ws: Workspace, cli: Any) -> None:
+    """QA finding 14: candidates proposed before the store held their text stayed pending. A scan retires
+    an undecided one by the rule intake applies (the same text, spacing and a final full stop aside), says
+    so, and leaves a rejected one and one the store does not say alone."""
+    pytest.importorskip("ee.curate.queue")
+    said = "We decided to drop the --once flag; cron users get a systemd timer instead."
+    other = "We decided to ship the tarball first; the wheel comes later."
+    rejected = "We decided to keep the old log format; parsers depend on it."
+    path = _messages(
+        ws,
+        "monday.jsonl",
+        [{"role": "user", "content": text, "session_id": "monday"} for text in (said, other, rejected)],
+    )
+    proposed = cli("import", "session", str(path), "--json").data["candidates"]["proposed"]
+    assert len(proposed) == 3
+    by_text = {cli("curate", "show", c, "--json").data["new_memory"]["body"]: c for c in proposed}
+    assert cli("curate", "reject", by_text[rejected], "--json").code == 0
+    # the store gains both texts by hand (spacing and the final full stop differ), not through the queue
+    for text in (said, rejected):
+        written = cli("remember", "We  decided" + text.removeprefix("We decided").rstrip("."), "--json")
+        assert written.code == 0, written.err
+    result = cli("curate", "scan", "--json")
+    assert result.code == 0, result.err
+    retired = result.data["retired"]
+    assert [r["candidate"] for r in retired] == [by_text[said]]
+    shown = cli("memory", "show", retired[0]["memory"], "--json").data
+    assert shown["body"].strip() == "We  decided" + said.removeprefix("We decided").rstrip(".")
+    pending = [c["id"] for c in result.data["candidates"]]
+    assert by_text[said] not in pending
+    assert by_text[other] in pending  # the store does not say it
+    assert cli("curate", "show", by_text[rejected], "--json").code == 0  # a decided one is kept
+    again = cli("curate", "scan", "--json").data
+    assert again["retired"] == []  # retired once: it is gone from the proposals
+    assert cli("curate", "show", by_text[said], "--json").code != 0
+
+
 def test_an_evidence_hit_says_which_words_of_the_question_it_matched(ws: Workspace, cli: Any) -> None:
     """An evidence hit's why named the index's stems ("matching packag, permiss"), words nobody typed;
     a memory hit names the question's words as typed, and so does evidence now."""
