@@ -973,6 +973,14 @@ def test_a_file_whose_first_line_is_not_json_is_called_not_a_transcript(ws: Work
     assert "fix or remove that line" not in error["repair"]
     assert "--format" in error["repair"]
     assert ws.sessions() == ()
+    # QA finding 15: the human answer said the error twice (the file's line, then the command's error)
+    human = cli("import", "session", str(readme), "--human")
+    assert human.code == 4
+    both = human.out + human.err
+    assert both.count("not a transcript ee reads") == 1, both
+    assert human.err.startswith(f"error: {readme}:1: not a transcript ee reads"), human.err
+    assert "  repair: " in human.err
+    assert f"{readme}: not imported (the error follows)" in human.out
 
 
 def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspace, cli: Any) -> None:
