@@ -136,7 +136,7 @@ def citation_cost(root: Path, repeat: int) -> dict[str, Any]:
             ]
 
             def marks(ctx: Any = ctx, pool: list[dict[str, Any]] = pool) -> list[tuple[str, ...]]:
-                of = review_marks(ctx, ctx.view.gen.link_records())
+                of = review_marks(ctx)
                 return [of(record) for record in pool]
 
             seconds, cpu, _ = _times(marks, repeat)

@@ -8,12 +8,9 @@ marker its reader needs.
 
 from __future__ import annotations
 
-import re
-
 # What separates words: a space or a line break (a tab is rare in prose, and a no-break space is there so
 # that no line breaks at it).
 SPACES = " \n"
-_LAST_SPACE = re.compile(r"[ \n][^ \n]*\Z")  # the last space or line break, and the word part after it
 
 
 def cut_at_word(text: str, length: int, mark: str = "", *, least: int = 0, strip: str | None = None) -> str:
@@ -25,7 +22,9 @@ def cut_at_word(text: str, length: int, mark: str = "", *, least: int = 0, strip
     fewer is kept whole, marked all the same: the caller asks for a cut text."""
     head = text[:length]
     if length < len(text) and text[length] not in SPACES:  # (the cut falls inside a word)
-        space = _LAST_SPACE.search(head)
-        if space is not None and space.start() >= least:
-            head = head[: space.start()]
+        # (searched from the end: a pack measures each cut body ~12 times, a regex from the start cost a
+        # served context ~12 ms of its ~25 at 10k memories)
+        space = max(head.rfind(separator) for separator in SPACES)
+        if space != -1 and space >= least:
+            head = head[:space]
     return head.rstrip(strip) + mark

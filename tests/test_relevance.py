@@ -242,6 +242,42 @@ def test_the_same_cosine_evidence_counts_for_less_in_a_bigger_store() -> None:
     assert (small > big).all()
 
 
+def test_the_static_arm_keeps_answers_it_ranks_first(tmp_path: Path) -> None:
+    """Paraphrases whose memory the static arm ranks first, which its old fit (z against one pair's null)
+    dropped below the floor at relevance 0.53-0.79: judged against the best of the store's N memories and
+    refit with the paraphrase dev set, they pass (issue 35, stop 40)."""
+    root = tmp_path / "ws"
+    shutil.copytree(REPO / "memories", root / "memories")
+    Workspace.init(root)
+    ws = Workspace(root)  # no transformer vector computed: the static arm answers
+    wanted = {
+        'on a brand new build box saving fails with "please tell me who you are"': "Commits failed on",
+        "I'm in the middle of an interactive rebase, can I still record a lesson": "ee refuses every write",
+        "several agents save notes at the same moment; how is the writing serialised and what if one is "
+        "killed": "The workspace write lock",
+    }
+    for text, title in wanted.items():
+        data = search(ws, from_arguments(text, explain=True))
+        assert data["query"]["semantic_arm"] == "static"
+        hits = data["hits"]
+        assert hits, text
+        assert hits[0]["title"].startswith(title), (text, [(h["title"], h["relevance"]) for h in hits])
+        assert hits[0]["relevance"] >= DEFAULT_MIN_RELEVANCE
+        # the static arm's cosine evidence is judged against the best of the store's memories too
+        assert hits[0]["explanation"]["relevance"]["best_null"]["memories"] == len(ws.list()[0])
+
+
+def test_the_static_arm_weighs_cosine_evidence_against_the_store_size_too() -> None:
+    from ee.query.relevance import best_null, log_odds
+
+    coverage, z = np.array([0.0, 0.5]), np.array([4.0, 3.0])
+    small = log_odds(coverage, z, 1.0, "static", best_null(38))
+    big = log_odds(coverage, z, 1.0, "static", best_null(6398))
+    assert (small > big).all()
+    # session evidence keeps the fit its ranking was tuned with (no best of N)
+    assert not np.allclose(log_odds(coverage, z, 1.0, "evidence"), log_odds(coverage, z, 1.0, "static"))
+
+
 def test_a_pack_keeps_distinct_memories_on_one_topic_and_accounts_for_every_candidate(
     topic: dict[str, Any],
 ) -> None:

@@ -226,6 +226,20 @@ def test_every_operation_is_served_with_the_in_process_result(
     assert served == json.loads(json.dumps(local))
 
 
+def test_the_client_prepares_while_the_server_computes(
+    served_ws: Workspace, client_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``meanwhile`` (what the command line needs for any answer: its result types) runs once per served
+    request, after it is sent, and changes nothing of the answer; with nothing sent it does not run."""
+    ran: list[str] = []
+    answered = client.call("context", served_ws.root, SAMPLES["context"], meanwhile=lambda: ran.append("x"))
+    assert ran == ["x"]
+    assert answered == client.call("context", served_ws.root, SAMPLES["context"])
+    monkeypatch.setenv("EE_NO_SERVER", "1")
+    assert client.call("search", served_ws.root, args_of("alpha"), meanwhile=lambda: ran.append("y")) is None
+    assert ran == ["x"]
+
+
 def test_an_edit_is_seen_by_the_next_served_query(served_ws: Workspace, client_env: None) -> None:
     """The freshness proof (ee.serve.watch): a write that finished before the request is in the answer,
     whatever the watcher was told yet."""

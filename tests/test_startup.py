@@ -43,10 +43,11 @@ def test_a_remember_imports_no_index_yaml_or_numpy(tmp_path: Path) -> None:
 # What the client of a served read must not import: the data classes of memories (ee.model), the rules
 # (ee.policy: the secret policy masks an answer's degradations only when it has some), the pack builder,
 # the façade and the index (the server computed the answer). Each was measured in a fresh ``ee search``
-# (bench/README.md, stop 39); numpy's absence shows the server answered.
+# (bench/README.md, stop 39); numpy's absence shows the server answered. A typed task runs no git (only
+# ``ee context --for-…`` does), and tomllib (with ``string``, ~2 ms) only reads ``--quota`` pairs (stop 40).
 NOT_IN_A_SERVED_READ = frozenset(
     ("ee.model", "ee.policy", "ee.pack", "ee.workspace", "ee.index", "ee.query.engine", "numpy")
-) | {"ee.git", "subprocess"}  # (a typed task runs no git: only ee context --for-… does)
+) | {"ee.git", "subprocess", "tomllib"}
 
 
 @pytest.mark.parametrize("args", [["search", "alpha", "--json"], ["context", "alpha", "--json"]])

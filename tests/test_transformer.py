@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from ee.config import DEFAULT_MIN_RELEVANCE
 from ee.index.cache import DerivedCache
 from ee.index.freshness import CACHE_PATH
 from ee.index.transformer import cache_model_id, embed_pending
@@ -197,6 +198,28 @@ def test_a_cosine_only_answer_in_a_small_store_is_judged_against_the_best_of_its
     assert "repl-history" in packed(tinycalc, text)
     human = run_cli("-W", str(tinycalc), "search", text, "--explain", "--human")
     assert "best of 38 by chance 2.14)" in human.out  # the nearest dropped hits say it too
+
+
+def test_a_lone_shared_word_the_cosine_does_not_confirm_is_a_coincidence(tinycalc: Path) -> None:
+    """Issue 35, stop 40: "pet pythons" share one word with tinycalc's memories about its Python code, and
+    that word carried them over the floor (relevance 0.88). Their cosine is below what the best of 38
+    unrelated memories reaches by chance: the word is held in another sense, and its coverage does not
+    count. A paraphrase that shares one word its cosine confirms keeps it."""
+    text = "what do pet pythons eat and how often"
+    assert search(tinycalc, text)["hits"] == []
+    everything = search(tinycalc, text, "--explain", "--min-relevance", "0")["hits"]
+    shown = [h["explanation"]["relevance"] for h in everything]
+    coincidences = [r for r in shown if r.get("unconfirmed_word")]
+    assert coincidences, shown[:3]
+    for relevance in coincidences:
+        assert relevance["matched_terms"] == [relevance["unconfirmed_word"]]
+        assert relevance["z"] - relevance["best_null"]["z"] <= -0.5
+        assert relevance["value"] < DEFAULT_MIN_RELEVANCE
+    assert "python" in {r["unconfirmed_word"] for r in coincidences}
+    kept = search(tinycalc, "my sine of 90 came out as 0.89, how do I work in degrees", "--explain")["hits"]
+    assert kept[0]["id"] == "trig-degrees"
+    assert kept[0]["explanation"]["relevance"]["matched_terms"] == ["degre"]
+    assert "unconfirmed_word" not in kept[0]["explanation"]["relevance"]
 
 
 def test_a_small_store_keeps_distinct_answers_that_share_the_questions_words(tmp_path: Path) -> None:

@@ -224,10 +224,12 @@ def call(ctx: click.Context, op: str, **args: Any) -> Any:
     # (whether git tracks files under .ee/ is checked by whichever process answers: the server keeps
     # the answer while git's index is unchanged, and a command of its own runs git for it)
     root = find_root(ctx.find_root().params.get("workspace"), tracked=False)
-    if OPERATIONS[op].served:
+    operation = OPERATIONS[op]
+    if operation.served:
         from ee.serve.client import call as served
 
-        sent = served(op, root, args)
+        # (the answer's result types are imported while the server computes: they are needed either way)
+        sent = served(op, root, args, meanwhile=lambda: operation.result_type)
         if sent is not None:
             return answer(op, sent)
     check_state_untracked(root)

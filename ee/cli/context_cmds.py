@@ -184,10 +184,14 @@ def run_pack(
 
 
 def parse_quotas(pairs: tuple[str, ...]) -> dict[str, Any]:
-    """``procedural=0.5`` → {"procedural": 0.5}; values read as TOML (numbers, true/false), else as text."""
+    """``procedural=0.5`` → {"procedural": 0.5}; values read as TOML (numbers, true/false), else as text.
+    (tomllib, with the ``string`` module it loads, is imported only when there are pairs: most packs
+    give none, and a served ``ee context`` is mostly imports.)"""
+    out: dict[str, Any] = {}
+    if not pairs:
+        return out
     import tomllib
 
-    out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():

@@ -23,21 +23,14 @@ if TYPE_CHECKING:
 
 # A memory id → [(the other side, the candidate that decides it)] of its unresolved contradictions.
 Sides = Callable[[str], list[tuple[str, str]]]
+# A memory id → the (a, b) pairs (a < b) of the contradictions it is a side of.
+Pairs = Mapping[str, tuple[tuple[str, str], ...]]
 
 
-def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> Sides:
-    """memory id → [(the other side, candidate id)] of each unresolved contradiction: a ``contradicts`` link
-    of ``records`` (``{"id", "links"}``, links as index records hold them: ``[type, to]`` or a mapping), or a
-    pending contradiction candidate of the queue.
-
-    The pairs are found once; a pair's candidate id (a hash) and its decision are looked up only for the
-    memories asked about: a pack asks for its few items, and a store holds hundreds of pairs (at 10k
-    memories, hashing them all was 2 of a served context's ~27 ms of CPU)."""
-    from ee.curate.decisions import read_decisions
-    from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state
-    from ee.errors import StorageError
-
-    decisions, _ = read_decisions(root)
+def linked_pairs(records: Iterable[Mapping[str, Any]]) -> Pairs:
+    """Memory id → the ``(a, b)`` pairs (a < b) of the ``contradicts`` links it is in, from ``records``
+    (``{"id", "links"}``, links as index records hold them: ``[type, to]`` or a mapping). They depend on
+    the records alone, so a pack finds them once per generation (``ee.pack.items.review_marks``)."""
     pairs: set[tuple[str, str]] = set()
     for record in records:
         for link in record.get("links") or ():
@@ -45,22 +38,35 @@ def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> Sides:
             if kind == "contradicts" and to:
                 a, b = sorted((str(record["id"]), str(to)))
                 pairs.add((a, b))
+    return _by_side(pairs)
+
+
+def contradictions(root: Path, linked: Pairs) -> Sides:
+    """memory id → [(the other side, candidate id)] of each unresolved contradiction: a pair of ``linked``
+    (:func:`linked_pairs`: the ``contradicts`` links), or a pending contradiction candidate of the queue.
+
+    A pair's candidate id (a hash) and its decision are looked up only for the memories asked about: a
+    pack asks for its few items, and a store holds hundreds of pairs (at 10k memories, hashing them all
+    was 2 of a served context's ~27 ms of CPU). The decisions and the queue, which change without a new
+    generation, are read on every call."""
+    from ee.curate.decisions import read_decisions
+    from ee.curate.state import PROPOSALS_FILE, SCAN_FILE, read_state
+    from ee.errors import StorageError
+
+    decisions, _ = read_decisions(root)
     try:
         queued = {**read_state(root, SCAN_FILE), **read_state(root, PROPOSALS_FILE)}
     except StorageError:
         queued = {}  # (a broken state file is reported by `ee curate list`, not by every pack)
-    for candidate in queued.values():
-        if candidate.type == "contradiction" and len(candidate.subjects) == 2:
-            pairs.add((candidate.subjects[0], candidate.subjects[1]))
-    of: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for pair in pairs:
-        of[pair[0]].append(pair)
-        if pair[1] != pair[0]:
-            of[pair[1]].append(pair)
+    pending = _by_side(
+        (candidate.subjects[0], candidate.subjects[1])
+        for candidate in queued.values()
+        if candidate.type == "contradiction" and len(candidate.subjects) == 2
+    )
 
     def sides(memory_id: str) -> list[tuple[str, str]]:
         out = []
-        for a, b in sorted(of.get(memory_id, ())):
+        for a, b in sorted({*linked.get(memory_id, ()), *pending.get(memory_id, ())}):
             cid = candidate_id("contradiction", (a, b))
             decision = decisions.get(cid)
             if decision is not None and decision.verdict in ("accept", "reject"):
@@ -69,6 +75,16 @@ def contradictions(root: Path, records: Iterable[Mapping[str, Any]]) -> Sides:
         return out
 
     return sides
+
+
+def _by_side(pairs: Iterable[tuple[str, str]]) -> Pairs:
+    """Memory id → the pairs it is a side of, each once."""
+    of: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for pair in set(pairs):
+        of[pair[0]].append(pair)
+        if pair[1] != pair[0]:
+            of[pair[1]].append(pair)
+    return {memory_id: tuple(found) for memory_id, found in of.items()}
 
 
 def stale_citation(root: Path, record: Mapping[str, Any], git: Any = None) -> str | None:

@@ -205,7 +205,7 @@ def why_human(why: Explanation) -> str:
 
 def relevance_evidence(found: Mapping[str, Any]) -> str:
     """A relevance explanation's evidence on one line: coverage, cosine and z (and what the best of the
-    store's memories reaches by chance, on the transformer arm), the part it came from."""
+    store's memories reaches by chance), the part it came from."""
     evidence = f"coverage {found.get('coverage', 0):.2f}"
     if "cosine" in found:
         best = found.get("best_null")

@@ -33,6 +33,14 @@ server: over 40 ms wall whatever ee imports. What ee adds (~19 ms of imports: th
 where it was not needed (tests/test_startup.py pins what a served read must not import); the rest is the
 one parser and the typed results the design asks for, and no trick (``os._exit``, a second parser, a
 hand-written dataclass) is used to go lower.
+
+Since stop 40 (session 2; bench/README.md) the answer's result types are imported while the server
+computes (``meanwhile``: 4.9 ms of a search's client, 9.2 ms of a context's, at load ~10), so a served
+command's wall is the interpreter, click and ee's modules up to the request, then the longer of the server
+and those imports, then the answer's JSON and rendering. A served context no longer imports tomllib, and
+its server part fell from 42.2 to 26.2 ms of CPU (the loop above, load ~5, against main 0ef9fe1: a pack's
+word cut searched from the end again, the contradiction pairs kept per generation); its client from 84.6
+to 81.5 ms of CPU (``python -m bench.alternate``, 40 runs each, load 5.8 → 5.3).
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import fcntl
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +61,17 @@ CONNECT_TIMEOUT = 0.25  # seconds: a live server accepts at once
 ANSWER_TIMEOUT = 150.0  # seconds: longer than the index lock wait, so the server's answer wins
 
 
-def call(op: str, root: Path | str, args: dict[str, Any], timeout: float = ANSWER_TIMEOUT) -> Any:
+def call(
+    op: str,
+    root: Path | str,
+    args: dict[str, Any],
+    timeout: float = ANSWER_TIMEOUT,
+    meanwhile: Callable[[], object] | None = None,
+) -> Any:
     """The result of operation ``op`` with ``args`` on the workspace at ``root`` (an absolute path), as
-    the warm server answers it; None to run it in-process."""
+    the warm server answers it; None to run it in-process. ``meanwhile`` runs once the request is sent,
+    while the server computes: what the caller needs for any answer (the command line imports the
+    answer's result types there, so that time overlaps the server's rather than adding to it)."""
     if protocol.server_disabled():
         return None
     try:
@@ -79,6 +96,8 @@ def call(op: str, root: Path | str, args: dict[str, Any], timeout: float = ANSWE
             data = json.dumps(request, ensure_ascii=False).encode("utf-8")
             sock.settimeout(timeout)
             protocol.send_frame(sock, data)
+            if meanwhile is not None:
+                meanwhile()
             answer = json.loads(protocol.recv_frame(sock))
         except (OSError, ValueError):  # (a text that is not UTF-8, a server gone: run it here)
             return None
