@@ -120,6 +120,20 @@ def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
     }
     risky = [f.entry.id for f in table.findings(paths, None)]
     assert risky == ["mem_a", "mem_c", "mem_d"]  # the convention is not a risk
+
+
+def test_a_memory_citing_lines_of_a_file_is_about_that_file(tmp_path: Path) -> None:
+    """A ``paths`` entry citing lines (``src/app.py:10-20``, as ee.curate.citations reads it) named no
+    staged path: neither pre-commit nor the commit template found the memory."""
+    repo = workspace(tmp_path)
+    (repo / "memories/e.md").write_text(
+        MEMORY.format(id="mem_e", kind="failure", paths="'src/app.py:10-20', 'lib/x.py:L3'", body="Keep it."),
+        encoding="utf-8",
+    )
+    table = table_of(repo)
+    assert [f.entry.id for f in table.findings(["src/app.py"], None)] == ["mem_e"]
+    assert [f.entry.id for f in table.findings(["lib/x.py"], None)] == ["mem_e"]
+    assert table.findings(["src/app.pyc", "src/app.py:10-20/x"], None) == []
     assert table.findings(["README.md"], None, kinds=None) == []
 
 

@@ -22,7 +22,8 @@ proved by a stat of every memory file (as every query does), or by an index view
 
 * a staged path (repository-relative; added, modified, deleted or either side of a rename) matches one of
   its ``paths`` globs — ``fnmatch`` rules (``*`` also crosses ``/``), where ``dir/**/x`` also matches
-  ``dir/x`` and a glob without wildcards names that file or everything below that folder; or
+  ``dir/x`` and a glob without wildcards names that file or everything below that folder (a citation of
+  lines, ``src/app.py:10-20``, names its file: :mod:`ee.curate.citations`); or
 * the lines the change adds match it strongly: at least :data:`MIN_MATCHED` of its signature tokens are
   among the added lines' tokens, carrying at least :data:`STRONG_MATCH` of the signature's weight. (Memory
   files are left out of that diff, so committing a memory does not match it against itself.)
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
-TABLE_FORMAT = 7
+TABLE_FORMAT = 8
 RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
@@ -231,12 +232,15 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
             row = known or _row(gen, position, record, kind, paths, n_docs)
             # who wrote it is history, not the blob: decided afresh for a kept row too
             rows.append((*row[:-1], _by_a_person(view.state, record)))
+    from ee.curate.citations import is_scope, split_cite
+
     postings: dict[str, list[int]] = {}
     globs: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         for token in row[_TOKENS]:
             postings.setdefault(token, []).append(index)
-        for glob in dict.fromkeys(row[_PATHS]):
+        # a citation of lines (src/app.py:10-20) is about its file
+        for glob in dict.fromkeys(p if is_scope(p) else split_cite(p)[0] for p in row[_PATHS]):
             globs.setdefault(glob, []).append(index)
     # The rows as one byte string (each decoded only when a change may match it): one object to load,
     # not thousands.
