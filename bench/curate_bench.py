@@ -18,7 +18,7 @@ Run from the repository root::
   skipped without it): its 6,398 help chunks written as memory files, then the pair scan (duplicate,
   merge, contradiction, update) with the index's vectors (the near-duplicate bars of
   ``ee.curate.similar.NEAR_BARS``). Reports how many memories a duplicate/merge flag touches (target ≤ 0.5 %)
-  and prints ``--sample`` flagged pairs for a person to judge.
+  and prints ``--sample`` flagged pairs for a person to judge, and as many ``contradiction`` pairs.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def scan_store(root: Path, repeat: int) -> dict[str, Any]:
 
     ws = Workspace.discover(root)
     open_index(ws)  # a warm store has its index
-    seconds, cpu, (data, _degraded) = _times(lambda: scan(ws), repeat)
+    seconds, cpu, (report, _degraded) = _times(lambda: scan(ws), repeat)
+    data = report.to_json()
     started, children = time.perf_counter(), _children_cpu()
     subprocess.run(
         ee_argv("--workspace", str(root), "curate", "scan", "--json"), check=True, capture_output=True
@@ -184,6 +185,8 @@ def vim_duplicates(vim: Path, base: Path, sample: int) -> dict[str, Any]:
     dup_pairs = [c for c in found if c.type in ("duplicate", "merge")]
     rng = random.Random(7)
     shown = rng.sample(dup_pairs, min(sample, len(dup_pairs)))
+    conflicts = [c for c in found if c.type == "contradiction"]
+    shown += rng.sample(conflicts, min(sample, len(conflicts)))
     return {
         "memories": len(memories),
         "unreadable": len(snap.problems),

@@ -145,8 +145,14 @@ def pairs(memories: list[Memory], now: str, vectors: StoreVectors | None = None)
             for i in posting:
                 if i < j:
                     shared[i] += 1
-        # Half the rarer side's rare words shared, at least: any pair the rules could take.
-        near = sorted(i for i, count in shared.items() if count * 2 >= min(rare[i], rare[j]))
+        # Half the rarer side's rare words shared, at least: any pair the rules could take; two, when both
+        # state values or opposite words (a conflict of values shares its subject, not its wording).
+        states = features[j].states
+        near = sorted(
+            i
+            for i, count in shared.items()
+            if count * 2 >= min(rare[i], rare[j]) or (count >= 2 and states and features[i].states)
+        )
         for i, cosine in zip(near, _cosines(vectors, order, near, j), strict=True):
             relation = relate(features[i], features[j], cosine, vectors.arm if vectors else "static")
             if relation is None:

@@ -6,12 +6,16 @@
   near-duplicates, contradictions and updates are judged on.
 - :func:`classify`: what a pair of memories (their :class:`Features`) is to each other, with the reason a
   person reads; :func:`relate` adds the cosine of their index vectors (:data:`NEAR_BARS`).
+- :func:`value_conflict`, :func:`opposite_conflict`: contradictions without "not": the same subject with
+  another value (:func:`quantities`) or an opposite word (:data:`ANTONYMS`); measured on the labelled pairs
+  of tests/fixtures/curate-pairs/ (``python -m bench.curate_pairs``, docs/curate.md).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import defaultdict
 from dataclasses import dataclass
 
 _WORD_RE = re.compile(r"[^\W_]+(?:[._/-][^\W_]+)*", re.UNICODE)
@@ -110,6 +114,284 @@ def opening(text: str) -> tuple[str, ...]:
     return tuple(w.strip(_EDGE) for w in text.split()[:HEAD_WORDS])
 
 
+# ------------------------------------------------------------------------------------ conflicts without "not"
+# Two memories about the same subject can disagree without a negation: they state different values for the
+# same thing ("at most 1000 lines" / "above 5 MB", "port 8000" / "port 5173"), or opposite words
+# ("enabled" / "disabled"). What a text states is read once per memory (:class:`Quantity`, Features).
+
+_NUMBER_RE = re.compile(
+    r"(?<![\w./\\-])(?<!\d:)(\d+(?:,\d{3})*(?:\.\d+)*)(?![\d:])(k\b)?(?:\s*([A-Za-z]+))?", re.UNICODE
+)
+_TIME_RE = re.compile(r"(?<![\w:])([01]?\d|2[0-3]):([0-5]\d)(?![\w:])")
+VERSIONED = frozenset(
+    [
+        "version",
+        "python",
+        "node",
+        "nodejs",
+        "postgresql",
+        "postgres",
+        "mysql",
+        "redis",
+        "java",
+        "ruby",
+        "rust",
+        "ubuntu",
+        "debian",
+        "alpine",
+    ]
+)
+"""Names a version number follows ("Python 3.11", "python:3.12-slim", "PostgreSQL 15")."""
+_NUMBER_WORDS = dict(
+    zip(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"],
+        range(1, 11),
+        strict=True,
+    )
+)
+# unit → (dimension, factor to the dimension's base: bytes, seconds)
+_UNITS: dict[str, tuple[str, float]] = {
+    **dict.fromkeys(("b", "byte", "bytes"), ("size", 1.0)),
+    **dict.fromkeys(("kb", "kib"), ("size", 1e3)),
+    **dict.fromkeys(("mb", "mib"), ("size", 1e6)),
+    **dict.fromkeys(("gb", "gib"), ("size", 1e9)),
+    **dict.fromkeys(("ms", "millisecond", "milliseconds"), ("duration", 0.001)),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), ("duration", 1.0)),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), ("duration", 60.0)),
+    **dict.fromkeys(("h", "hr", "hour", "hours"), ("duration", 3600.0)),
+    **dict.fromkeys(("day", "days"), ("duration", 86400.0)),
+}
+LIMIT_WORDS = frozenset(
+    [
+        "most",
+        "max",
+        "maximum",
+        "limit",
+        "limited",
+        "limits",
+        "above",
+        "over",
+        "exceeding",
+        "beyond",
+        "capped",
+        "cap",
+        "larger",
+        "up",
+    ]
+)
+"""Words that make the value after them a limit ("at most 1000 lines", "bodies above 5 MB", "up to 10 MB")."""
+ANTONYMS: tuple[tuple[str, str], ...] = (
+    ("enabled enable enables", "disabled disable disables"),
+    ("allow allows allowed", "deny denies denied"),
+    ("sync synchronous synchronously", "async asynchronous asynchronously"),
+    ("automatic automatically", "manual manually"),
+    ("parallel", "serial serially sequentially"),
+    ("earliest oldest", "latest newest"),
+    ("before", "after"),
+    ("always", "never"),
+    ("json", "plain"),
+)
+"""Opposite words (each side in its forms): the same statement with one for the other says the opposite.
+Short on purpose: each pair is a switch a memory states (docs/curate.md, "Contradictions without not")."""
+_SIDE = {
+    form: (k, side)
+    for k, pair in enumerate(ANTONYMS)
+    for side, forms in enumerate(pair)
+    for form in forms.split()
+}
+SCOPE_WORDS = frozenset(
+    [
+        "production",
+        "prod",
+        "staging",
+        "development",
+        "dev",
+        "local",
+        "locally",
+        "ci",
+        "test",
+        "tests",
+        "cold",
+        "warm",
+        "live",
+        "replay",
+        "primary",
+        "replica",
+        "replicas",
+        "admin",
+        "public",
+        "private",
+        "client",
+        "server",
+        "read",
+        "write",
+        "connect",
+        "idle",
+    ]
+)
+"""Words that say where or when a statement holds: two values for production and staging, for a cold and a
+warm start, do not disagree. A pair whose scope words differ is never a conflict of values or opposites."""
+_NOT_SUBJECT = frozenset(_UNITS) | LIMIT_WORDS | frozenset(_SIDE) | frozenset(_NUMBER_WORDS)
+_DIGIT_RE = re.compile(r"\d")
+_NUMBER_WORD_RE = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+VALUE_SUBJECT_BAR = 0.75  # the share of the shorter text's subject words the other must hold
+OPPOSITE_SUBJECT_BAR = 0.75  # ... for opposite words, whose texts say nearly the same otherwise
+LONGER_SIDE_BAR = 0.4  # ... and the share of the longer text's subject words, for both
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    said: str  # as written: "1000 lines", "5 MB"
+    dimension: str  # size, duration, or "count of <noun>", "version", "port", "number"
+    value: float  # in the dimension's base (bytes, seconds)
+    limit: bool  # stated as a limit ("at most", "above", "max")
+
+    @property
+    def number(self) -> str:
+        """The number as written ("5.5", "1,000", "one"): two texts that write the same one agree on it."""
+        return next(p for p in self.said.split() if p in _NUMBER_WORDS or any(c.isdigit() for c in p))
+
+
+def quantities(text: str) -> tuple[Quantity, ...]:
+    """The values a text states: a number with its unit, or the noun it counts; a version after a name that
+    takes one (``Python 3.11``, ``python:3.12-slim``); a time of day (``02:00``); a limit when a limit word
+    comes just before ("at most 1000 lines"). Number words (one … ten) count when a noun follows. A text
+    that gives several values of one dimension (a changelog's "between version 5.0 and 5.1", "24 hours
+    … 30 days") lists them rather than sets one: those are left out (bare numbers stay, as outcomes)."""
+    out: list[Quantity] = []
+    for match in _TIME_RE.finditer(text):
+        out.append(
+            Quantity(match.group(0), "time of day", float(match.group(1)) * 60 + float(match.group(2)), False)
+        )
+    for match in _NUMBER_RE.finditer(text):
+        digits, thousands, unit = match.groups()
+        before = [
+            w.casefold()
+            for w in re.findall(r"[A-Za-z]+", text[max(0, match.start() - 40) : match.start()])[-3:]
+        ]
+        limit = any(w in LIMIT_WORDS for w in before)
+        if before and before[-1] in VERSIONED:
+            out.append(Quantity(f"{before[-1]} {digits}", "version", _version(digits), limit))
+            continue
+        if digits.count(".") > 1:
+            continue  # a version of something unnamed, or an address
+        value = float(digits.replace(",", "")) * (1000 if thousands else 1)
+        out.append(_quantity(digits + (thousands or ""), value, unit, before, limit))
+    said = words(text) if _NUMBER_WORD_RE.search(text) else []
+    for k, word in enumerate(said[:-1]):
+        if word in _NUMBER_WORDS:
+            noun = said[k + 1]
+            if noun in STOP_WORDS or noun in _NUMBER_WORDS:
+                continue
+            limit = any(w in LIMIT_WORDS for w in said[max(0, k - 3) : k])
+            out.append(_quantity(word, float(_NUMBER_WORDS[word]), noun, said[max(0, k - 3) : k], limit))
+    values: dict[str, set[float]] = defaultdict(set)
+    for q in out:
+        values[q.dimension].add(q.value)
+    return tuple(q for q in out if q.dimension == "number" or len(values[q.dimension]) == 1)
+
+
+def _version(digits: str) -> float:
+    major, _, minor = digits.partition(".")
+    return float(major) * 1000 + float(minor.split(".")[0] or 0)
+
+
+def _quantity(said: str, value: float, unit: str | None, before: list[str], limit: bool) -> Quantity:
+    unit_key = (unit or "").casefold()
+    if unit_key in _UNITS:
+        dimension, factor = _UNITS[unit_key]
+        return Quantity(f"{said} {unit}", dimension, value * factor, limit)
+    if before and before[-1] == "port":
+        return Quantity(f"port {said}", "port", value, limit)
+    if unit_key and unit_key not in STOP_WORDS and unit_key.isalpha():
+        noun = unit_key.removesuffix("s") if len(unit_key) > 3 else unit_key
+        return Quantity(f"{said} {unit}", f"count of {noun}", value, limit)
+    return Quantity(said, "number", value, limit)
+
+
+def _subject(tokens: frozenset[str]) -> frozenset[str]:
+    """The words of a text that name what it is about: its meaningful words but values, units, limit words
+    and opposite words, a plural as its singular ("avatars" is "avatar")."""
+    return frozenset(
+        t[:-1] if t.endswith("s") and not t.endswith("ss") and len(t) > 3 else t
+        for t in tokens - _NOT_SUBJECT
+        if not _DIGIT_RE.search(t)
+    )
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str], bar: float) -> bool:
+    """Whether two texts' subject words are nearly the same: two at least shared, ``bar`` of the shorter
+    side's and :data:`LONGER_SIDE_BAR` of the longer side's (a one-line rule is not "about" a long text that
+    happens to hold its words)."""
+    shared = len(a & b)
+    return (
+        shared >= 2
+        and shared >= bar * min(len(a), len(b))
+        and shared >= LONGER_SIDE_BAR * max(len(a), len(b))
+    )
+
+
+def value_conflict(old: Features, new: Features) -> str | None:
+    """Why two texts state different values for the same thing, or None. Both in the same scope, negated
+    alike, and either
+
+    - about nearly the same subject (:data:`VALUE_SUBJECT_BAR` of the shorter's subject words, two at
+      least) with a value of the same dimension and kind (a limit, or not) that differs ("port 8000 vs
+      port 5173"), or
+    - two limits, whatever their units, that end in the same outcome (a bare number both state, such as
+      an HTTP status) about a subject word they share ("1000 lines vs 5 MB for the 413 limit").
+
+    A value both state means they agree on it: the others are about something else."""
+    if not old.quantities or not new.quantities or old.scope != new.scope or old.negated != new.negated:
+        return None
+    shared = old.subject & new.subject
+    outcomes = _outcomes(old, new)
+    both = {q.number for q in old.quantities} & {q.number for q in new.quantities}
+    if not shared or both - {f"{o:.0f}" for o in outcomes}:
+        return None
+    about = ", ".join(sorted(shared)[:4])
+    if _same_subject(old.subject, new.subject, VALUE_SUBJECT_BAR):
+        for a in old.quantities:
+            for b in new.quantities:
+                same = a.dimension == b.dimension != "number" and a.limit == b.limit
+                if same and a.value != b.value:
+                    return f"{a.said} vs {b.said} ({a.dimension}) about the same thing ({about})"
+    for outcome in sorted(outcomes):
+        limits = [q for q in old.quantities if q.limit and q.value != outcome]
+        others = [q for q in new.quantities if q.limit and q.value != outcome]
+        if limits and others and limits[0].value != others[0].value:
+            return f"{limits[0].said} vs {others[0].said} for the {outcome:.0f} limit ({about})"
+    return None
+
+
+def _outcomes(old: Features, new: Features) -> set[float]:
+    """The bare numbers of three digits both texts state (an HTTP status, an exit code): an outcome."""
+
+    def bare(f: Features) -> set[float]:
+        return {q.value for q in f.quantities if q.dimension == "number" and 100 <= q.value <= 999}
+
+    return bare(old) & bare(new)
+
+
+def opposite_conflict(old: Features, new: Features) -> str | None:
+    """Why two texts say opposite things, or None: one holds a word of :data:`ANTONYMS` and the other its
+    opposite (neither both), in the same scope, about nearly the same subject words
+    (:data:`OPPOSITE_SUBJECT_BAR` of the shorter's, two at least)."""
+    if old.scope != new.scope:
+        return None
+    shared = old.subject & new.subject
+    if not _same_subject(old.subject, new.subject, OPPOSITE_SUBJECT_BAR):
+        return None
+    old_sides = {_SIDE[w] for w in old.words if w in _SIDE}
+    new_sides = {_SIDE[w] for w in new.words if w in _SIDE}
+    for pair, side in sorted(old_sides - new_sides):
+        if (pair, 1 - side) in new_sides - old_sides and (pair, 1 - side) not in old_sides:
+            said = next(w for w in old.words if _SIDE.get(w) == (pair, side))
+            other = next(w for w in new.words if _SIDE.get(w) == (pair, 1 - side))
+            return f"{said} vs {other} about the same thing ({', '.join(sorted(shared)[:4])})"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
     """What the pair rules read of one memory's text, computed once per memory."""
@@ -121,19 +403,32 @@ class Features:
     negated: bool
     switches: bool
     head: tuple[str, ...]  # the first words, case kept: what the text is about, as it names it
+    quantities: tuple[Quantity, ...]  # the values it states (quantities(text))
+    subject: frozenset[str]  # tokens but values, units and opposite words: what it is about
+    scope: frozenset[str]  # where or when it holds (SCOPE_WORDS it names)
+    states: bool  # it states a value or an opposite word: it may conflict with fewer words shared
+    names: frozenset[str]  # the identifiers that name something rather than hold a value (no digit)
 
     @classmethod
     def of(cls, text: str) -> Features:
         said = tuple(words(text))
         plain = [w.replace("'", "") for w in said]
+        tokens = frozenset(w for w in plain if w not in STOP_WORDS and w not in NEGATIONS)
+        stated = quantities(text)
+        code = code_words(text)
         return cls(
             normalise(text),
-            frozenset(w for w in plain if w not in STOP_WORDS and w not in NEGATIONS),
+            tokens,
             said,
-            code_words(text),
+            code,
             any(w in NEGATIONS for w in plain) or any(w in NEGATIONS for w in said),
             switches(text),
             opening(text),
+            stated,
+            _subject(tokens),
+            frozenset(said) & SCOPE_WORDS,
+            bool(stated) or not _SIDE.keys().isdisjoint(said),
+            frozenset(c for c in code if not _DIGIT_RE.search(c)),
         )
 
 
@@ -153,26 +448,38 @@ def classify(old: Features, new: Features) -> Relation | None:
     """What ``new`` (the later memory) is to ``old``; None for unrelated memories.
 
     Deliberately strict (a false proposal costs a person's attention): texts naming different identifiers
-    are unrelated; a contradiction needs the same words but a negation; a merge, almost all words."""
+    are unrelated (for a conflict, only identifiers without a digit count, ``python:3.11-slim`` holds a
+    value, and one side may name none: a person's "batch_size 500" beside an agent's words); a
+    contradiction needs the same words but a negation, or the same subject with another value or an
+    opposite word (:func:`value_conflict`, :func:`opposite_conflict`); a merge, almost all words."""
     if old.key == new.key:
         return Relation("duplicate", "the same text (spacing and a final full stop aside)", 1.0)
+    score = jaccard(old.tokens, new.tokens) if old.code == new.code else 0.0  # (the identifiers first: cheap)
+    if score >= RELATED_BAR:
+        shared = ", ".join(sorted(old.tokens & new.tokens)[:6])
+        close = len(old.tokens ^ new.tokens) <= MAX_DIFFERENT_WORDS
+        if old.negated != new.negated and score >= CONTRADICTION_BAR and close:
+            return Relation(
+                "contradiction", f"one says not, the other says so, about the same words ({shared})", score
+            )
+        if new.switches and not old.switches and close:
+            return Relation("update", f"the newer one says it changed ({shared})", score)
+        value = one_value_changed(old.words, new.words)
+        if value is not None:
+            return Relation(
+                "update", f"the same statement with another value ({value[0]} → {value[1]})", score
+            )
+    same_names = old.names == new.names or not (old.names and new.names)
+    if old.states and new.states and same_names:
+        conflict = value_conflict(old, new) or opposite_conflict(old, new)
+        if conflict is not None and new.switches and not old.switches:  # "we now run 2 workers"
+            return Relation("update", f"the newer one says it changed: {conflict}", score)
+        if conflict is not None:
+            return Relation("contradiction", conflict, score or jaccard(old.tokens, new.tokens))
     if old.code != new.code:
         return None
-    score = jaccard(old.tokens, new.tokens)
-    if score < RELATED_BAR:
-        return None
-    shared = ", ".join(sorted(old.tokens & new.tokens)[:6])
-    close = len(old.tokens ^ new.tokens) <= MAX_DIFFERENT_WORDS
-    if old.negated != new.negated and score >= CONTRADICTION_BAR and close:
-        return Relation(
-            "contradiction", f"one says not, the other says so, about the same words ({shared})", score
-        )
-    if new.switches and not old.switches and close:
-        return Relation("update", f"the newer one says it changed ({shared})", score)
-    value = one_value_changed(old.words, new.words)
-    if value is not None:
-        return Relation("update", f"the same statement with another value ({value[0]} → {value[1]})", score)
     if score >= MERGE_BAR and old.negated == new.negated and old.head == new.head:
+        shared = ", ".join(sorted(old.tokens & new.tokens)[:6])
         return Relation("merge", f"{score:.0%} of their words are the same ({shared})", score)
     return None
 
