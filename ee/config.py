@@ -239,12 +239,7 @@ def open_file(
         raise
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegularFile(
-                errno.EINVAL,
-                "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file",
-                shown,
-            )
+        _check_regular(info, shown)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -254,12 +249,31 @@ def open_file(
 
 def check_database(path: Path) -> None:
     """A SQLite database ee keeps under ``.ee/``, and its WAL and shared-memory files, must each be a
-    regular file of this user, no link, when there (:func:`open_regular`; NotRegularFile else): SQLite
-    opens them by name, and a link at the ``-wal`` file would have it write pages over the file the link
-    names. (One that is not there yet SQLite makes itself; open it with ``nofollow=1``.)"""
+    regular file of this user, no link, when there (NotRegularFile else): SQLite opens them by name, and a
+    link at the ``-wal`` file would have it write pages over the file the link names. (One that is not
+    there yet SQLite makes itself; open it with ``nofollow=1``.)
+
+    Each is looked at (``lstat``), never opened: SQLite's locks are POSIX advisory locks, which closing
+    *any* descriptor of the file in this process drops, so opening and closing a file another connection
+    of this process holds would take its locks away (SQLite then answers "disk I/O error")."""
     for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.close(open_regular(path.parent / name, os.O_RDONLY))
+        shown = path.parent / name
+        try:
+            info = os.lstat(shown)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise NotRegularFile(errno.ELOOP, "Is a symbolic link (ee follows none here)", str(shown))
+        _check_regular(info, str(shown))
+        _check_owner(info, path=shown)
+
+
+def _check_regular(info: os.stat_result, shown: str) -> None:
+    """NotRegularFile unless ``info`` is a regular file's (its ``strerror`` says what it is instead)."""
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegularFile(
+            errno.EINVAL, "Is a directory" if stat.S_ISDIR(info.st_mode) else "Not a regular file", shown
+        )
 
 
 def write_private(path: Path | str, data: bytes) -> None:

@@ -54,6 +54,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from ee.eval.beir import read_beir  # noqa: E402
+from ee.eval.relevance import read_lines as questions  # noqa: E402
+from ee.eval.relevance import read_pairs as pairs  # noqa: E402
 from ee.index.view import open_index  # noqa: E402
 from ee.ops.transfer import import_jsonl  # noqa: E402
 from ee.policy.trust import Actor  # noqa: E402
@@ -69,16 +71,6 @@ OFFTOPIC = REPO / "tests" / "fixtures" / "offtopic"
 
 Features = list[float]  # [1, c, z − m, c·z, a, c·a] of one alternative (the whole query or one part)
 Candidate = list[Features]  # a candidate's alternatives: the whole query first, then each part
-
-
-def questions(path: Path) -> list[str]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
-def pairs(path: Path) -> list[tuple[str, str]]:
-    rows = [line.split("\t") for line in questions(path)]
-    return [(row[0].strip(), row[1].strip()) for row in rows if len(row) == 2]
 
 
 def dev_store(devset: Path, tmp: Path) -> tuple[Workspace, dict[str, str]]:

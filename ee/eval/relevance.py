@@ -46,12 +46,14 @@ NOISE_LIMIT = 50  # the noise figures count every hit the floor lets through, up
 
 
 def read_lines(path: Path) -> list[str]:
-    """Questions, one per line; blank lines and ``#`` comments skipped."""
+    """Questions, one per line; blank lines and ``#`` comments skipped. A ``\\n`` in a line is a line
+    break: a pasted traceback or log is one question of several lines."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise NotFound(f"{path} does not exist", "check the paths in stores.json") from None
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    kept = (line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    return [line.replace("\\n", "\n") for line in kept]
 
 
 def read_pairs(path: Path) -> list[tuple[str, str]]:

