@@ -650,8 +650,9 @@ COMMANDS: dict[str, Command] = {
             "Look over the whole store for what a person should review: duplicates and near-duplicates, "
             "contradictions, updates, memories whose paths or cited code changed, expired, harmful or unused "
             "memories, agents' unreviewed writes; with docs, also rules and commands the repository's docs "
-            "state (AGENTS.md, CLAUDE.md, README, …). Changes no memory: the candidates wait for a person. "
-            "Returns the ee.response.v1 envelope; data has count, by_type and candidates.",
+            "state (AGENTS.md, CLAUDE.md, README, …). Changes no memory: the candidates wait for a person; "
+            "an undecided proposal whose text the store now holds is retired. "
+            "Returns the ee.response.v1 envelope; data has count, by_type, candidates and retired.",
             (
                 Param(
                     "docs",

@@ -633,7 +633,7 @@ class Workspace:
         """A git hook's check of its staged change, which the hook read with git (``paths`` staged,
         ``added`` the lines it adds; served warm): for ``pre-commit`` the risky memories about it
         (:func:`ee.ops.risks.warnings`), for ``prepare-commit-msg`` the memories its message names
-        (:func:`ee.ops.risks.message_memories`, a lexical search here).
+        (:func:`ee.ops.risks.message_memories`, a lexical search of the files' names here).
 
         The hook table is checked against this workspace's index view (in the server, the view it keeps,
         proven by its watcher without a stat pass: :mod:`ee.serve.watch`), not against the manifest: the
@@ -662,7 +662,7 @@ class Workspace:
         def search(text: str) -> list[tuple[str, str]]:
             return risks.named(self.search(risks.message_query(text), None, {None: (view, None)}))
 
-        found = risks.message_memories(self.root, paths, added, search, reopen, generation)
+        found = risks.message_memories(self.root, paths, added, search, reopen, generation, lambda: view)
         return HookCheck.from_json({"blocked": False, "said": [], "memories": [list(pair) for pair in found]})
 
     # ------------------------------------------------------------------------------------ the index

@@ -513,6 +513,50 @@ def test_prepare_commit_msg_comments_never_reach_the_commit(tmp_path: Path) -> N
     assert "ee:" not in message
 
 
+LOGSHIP = {
+    "memories/tailer.md": "---\nid: mem_tailer\nkind: fact\ntags: [tailer]\n---\n"
+    "Tailer follows a log across rotation by inode: when the inode changes, restart from offset 0.\n",
+    "memories/partial.md": "---\nid: mem_partial\nkind: rule\ntags: [tailer]\n---\n"
+    "Never ship a partial line from logship: a line without a newline is still being written.\n",
+    "memories/release.md": "---\nid: mem_release\nkind: rule\n---\n"
+    "Before a release of logship, bump __version__ in src/logship/__init__.py and pyproject.toml.\n",
+    "memories/dupes.md": "---\nid: mem_dupes\nkind: failure\npaths: [src/logship/state.py]\n---\n"
+    "# Duplicate lines after a restart\n\nlogship saved offsets before the batch was sent.\n",
+    "memories/offsets.md": "---\nid: mem_offsets\nkind: fact\n---\n"
+    "logship saves offsets with tempfile.mkstemp in src/logship/state.py, then os.replace.\n",
+    "memories/token.md": "---\nid: mem_token\nkind: rule\n---\n"
+    "The logship collector token comes from LOGSHIP_TOKEN in src/logship/config.py, never from a file.\n",
+}
+
+
+def message_of(tmp_path: Path, repo: Path, rel: str) -> list[str]:
+    """The ``# ee:`` lines prepare-commit-msg puts in the message of a commit of a change to ``rel``."""
+    seen = tmp_path / "seen-message"
+    editor = tmp_path / "editor"
+    editor.write_text(f'#!/bin/sh\ncp "$1" "{seen}"\nprintf "change\\n" > "$1"\n')
+    editor.chmod(0o755)
+    stage(repo, rel, "def follow(path):\n    return open(path)\n")
+    proc = run_git(repo, "commit", env={"GIT_EDITOR": str(editor)})
+    assert proc.returncode == 0, proc.stderr
+    return [line for line in seen.read_text().splitlines() if line.startswith("# ee: ")]
+
+
+def test_the_message_names_the_memories_about_the_file_not_its_folder(tmp_path: Path) -> None:
+    """QA finding 11: a change to src/logship/tailer.py listed the memories naming src/logship (the
+    release rule, the state memories), not the tailer's. The memories whose ``paths`` name the file come
+    first, then the words of the file's own name as the index weighs them: the folders and the project's
+    name (held by most memories) say nothing about the file, and a file no memory concerns gets no line."""
+    repo = hooked(tmp_path, LOGSHIP)
+    tailer = message_of(tmp_path, repo, "src/logship/tailer.py")
+    assert sorted(line.rsplit("(", 1)[1] for line in tailer) == ["mem_partial)", "mem_tailer)"]
+    state = message_of(tmp_path, repo, "src/logship/state.py")
+    assert state[0] == "# ee: Duplicate lines after a restart (mem_dupes)"  # its paths name the file: first
+    assert "(mem_offsets)" in state[1]  # then the one whose words name it
+    assert len(state) == 2
+    assert message_of(tmp_path, repo, "src/logship/uploader_queue.py") == []
+    assert message_of(tmp_path, repo, "src/logship/logship.py") == []  # held by every memory: no weight
+
+
 def test_a_message_given_with_m_gets_no_comments(tmp_path: Path) -> None:
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     git(repo, "config", "commit.cleanup", "strip")

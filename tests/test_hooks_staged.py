@@ -120,6 +120,20 @@ def test_path_findings_through_the_glob_lookup(tmp_path: Path) -> None:
     }
     risky = [f.entry.id for f in table.findings(paths, None)]
     assert risky == ["mem_a", "mem_c", "mem_d"]  # the convention is not a risk
+
+
+def test_a_memory_citing_lines_of_a_file_is_about_that_file(tmp_path: Path) -> None:
+    """A ``paths`` entry citing lines (``src/app.py:10-20``, as ee.curate.citations reads it) named no
+    staged path: neither pre-commit nor the commit template found the memory."""
+    repo = workspace(tmp_path)
+    (repo / "memories/e.md").write_text(
+        MEMORY.format(id="mem_e", kind="failure", paths="'src/app.py:10-20', 'lib/x.py:L3'", body="Keep it."),
+        encoding="utf-8",
+    )
+    table = table_of(repo)
+    assert [f.entry.id for f in table.findings(["src/app.py"], None)] == ["mem_e"]
+    assert [f.entry.id for f in table.findings(["lib/x.py"], None)] == ["mem_e"]
+    assert table.findings(["src/app.pyc", "src/app.py:10-20/x"], None) == []
     assert table.findings(["README.md"], None, kinds=None) == []
 
 
@@ -323,3 +337,51 @@ def test_the_commit_message_names_memories_never_session_evidence(tmp_path: Path
     chosen = run.message_memories(hook, ["db/alembic_migrations.sql"], "alembic migrations\n")
     assert chosen
     assert all(memory_id.startswith("mem_") for memory_id, _title in chosen)
+
+
+def commit(repo: Path, *subjects: str) -> None:
+    for subject in subjects:
+        with (repo / "log.txt").open("a", encoding="utf-8") as file:
+            file.write(subject + "\n")
+        git(repo, "add", "log.txt")
+        git(repo, "commit", "-q", "-m", subject)
+
+
+def test_a_branch_task_holds_only_the_commits_the_default_branch_does_not(tmp_path: Path) -> None:
+    """QA finding 12: ``.ee/context.md`` on a branch just made described main's last commits."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    commit(repo, "speed up the parser", "ee: remember something", "fix the lexer")
+    assert gitinfo.branch_task(repo) == "main; fix the lexer; speed up the parser; initial"  # as before
+    git(repo, "checkout", "-q", "-b", "fix/upload-retry")
+    assert gitinfo.branch_task(repo) == "fix upload retry"  # nothing of its own yet: the name alone
+    commit(repo, "retry uploads on 503")
+    assert gitinfo.branch_task(repo) == "fix upload retry; retry uploads on 503"
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "main moves on")
+    git(repo, "checkout", "-q", "fix/upload-retry")
+    assert gitinfo.branch_task(repo) == "fix upload retry; retry uploads on 503"
+    # a repository whose default is master
+    git(repo, "branch", "-q", "-m", "main", "master")
+    assert gitinfo.branch_task(repo) == "fix upload retry; retry uploads on 503"
+    git(repo, "checkout", "-q", "--detach", "master")  # a detached HEAD: the last commits, as before
+    assert gitinfo.branch_task(repo) == "main moves on; fix the lexer; speed up the parser; initial"
+
+
+def test_a_clone_takes_its_default_branch_from_the_remote(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin", {"README.md": "x\n"})
+    git(origin, "branch", "-q", "-m", "main", "trunk")
+    commit(origin, "trunk work")
+    git(tmp_path, "clone", "-q", str(origin), "clone")
+    clone = tmp_path / "clone"
+    assert gitinfo.default_branch("trunk", clone) == (
+        "trunk",
+        ["refs/remotes/origin/trunk", "refs/heads/trunk"],
+    )
+    assert gitinfo.branch_task(clone) == "trunk; trunk work; initial"  # the default branch itself
+    git(clone, "checkout", "-q", "-b", "feature/rotate-logs")
+    git(clone, "branch", "-q", "-D", "trunk")  # (the remote's branch is enough)
+    assert gitinfo.branch_task(clone) == "feature rotate logs"
+    commit(clone, "rotate by inode")
+    assert gitinfo.branch_task(clone) == "feature rotate logs; rotate by inode"
+    git(clone, "branch", "-q", "-m", "feature/rotate-logs", "main")  # a local main the remote does not name
+    assert gitinfo.branch_task(clone) == "main; rotate by inode"

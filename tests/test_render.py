@@ -58,7 +58,37 @@ def _item_text_reference(kind: str, body: str, memory_id: str, trust: str, confi
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab \t\n\r\x0b\x0c\x1c\x85\u2028#`")), st.floats(0, 1))
 def test_a_pack_items_text_is_the_same_for_one_line_and_many(body: str, confidence: float) -> None:
-    from ee.pack.pieces import item_text
+    from ee.pack.pieces import body_text, item_text
 
     args = ("fact", body, "mem_A", "agent_validated", confidence)
-    assert item_text(*args) == _item_text_reference(*args)
+    # (a heading's marks that open the body are not shown: test_a_body_that_opens_with_a_markdown_title…)
+    assert item_text(*args) == _item_text_reference("fact", body_text(body), *args[2:])
+
+
+def test_a_body_that_opens_with_a_markdown_title_shows_it_as_text(tmp_path: Any) -> None:
+    """QA finding 15: ``- **failure** # Duplicate lines after a restart`` in the markdown, hook and compact
+    packs. The heading's marks go (one place: ``ee.pack.pieces.body_text``); ``#include`` is no heading."""
+    from pathlib import Path
+
+    from ee.pack.pieces import body_text
+    from ee.workspace import Workspace
+    from tests.conftest import run_cli
+
+    assert body_text("## Duplicate lines\n\nAfter a restart.") == "Duplicate lines\n\nAfter a restart."
+    assert body_text("#include <x.h> breaks the build") == "#include <x.h> breaks the build"
+    assert body_text("#\n\nAfter a restart.") == "After a restart."
+    ws, _ = Workspace.init(Path(tmp_path) / "ws")
+    (ws.root / "memories" / "dupes.md").write_text(
+        "---\nkind: failure\n---\n# Duplicate lines after a restart\n\n"
+        "The offsets were saved before the batch was sent, so a restart shipped it twice.\n",
+        encoding="utf-8",
+    )
+    task = ["--workspace", str(ws.root), "context", "duplicate lines after a restart"]
+    markdown = run_cli(*task, "--format", "markdown").out
+    hook = run_cli(*task, "--format", "hook").json["hookSpecificOutput"]["additionalContext"]
+    compact = run_cli(*task, "--format", "compact").out
+    for shown in (markdown, hook):
+        assert "- **failure** Duplicate lines after a restart\n" in shown, shown
+        assert "  The offsets were saved before the batch was sent" in shown
+    assert "dupes failure: Duplicate lines after a restart The offsets" in compact, compact
+    assert "# Duplicate" not in markdown + hook + compact

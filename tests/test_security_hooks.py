@@ -158,14 +158,20 @@ def test_the_branch_context_file_comment_cannot_be_closed_early(tmp_path: Path) 
     from tests.test_hooks import ANTI_PATTERN, wait_for
 
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
+    # The hostile subjects are the branch's own commits (a branch's task leaves out its default
+    # branch's): made with ee's hooks off, so only the last checkout writes the context file.
+    off = {"EE_HOOKS": "0"}
+    assert run_git(repo, "checkout", "-q", "-b", "fix/schema-migrations", env=off).returncode == 0
     commit_subjects(repo, ATTACK, ARROWS)
-    proc = run_git(repo, "checkout", "-q", "-b", "fix/schema-migrations")
+    assert run_git(repo, "checkout", "-q", "main", env=off).returncode == 0
+    proc = run_git(repo, "checkout", "-q", "fix/schema-migrations")
     assert proc.returncode == 0, proc.stderr
     context = repo / ".ee/context.md"
     wait_for(lambda: "fix/schema-migrations" in (context.read_text() if context.exists() else ""), "context")
     text = context.read_text()
     header, _, rest = text.partition("\n")
     assert header.startswith("<!-- ee: context for branch fix/schema-migrations")
+    assert "split the parser" in header  # the branch's subjects are its task: the arrows were in it
     assert header.count("-->") == 1  # the one closing its own comment
     assert header.endswith("-->")
     assert "<!--" not in rest

@@ -973,6 +973,14 @@ def test_a_file_whose_first_line_is_not_json_is_called_not_a_transcript(ws: Work
     assert "fix or remove that line" not in error["repair"]
     assert "--format" in error["repair"]
     assert ws.sessions() == ()
+    # QA finding 15: the human answer said the error twice (the file's line, then the command's error)
+    human = cli("import", "session", str(readme), "--human")
+    assert human.code == 4
+    both = human.out + human.err
+    assert both.count("not a transcript ee reads") == 1, both
+    assert human.err.startswith(f"error: {readme}:1: not a transcript ee reads"), human.err
+    assert "  repair: " in human.err
+    assert f"{readme}: not imported (the error follows)" in human.out
 
 
 def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspace, cli: Any) -> None:
@@ -988,6 +996,42 @@ def test_a_session_candidate_the_store_already_says_is_not_proposed(ws: Workspac
     result = cli("import", "session", str(again), "--json")
     assert result.data["added"] == 1  # the evidence is kept
     assert result.data["candidates"] == {"found": 0, "proposed": []}
+
+
+def test_a_scan_retires_a_session_candidate_whose_text_the_store_gained(ws: Workspace, cli: Any) -> None:
+    """QA finding 14: candidates proposed before the store held their text stayed pending. A scan retires
+    an undecided one by the rule intake applies (the same text, spacing and a final full stop aside), says
+    so, and leaves a rejected one and one the store does not say alone."""
+    pytest.importorskip("ee.curate.queue")
+    said = "We decided to drop the --once flag; cron users get a systemd timer instead."
+    other = "We decided to ship the tarball first; the wheel comes later."
+    rejected = "We decided to keep the old log format; parsers depend on it."
+    path = _messages(
+        ws,
+        "monday.jsonl",
+        [{"role": "user", "content": text, "session_id": "monday"} for text in (said, other, rejected)],
+    )
+    proposed = cli("import", "session", str(path), "--json").data["candidates"]["proposed"]
+    assert len(proposed) == 3
+    by_text = {cli("curate", "show", c, "--json").data["new_memory"]["body"]: c for c in proposed}
+    assert cli("curate", "reject", by_text[rejected], "--json").code == 0
+    # the store gains both texts by hand (spacing and the final full stop differ), not through the queue
+    for text in (said, rejected):
+        written = cli("remember", "We  decided" + text.removeprefix("We decided").rstrip("."), "--json")
+        assert written.code == 0, written.err
+    result = cli("curate", "scan", "--json")
+    assert result.code == 0, result.err
+    retired = result.data["retired"]
+    assert [r["candidate"] for r in retired] == [by_text[said]]
+    shown = cli("memory", "show", retired[0]["memory"], "--json").data
+    assert shown["body"].strip() == "We  decided" + said.removeprefix("We decided").rstrip(".")
+    pending = [c["id"] for c in result.data["candidates"]]
+    assert by_text[said] not in pending
+    assert by_text[other] in pending  # the store does not say it
+    assert cli("curate", "show", by_text[rejected], "--json").code == 0  # a decided one is kept
+    again = cli("curate", "scan", "--json").data
+    assert again["retired"] == []  # retired once: it is gone from the proposals
+    assert cli("curate", "show", by_text[said], "--json").code != 0
 
 
 def test_an_evidence_hit_says_which_words_of_the_question_it_matched(ws: Workspace, cli: Any) -> None:

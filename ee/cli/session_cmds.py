@@ -111,10 +111,8 @@ def _import_human(report: SessionImport) -> str:
         + (f" (session {f['session_id']})" if f.get("session_id") else " (no whole line yet)")
         for f in report.files
     ]
-    lines += [
-        f"{e['path']}: error: {e['message']}" + (f" (repair: {e['repair']})" if e.get("repair") else "")
-        for e in report.errors
-    ]
+    # (a file in error is said once, on stderr, with its repair: see import_session_cmd)
+    lines += [f"{e['path']}: not imported (the error follows)" for e in report.errors]
     found = report.candidates or {}
     pruned = f", {report.pruned} pruned (older than [sessions] retention_days)" if report.pruned else ""
     lines.append(

@@ -15,6 +15,10 @@ What it looks for, each rule deterministic and explained in the candidate's ``re
 - ``agent-write``: an agent's memory no person reviewed, older than ``[curate] agent_max_age_days``, or
   any of them once an agent has more than ``[curate] agent_max_count``;
 - ``docs`` (``--docs``): rules and commands the repository's own docs state (:mod:`ee.curate.docs`).
+
+It also retires the pending proposals (a session's, a doc's) whose memory text the store gained since they
+were proposed (:func:`ee.curate.state.retire_said`, the rule intake applies: a text the store holds is not
+proposed); the report lists them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ee.curate.model import ACTIONS, Candidate, offered
 from ee.curate.queue import list_data, pending
-from ee.curate.state import SCAN_FILE, memory_ref, write_state
+from ee.curate.state import SCAN_FILE, memory_ref, retire_said, write_state
 
 if TYPE_CHECKING:
     from ee.curate.near import StoreVectors
@@ -62,6 +66,7 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[ScanReport, list[dict[st
     unique = {c.id: c for c in found}
     with ws.lock():
         write_state(ws.root, SCAN_FILE, unique.values())
+        retired = retire_said(ws, memories)
     queue, degraded = pending(ws)
     degraded = [
         *degraded,
@@ -78,7 +83,8 @@ def scan(ws: Workspace, *, docs: bool = False) -> tuple[ScanReport, list[dict[st
     ]
     from ee.results.curate import ScanReport
 
-    return ScanReport(len(memories), len(unique), list_data(queue)), degraded
+    gone = tuple((candidate.id, memory_id) for candidate, memory_id in retired)
+    return ScanReport(len(memories), len(unique), list_data(queue), gone), degraded
 
 
 def _candidate(

@@ -127,6 +127,44 @@ def propose(ws: Workspace, candidates: Iterable[Candidate]) -> list[Candidate]:
     return out
 
 
+def store_texts(memories: Iterable[Memory]) -> dict[str, str]:
+    """The store's memory texts as intake compares them (:func:`ee.curate.similar.normalise`: spacing and a
+    final full stop aside) → the id of the memory saying each."""
+    from ee.curate.similar import normalise
+
+    return {normalise(m.body): m.id for m in memories}
+
+
+def said_by(candidate: Candidate, texts: dict[str, str]) -> str | None:
+    """The id of the memory (of :func:`store_texts`) that already says what ``candidate`` would write, or
+    None: such a candidate is not proposed (a session's, a doc's), or is retired by a scan."""
+    from ee.curate.similar import normalise
+
+    return None if candidate.new_memory is None else texts.get(normalise(candidate.new_memory.body))
+
+
+def retire_said(ws: Workspace, memories: Iterable[Memory]) -> list[tuple[Candidate, str]]:
+    """Drop from the proposals the undecided ones (pending, or snoozed) whose memory the store now holds
+    (:func:`said_by`: it gained the same text since they were proposed); (candidate, memory id) of each.
+    A decided proposal is kept: ``ee curate show`` still finds what a person accepted or rejected. The
+    caller holds the workspace lock."""
+    stored = read_state(ws.root, PROPOSALS_FILE)
+    if not stored:
+        return []
+    texts = store_texts(memories)
+    decisions, _ = read_decisions(ws.root)
+    retired = []
+    for candidate in stored.values():
+        decision = decisions.get(candidate.id)
+        memory_id = said_by(candidate, texts)
+        if memory_id is not None and (decision is None or decision.verdict == "snooze"):
+            retired.append((candidate, memory_id))
+    if retired:
+        gone = {candidate.id for candidate, _ in retired}
+        write_state(ws.root, PROPOSALS_FILE, [c for c in stored.values() if c.id not in gone])
+    return retired
+
+
 REFUSED_OPS = ("expire", "forget", "tags", "link", "supersede", "outcome")  # what the queue carries out
 VERBS = {"tags": "retag", "outcome": "report feedback on"}  # an op's words in a candidate's title
 

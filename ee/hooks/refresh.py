@@ -13,7 +13,7 @@ the hook table and ``.ee/context.md`` current). The job
 * writes its token to ``.ee/hooks/refresh.done`` when it ends (the tests and the benchmark wait on it).
 
 ``.ee/context.md`` is the pack (``--profile balanced --max-tokens 2000``) for the branch's task: its name in
-words and the subjects of its last commits (:func:`ee.hooks.gitinfo.branch_task`), built by ``ee watch``'s
+words and the subjects of its own commits (:func:`ee.hooks.gitinfo.branch_task`), built by ``ee watch``'s
 server when it runs, else in the job.
 """
 
@@ -133,7 +133,7 @@ def caught_up_by_server(root: Path, digest: str) -> bool:
 
 
 def write_branch_context(name: str, top: Path, root: Path, alive: bool) -> None:
-    """``.ee/context.md``: the pack for the branch's task (its name and recent commit subjects)."""
+    """``.ee/context.md``: the pack for the branch's task (its name and its own commits' subjects)."""
     task = gitinfo.branch_task(top)
     if not task:
         return

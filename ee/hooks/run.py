@@ -301,9 +301,15 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
     already), and opening it catches it up with the files: so it is opened first, and its generation
     tells whether the hook table is current — no second stat of every memory file. With the server, the
     search is its ``search`` operation."""
-    if view is None and not hook.warm and risks.terms_of(paths, added):
+    if view is None and not hook.warm:
         view = open_view(hook)
     generation = None if view is None else view.manifest.get("generation")
+
+    def index() -> Any:
+        nonlocal view
+        if view is None:  # (the server answered no check: its search may still answer, weighed here)
+            view = open_view(hook)
+        return view
 
     def search(text: str) -> list[tuple[str, str]]:
         served = (
@@ -315,7 +321,9 @@ def message_memories(hook: Hook, paths: list[str], added: str, view: Any = None)
             return risks.named(answer("search", served))
         return risks.named(search_here(hook, text, MESSAGE_HITS, view))
 
-    return risks.message_memories(hook.root, paths, added, search, lambda: index_at(hook.root), generation)
+    return risks.message_memories(
+        hook.root, paths, added, search, lambda: index_at(hook.root), generation, index
+    )
 
 
 def served_memories(hook: Hook, paths: list[str], added: str) -> list[tuple[str, str]] | None:

@@ -4,8 +4,9 @@ the branch, or from an agent harness's JSON on stdin.
 * ``--for-staged``: the staged paths (whole, stem, folders) and the identifiers of the lines the staged
   change adds (memory files left out), most frequent first (:func:`ee.ops.risks.terms_of`).
 * ``--for-paths PATH…``: the same words for the given paths (their contents are not read).
-* ``--for-branch``: the branch name in words, then the subjects of its last commits (what the
-  post-checkout hook packs into ``.ee/context.md``).
+* ``--for-branch``: the branch name in words, then the subjects of its own commits, those the default
+  branch does not hold (:func:`ee.hooks.gitinfo.branch_task`; what the post-checkout hook packs into
+  ``.ee/context.md``).
 * ``-`` as the task: standard input; a JSON object with a ``prompt`` field (Claude Code's
   ``UserPromptSubmit`` input) gives that field, anything else is the task as text.
 """

@@ -22,7 +22,8 @@ proved by a stat of every memory file (as every query does), or by an index view
 
 * a staged path (repository-relative; added, modified, deleted or either side of a rename) matches one of
   its ``paths`` globs — ``fnmatch`` rules (``*`` also crosses ``/``), where ``dir/**/x`` also matches
-  ``dir/x`` and a glob without wildcards names that file or everything below that folder; or
+  ``dir/x`` and a glob without wildcards names that file or everything below that folder (a citation of
+  lines, ``src/app.py:10-20``, names its file: :mod:`ee.curate.citations`); or
 * the lines the change adds match it strongly: at least :data:`MIN_MATCHED` of its signature tokens are
   among the added lines' tokens, carrying at least :data:`STRONG_MATCH` of the signature's weight. (Memory
   files are left out of that diff, so committing a memory does not match it against itself.)
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 TABLE = ".ee/hooks/table.marshal"
 MANIFEST = ".ee/index/manifest.json"
-TABLE_FORMAT = 7
+TABLE_FORMAT = 8
 RISK_KINDS = frozenset({"failure", "anti-pattern", "risk"})
 SIGNATURE = 12
 STRONG_MATCH = 0.45
@@ -231,12 +232,15 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
             row = known or _row(gen, position, record, kind, paths, n_docs)
             # who wrote it is history, not the blob: decided afresh for a kept row too
             rows.append((*row[:-1], _by_a_person(view.state, record)))
+    from ee.curate.citations import is_scope, split_cite
+
     postings: dict[str, list[int]] = {}
     globs: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         for token in row[_TOKENS]:
             postings.setdefault(token, []).append(index)
-        for glob in dict.fromkeys(row[_PATHS]):
+        # a citation of lines (src/app.py:10-20) is about its file
+        for glob in dict.fromkeys(p if is_scope(p) else split_cite(p)[0] for p in row[_PATHS]):
             globs.setdefault(glob, []).append(index)
     # The rows as one byte string (each decoded only when a change may match it): one object to load,
     # not thousands.
@@ -552,19 +556,41 @@ def message_memories(
     search: Callable[[str], Iterable[tuple[str, str]]],
     open_view: Callable[[], Any],
     generation: str | None = None,
+    index: Callable[[], Any] | None = None,
 ) -> list[tuple[str, str]]:
-    """(id, title) of the memories a commit message names: those whose ``paths`` name a staged path, then
-    the best lexical matches of the change's words (:func:`terms_of`), at most :data:`MESSAGE_HITS` in
-    all. ``search`` runs :func:`message_query` of a text and gives the (id, title) of its memory hits
-    (:func:`named`); ``open_view``, ``generation`` as for
-    :func:`current_table`."""
-    text = " ".join(terms_of(paths, added))
+    """(id, title) of the memories a commit message names, at most :data:`MESSAGE_HITS`: first those the
+    pre-commit check finds about the change, of any kind (:meth:`Table.findings`: ``paths`` naming a
+    staged file, or a risky memory the added lines strongly match), then the best lexical matches of the
+    changed files' own names (:func:`file_words`, weighed by ``index()``'s lexical index: the index view
+    ``search`` runs over). ``search`` runs :func:`message_query` of a text and gives the (id, title) of its
+    memory hits (:func:`named`); ``open_view``, ``generation`` as for :func:`current_table`."""
     table = current_table(root, open_view, generation)
-    chosen = {f.entry.id: f.entry.title for f in table.findings(paths, None, None)}
-    if text and len(chosen) < MESSAGE_HITS:
-        for memory_id, title in search(text):
+    chosen = {f.entry.id: f.entry.title for f in table.findings(paths, added, None)}
+    if len(chosen) < MESSAGE_HITS and index is not None:
+        text = " ".join(file_words(paths, index().gen.lexical))
+        for memory_id, title in search(text) if text else ():
             chosen.setdefault(memory_id, title)
     return list(chosen.items())[:MESSAGE_HITS]
+
+
+def file_words(paths: Sequence[str], lexical: Any) -> list[str]:
+    """The words that say which files a change is about: the index tokens of each path's file name
+    without its extension (``tailer`` of ``src/logship/tailer.py``; ``test``, ``state`` of
+    ``tests/test_state.py``), each once, kept when the lexical index ``lexical`` gives them weight: held by
+    at least one memory and by at most half of them (BM25's idf at least about ln 2). A word most
+    memories hold (the project's name) tells nothing about a file, and a word none holds only dilutes
+    the others' share of the query; the folders (``src``, ``logship``) name where a file is, not what
+    it is. Only tokens the tokenizer gives back unchanged are kept, so the query's own tokens are exactly
+    these (a compound such as ``test_state`` is searched by its parts)."""
+    tokenize = tokenizer()
+    words: dict[str, None] = {}
+    for path in paths:
+        leaf = path.replace(os.sep, "/").rstrip("/").rsplit("/", 1)[-1]
+        stem = leaf.rsplit(".", 1)[0] if "." in leaf[1:] else leaf
+        for token in tokenize(stem):
+            if tokenize(token) == [token] and 0 < 2 * lexical.document_frequency(token) <= lexical.n_docs:
+                words.setdefault(token)
+    return list(words)
 
 
 def message_query(text: str, limit: int = MESSAGE_HITS) -> Query:

@@ -38,13 +38,27 @@ def section_piece(section: str) -> str:
     return f"\n### {SECTION_TITLES[section]}\n"
 
 
+def body_text(body: str) -> str:
+    """A memory's body as a pack item shows it, without the marks of a Markdown heading that opens it
+    (``# Duplicate lines after a restart``): the item is a list entry, where they would show as text
+    (``- **failure** # Duplicate…``), and its title already reads without them (:func:`ee.model.title_of`).
+    Only a heading (``#`` marks, then a blank): ``#include`` or ``#123`` stay as written."""
+    text = body.strip()
+    if text.startswith("#"):
+        first, newline, rest = text.partition("\n")
+        words = first.lstrip("#")
+        if not words or words[0] in " \t":
+            text = (words.strip() + newline + rest).strip()
+    return text
+
+
 def item_text(
     kind: str, body: str, memory_id: str, trust: str, confidence: float, marks: tuple[str, ...] = ()
 ) -> str:
     """One item as the pack shows it: a list entry with the body (continuation lines indented) and a line
     naming the memory (its id is what ``ee outcome`` takes), its trust class and effective confidence; then
     a ``⚠`` line for each mark (:mod:`ee.curate.marks`: a stale citation, an unresolved contradiction)."""
-    lines = body.strip().splitlines() or [""]
+    lines = body_text(body).splitlines() or [""]
     meta = f"  `{memory_id}` · {trust} · confidence {confidence:.2f}"
     warned = "".join(f"  ⚠ {mark}\n" for mark in marks)
     if len(lines) == 1:  # (most bodies; a pack measures each candidate's text several times)

@@ -77,7 +77,10 @@ def scan_human(report: ScanReport) -> str:
     head = (
         f"scanned {report.memories} memories: {len(report.queue.candidates)} candidate(s) pending ({counts})"
     )
-    return head + "\nnext: ee curate list"
+    retired = "".join(
+        f"\nretired {candidate}: the store now says it ({memory})" for candidate, memory in report.retired
+    )
+    return head + retired + "\nnext: ee curate list"
 
 
 def proposed_human(queue: Queue) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ee.pack.pieces import block_piece, cut_bytes, item_text, section_piece, title_piece
+from ee.pack.pieces import block_piece, body_text, cut_bytes, item_text, section_piece, title_piece
 from ee.pack.profiles import SECTION_TITLES
 from ee.results.search import Hit
 
@@ -43,9 +43,9 @@ def rendered_item(item: PackItem, light: bool = False) -> str:
     """The item's Markdown for the fields it carries (full text when the body is there). ``light`` (the
     hook's): the item's line and its id only; the block heading says whether it is authoritative."""
     if light:
-        text = item.body or item.title
+        text = body_text(item.body or "") or item.title
         kind = f"**{item.kind}** " if item.kind else ""
-        lines = text.strip().splitlines() or [""]
+        lines = text.splitlines() or [""]
         rest = [f"  {line}" if line.strip() else "" for line in lines[1:]]
         warned = "".join(f"  ⚠ {mark}\n" for mark in item.marks)
         return "\n".join([f"- {kind}{lines[0].strip()}", *rest]) + f" `{item.id}`\n" + warned

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ee.pack.pieces import body_text
 from ee.render import dumps, envelope, masked_degradations
 from ee.results.search import Hit, SearchResult
 
@@ -90,7 +91,7 @@ def brief_items(result: SearchResult | Pack) -> list[dict[str, Any]]:
         if isinstance(item, Hit):
             row["rank"] = item.rank
         row["kind"] = item.kind
-        row["text"] = item.body or item.title
+        row["text"] = body_text(item.body or "") or item.title
         row["why"] = short_why(item)
         row["source"] = short_provenance(item)
         if item.explanation or (not isinstance(item, Hit) and item.selection):  # (only with --explain)

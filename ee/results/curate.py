@@ -39,14 +39,18 @@ class Queue:
 @dataclass(frozen=True, slots=True)
 class ScanReport:
     """``ee curate scan``: how many memories it read, how many candidates it derived (``scanned``), and
-    the queue as it stands after (pending candidates, the scan's and the agents' proposals)."""
+    the queue as it stands after (pending candidates, the scan's and the agents' proposals), and the
+    proposals it retired, (candidate id, the id of the memory that now says the same) each."""
 
     memories: int
     scanned: int
     queue: Queue
+    retired: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"memories": self.memories, "scanned": self.scanned} | self.queue.to_json()
+        retired = [{"candidate": candidate, "memory": memory} for candidate, memory in self.retired]
+        counts = {"memories": self.memories, "scanned": self.scanned}
+        return counts | self.queue.to_json() | {"retired": retired}
 
 
 ReviewStatus = Literal["pending", "accepted", "rejected", "snoozed"]

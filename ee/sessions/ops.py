@@ -33,7 +33,7 @@ def session_candidates(ws: Any, report: SessionImport) -> list[Any]:
     """The candidates of the sessions an import added evidence to (ee.sessions.candidates), but one whose
     memory text the store already holds (as for the docs' candidates: the same text, spacing and a final
     full stop aside), such as a decision said again in a later session after a person accepted it."""
-    from ee.curate.similar import normalise
+    from ee.curate.state import said_by, store_texts
     from ee.sessions import store
     from ee.sessions.candidates import extract
 
@@ -47,8 +47,8 @@ def session_candidates(ws: Any, report: SessionImport) -> list[Any]:
     found = extract(evidence)
     if not found:
         return found
-    known = {normalise(m.body) for m in ws.store.snapshot().sorted()}
-    return [c for c in found if c.new_memory is None or normalise(c.new_memory.body) not in known]
+    texts = store_texts(ws.store.snapshot().sorted())
+    return [c for c in found if said_by(c, texts) is None]
 
 
 def list_sessions(ws: Any) -> list[dict[str, Any]]:
