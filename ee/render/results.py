@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ee.pack.pieces import body_text
 from ee.render import dumps, envelope, masked_degradations
 from ee.results.search import Hit, SearchResult
 
@@ -85,6 +84,8 @@ def brief_items(result: SearchResult | Pack) -> list[dict[str, Any]]:
     """Each hit / pack item as an agent reads it: id, where it belongs (rank, or section and posture),
     kind, its text (the body, else its title), a short why and its provenance in brief. Only what the
     item carries (``--fields minimal`` carries no why)."""
+    from ee.pack.pieces import body_text  # (the compact and toon formats' only: a JSON read needs no pack)
+
     out = []
     for item in items_of(result):
         row: dict[str, Any] = {"id": item.id}
