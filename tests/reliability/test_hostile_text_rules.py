@@ -1,0 +1,157 @@
+"""Hostile text through the rules that read untrusted text with regular expressions: a pasted task's paths,
+frame lines and error lines (ee.query.relevance ``readable``/``parts``) and a memory's stated values
+(ee.curate.similar ``quantities``/``value_conflict``). Each input is one a person may paste or a clone may
+commit; the answer is bounded (no internal error, no work that grows with the square of the text).
+
+The slow shapes are guarded by an alarm, as a hang is elsewhere in these tests: before the fixes each of
+them ran for minutes at these sizes (docs/security.md, "Attacks tried", measured figures there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import signal
+import string
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ee.curate import similar
+from ee.query import relevance
+
+from .harness import new_workspace, run_ee, run_inprocess
+
+GUARD_SECONDS = 60
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """A run past ``seconds`` fails the case instead of holding the whole run."""
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise TimeoutError(f"no answer within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+# A setting's value is read as a path (EE_MODEL=/opt/x): a chain of 4,000 "a=" once recursed once per "=".
+SETTINGS_CHAIN = "a=" * 4000 + "/opt/app/ops.py"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("hostile_text") / "ws"
+    new_workspace(path, shared=0)
+    run_inprocess(
+        path, "remember", "deploys run the canary first, then the changelog entry", "--tags", "deploy"
+    )
+    return path
+
+
+@pytest.mark.parametrize("command", ["search", "context"])
+def test_a_chain_of_settings_is_read_not_an_internal_error(root: Path, command: str) -> None:
+    ran = run_ee(root, command, SETTINGS_CHAIN + " deploy canary", "--json", env={"EE_NO_SERVER": "1"})
+    assert ran.returncode == 0, ran.stderr[-800:]
+    assert "internal error" not in ran.stderr
+    assert "Traceback" not in ran.stderr
+    assert json.loads(ran.stdout)["success"] is True
+
+
+def test_the_prompt_hook_reads_a_chain_of_settings(root: Path) -> None:
+    """Claude Code's UserPromptSubmit JSON on stdin (``ee context -``), the prompt hook's way in."""
+    prompt = json.dumps({"prompt": SETTINGS_CHAIN + " how do deploys run"})
+    ran = run_ee(root, "context", "-", "--json", input=prompt, env={"EE_NO_SERVER": "1"})
+    assert ran.returncode == 0, ran.stderr[-800:]
+    assert "internal error" not in ran.stderr
+
+
+def test_a_settings_chain_reads_as_its_file() -> None:
+    assert relevance.readable(SETTINGS_CHAIN) == "a=" * 4000 + "ops"
+    assert relevance.readable("EE_MODEL=/opt/models/x.onnx") == "EE_MODEL=x"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/x" + ":1" * 100_000 + "x",  # a word ending in what looks like 100,000 line numbers
+        "/x/ops.py" + ":12" * 50_000,
+        "deploy canary release. " + "." * 100_000 + "x changelog entry first",
+        "deploy canary release: " + ":?!;" * 25_000 + "x changelog entry first",
+    ],
+    ids=["colon-digits", "line-suffix", "dots", "punctuation"],
+)
+def test_long_runs_of_separators_cost_one_pass(text: str) -> None:
+    with time_limit(GUARD_SECONDS):
+        read = relevance.readable(text)
+        found = relevance.parts(text)
+    assert len(read) <= len(text)
+    assert all(len(p) <= len(text) for p in found)
+
+
+def test_line_suffixes_read_as_before() -> None:
+    """The one-pass reading of ``:42:`` after a path gives what the pattern gave."""
+    cases = {
+        "/opt/x/ops.py:42": "ops:",
+        "/opt/x/ops.py:42:7:": "ops:",
+        "/opt/x/ops.py:": "ops:",
+        "/opt/x/ops.py::": "ops::",
+        "src/a/b.py:1x": "b.py:1x",
+        "(src/app/ops.py:42),": "(ops:),",
+    }
+    assert {word: relevance.readable(word) for word in cases} == cases
+
+
+def test_sentences_split_as_before() -> None:
+    text = "The upload retries fail on large files. The canary deploy times out: the changelog check hangs"
+    assert relevance.parts(text) == [
+        "The upload retries fail on large files",
+        "The canary deploy times out",
+        "the changelog check hangs",
+    ]
+
+
+def _nouns(count: int) -> list[str]:
+    skip = similar.LIMIT_WORDS | similar.STOP_WORDS | set(similar._UNITS) | set(similar._NUMBER_WORDS)
+    found = ("".join(p) for p in itertools.product(string.ascii_lowercase, repeat=3))
+    return list(itertools.islice((n for n in found if n not in skip), count))
+
+
+def test_a_memory_stating_thousands_of_values_is_compared_in_one_pass() -> None:
+    """Two memories of 256 kB (the body limit), each stating ~17,000 counts of different things, one side
+    as limits: every value's dimension is compared with the other side's once, not with each of its values
+    (that was 300 million comparisons for one pair, and a scan compares many)."""
+    nouns = _nouns(17_000)
+    old = similar.Features.of(
+        "deploy service cache setting uses " + " ".join(f"max {2 * i} {n}" for i, n in enumerate(nouns))
+    )
+    new = similar.Features.of(
+        "deploy service cache setting uses " + " ".join(f"and {2 * i + 1} {n}" for i, n in enumerate(nouns))
+    )
+    assert len(old.quantities) == len(new.quantities) == 17_000
+    with time_limit(GUARD_SECONDS):
+        assert similar.value_conflict(old, new) is None
+
+
+def test_the_first_differing_value_is_still_the_one_named() -> None:
+    pairs = {
+        (
+            "the upload service keeps at most 1000 lines and listens on port 8000 for uploads",
+            "the upload service keeps at most 2000 lines and listens on port 9000 for uploads",
+        ): "1000 lines vs 2000 lines (count of line) about the same thing (keep, line, listen, port)",
+        (
+            "uploads above 5 MB fail with 413 on the upload service",
+            "uploads above 1000 lines fail with 413 on the upload service",
+        ): "5 MB vs 1000 lines for the 413 limit (fail, service, upload)",
+    }
+    for (old, new), why in pairs.items():
+        assert similar.value_conflict(similar.Features.of(old), similar.Features.of(new)) == why
