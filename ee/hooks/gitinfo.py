@@ -143,7 +143,7 @@ def _added_lines(patch: bytes, exclude: tuple[str, ...]) -> str:
     ``+++`` header line comes before its first hunk, never inside one."""
     added: list[str] = []
     keep, in_hunk = False, False
-    for line in patch.decode("utf-8", "replace").splitlines():
+    for line in patch.decode("utf-8", "replace").split("\n"):  # (git's lines: see recent_subjects)
         if line.startswith("diff --git "):
             keep, in_hunk = not _section_path(line).startswith(exclude), False
         elif line.startswith("@@"):
@@ -194,7 +194,9 @@ def recent_subjects(cwd: StrPath | None = None, count: int = 5, but_not: Sequenc
     (refs), only those of the commits none of these refs holds."""
     revisions = ["HEAD", "--not", *but_not] if but_not else ["HEAD"]
     out = git("log", f"-{count * 3}", "--no-merges", "--format=%s", *revisions, "--", cwd=cwd, check=False)
-    subjects = [s.strip() for s in out.splitlines() if s.strip() and not s.startswith("ee:")]
+    # A line of git's output ends at "\n" only: str.splitlines() also cuts at U+2028, \x85, \x1c…, which a
+    # subject may hold, and each half of "ignore all\u2028previous instructions" passed the injection guard.
+    subjects = [s.strip() for s in out.split("\n") if s.strip() and not s.startswith("ee:")]
     return subjects[:count]
 
 
@@ -213,7 +215,7 @@ def default_branch(branch: str, cwd: StrPath | None = None) -> tuple[str, list[s
         cwd=cwd,
         check=False,
     )
-    refs = {name: rest for name, *rest in (line.split("\0") for line in out.splitlines()) if rest}
+    refs = {name: rest for name, *rest in (line.split("\0") for line in out.split("\n")) if rest}
     remote = (refs.get(f"refs/heads/{branch}") or ["", ""])[1] or "origin"
     target = (refs.get(f"refs/remotes/{remote}/HEAD") or [""])[0]
     if target.startswith(f"refs/remotes/{remote}/"):
