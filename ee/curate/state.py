@@ -37,7 +37,7 @@ def read_state(root: Path, rel: str) -> dict[str, Candidate]:
             raw = json.load(handle)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # (nested too deep)
         raise StorageError(
             f"{rel} cannot be read: {exc}",
             f"remove it (rm {rel}); `ee curate scan` rebuilds the scan, agents propose again",

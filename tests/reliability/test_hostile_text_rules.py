@@ -223,3 +223,23 @@ def test_a_memory_file_line_holding_a_diff_header_stays_in_its_file(repo: Path) 
     task = json.loads(ran.stdout)["data"]["task"]
     assert "retry_upload" in task
     assert "quokka" not in task
+
+
+# ---------------------------------------------------------------------------------------------- curate state
+
+
+@pytest.mark.parametrize("command", [("curate", "scan"), ("curate", "list")])
+def test_a_proposals_file_nested_too_deep_is_a_storage_error(repo: Path, command: tuple[str, ...]) -> None:
+    """``.ee/curate/proposals.json`` of 200,000 nested ``[``: the clear error naming the file a broken one
+    gets (exit 4, how to rebuild it), not an internal error; nothing of the store changes."""
+    proposals = repo / ".ee" / "curate" / "proposals.json"
+    proposals.parent.mkdir(parents=True, exist_ok=True)
+    proposals.write_text('{"candidates": ' + "[" * 200_000 + "]" * 200_000 + "}", encoding="utf-8")
+    before = git(repo, "rev-parse", "HEAD")
+    ran = run_ee(repo, *command, "--json", env={"EE_NO_SERVER": "1"})
+    assert ran.returncode == 4, ran.stdout[-800:] + ran.stderr[-800:]
+    error = json.loads(ran.stdout)["error"]
+    assert error["code"] == "storage"
+    assert error["message"].startswith(".ee/curate/proposals.json cannot be read")
+    assert "rm .ee/curate/proposals.json" in error["repair"]
+    assert git(repo, "rev-parse", "HEAD") == before
