@@ -201,6 +201,9 @@ _WRAP = "\"'`()[]{}<>,;"
 # from the start, a word of 50,000 ``:1`` cost a pass to its end from each colon.
 _LINE_SUFFIX_REVERSED = re.compile(r":?(?:\d+:)+|:")
 _ANCHOR = re.compile(r"[#?].*$")
+# The settings a word opens with (``EE_MODEL=``, ``"A=B=``): each a name without a path separator or ``::``
+# before its ``=``, after what wraps it; matched in one pass (possessive: nothing is tried twice).
+_SETTINGS = re.compile(r"(?:[" + re.escape(_WRAP) + r"]*+(?:[^=/\\:]|:(?!:))*+=)*+")
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
 _EXTENSION = re.compile(r"^(.*\w)\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
@@ -397,17 +400,12 @@ def readable(text: str) -> str:
 
 def _path_word(word: str) -> str:
     """A word of pasted text, a path read as its file's stem (see :func:`readable`)."""
-    head = ""  # the settings' names before the path (EE_MODEL=), kept as written
-    while True:
-        core = word.strip(_WRAP)
-        if not core or ("/" not in core and "\\" not in core):
-            return head + word
-        core, _, test = core.partition("::")  # (a pytest node id: tests/test_x.py::test_y)
-        name, equals, _value = core.partition("=")  # (a setting: EE_MODEL=/opt/models/x)
-        if not equals or "/" in name or "\\" in name:
-            break
-        start = word.index(core) + len(name) + 1
-        head, word = head + word[:start], word[start:]
+    settings = _SETTINGS.match(word)  # (EE_MODEL=/opt/models/x: the value is read, the name kept)
+    head, word = (word[: settings.end()], word[settings.end() :]) if settings else ("", word)
+    core = word.strip(_WRAP)
+    if not core or ("/" not in core and "\\" not in core):
+        return head + word
+    core, _, test = core.partition("::")  # (a pytest node id: tests/test_x.py::test_y)
     suffix = _LINE_SUFFIX_REVERSED.match(core[::-1])
     path = core[: len(core) - suffix.end()] if suffix else core
     steps = [s for s in re.split(r"[/\\]+", path) if any(c.isalnum() for c in s)]

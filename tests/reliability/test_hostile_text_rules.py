@@ -88,8 +88,9 @@ def test_a_settings_chain_reads_as_its_file() -> None:
         "/x/ops.py" + ":12" * 50_000,
         "deploy canary release. " + "." * 100_000 + "x changelog entry first",
         "deploy canary release: " + ":?!;" * 25_000 + "x changelog entry first",
+        '"' + "a=(" * 30_000 + "/x/ops.py",  # 30,000 settings, each wrapped
     ],
-    ids=["colon-digits", "line-suffix", "dots", "punctuation"],
+    ids=["colon-digits", "line-suffix", "dots", "punctuation", "settings"],
 )
 def test_long_runs_of_separators_cost_one_pass(text: str) -> None:
     with time_limit(GUARD_SECONDS):
