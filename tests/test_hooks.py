@@ -772,6 +772,18 @@ def test_context_for_a_file_packs_the_memories_about_the_file_not_its_folder(tmp
     assert sorted(packed(repo, "--for-staged")) == ["mem_partial", "mem_tailer"]
 
 
+def test_a_glob_over_a_whole_top_folder_adds_no_words_to_a_change_task(tmp_path: Path) -> None:
+    """A memory citing ``src/**`` is about every file there: its glob's words are the folder's name, which
+    would pack every memory naming ``src``. The glob citing the file below the top folder gives the task
+    its words (a memory's paths are in the index), the folder-wide one none."""
+    layout = "---\nid: mem_layout\nkind: convention\npaths: ['src/**']\n---\nsrc holds one module per part.\n"
+    repo = hooked(tmp_path, LOGSHIP | {"memories/layout.md": layout})
+    result = run_cli("context", "--for-paths", "src/logship/state.py", "--json", cwd=repo)
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["data"]["task"] == "src/logship/state.py state"
+    assert sorted(packed(repo, "--for-paths", "src/logship/tailer.py")) == ["mem_partial", "mem_tailer"]
+
+
 def test_context_usage_errors_and_hooks_that_never_block(tmp_path: Path) -> None:
     repo = hooked(tmp_path, {"memories/mig.md": ANTI_PATTERN})
     assert run_cli("context", "--for-staged", "--json", cwd=repo).code == 2  # nothing staged

@@ -589,19 +589,28 @@ def change_words(table: Table, paths: Sequence[str], added: str, lexical: Any) -
     ``paths`` adding ``added``, found by the rule the commit template follows (:func:`message_memories`).
     First the words that name the memories the hook check finds about the change, of any kind
     (:meth:`Table.findings`): the ``paths`` globs citing a changed file (a memory's paths are in the index,
-    so it holds every token of its glob and ranks first), or the signature words a risky memory shares
-    with the added lines; then the changed files' own names (:func:`file_words`). Not the folders nor the
-    project's name: a pack for ``src/<project>/tailer.py`` was the memories naming ``src`` (QA finding 11).
-    Deterministic; at most :data:`MAX_QUERY_TERMS`."""
+    so it holds every token of its glob), or the signature words a risky memory shares with the added
+    lines; then the changed files' own names (:func:`file_words`). Not the folders nor the project's name:
+    a pack for ``src/<project>/tailer.py`` was the memories naming ``src`` (QA finding 11). So neither is
+    a glob that names a whole top folder or the whole tree (``ee/**``, ``src/**/*.rs``, ``*.py``): it
+    cites every file there, and its words are the folder's name. Deterministic; at most
+    :data:`MAX_QUERY_TERMS`."""
     words: dict[str, None] = {}
     for finding in table.findings(paths, added or None, None):
         if finding.paths:
             globs = (_cited(glob) for glob in finding.entry.paths)
-            words.update(dict.fromkeys(g for g in globs if any(path_matches(g, p) for p in finding.paths)))
+            words.update(dict.fromkeys(g for g in globs if any(_names_file(g, p) for p in finding.paths)))
         else:
             words.update(dict.fromkeys(finding.words))
     words.update(dict.fromkeys(file_words(paths, lexical)))
     return list(words)[:MAX_QUERY_TERMS]
+
+
+def _names_file(glob: str, path: str) -> bool:
+    """Does ``glob`` name ``path`` by more than its top folder: the file itself, or a place below the
+    top (``db/migrations/*.sql``, ``src/logship/state.py``), not ``ee/**`` nor ``**/*.py``?"""
+    literal = _literal_prefix(glob.strip().removeprefix("./")).rstrip("/")
+    return path_matches(glob, path) and (literal == path or "/" in literal)
 
 
 def _cited(glob: str) -> str:
