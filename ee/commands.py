@@ -283,16 +283,18 @@ COMMANDS: dict[str, Command] = {
                 Param(
                     "for_staged",
                     "switch",
-                    "Pack for the staged change (its paths and added code).",
+                    "Pack for the staged change (the memories about its files).",
                     flag="--for-staged",
-                    describe="Pack for the change staged in git (its paths and added code), not a task.",
+                    describe="Pack for the change staged in git (the memories about its files and added"
+                    " code), not a task.",
                 ),
                 Param(
                     "for_paths",
                     "switch",
                     "Pack for the paths given as arguments (TASK… are paths).",
                     flag="--for-paths",
-                    describe="The task is file paths (space-separated): pack for the code at those paths.",
+                    describe="The task is file paths (space-separated, repository-relative): pack the"
+                    " memories about those files.",
                 ),
                 Param(
                     "for_branch",

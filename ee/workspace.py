@@ -665,6 +665,22 @@ class Workspace:
         found = risks.message_memories(self.root, paths, added, search, reopen, generation, lambda: view)
         return HookCheck.from_json({"blocked": False, "said": [], "memories": [list(pair) for pair in found]})
 
+    def change_task(self, paths: Sequence[str], added: str = "") -> str:
+        """The task ``ee context --for-staged`` and ``--for-paths`` pack for, of a change of ``paths`` (as
+        the repository names them) adding the lines ``added``: the words that name the memories about it,
+        by the rule the commit template follows (:func:`ee.ops.risks.change_words`); "" when nothing in
+        the store is about it."""
+        from ee.index.view import open_index
+        from ee.ops import risks
+
+        view = open_index(self)
+
+        def reopen() -> Any:
+            return open_index(type(self)(self.root))
+
+        table = risks.current_table(self.root, reopen, view.manifest.get("generation"))
+        return " ".join(risks.change_words(table, paths, added, view.gen.lexical))
+
     # ------------------------------------------------------------------------------------ the index
 
     def index_status(self) -> IndexStatus:

@@ -17,7 +17,7 @@ import pytest
 from ee.hooks.agents import PACK
 from ee.hooks.tasks import task_from_input
 from ee.install import ee_command
-from ee.ops.risks import path_matches, terms_of
+from ee.ops.risks import path_matches
 from ee.workspace import Workspace
 from tests.conftest import git, make_repo, run_cli
 
@@ -714,12 +714,7 @@ def test_path_globs(pattern: str, path: str, expected: bool) -> None:
     assert path_matches(pattern, path) is expected
 
 
-def test_terms_and_stdin_tasks() -> None:
-    terms = terms_of(["src/db/migrate.py"], "run_migration(conn)\nrun_migration(other)\nreturn self")
-    assert terms[:4] == ["src/db/migrate.py", "migrate", "src", "db"]
-    assert "run_migration" in terms
-    assert "return" not in terms
-    assert "self" not in terms
+def test_stdin_tasks() -> None:
     assert task_from_input('{"session_id": "s", "prompt": "fix the upload retry"}') == "fix the upload retry"
     assert task_from_input("plain words\n") == "plain words"
     assert task_from_input('{"no_prompt": 1}') == ""
@@ -748,6 +743,45 @@ def test_context_for_staged_paths_branch_and_stdin(tmp_path: Path) -> None:
     out = json.loads(result.out)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
     assert memory in out["additionalContext"]
+
+
+def packed(repo: Path, *args: str) -> list[str]:
+    """The ids of the memories ``ee context ARGS`` packs, best ranked first, or [] when it says there is
+    nothing to pack for (exit 2, and why)."""
+    result = run_cli("context", *args, "--json", cwd=repo)
+    if result.code == 2:
+        assert "no memory is about these files" in result.err, result.err
+        return []
+    assert result.code == 0, result.err
+    items = [item for section in json.loads(result.out)["data"]["sections"] for item in section["items"]]
+    return [item["id"] for item in sorted(items, key=lambda item: item["rank"])]
+
+
+def test_context_for_a_file_packs_the_memories_about_the_file_not_its_folder(tmp_path: Path) -> None:
+    """QA finding 11, for agents: ``ee context --for-paths`` / ``--for-staged`` packed the memories
+    naming ``src`` and the project (its whole path and folders were the task). They follow the commit
+    template's rule: the globs of the memories whose ``paths`` cite the file, then the file's own name
+    words as the index weighs them; a file no memory concerns packs none of the others."""
+    repo = hooked(tmp_path, LOGSHIP)
+    assert sorted(packed(repo, "--for-paths", "src/logship/tailer.py")) == ["mem_partial", "mem_tailer"]
+    # mem_dupes' paths cite the file (its text never names it); mem_offsets names it in its text
+    assert sorted(packed(repo, "--for-paths", "./src/logship/state.py")) == ["mem_dupes", "mem_offsets"]
+    assert packed(repo, "--for-paths", "src/logship/uploader_queue.py") == []
+    assert packed(repo, "--for-paths", "src/logship/logship.py") == []  # held by every memory: no weight
+    stage(repo, "src/logship/tailer.py", "def follow(path):\n    return open(path)\n")
+    assert sorted(packed(repo, "--for-staged")) == ["mem_partial", "mem_tailer"]
+
+
+def test_a_glob_over_a_whole_top_folder_adds_no_words_to_a_change_task(tmp_path: Path) -> None:
+    """A memory citing ``src/**`` is about every file there: its glob's words are the folder's name, which
+    would pack every memory naming ``src``. The glob citing the file below the top folder gives the task
+    its words (a memory's paths are in the index), the folder-wide one none."""
+    layout = "---\nid: mem_layout\nkind: convention\npaths: ['src/**']\n---\nsrc holds one module per part.\n"
+    repo = hooked(tmp_path, LOGSHIP | {"memories/layout.md": layout})
+    result = run_cli("context", "--for-paths", "src/logship/state.py", "--json", cwd=repo)
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["data"]["task"] == "src/logship/state.py state"
+    assert sorted(packed(repo, "--for-paths", "src/logship/tailer.py")) == ["mem_partial", "mem_tailer"]
 
 
 def test_context_usage_errors_and_hooks_that_never_block(tmp_path: Path) -> None:

@@ -475,3 +475,19 @@ def test_eval_relevance_counts_the_noise_an_answerable_question_gets(tmp_path: P
     assert human.code == 0
     assert "precision" in human.out
     assert "pack mean/med" in human.out
+
+
+def test_a_memory_that_says_the_question_is_relevant_in_a_two_memory_store(tmp_path: Path) -> None:
+    """A store of a handful of memories has no 90th-percentile cosine to speak of: read the low way, the
+    store affinity of a two-memory store was the other memory's cosine, and "Pinned toolchain" found its
+    own memory at relevance 0.68, below the floor."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    assert run_cli("-W", str(root), "init", "--json").code == 0
+    for text in ("No deploys on Fridays.", "Pinned toolchain."):
+        assert run_cli("-W", str(root), "remember", text, "--kind", "rule", "--json").code == 0
+    data = run_cli("-W", str(root), "search", "Pinned toolchain", "--explain", "--json").data
+    assert [hit["body"] for hit in data["hits"]] == ["Pinned toolchain."]
+    assert data["hits"][0]["relevance"] >= DEFAULT_MIN_RELEVANCE
+    assert run_cli("-W", str(root), "search", "how do I bake sourdough bread", "--json").data["hits"] == []

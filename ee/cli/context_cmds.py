@@ -94,7 +94,7 @@ def context_cmd(
             query, floor = read_query_file(query_file), min_relevance
         else:
             query, floor = task_query(
-                workspace(ctx).root if for_session else None,
+                workspace(ctx).root if for_session or for_staged or for_paths else None,
                 task,
                 min_relevance,
                 for_staged=for_staged,

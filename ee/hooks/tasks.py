@@ -1,9 +1,13 @@
 """The task text ``ee context`` packs for, when it is not typed: from the staged change, from paths, from
 the branch, or from an agent harness's JSON on stdin.
 
-* ``--for-staged``: the staged paths (whole, stem, folders) and the identifiers of the lines the staged
-  change adds (memory files left out), most frequent first (:func:`ee.ops.risks.terms_of`).
-* ``--for-paths PATH…``: the same words for the given paths (their contents are not read).
+* ``--for-staged``: the words that name the memories about the staged change (memory files left out),
+  by the rule the commit template follows (:meth:`ee.workspace.Workspace.change_task`): the ``paths``
+  globs of the memories citing a staged file, the signature words of a risky memory the added lines
+  strongly match, then the staged files' own names as the index weighs them — not their folders, nor
+  the project's name.
+* ``--for-paths PATH…``: the same words for the given paths (repository-relative; their contents are not
+  read, so no added lines).
 * ``--for-branch``: the branch name in words, then the subjects of its own commits, those the default
   branch does not hold (:func:`ee.hooks.gitinfo.branch_task`; what the post-checkout hook packs into
   ``.ee/context.md``).
@@ -22,6 +26,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ee.query.document import Query
 
+NOTHING_ABOUT_IT = (
+    "no memory is about these files: none cites them in its paths, and the store holds no word of their "
+    "names that tells them apart"
+)
+
 # What a session starts with, on any branch: the memories that say how to work in the whole project.
 SESSION_KINDS = ("rule", "convention", "command", "anti-pattern")
 
@@ -39,7 +48,8 @@ def task_query(
     """The query of ``ee context`` (and of the MCP tool ``context``) for a task given as ``words`` or by
     one of the ``for_*`` sources, and the relevance floor it is packed with: a session's start
     (:func:`session_query`, of the workspace at ``root``, else of this folder) has none unless
-    ``min_relevance`` says so."""
+    ``min_relevance`` says so. ``root`` is needed for ``for_staged`` and ``for_paths``: their words are
+    weighed by that workspace's index."""
     from ee.errors import UsageError
     from ee.query.document import from_arguments
 
@@ -51,19 +61,21 @@ def task_query(
             )
         floor = 0.0 if min_relevance is None else min_relevance  # (nothing is asked yet)
         return session_query(root or Path.cwd()), floor
-    task = resolve_task(words, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
+    task = resolve_task(words, root, for_staged=for_staged, for_paths=for_paths, for_branch=for_branch)
     return from_arguments(task), min_relevance
 
 
 def resolve_task(
     words: Sequence[str],
+    root: Path | None = None,
     *,
     for_staged: bool = False,
     for_paths: bool = False,
     for_branch: bool = False,
     read_stdin: Callable[[], str] | None = None,
 ) -> str:
-    """The task for ``ee context``: ``words`` joined, or from exactly one of the other sources."""
+    """The task for ``ee context``: ``words`` joined, or from exactly one of the other sources (those of
+    a change need the workspace at ``root``: :func:`change_task`)."""
     from ee.errors import QueryError, UsageError
 
     sources = [
@@ -82,13 +94,15 @@ def resolve_task(
             raise UsageError(
                 "--for-paths needs at least one PATH", "ee context --for-paths src/db/migrate.py"
             )
-        from ee.ops.risks import terms_of
-
-        return _checked(" ".join(terms_of(list(words))), "the paths give no words")
+        paths = [path.removeprefix("./") for path in words]
+        return _checked(change_task(root, paths, ""), NOTHING_ABOUT_IT)
     if sources and words:
         raise UsageError(f"give TASK or {sources[0]}, not both", f"drop the task, or drop {sources[0]}")
     if for_staged:
-        return _checked(staged_task(Path.cwd()), "nothing is staged: git add the change first")
+        paths, added = staged_change(Path.cwd())
+        if not paths:
+            return _checked("", "nothing is staged: git add the change first")
+        return _checked(change_task(root, paths, added), NOTHING_ABOUT_IT)
     if for_branch:
         from ee.hooks import gitinfo
 
@@ -116,16 +130,22 @@ def session_query(cwd: Path) -> Query:
     return Query(query.doc | {"filters": {"kind": {"in": list(SESSION_KINDS)}}}, query.notes)
 
 
-def staged_task(cwd: Path) -> str:
+def staged_change(cwd: Path) -> tuple[list[str], str]:
+    """(the staged paths, repository-relative; the lines the staged change adds), memory files left out."""
     from ee.hooks import gitinfo
 
     top = gitinfo.git("rev-parse", "--show-toplevel", cwd=cwd).strip()
     root = gitinfo.workspace_root(top)
     exclude = [gitinfo.relative_prefix(root, top) + "memories"] if root is not None else []
-    paths, added = gitinfo.StagedChange(cwd, exclude=exclude).read()
-    from ee.ops.risks import terms_of
+    return gitinfo.StagedChange(cwd, exclude=exclude).read()
 
-    return " ".join(terms_of(paths, added)) if paths else ""
+
+def change_task(root: Path | None, paths: list[str], added: str) -> str:
+    """The words that name the memories about a change (:meth:`ee.workspace.Workspace.change_task`), in
+    the workspace at ``root`` (None: the one this folder is in)."""
+    from ee.workspace import Workspace
+
+    return (Workspace(root) if root is not None else Workspace.discover(None)).change_task(paths, added)
 
 
 def task_from_input(text: str) -> str:

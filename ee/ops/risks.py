@@ -56,13 +56,6 @@ SIGNATURE = 12
 STRONG_MATCH = 0.45
 MIN_MATCHED = 3
 MAX_QUERY_TERMS = 40
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*"
-_KEYWORDS = (
-    "def class return import from self none true false null let const var function public private static "
-    "void int str bool if else elif for while try except finally with pass break continue new this end "
-    "and or not in is as of to the a an be do"
-)
-_CODE_WORDS = frozenset(_KEYWORDS.split())
 MESSAGE_HITS = 5  # memories a commit message names at most
 _RESIZE = 0.2  # a store grown or shrunk by more than this recomputes every signature (idf moved)
 
@@ -232,15 +225,13 @@ def build_table(view: Any, previous: dict[str, Any] | None = None) -> dict[str, 
             row = known or _row(gen, position, record, kind, paths, n_docs)
             # who wrote it is history, not the blob: decided afresh for a kept row too
             rows.append((*row[:-1], _by_a_person(view.state, record)))
-    from ee.curate.citations import is_scope, split_cite
-
     postings: dict[str, list[int]] = {}
     globs: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         for token in row[_TOKENS]:
             postings.setdefault(token, []).append(index)
         # a citation of lines (src/app.py:10-20) is about its file
-        for glob in dict.fromkeys(p if is_scope(p) else split_cite(p)[0] for p in row[_PATHS]):
+        for glob in dict.fromkeys(_cited(p) for p in row[_PATHS]):
             globs.setdefault(glob, []).append(index)
     # The rows as one byte string (each decoded only when a change may match it): one object to load,
     # not thousands.
@@ -593,6 +584,42 @@ def file_words(paths: Sequence[str], lexical: Any) -> list[str]:
     return list(words)
 
 
+def change_words(table: Table, paths: Sequence[str], added: str, lexical: Any) -> list[str]:
+    """The words ``ee context --for-staged`` and ``--for-paths`` pack for: the memories about a change of
+    ``paths`` adding ``added``, found by the rule the commit template follows (:func:`message_memories`).
+    First the words that name the memories the hook check finds about the change, of any kind
+    (:meth:`Table.findings`): the ``paths`` globs citing a changed file (a memory's paths are in the index,
+    so it holds every token of its glob), or the signature words a risky memory shares with the added
+    lines; then the changed files' own names (:func:`file_words`). Not the folders nor the project's name:
+    a pack for ``src/<project>/tailer.py`` was the memories naming ``src`` (QA finding 11). So neither is
+    a glob that names a whole top folder or the whole tree (``ee/**``, ``src/**/*.rs``, ``*.py``): it
+    cites every file there, and its words are the folder's name. Deterministic; at most
+    :data:`MAX_QUERY_TERMS`."""
+    words: dict[str, None] = {}
+    for finding in table.findings(paths, added or None, None):
+        if finding.paths:
+            globs = (_cited(glob) for glob in finding.entry.paths)
+            words.update(dict.fromkeys(g for g in globs if any(_names_file(g, p) for p in finding.paths)))
+        else:
+            words.update(dict.fromkeys(finding.words))
+    words.update(dict.fromkeys(file_words(paths, lexical)))
+    return list(words)[:MAX_QUERY_TERMS]
+
+
+def _names_file(glob: str, path: str) -> bool:
+    """Does ``glob`` name ``path`` by more than its top folder: the file itself, or a place below the
+    top (``db/migrations/*.sql``, ``src/logship/state.py``), not ``ee/**`` nor ``**/*.py``?"""
+    literal = _literal_prefix(glob.strip().removeprefix("./")).rstrip("/")
+    return path_matches(glob, path) and (literal == path or "/" in literal)
+
+
+def _cited(glob: str) -> str:
+    """The glob of a ``paths`` entry (a citation of lines, ``src/app.py:10-20``, names its file)."""
+    from ee.curate.citations import is_scope, split_cite
+
+    return glob if is_scope(glob) else split_cite(glob)[0]
+
+
 def message_query(text: str, limit: int = MESSAGE_HITS) -> Query:
     """The query of a commit message's lexical hits for ``text``."""
     from ee.query.document import from_arguments
@@ -604,28 +631,3 @@ def named(found: SearchResult) -> list[tuple[str, str]]:
     """(id, title) of a search's memory hits: session evidence may rank among them, and a commit message
     names memories."""
     return [(hit.id, hit.title) for hit in found.hits if hit.type == "memory"]
-
-
-def terms_of(paths: Sequence[str], text: str = "") -> list[str]:
-    """Query words for a change: each path whole, its file stem and its last folder names, then the
-    identifiers and words of ``text`` (added lines) by frequency, without keywords every language shares.
-    Deterministic; at most :data:`MAX_QUERY_TERMS`."""
-    terms: list[str] = []
-    for path in paths:
-        parts = [p for p in path.replace(os.sep, "/").split("/") if p and p != "."]
-        if parts:
-            leaf = parts[-1]
-            terms += ["/".join(parts), leaf.rsplit(".", 1)[0] if "." in leaf[1:] else leaf, *parts[:-1][-2:]]
-    import re
-    from collections import Counter
-
-    counts = Counter(m.group(0) for m in re.finditer(_IDENT, text))
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    terms += [word for word, _n in ranked if len(word) > 2 and word.lower() not in _CODE_WORDS]
-    seen: set[str] = set()
-    out: list[str] = []
-    for term in terms:
-        if term.lower() not in seen:
-            seen.add(term.lower())
-            out.append(term)
-    return out[:MAX_QUERY_TERMS]

@@ -110,7 +110,11 @@ HYBRID = (-2.754, 3.356, 0.491, -0.199, 0.983, 0.828)  # β₀ intercept, β₁ 
 # (CLOSE, RELEVANT) and floor (sessions.min_relevance) were tuned with: every refit of HYBRID above
 # lowered ee eval sessions' hit@1 (0.775 → 0.739-0.761) and its abstention (0.040 → 0).
 EVIDENCE = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)
-AFFINITY_QUANTILE = 0.9  # the store affinity reads the query's 90th percentile cosine to the store
+# The store affinity reads the query's 90th percentile cosine to the store, the higher of the two cosines
+# around it: read the lower way, a two-memory store's "90th percentile" was its lower cosine, so a memory
+# that says the question's words ("Pinned toolchain") was judged by its unrelated neighbour (relevance
+# 0.68). In a store of hundreds the two ways differ by one rank.
+AFFINITY_QUANTILE = 0.9
 # The same terms fitted on the transformer arm's cosines, its z judged against the best of the store's N
 # memories (scripts/tune_relevance.py --arm transformer, paraphrase weight 2, unanswerable weight 0.1:
 # bench/README.md, stop 40; answers win over abstaining on in-domain questions the
@@ -582,7 +586,7 @@ def _evidence(
         aside, named = [], None
     z = familiar * (cos - null[0]) / null[1]
     if store is not None and len(store):
-        k = int(AFFINITY_QUANTILE * (len(store) - 1))  # np.quantile's "lower" method, in one partition
+        k = math.ceil(AFFINITY_QUANTILE * (len(store) - 1))  # np.quantile's "higher" method, one partition
         quantile = float(np.partition(store, k)[k])
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
