@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from ee.curate import similar
+from ee.hooks import gitinfo
 from ee.query import relevance
 
 from .harness import git, new_workspace, run_ee, run_inprocess
@@ -210,7 +211,7 @@ def test_a_remote_head_naming_an_option_or_a_separator_is_a_ref(repo: Path) -> N
 
 
 def test_a_memory_file_line_holding_a_diff_header_stays_in_its_file(repo: Path) -> None:
-    """The staged task leaves out the lines added below ``memories/``: a line there holding U+2028 then
+    """The staged change's added lines leave out those below ``memories/``: a line there holding U+2028 then
     ``diff --git`` (a header only when lines are cut at U+2028) does not open another file's section."""
     (repo / "src").mkdir()
     (repo / "src" / "upload.py").write_text("def retry_upload():\n    return canary\n", encoding="utf-8")
@@ -219,11 +220,13 @@ def test_a_memory_file_line_holding_a_diff_header_stays_in_its_file(repo: Path) 
     )
     (repo / "memories" / "zz-note.md").write_text(fake + "\n", encoding="utf-8")
     git(repo, "add", "src/upload.py", "memories/zz-note.md")
+    paths, added = gitinfo.StagedChange(repo, exclude=["memories"]).read()
+    assert sorted(paths) == ["memories/zz-note.md", "src/upload.py"]
+    assert "def retry_upload():" in added
+    assert "quokka" not in added
     ran = run_ee(repo, "context", "--for-staged", "--json", env={"EE_NO_SERVER": "1"})
     assert ran.returncode == 0, ran.stderr[-800:]
-    task = json.loads(ran.stdout)["data"]["task"]
-    assert "retry_upload" in task
-    assert "quokka" not in task
+    assert "quokka" not in json.loads(ran.stdout)["data"]["task"]
 
 
 # ---------------------------------------------------------------------------------------------- curate state
