@@ -292,7 +292,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 
 
 def _version(digits: str) -> float:
-    major, _, minor = digits.partition(".")
+    major, _, minor = digits.replace(",", "").partition(".")  # ("python 1,000": a thousands separator)
     return float(major) * 1000 + float(minor.split(".")[0] or 0)
 
 

@@ -247,3 +247,18 @@ def test_a_proposals_file_nested_too_deep_is_a_storage_error(repo: Path, command
     assert error["message"].startswith(".ee/curate/proposals.json cannot be read")
     assert "rm .ee/curate/proposals.json" in error["repair"]
     assert git(repo, "rev-parse", "HEAD") == before
+
+
+@pytest.mark.parametrize(
+    "text", ["we pin python 1,000 workers for the batch", "version 12,345.6 of the schema"]
+)
+def test_a_version_written_with_thousands_is_read(repo: Path, text: str) -> None:
+    """A number with a thousands separator after a name that takes a version (``python 1,000``): the
+    write and the scan read it as a version, not an internal error."""
+    ran = run_ee(repo, "remember", text, "--json", env={"EE_NO_SERVER": "1"})
+    assert ran.returncode == 0, ran.stdout[-800:] + ran.stderr[-800:]
+    assert json.loads(ran.stdout)["success"] is True
+    scan = run_ee(repo, "curate", "scan", "--json", env={"EE_NO_SERVER": "1"})
+    assert scan.returncode == 0, scan.stdout[-800:] + scan.stderr[-800:]
+    (stated,) = similar.quantities(text)
+    assert stated.dimension == "version"
