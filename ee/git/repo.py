@@ -105,7 +105,7 @@ class Git:
     def toplevel(self) -> Path:
         if self._toplevel is None:
             out = self.run("rev-parse", "--show-toplevel", "--absolute-git-dir")
-            top, git_dir = out.splitlines()[:2]
+            top, git_dir = out.split("\n")[:2]  # (one path a line: a path may hold U+2028, \x1c…)
             self._toplevel = Path(top)
             self._git_dir = Path(git_dir)
         return self._toplevel
@@ -203,7 +203,7 @@ class Git:
         Also learns the top level and git folder, so a commit costs no separate look-up for them.
         """
         args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD", "HEAD^{tree}", "--"]
-        out = self.run(*args, check=False).splitlines()
+        out = self.run(*args, check=False).split("\n")  # (see toplevel)
         if len(out) >= 2 and self._toplevel is None:
             self._toplevel, self._git_dir = Path(out[0]), Path(out[1])
         if len(out) >= 4 and all(len(line) >= 40 and _is_hex(line) for line in out[2:4]):

@@ -31,7 +31,7 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
             "--follow",
             "--name-status",
             "-M",
-            "--format=%x1e%H%x00%aI%x00%an%x00%B%x00",
+            "--format=%x00%x1e%H%x00%aI%x00%an%x00%B%x00",
             "--",
             git.repo_path(path),
             cwd=git.toplevel,
@@ -41,7 +41,8 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
             raise
         out = ""  # a repository without a commit yet (git log fails there): nothing is committed
     commits: list[tuple[str, str, str, str, str, bool]] = []
-    for record in out.split("\x1e"):
+    # A record opens with NUL then \x1e: no field holds a NUL, but a hand commit's message may hold \x1e.
+    for record in out.split("\x00\x1e"):
         if not record.strip():
             continue
         sha, date, author, message, status = record.split("\x00")

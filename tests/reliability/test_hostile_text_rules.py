@@ -262,3 +262,30 @@ def test_a_version_written_with_thousands_is_read(repo: Path, text: str) -> None
     assert scan.returncode == 0, scan.stdout[-800:] + scan.stderr[-800:]
     (stated,) = similar.quantities(text)
     assert stated.dimension == "version"
+
+
+def test_a_commit_message_holding_the_record_separator_keeps_history(repo: Path) -> None:
+    """``ee memory history`` over a hand commit whose message holds ``\\x1e`` (what separated git's
+    records): every commit is listed, not an internal error."""
+    ran = run_ee(repo, "remember", "the tailer retries uploads twice", "--json", env={"EE_NO_SERVER": "1"})
+    data = json.loads(ran.stdout)["data"]
+    path = repo / data["path"]
+    path.write_text(path.read_text(encoding="utf-8") + "\nAnd then once more.\n", encoding="utf-8")
+    git(repo, "add", data["path"])
+    git(repo, "commit", "-q", "-m", "edit the tailer\x1eforged\x1erecords")
+    shown = run_ee(repo, "memory", "history", data["id"], "--json", env={"EE_NO_SERVER": "1"})
+    assert shown.returncode == 0, shown.stdout[-800:] + shown.stderr[-800:]
+    versions = json.loads(shown.stdout)["data"]["versions"]
+    assert versions[0]["message"] == "edit the tailer\x1eforged\x1erecords"
+    assert len(versions) == 2
+
+
+def test_a_workspace_whose_folder_holds_a_line_separator(tmp_path: Path) -> None:
+    """git prints the top level and git folder one per line: a folder named with U+2028 is one line."""
+    root = tmp_path / "team\u2028notes"
+    root.mkdir()
+    ran = run_ee(root, "init", str(root), env={"EE_NO_SERVER": "1"})
+    assert ran.returncode == 0, ran.stdout[-800:] + ran.stderr[-800:]
+    wrote = run_ee(root, "remember", "deploys run the canary first", "--json", env={"EE_NO_SERVER": "1"})
+    assert wrote.returncode == 0, wrote.stdout[-800:] + wrote.stderr[-800:]
+    assert git(root, "log", "-1", "--format=%s").startswith("ee: remember")
