@@ -522,7 +522,7 @@ class Git:
 
     def log(self, *paths: str, max_count: int | None = None, follow: bool = False) -> list[LogEntry]:
         """Commits touching ``paths`` (workspace-relative), newest first."""
-        args = ["log", "--format=%H%x00%aI%x00%an%x00%ae%x00%B%x00%x1e"]
+        args = ["log", f"--format={runner.RECORD}%H%x00%aI%x00%an%x00%ae%x00%B"]
         if max_count:
             args.append(f"-n{max_count}")
         if follow:
@@ -533,11 +533,11 @@ class Git:
             return []
         out = self.run(*args, cwd=self.toplevel)
         entries = []
-        for record in out.split("\x1e"):
+        for record in runner.records(out):
             record = record.strip("\n")
             if not record:
                 continue
-            sha, date, author, email, body, _ = record.split("\x00")
+            sha, date, author, email, body = record.split("\x00")
             entries.append(LogEntry(sha, date, author, email, body.strip(), parse_trailers(body)))
         return entries
 

@@ -27,6 +27,16 @@ if TYPE_CHECKING:
 
     from _typeshed import StrPath
 
+# What opens each record of a ``git log --format``: NUL then \x1e. No field of git's holds a NUL, but a
+# hand commit's message may hold \x1e: cut at \x1e alone, one commit read as two (a history an internal
+# error, an agent's edit unseen by the provenance walk).
+RECORD = "%x00%x1e"
+
+
+def records(out: str) -> list[str]:
+    """The records of ``git log`` output whose format opens with :data:`RECORD` (the first is '')."""
+    return out.split("\x00\x1e")
+
 
 def _argv(args: Sequence[str], holds_lock: bool) -> list[str]:
     return ["git", *args] if holds_lock else ["git", "--no-optional-locks", *args]

@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ee.errors import GitError
+from ee.git.runner import RECORD, records
 from ee.policy.secrets import mask_text
 from ee.store.files import MEMORIES
 
 _FORMAT = (
-    "%x1e%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Ee-Actor,valueonly,separator=%x2C)"
+    f"{RECORD}%H%x00%aI%x00%an%x00%s%x00%(trailers:key=Ee-Actor,valueonly,separator=%x2C)"
     "%x00%(trailers:key=Ee-Op,valueonly,separator=%x2C)"
 )
 REVIEW_OP = "trust"  # the Ee-Op of `ee memory trust`: a person's explicit review of a memory's trust
@@ -77,7 +78,7 @@ def provenance(git: Any, old_state: dict[str, Any], commit: str | None = None) -
         cwd=git.toplevel,
     )
     walker = _Walk(set(head_blobs))
-    for record in out.split("\x1e"):
+    for record in records(out):
         if record.strip():
             walker.commit(record, git.offset)
     for path, review in walker.reviewed.items():
@@ -212,7 +213,7 @@ class _Walk:
         # masked here, once per commit walked, so every answer shows them masked (the walk's own test
         # of the actor reads a masked one the same: "agent:" stays)
         author, subject, actor = mask_text(author), mask_text(subject), mask_text(actor)
-        for line in names.splitlines():
+        for line in names.split("\n"):  # (a name printed unquoted may hold U+2028)
             parts = line.split("\t")
             if len(parts) < 2:
                 continue

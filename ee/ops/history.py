@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ee.errors import GitError, MemoryFormatError, NotFound
+from ee.git.runner import RECORD, records
 from ee.model import Memory, Version
 from ee.store import frontmatter
 from ee.store.files import MEMORIES, check_id
@@ -31,7 +32,7 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
             "--follow",
             "--name-status",
             "-M",
-            "--format=%x00%x1e%H%x00%aI%x00%an%x00%B%x00",
+            f"--format={RECORD}%H%x00%aI%x00%an%x00%B%x00",
             "--",
             git.repo_path(path),
             cwd=git.toplevel,
@@ -41,8 +42,7 @@ def history(ws: Workspace, memory_id: str, path: str | None = None) -> list[Vers
             raise
         out = ""  # a repository without a commit yet (git log fails there): nothing is committed
     commits: list[tuple[str, str, str, str, str, bool]] = []
-    # A record opens with NUL then \x1e: no field holds a NUL, but a hand commit's message may hold \x1e.
-    for record in out.split("\x00\x1e"):
+    for record in records(out):
         if not record.strip():
             continue
         sha, date, author, message, status = record.split("\x00")

@@ -289,3 +289,21 @@ def test_a_workspace_whose_folder_holds_a_line_separator(tmp_path: Path) -> None
     wrote = run_ee(root, "remember", "deploys run the canary first", "--json", env={"EE_NO_SERVER": "1"})
     assert wrote.returncode == 0, wrote.stdout[-800:] + wrote.stderr[-800:]
     assert git(root, "log", "-1", "--format=%s").startswith("ee: remember")
+
+
+@pytest.mark.parametrize("subject", ["edit the canary rule", "edit\x1eforged", "edit\u2028forged"])
+def test_an_agents_edit_counts_whatever_its_subject_holds(repo: Path, subject: str) -> None:
+    """An agent's hand commit to a person's memory makes it an agent's assertion. Its subject holding
+    ``\\x1e`` (what separated the provenance walk's records) hid the commit: the memory stayed a person's."""
+    ran = run_ee(
+        repo, "remember", "always run the canary before deploys", "--json", env={"EE_NO_SERVER": "1"}
+    )
+    data = json.loads(ran.stdout)["data"]
+    assert data["trust"] == "human_explicit"
+    path = repo / data["path"]
+    path.write_text(path.read_text(encoding="utf-8") + "\nAnd skip it on Fridays.\n", encoding="utf-8")
+    git(repo, "add", data["path"])
+    git(repo, "commit", "-q", "-m", subject, "-m", "Ee-Actor: agent:claude")
+    shown = run_ee(repo, "memory", "show", data["id"], "--json", env={"EE_NO_SERVER": "1"})
+    assert shown.returncode == 0, shown.stderr[-800:]
+    assert json.loads(shown.stdout)["data"]["trust"] == "agent_assertion"
