@@ -592,7 +592,7 @@ def parse_trailers(message: str) -> dict[str, str]:
     if not paragraphs:
         return {}
     trailers: dict[str, str] = {}
-    for line in paragraphs[-1].splitlines():
+    for line in paragraphs[-1].split("\n"):  # (as git: U+2028 or \x1c do not end a trailer's line)
         key, sep, value = line.partition(": ")
         if sep and key and " " not in key:
             trailers[key] = value.strip()

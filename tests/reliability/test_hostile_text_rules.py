@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from ee.curate import similar
+from ee.git.repo import parse_trailers
 from ee.hooks import gitinfo
 from ee.query import relevance
 
@@ -307,3 +308,10 @@ def test_an_agents_edit_counts_whatever_its_subject_holds(repo: Path, subject: s
     shown = run_ee(repo, "memory", "show", data["id"], "--json", env={"EE_NO_SERVER": "1"})
     assert shown.returncode == 0, shown.stderr[-800:]
     assert json.loads(shown.stdout)["data"]["trust"] == "agent_assertion"
+
+
+def test_a_trailer_holding_a_line_separator_is_one_trailer() -> None:
+    """As git reads it (``git interpret-trailers --parse``): U+2028 does not end a trailer's line, so it
+    cannot forge a second trailer (``Ee-Actor: human``) inside another's value."""
+    message = "edit\n\nEe-Actor: agent:claude\nEe-Op: edit\u2028Ee-Actor: human\n"
+    assert parse_trailers(message) == {"Ee-Actor": "agent:claude", "Ee-Op": "edit\u2028Ee-Actor: human"}
