@@ -113,7 +113,8 @@ EVIDENCE = (-11.485, 12.533, 0.518, 0.048, 3.024, -1.151)
 # The store affinity reads the query's 90th percentile cosine to the store, the higher of the two cosines
 # around it: read the lower way, a two-memory store's "90th percentile" was its lower cosine, so a memory
 # that says the question's words ("Pinned toolchain") was judged by its unrelated neighbour (relevance
-# 0.68). In a store of hundreds the two ways differ by one rank.
+# 0.68). In a store of hundreds the two ways differ by one rank. (Session evidence keeps the lower way,
+# with the coefficients fitted for it: EVIDENCE.)
 AFFINITY_QUANTILE = 0.9
 # The same terms fitted on the transformer arm's cosines, its z judged against the best of the store's N
 # memories (scripts/tune_relevance.py --arm transformer, paraphrase weight 2, unanswerable weight 0.1:
@@ -585,17 +586,19 @@ def _evidence(
     else:
         aside, named = [], None
     z = familiar * (cos - null[0]) / null[1]
+    # Both arms judge the cosine evidence above what the best of the store's eligible memories reaches
+    # by chance (best_null), each against its own model's null; session evidence (no eligible mask)
+    # keeps its own coefficients, fitted without it (EVIDENCE), and the lower way to its affinity's
+    # quantile they were fitted with.
+    if eligible is None and arm == "static":
+        arm = "evidence"
     if store is not None and len(store):
-        k = math.ceil(AFFINITY_QUANTILE * (len(store) - 1))  # np.quantile's "higher" method, one partition
+        position = AFFINITY_QUANTILE * (len(store) - 1)  # np.quantile's "higher" (evidence: "lower")
+        k = int(position) if arm == "evidence" else math.ceil(position)
         quantile = float(np.partition(store, k)[k])
     else:  # (no eligible memory: no candidate either)
         quantile = null[0]
     affinity = familiar * (quantile - null[0]) / null[1]
-    # Both arms judge the cosine evidence above what the best of the store's eligible memories reaches
-    # by chance (best_null), each against its own model's null; session evidence (no eligible mask)
-    # keeps its own coefficients, fitted without it (EVIDENCE).
-    if eligible is None and arm == "static":
-        arm = "evidence"
     compared = len(store) if store is not None and arm != "evidence" else 0
     best = best_null(compared)
     judged, unconfirmed = coverage, None
