@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1146,3 +1147,20 @@ if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "worker":
         sys.exit(worker_main(sys.argv[2:]))
     sys.exit("usage: harness.py worker SPEC.json")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """A hang (a FIFO read, a YAML bomb, a slow pattern) fails the case instead of holding the whole run:
+    SIGALRM after ``seconds``, in the main thread."""
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise TimeoutError(f"no answer within {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

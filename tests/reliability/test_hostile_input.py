@@ -5,11 +5,8 @@ memories still load. Plus property tests of the ee.query.v1 parser.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-import signal
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,7 @@ from ee.values import TRUST_CLASSES
 
 from .corpus import CLI_CASES, FILE_CASES, IMPORT_CASES, QUERY_CASES, CliCase, FileCase, ImportCase, QueryCase
 from .corpus import total_cases as corpus_size
-from .harness import doctor_report, head_memories, new_workspace, run_inprocess, store_state
+from .harness import doctor_report, head_memories, new_workspace, run_inprocess, store_state, time_limit
 
 
 @pytest.fixture(scope="module")
@@ -41,22 +38,6 @@ def root(base: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "ws"
     shutil.copytree(base, copy, symlinks=True)
     return copy
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    """A hang (a FIFO read, a YAML bomb) fails the case instead of the whole run."""
-
-    def expire(_signum: int, _frame: Any) -> None:
-        raise TimeoutError(f"no answer within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def test_the_corpus_is_big_enough() -> None:

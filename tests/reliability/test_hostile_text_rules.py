@@ -9,15 +9,11 @@ them ran for minutes at these sizes (docs/security.md, "Attacks tried", measured
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import shutil
-import signal
 import string
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,25 +22,9 @@ from ee.git.repo import parse_trailers
 from ee.hooks import gitinfo
 from ee.query import relevance
 
-from .harness import git, new_workspace, run_ee, run_inprocess
+from .harness import git, new_workspace, run_ee, run_inprocess, time_limit
 
 GUARD_SECONDS = 60
-
-
-@contextlib.contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    """A run past ``seconds`` fails the case instead of holding the whole run."""
-
-    def expire(_signum: int, _frame: Any) -> None:
-        raise TimeoutError(f"no answer within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # A setting's value is read as a path (EE_MODEL=/opt/x): a chain of 4,000 "a=" once recursed once per "=".
